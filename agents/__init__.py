@@ -1,0 +1,1 @@
+"""Bandit agents: UCB, Thompson sampling, private agents and non-stationary baselines."""

@@ -1,0 +1,5 @@
+import sys
+
+from dpbandits.cli import main
+
+sys.exit(main())

@@ -1,0 +1,59 @@
+"""The ``dpbandits`` console script.
+
+Subcommands are discovered, not listed: every module ``dpbandits/cli/cmd_<name>.py`` defines
+
+.. code-block:: python
+
+    def register(subparsers: argparse._SubParsersAction) -> None:
+        parser = subparsers.add_parser("<name>", help="...")
+        ...
+        parser.set_defaults(func=run)
+
+    def run(args: argparse.Namespace) -> int: ...
+
+Heavy imports belong inside ``run`` so that ``dpbandits --help`` stays fast.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import pkgutil
+import sys
+from collections.abc import Sequence
+
+from dpbandits import __version__
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="dpbandits",
+        description="Differentially private selection inside bandit learners.",
+    )
+    parser.add_argument("--version", action="version", version=f"dpbandits {__version__}")
+    subparsers = parser.add_subparsers(title="commands", metavar="COMMAND")
+    package_path = __path__
+    for info in sorted(pkgutil.iter_modules(package_path), key=lambda m: m.name):
+        if info.name.startswith("cmd_"):
+            module = importlib.import_module(f"{__name__}.{info.name}")
+            module.register(subparsers)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    func = getattr(args, "func", None)
+    if func is None:
+        parser.print_help()
+        return 2
+    try:
+        return int(func(args) or 0)
+    except (ValueError, TypeError) as exc:
+        # Bad user input is reported as one readable line, not a traceback.
+        print(f"dpbandits: error: {exc}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())
