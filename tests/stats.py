@@ -32,7 +32,9 @@ def assert_counts_match_pmf(
     expected = n * probs
     # A draw in a cell of probability zero is a bug, not a fluctuation.
     impossible = probs == 0
-    assert not np.any(counts[impossible] > 0), f"draws in zero-probability cells: {counts[impossible]}"
+    assert not np.any(counts[impossible] > 0), (
+        f"draws in zero-probability cells: {counts[impossible]}"
+    )
     small = (expected < min_expected) & ~impossible
     big = ~small & ~impossible
     obs = list(counts[big])
@@ -43,7 +45,9 @@ def assert_counts_match_pmf(
     if len(obs) < 2:
         return 1.0
     p = float(stats.chisquare(obs, exp).pvalue)
-    assert p > p_min, f"chi-square p = {p:.3g} < {p_min}: observed {np.round(obs)}, expected {np.round(exp, 1)}"
+    assert p > p_min, (
+        f"chi-square p = {p:.3g} < {p_min}: observed {np.round(obs)}, expected {np.round(exp, 1)}"
+    )
     return p
 
 
