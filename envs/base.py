@@ -1,0 +1,262 @@
+"""The Gymnasium ``Env`` and native ``VectorEnv`` shared by every bandit schedule (SPEC §5).
+
+Each environment module (``two_armed_shift``, ``piecewise``, ``drifting``) only turns its
+constructor arguments into a :class:`~envs.core.Schedule`; stepping, seeding, ``info``,
+rendering and autoreset live here, once. Both classes wrap the same batched
+:class:`~envs.core.BanditCore`: the ``Env`` with one copy, the ``VectorEnv`` with ``num_envs``
+copies held in numpy arrays, following Gymnasium's ``CartPoleEnv`` / ``CartPoleVectorEnv`` pair.
+
+Episode (both classes): action ``Discrete(K)``; observation ``Discrete(1)``, always ``0`` (a
+bandit has no state); the reward of step ``t`` (0-based) is drawn from the arms' distributions at
+``t``; ``terminated`` is always ``False``; ``truncated`` is ``True`` on step ``horizon - 1``, the
+last one. ``info`` holds *evaluation data an agent must not read*: ``"t"`` (the 0-based step just
+taken), ``"expected_rewards"`` (the exact expected reward of every arm at ``t``),
+``"optimal_arm"`` and ``"regret"`` (``max_a mu_a(t) - mu_{a_t}(t)``, the step's dynamic
+pseudo-regret). ``reset`` returns ``(0, {})``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import gymnasium as gym
+import numpy as np
+import numpy.typing as npt
+from gymnasium import spaces
+from gymnasium.error import ResetNeeded
+from gymnasium.vector import AutoresetMode, VectorEnv
+from gymnasium.vector.utils import batch_space
+
+from envs.core import (
+    BanditCore,
+    FloatArray,
+    IntArray,
+    Schedule,
+    as_steps,
+    check_action,
+    check_actions,
+    check_int,
+    format_means,
+)
+
+RENDER_MODES = ["ansi"]
+
+
+class _ScheduleMixin:
+    """Read-only views of the schedule shared by the ``Env`` and the ``VectorEnv``."""
+
+    schedule: Schedule
+
+    @property
+    def n_arms(self) -> int:
+        """Number of arms ``K``."""
+        return self.schedule.n_arms
+
+    @property
+    def horizon(self) -> int:
+        """Episode length: the episode is truncated on step ``horizon - 1``."""
+        return self.schedule.horizon
+
+    @property
+    def change_points(self) -> tuple[int, ...]:
+        """0-based steps where a new segment starts: the first step with the new parameters."""
+        return self.schedule.change_points
+
+    @property
+    def arm(self) -> str:
+        """``"gaussian"`` (clipped to ``[lo, hi]``) or ``"bernoulli"``."""
+        return self.schedule.arm
+
+    @property
+    def lo(self) -> float:
+        return self.schedule.lo
+
+    @property
+    def hi(self) -> float:
+        return self.schedule.hi
+
+    def expected_rewards(self, t: int) -> FloatArray:
+        """Exact expected reward of every arm at 0-based step ``t``, shape ``(K,)`` (SPEC §5)."""
+        return self.schedule.expected[as_steps("t", t, self.horizon)].copy()
+
+    def means(self, t: int) -> FloatArray:
+        """Means ``m_a(t)`` before clipping (Bernoulli: success probabilities), shape ``(K,)``."""
+        return self.schedule.means[as_steps("t", t, self.horizon)].copy()
+
+    def expected_reward_table(self) -> FloatArray:
+        """Expected reward of every arm at every step, read-only ``(horizon, K)``."""
+        return self.schedule.expected
+
+    def optimal_arms(self) -> IntArray:
+        """Arm of highest expected reward at every step (ties: lowest index), ``(horizon,)``."""
+        return self.schedule.optimal
+
+    def regret_table(self) -> FloatArray:
+        """``regret[t, a] = max_b mu_b(t) - mu_a(t)``, read-only ``(horizon, K)``."""
+        return self.schedule.regret
+
+    def means_table(self) -> FloatArray:
+        """``m_a(t)`` at every step, read-only ``(horizon, K)``."""
+        return self.schedule.means
+
+    def sds_table(self) -> FloatArray | None:
+        """``s_a(t)`` at every step, read-only ``(horizon, K)``; ``None`` for Bernoulli arms."""
+        return self.schedule.sds
+
+    def _render_line(self, core: BanditCore, copy: int) -> str:
+        t_show = max(core.t, 0)
+        head = f"t={core.t}" if core.t >= 0 else "t=- (no step yet)"
+        parts = [head, f"means={format_means(self.schedule.means[t_show])}"]
+        if self.schedule.sds is not None:
+            parts.append(f"sds={format_means(self.schedule.sds[t_show])}")
+        if core.last_actions is not None and core.last_rewards is not None:
+            parts.append(f"last action={int(core.last_actions[copy])}")
+            parts.append(f"reward={float(core.last_rewards[copy]):.3f}")
+        else:
+            parts.append("last action=-")
+        return "  ".join(parts)
+
+
+class BanditEnv(_ScheduleMixin, gym.Env[Any, Any]):
+    """One replication of a bandit schedule; subclasses build ``self.schedule``."""
+
+    metadata: dict[str, Any] = {"render_modes": RENDER_MODES, "render_fps": 4}
+
+    def _setup(self, schedule: Schedule, render_mode: str | None) -> None:
+        if render_mode is not None and render_mode not in RENDER_MODES:
+            raise ValueError(
+                f"render_mode must be None or one of {RENDER_MODES}, got {render_mode!r}"
+            )
+        self.schedule = schedule
+        self.render_mode = render_mode
+        self.action_space = spaces.Discrete(schedule.n_arms)
+        self.observation_space = spaces.Discrete(1)
+        self._core = BanditCore(schedule, 1, lambda: self.np_random)
+
+    def reset(
+        self, *, seed: int | None = None, options: dict[str, Any] | None = None
+    ) -> tuple[int, dict[str, Any]]:
+        """Start an episode at step 0; ``seed`` reseeds ``np_random`` (Gymnasium convention)."""
+        super().reset(seed=seed)
+        self._core.reset()
+        return 0, {}
+
+    def step(self, action: int) -> tuple[int, float, bool, bool, dict[str, Any]]:
+        """Pull arm ``action``; returns ``(0, reward, False, truncated, info)``."""
+        a = check_action(action, self.schedule.n_arms)
+        core = self._core
+        if not core.started or core.done:
+            raise ResetNeeded(
+                "call reset() before step(): "
+                + (
+                    "the environment was never reset"
+                    if not core.started
+                    else f"the episode ended at the horizon ({self.horizon} steps)"
+                )
+            )
+        acts = np.array((a,), dtype=np.int64)
+        rewards, expected, steps, optimal, regret = core.step(acts)
+        info = {
+            "t": int(steps[0]),
+            "expected_rewards": expected[0],
+            "optimal_arm": int(optimal[0]),
+            "regret": float(regret[0]),
+        }
+        return 0, float(rewards[0]), False, core.done, info
+
+    def render(self) -> str | None:
+        """``"ansi"``: one line with ``t``, the current means (and sds) and the last action."""
+        if self.render_mode is None:
+            gym.logger.warn(
+                "You are calling render method without specifying any render mode, "
+                'e.g. gymnasium.make(..., render_mode="ansi")'
+            )
+            return None
+        return self._render_line(self._core, 0)
+
+
+class BanditVectorEnv(_ScheduleMixin, VectorEnv[IntArray, IntArray, npt.NDArray[Any]]):
+    """``num_envs`` replications of a bandit schedule in numpy arrays (``CartPoleVectorEnv``).
+
+    Autoreset follows ``AutoresetMode.NEXT_STEP``: on the step after the one that returned
+    ``truncated`` (the horizon), every copy is reset; that step ignores ``actions`` and returns
+    observations ``0``, rewards ``0.0``, ``terminated = truncated = False`` and ``info == {}``
+    (the reset info), and the following step is step ``t = 0`` of a new episode whose draws
+    continue the generator's stream. All copies share the step index, so they are truncated and
+    reset together; partial resets (``options["reset_mask"]``) are not supported.
+
+    Step ``info`` (every copy has every key, so no ``_key`` masks): ``"t"`` (R,) int64,
+    ``"expected_rewards"`` (R, K), ``"optimal_arm"`` (R,) int64, ``"regret"`` (R,) float64.
+    """
+
+    metadata: dict[str, Any] = {
+        "render_modes": RENDER_MODES,
+        "render_fps": 4,
+        "autoreset_mode": AutoresetMode.NEXT_STEP,
+    }
+
+    def _setup(self, num_envs: int, schedule: Schedule, render_mode: str | None) -> None:
+        if render_mode is not None and render_mode not in RENDER_MODES:
+            raise ValueError(
+                f"render_mode must be None or one of {RENDER_MODES}, got {render_mode!r}"
+            )
+        self.num_envs = check_int("num_envs", num_envs, minimum=1)
+        self.schedule = schedule
+        self.render_mode = render_mode
+        self.single_action_space = spaces.Discrete(schedule.n_arms)
+        self.action_space = batch_space(self.single_action_space, self.num_envs)
+        self.single_observation_space = spaces.Discrete(1)
+        self.observation_space = batch_space(self.single_observation_space, self.num_envs)
+        self._core = BanditCore(schedule, self.num_envs, lambda: self.np_random)
+        self._prev_done = False
+
+    def reset(
+        self, *, seed: int | None = None, options: dict[str, Any] | None = None
+    ) -> tuple[IntArray, dict[str, Any]]:
+        """Reset every copy to step 0; ``seed`` reseeds ``np_random``."""
+        if options and "reset_mask" in options:
+            raise ValueError(
+                "options['reset_mask'] is not supported: all copies share the step index "
+                "(AutoresetMode.NEXT_STEP resets them together)"
+            )
+        super().reset(seed=seed)
+        self._core.reset()
+        self._prev_done = False
+        return np.zeros(self.num_envs, dtype=np.int64), {}
+
+    def step(
+        self, actions: npt.ArrayLike
+    ) -> tuple[IntArray, FloatArray, npt.NDArray[np.bool_], npt.NDArray[np.bool_], dict[str, Any]]:
+        """Pull ``actions[i]`` in copy ``i``; returns batched ``(obs, rew, term, trunc, info)``."""
+        acts = check_actions(actions, self.num_envs, self.schedule.n_arms)
+        core = self._core
+        if not core.started:
+            raise ResetNeeded("call reset() before step()")
+        R = self.num_envs
+        if self._prev_done:
+            # NEXT_STEP autoreset: this step only resets (the actions are ignored).
+            core.reset()
+            self._prev_done = False
+            return (
+                np.zeros(R, dtype=np.int64),
+                np.zeros(R, dtype=np.float64),
+                np.zeros(R, dtype=np.bool_),
+                np.zeros(R, dtype=np.bool_),
+                {},
+            )
+        rewards, expected, steps, optimal, regret = core.step(acts)
+        done = core.done
+        self._prev_done = done
+        info = {"t": steps, "expected_rewards": expected, "optimal_arm": optimal, "regret": regret}
+        truncated = np.ones(R, dtype=np.bool_) if done else np.zeros(R, dtype=np.bool_)
+        return np.zeros(R, dtype=np.int64), rewards, np.zeros(R, dtype=np.bool_), truncated, info
+
+    def render(self) -> tuple[str, ...] | None:
+        """``"ansi"``: one line per copy with ``t``, the current means and its last action."""
+        if self.render_mode is None:
+            gym.logger.warn(
+                "You are calling render method without specifying any render mode, "
+                'e.g. gymnasium.make_vec(..., render_mode="ansi")'
+            )
+            return None
+        return tuple(self._render_line(self._core, i) for i in range(self.num_envs))
