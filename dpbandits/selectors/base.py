@@ -1,0 +1,304 @@
+"""The selector protocol, input validation and the plain-function wrapper (SPEC §1).
+
+A *selector* maps scores ``q`` of shape ``(..., K)`` and candidate-wise sensitivities ``d``
+(Δ_a in the paper, eq. (1)) to one index per leading position. Every selector in this package
+derives from :class:`Selector`, which
+
+- validates its inputs (SPEC §1 "Inputs": finite ``q``, ``K >= 1``, finite ``epsilon > 0``,
+  finite positive ``d`` broadcastable to ``q``) and raises :class:`ValueError` naming the problem;
+- normalises ``rng`` with :func:`numpy.random.default_rng`;
+- answers ``K = 1`` with index 0 without touching the mechanism;
+- follows scikit-learn's conventions: constructor arguments are stored under their own names,
+  validated, and shown by ``repr``; :meth:`Selector.get_params` and :meth:`Selector.with_epsilon`
+  rebuild a selector from them.
+
+Subclasses implement :meth:`Selector._select` on a validated 2-D batch ``q`` of shape ``(R, K)``
+with ``d`` of the same shape (``K >= 2``).
+"""
+
+from __future__ import annotations
+
+import inspect
+import math
+from collections.abc import Callable
+from typing import Any, ClassVar
+
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+
+__all__ = [
+    "FunctionSelector",
+    "RNGLike",
+    "Selector",
+    "check_epsilon",
+    "from_function",
+    "prepare_inputs",
+]
+
+RNGLike = np.random.Generator | np.random.BitGenerator | np.random.SeedSequence | int | None
+
+IntArray = NDArray[np.int64]
+FloatArray = NDArray[np.float64]
+
+
+def check_epsilon(epsilon: Any, name: str = "epsilon") -> float:
+    """Return ``epsilon`` as a float, or raise if it is not a finite number ``> 0``."""
+    if isinstance(epsilon, bool) or not isinstance(epsilon, (int, float, np.integer, np.floating)):
+        raise TypeError(f"{name} must be a real number, got {type(epsilon).__name__}")
+    value = float(epsilon)
+    if not math.isfinite(value) or value <= 0:
+        raise ValueError(f"{name} must be finite and > 0, got {value!r}")
+    return value
+
+
+def check_probability(value: Any, name: str, *, open_interval: bool = True) -> float:
+    """Return ``value`` as a float in ``(0, 1)`` (or raise)."""
+    if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)):
+        raise TypeError(f"{name} must be a real number, got {type(value).__name__}")
+    v = float(value)
+    if not (0.0 < v < 1.0) if open_interval else not (0.0 < v <= 1.0):
+        interval = "(0, 1)" if open_interval else "(0, 1]"
+        raise ValueError(f"{name} must lie in {interval}, got {v!r}")
+    return v
+
+
+def _first_bad_index(bad: NDArray[np.bool_]) -> str:
+    idx = tuple(int(i) for i in np.argwhere(bad)[0])
+    return ", ".join(str(i) for i in idx)
+
+
+def prepare_inputs(
+    q: ArrayLike, d: ArrayLike | None
+) -> tuple[FloatArray, FloatArray, tuple[int, ...]]:
+    """Validate ``(q, d)`` and return ``q`` and ``d`` as float arrays of shape ``(R, K)``.
+
+    Returns ``(q2, d2, batch_shape)`` where ``batch_shape = q.shape[:-1]``. ``d = None`` means
+    unit sensitivities. ``d`` must be broadcastable to ``q`` (the batch shape is ``q``'s).
+    A given ``d`` is checked (shape, finite, > 0) even by selectors that ignore it, because a
+    bad ``d`` is a bug in the caller.
+
+    Scores whose range within a row exceeds the float range are allowed: the mechanisms
+    compute ``q - max q`` under ``errstate(over="ignore")`` and an overflow to ``-inf`` is the
+    correct limit (probability 0).
+    """
+    try:
+        qa = np.asarray(q, dtype=np.float64)
+    except (TypeError, ValueError) as exc:
+        raise TypeError(f"q must be an array of real numbers: {exc}") from None
+    if qa.ndim == 0:
+        raise ValueError("q must have shape (..., K) with at least one axis, got a scalar")
+    k = qa.shape[-1]
+    if k == 0:
+        raise ValueError(f"q has zero candidates (shape {qa.shape}); need K >= 1")
+    # Fast path: a finite sum proves every entry finite (one pass, no temporary); only when the
+    # sum is not finite (a NaN/inf entry, or an overflow of the sum) look at every entry.
+    with np.errstate(over="ignore", invalid="ignore"):
+        q_ok = bool(np.isfinite(qa.sum()))
+    if not q_ok and not np.all(np.isfinite(qa)):
+        bad = ~np.isfinite(qa)
+        first = _first_bad_index(bad)
+        raise ValueError(f"q must be finite; q[{first}] = {float(qa[bad].ravel()[0])!r}")
+    batch_shape = qa.shape[:-1]
+    if d is None:
+        da = np.ones((1, 1), dtype=np.float64)
+        d_full = np.broadcast_to(da.reshape((1,) * qa.ndim), qa.shape)
+    else:
+        try:
+            da = np.asarray(d, dtype=np.float64)
+        except (TypeError, ValueError) as exc:
+            raise TypeError(f"d must be an array of real numbers: {exc}") from None
+        try:
+            shape = np.broadcast_shapes(qa.shape, da.shape)
+        except ValueError:
+            shape = None
+        if shape != qa.shape:
+            raise ValueError(
+                f"d with shape {da.shape} is not broadcastable to q with shape {qa.shape}"
+            )
+        with np.errstate(over="ignore", invalid="ignore"):
+            d_ok = bool(np.isfinite(da.sum())) and bool(da.min() > 0) if da.size else True
+        bad = np.zeros(da.shape, dtype=bool) if d_ok else ~(np.isfinite(da) & (da > 0))
+        if not d_ok and np.any(bad):
+            value = float(np.broadcast_to(da, bad.shape)[bad].ravel()[0])
+            if da.ndim == 0:
+                where = "d"
+            else:
+                pos = np.argwhere(bad)[0]
+                where = f"d[{_first_bad_index(bad)}] (candidate {int(pos[-1])})"
+            raise ValueError(f"sensitivities d must be finite and > 0, got {where} = {value!r}")
+        d_full = np.broadcast_to(da, qa.shape)
+    # d2 may be a read-only broadcast view: mechanisms never write into d.
+    return qa.reshape(-1, k), d_full.reshape(-1, k), batch_shape
+
+
+class Selector:
+    """Base class of all DP selectors (SPEC §1).
+
+    Attributes
+    ----------
+    name:
+        Short registry name (``"rnm"``, ``"mgem"``, ...).
+    epsilon:
+        The privacy parameter the selector is run with.
+    private:
+        Whether the selector is differentially private (False for ``greedy`` and ``rnmh``).
+    guarantee:
+        Human-readable privacy guarantee, e.g. ``"eps-DP"``.
+    uses_sensitivities:
+        Whether ``d`` influences the output (False for ``uniform``, ``greedy``, ``krr``).
+    """
+
+    name: ClassVar[str] = "selector"
+    private: ClassVar[bool] = True
+    guarantee: ClassVar[str] = "eps-DP"
+    uses_sensitivities: ClassVar[bool] = True
+    summary: ClassVar[str] = ""
+
+    epsilon: float
+
+    def __init__(self, epsilon: float = 1.0) -> None:
+        self.epsilon = check_epsilon(epsilon)
+
+    # -- scikit-learn style parameter handling -------------------------------------------
+    @classmethod
+    def _param_names(cls) -> list[str]:
+        sig = inspect.signature(cls.__init__)
+        return [
+            p.name
+            for p in sig.parameters.values()
+            if p.name != "self" and p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)
+        ]
+
+    @classmethod
+    def param_defaults(cls) -> dict[str, Any]:
+        """Constructor parameters and their defaults (``inspect.Parameter.empty`` if none)."""
+        sig = inspect.signature(cls.__init__)
+        return {
+            p.name: p.default
+            for p in sig.parameters.values()
+            if p.name != "self" and p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)
+        }
+
+    def get_params(self) -> dict[str, Any]:
+        """The constructor arguments of this selector (enough to rebuild it)."""
+        return {name: getattr(self, name) for name in self._param_names()}
+
+    def with_epsilon(self, epsilon: float) -> Selector:
+        """A copy of this selector with another privacy parameter (scenarios sweep eps)."""
+        params = self.get_params()
+        params["epsilon"] = epsilon
+        return type(self)(**params)
+
+    def __repr__(self) -> str:
+        args = ", ".join(f"{k}={v!r}" for k, v in self.get_params().items())
+        return f"{type(self).__name__}({args})"
+
+    # -- selection ------------------------------------------------------------------------
+    def select(self, q: ArrayLike, d: ArrayLike | None = None, rng: RNGLike = None) -> IntArray:
+        """Select one candidate per leading index of ``q``.
+
+        Parameters
+        ----------
+        q:
+            Scores, shape ``(..., K)``, finite.
+        d:
+            Candidate-wise sensitivities Δ_a (eq. (1)), a scalar or an array broadcastable to
+            ``q``; finite and ``> 0``. ``None`` means unit sensitivities.
+        rng:
+            A :class:`numpy.random.Generator`, a seed, or None.
+
+        Returns
+        -------
+        numpy.ndarray
+            ``int64`` indices of shape ``q.shape[:-1]``.
+        """
+        q2, d2, batch_shape = prepare_inputs(q, d)
+        gen = np.random.default_rng(rng)
+        k = q2.shape[1]
+        if k == 1 or q2.shape[0] == 0:
+            return np.zeros(batch_shape, dtype=np.int64)
+        out = self._select(q2, d2, gen)
+        return np.asarray(out, dtype=np.int64).reshape(batch_shape)
+
+    def __call__(self, q: ArrayLike, d: ArrayLike | None = None, rng: RNGLike = None) -> IntArray:
+        return self.select(q, d, rng)
+
+    def _select(self, q: FloatArray, d: FloatArray, rng: np.random.Generator) -> IntArray:
+        """Select on a validated batch ``q``, ``d`` of shape ``(R, K)``, ``K >= 2``."""
+        raise NotImplementedError
+
+
+class FunctionSelector(Selector):
+    """A selector built from a plain function ``fn(q, d, epsilon, rng) -> indices``.
+
+    ``fn`` receives the validated 2-D batch ``q`` of shape ``(R, K)``, ``d`` of the same shape,
+    the float ``epsilon`` and a :class:`numpy.random.Generator`; it must return ``R`` integer
+    indices in ``[0, K)``. The wrapper checks the output, so a broken function fails loudly.
+    """
+
+    name: str  # type: ignore[misc]
+    private: bool  # type: ignore[misc]
+    guarantee: str  # type: ignore[misc]
+    uses_sensitivities: bool  # type: ignore[misc]
+
+    def __init__(
+        self,
+        fn: Callable[..., ArrayLike],
+        name: str,
+        epsilon: float = 1.0,
+        private: bool = True,
+        guarantee: str = "eps-DP",
+        uses_sensitivities: bool = True,
+    ) -> None:
+        if not callable(fn):
+            raise TypeError(f"fn must be callable, got {type(fn).__name__}")
+        if not isinstance(name, str) or not name:
+            raise ValueError(f"name must be a non-empty string, got {name!r}")
+        super().__init__(epsilon)
+        self.fn = fn
+        self.name = name
+        self.private = bool(private)
+        self.guarantee = str(guarantee)
+        self.uses_sensitivities = bool(uses_sensitivities)
+
+    def __repr__(self) -> str:
+        fn_name = getattr(self.fn, "__qualname__", repr(self.fn))
+        return (
+            f"FunctionSelector(fn={fn_name}, name={self.name!r}, epsilon={self.epsilon!r}, "
+            f"private={self.private!r}, guarantee={self.guarantee!r})"
+        )
+
+    def _select(self, q: FloatArray, d: FloatArray, rng: np.random.Generator) -> IntArray:
+        out = np.asarray(self.fn(q, d, self.epsilon, rng))
+        r, k = q.shape
+        if out.size != r or not np.issubdtype(out.dtype, np.integer):
+            raise ValueError(
+                f"selector function {self.name!r} must return {r} integer indices, "
+                f"got dtype {out.dtype} and shape {out.shape}"
+            )
+        out = out.reshape(r)
+        if np.any((out < 0) | (out >= k)):
+            raise ValueError(f"selector function {self.name!r} returned indices outside [0, {k})")
+        return out.astype(np.int64, copy=False)
+
+
+def from_function(
+    fn: Callable[..., ArrayLike],
+    *,
+    name: str | None = None,
+    epsilon: float = 1.0,
+    private: bool = True,
+    guarantee: str = "eps-DP",
+    uses_sensitivities: bool = True,
+) -> FunctionSelector:
+    """Wrap ``fn(q, d, epsilon, rng) -> indices`` (batched over rows of ``q``) as a Selector."""
+    if name is None:
+        name = getattr(fn, "__name__", "function")
+    return FunctionSelector(
+        fn,
+        name=name,
+        epsilon=epsilon,
+        private=private,
+        guarantee=guarantee,
+        uses_sensitivities=uses_sensitivities,
+    )

@@ -1,0 +1,96 @@
+"""Selectors that ignore the sensitivities: uniform, greedy and k-randomised response (§III-B).
+
+All three use only the *ranking* of the scores (or nothing at all), so ``uses_sensitivities`` is
+False. Ties for the maximum are broken uniformly at random (SPEC §1).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from dpbandits.selectors.base import FloatArray, IntArray, Selector
+
+__all__ = ["Greedy", "KRR", "Uniform", "argmax_random_ties"]
+
+
+def argmax_random_ties(q: FloatArray, rng: np.random.Generator) -> IntArray:
+    """Row-wise argmax of ``q`` (shape ``(R, K)``), ties broken uniformly at random.
+
+    Rows with a unique maximiser take ``argmax``; in rows with ``c > 1`` maximisers a uniform
+    rank ``j`` in ``[0, c)`` picks the ``j``-th maximiser, a uniform choice among them.
+    """
+    is_max = q == q.max(axis=1, keepdims=True)
+    out = np.argmax(is_max, axis=1).astype(np.int64)
+    n_max = is_max.sum(axis=1)
+    tied = np.flatnonzero(n_max > 1)
+    if tied.size:
+        rank = rng.integers(0, n_max[tied])  # uniform rank among the tied maximisers
+        position = np.cumsum(is_max[tied], axis=1) - 1  # rank of each maximiser in its row
+        hit = is_max[tied] & (position == rank[:, None])
+        out[tied] = np.argmax(hit, axis=1)
+    return out
+
+
+class Uniform(Selector):
+    """Uniform choice among the K candidates: 0-DP (SPEC §1).
+
+    ``epsilon`` is accepted (so that sweeps over eps can include this baseline) but unused.
+    """
+
+    name = "uniform"
+    private = True
+    guarantee = "0-DP (output independent of the data)"
+    uses_sensitivities = False
+    summary = "uniform over the K candidates"
+
+    def __init__(self, epsilon: float = 1.0) -> None:
+        super().__init__(epsilon)
+
+    def _select(self, q: FloatArray, d: FloatArray, rng: np.random.Generator) -> IntArray:
+        return np.asarray(rng.integers(0, q.shape[1], size=q.shape[0], dtype=np.int64))
+
+
+class Greedy(Selector):
+    """argmax q with ties broken uniformly at random: the non-private reference (SPEC §1).
+
+    ``epsilon`` is accepted for uniformity with the other selectors but unused.
+    """
+
+    name = "greedy"
+    private = False
+    guarantee = "not private (reference)"
+    uses_sensitivities = False
+    summary = "argmax q, ties uniformly at random"
+
+    def __init__(self, epsilon: float = 1.0) -> None:
+        super().__init__(epsilon)
+
+    def _select(self, q: FloatArray, d: FloatArray, rng: np.random.Generator) -> IntArray:
+        return argmax_random_ties(q, rng)
+
+
+class KRR(Selector):
+    """k-randomised response (Warner 1965; §III-B).
+
+    Outputs ``argmax q`` (ties at random) with probability ``e^eps / (e^eps + K - 1)`` and each
+    other candidate with probability ``1 / (e^eps + K - 1)``. eps-DP for any scores, because the
+    output distribution depends on the data only through the argmax.
+    """
+
+    name = "krr"
+    guarantee = "eps-DP"
+    uses_sensitivities = False
+    summary = "argmax w.p. e^eps/(e^eps+K-1), else a uniform other candidate"
+
+    def __init__(self, epsilon: float = 1.0) -> None:
+        super().__init__(epsilon)
+
+    def _select(self, q: FloatArray, d: FloatArray, rng: np.random.Generator) -> IntArray:
+        r, k = q.shape
+        best = argmax_random_ties(q, rng)
+        # e^eps/(e^eps+K-1) written as 1/(1+(K-1)e^-eps): no overflow for large eps.
+        p_keep = 1.0 / (1.0 + (k - 1) * np.exp(-self.epsilon))
+        keep = rng.random(r) < p_keep
+        other = rng.integers(0, k - 1, size=r, dtype=np.int64)
+        other += other >= best  # uniform over the K-1 candidates other than `best`
+        return np.where(keep, best, other)
