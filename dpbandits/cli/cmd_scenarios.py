@@ -1,0 +1,214 @@
+"""``dpbandits scenarios``: the selection scenarios of §VI-§VII (Figs. 1, 5, 6, 7, 13).
+
+Examples::
+
+    dpbandits scenarios                          # Fig. 1: scenarios 1-3, paper size
+    dpbandits scenarios --scenario 4 5 6         # Fig. 5
+    dpbandits scenarios --scenario fig6 --trials 2000
+    dpbandits scenarios --scenario fig13         # App. E proportion sweep at eps = 2
+    dpbandits scenarios -s 1 --selectors rnm mgem my_selector --import my_selector.py
+
+Writes one PNG per requested scenario group, ``scenarios.md`` and ``scenarios.csv`` in
+``--out``, and prints the markdown table.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import time
+from typing import Any
+
+from dpbandits.cli._scenario_common import import_plugins, parse_float_grid, slug, split_list
+
+HELP = "selection scenarios of the paper (Figs. 1, 5, 6, 7, 13): MSE against eps"
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    p = subparsers.add_parser(
+        "scenarios",
+        help=HELP,
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    p.add_argument(
+        "-s",
+        "--scenario",
+        nargs="+",
+        default=["fig1"],
+        metavar="S",
+        help="paper scenario 1-8, 'corr:t=<t>', '<1|2|3>:p=<proportion>', or a figure group "
+        "fig1 (1-3), fig5 (4-6), fig6 (correlation family), fig7 (7-8), fig13 (proportion "
+        "sweep), all; each value gives one figure, '1,4' puts two in one (default: fig1)",
+    )
+    p.add_argument(
+        "--selectors",
+        nargs="+",
+        default=None,
+        metavar="SEL",
+        help="selector names or 'name:key=value,...' specs, space or comma separated "
+        "(default: uniform krr rnm rnmh rs rs_tnb gem mgem, plus combined_gem on 7-8)",
+    )
+    p.add_argument(
+        "--epsilons",
+        default="paper",
+        help="eps grid: 'a,b,c', 'geom:LO:HI:N' or 'paper' (12 values 0.01..16, default)",
+    )
+    p.add_argument(
+        "--epsilon",
+        type=float,
+        default=2.0,
+        help="eps of the fig13 proportion sweep (default 2, as in App. E)",
+    )
+    p.add_argument(
+        "--trials",
+        type=int,
+        default=None,
+        help="trials per scenario (default: the paper's, 10000; 5000 for scenarios 7-8)",
+    )
+    p.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
+    p.add_argument(
+        "--out", default="dpbandits-scenarios", help="output directory (default ./%(default)s)"
+    )
+    p.add_argument(
+        "--import",
+        dest="imports",
+        action="append",
+        default=None,
+        metavar="MODULE_OR_FILE",
+        help="import a module or run a .py file first (e.g. one that registers a selector); "
+        "repeatable",
+    )
+    p.add_argument("--no-plots", action="store_true", help="write tables only")
+    p.add_argument(
+        "--batch-size",
+        type=int,
+        default=None,
+        help="call selectors on chunks of this many trials (bounds memory; default: all)",
+    )
+    p.add_argument("--progress", action="store_true", help="show a progress bar")
+    p.set_defaults(func=run)
+
+
+def _default_selectors(names: list[str] | None, scenario: Any) -> Any:
+    from dpbandits.evaluation import DEFAULT_SELECTORS
+    from dpbandits.scenarios import TwoGroups
+
+    if names is not None:
+        return names
+    if isinstance(scenario, TwoGroups):
+        return (*DEFAULT_SELECTORS, "combined_gem")
+    return DEFAULT_SELECTORS
+
+
+def run(args: argparse.Namespace) -> int:
+    import numpy as np
+
+    from dpbandits import evaluation, scenarios
+
+    import_plugins(args.imports)
+    eps = evaluation.check_epsilons(parse_float_grid(args.epsilons, "--epsilons"))
+    if args.trials is not None and args.trials <= 0:
+        raise ValueError(f"--trials must be > 0, got {args.trials}")
+    names = split_list(args.selectors)
+    if names is not None and not names:
+        raise ValueError("--selectors must not be empty")
+
+    # Resolve everything before any long computation, so that typos fail at once.
+    groups: list[tuple[str, list[Any]]] = []
+    for spec in args.scenario:
+        key = spec.strip().lower()
+        if key == "fig13":
+            groups.append(("fig13", [1, 2, 3]))
+        elif "," in key:
+            parts = [x for x in key.split(",") if x]
+            groups.append(("_".join(parts), [scenarios.get(x) for x in parts]))
+        else:
+            groups.append((key, scenarios.figure_scenarios(spec)))
+    if names is not None:
+        evaluation.resolve_selectors(names)
+
+    os.makedirs(args.out, exist_ok=True)
+    md: list[str] = []
+    records: list[dict[str, Any]] = []
+    figures: list[str] = []
+    t_start = time.perf_counter()
+    for key, items in groups:
+        if key == "fig13":
+            sweeps = [
+                evaluation.proportion_sweep(
+                    kind,
+                    selectors=names,
+                    epsilon=args.epsilon,
+                    n_trials=args.trials or 10_000,
+                    seed=args.seed,
+                )
+                for kind in items
+            ]
+            for sw in sweeps:
+                md.append(sw.to_markdown())
+                records.extend(sw.records())
+            if not args.no_plots:
+                from dpbandits.scenario_plots import plot_sweeps
+
+                path = os.path.join(args.out, "fig13.png")
+                plot_sweeps(sweeps, suptitle="Fig. 13: proportion of high scores").savefig(
+                    path, dpi=120
+                )
+                figures.append(path)
+            continue
+        evs = []
+        for sc in items:
+            t_sc = time.perf_counter()
+            ev = evaluation.evaluate(
+                sc,
+                _default_selectors(names, sc),
+                eps,
+                args.trials,
+                args.seed,
+                keep_errors=False,
+                batch_size=args.batch_size,
+                progress=args.progress,
+            )
+            evs.append(ev)
+            # Progress on stderr, so that stdout is exactly the markdown table.
+            print(
+                f"scenario {ev.scenario}: {ev.n_trials} trials, {len(ev.mse)} selectors, "
+                f"{eps.size} eps in {time.perf_counter() - t_sc:.1f} s",
+                file=sys.stderr,
+            )
+            md.append(ev.to_markdown())
+            records.extend(ev.records())
+        if not args.no_plots:
+            from dpbandits.scenario_plots import plot_evaluations
+
+            name = key if key.startswith("fig") or key == "all" else "scenario_" + slug(key)
+            path = os.path.join(args.out, f"{name}.png")
+            plot_evaluations(evs).savefig(path, dpi=120)
+            figures.append(path)
+    elapsed = time.perf_counter() - t_start
+
+    text = "\n\n".join(md) + "\n"
+    with open(os.path.join(args.out, "scenarios.md"), "w") as fh:
+        fh.write(text)
+    _write_csv(os.path.join(args.out, "scenarios.csv"), records)
+    print(text)
+    print(f"eps grid: {np.array2string(eps, precision=3)}; seed {args.seed}; {elapsed:.1f} s")
+    written = [*figures, "scenarios.md", "scenarios.csv"]
+    print(f"wrote {', '.join(os.path.basename(f) for f in written)} in {args.out}")
+    return 0
+
+
+def _write_csv(path: str, records: list[dict[str, Any]]) -> None:
+    import csv
+
+    fields: list[str] = []
+    for r in records:
+        for k in r:
+            if k not in fields:
+                fields.append(k)
+    with open(path, "w", newline="") as fh:
+        writer = csv.DictWriter(fh, fieldnames=fields)
+        writer.writeheader()
+        writer.writerows(records)
