@@ -1,0 +1,181 @@
+"""The privacy ledger of a private bandit agent (App. H "In summary", SPEC §4).
+
+App. H states three guarantees, and this ledger records and renders exactly those:
+
+- **eps_M -- released means.**  Each arm's sequence of released means comes from one hybrid
+  mechanism (:mod:`dpbandits.continual`) and is eps_M-DP.  Every reward enters exactly one
+  arm's stream, so all released means of all arms together are eps_M-DP (parallel
+  composition).  The pull counts ``N_t(a)`` are treated as public, as in App. H (the actions
+  are themselves released under eps_S), so dividing by them is post-processing.
+- **eps_p -- sensitivity quantiles.**  Each pair ``(p_0.1, p_0.9)`` of an arm is eps_p-DP
+  (eps_p/2 per quantile).  Every reward is used in exactly one window of one arm, so the pairs
+  act on disjoint data.  The paper counts ``2 eps_p`` for its two arms ("to be paid twice, once
+  for each action"), i.e. ``eps_p`` per arm that released at least one pair (sequential over
+  arms, parallel over an arm's windows); parallel composition over all windows of all arms
+  gives ``eps_p``.  Both numbers are reported and labelled.
+- **eps_S -- recorded actions.**  Each recorded action is eps_S-DP (local guarantee of the
+  selector at that step).  The ledger reports the per-action guarantee and the number of
+  actions; it also shows ``n eps_S``, the basic sequential-composition bound over all recorded
+  actions, as an upper bound that App. H does not state.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from typing import Any
+
+import numpy as np
+from numpy.typing import ArrayLike
+
+__all__ = ["PrivacyLedger"]
+
+
+def _check_optional_epsilon(value: Any, name: str) -> float | None:
+    if value is None:
+        return None
+    try:
+        eps = float(value)
+    except (TypeError, ValueError):
+        raise TypeError(f"{name} must be a real number or None, got {value!r}") from None
+    if not math.isfinite(eps) or eps <= 0:
+        raise ValueError(f"{name} must be finite and > 0 (or None if unused), got {value!r}")
+    return eps
+
+
+class PrivacyLedger:
+    """Privacy ledger of one private agent (App. H, SPEC §4).
+
+    ``PrivacyLedger(epsilon_means, epsilon_quantiles, epsilon_select, n_arms)``; pass ``None``
+    for a component the agent does not use (e.g. kRR has no quantiles).  The agent records
+
+    - ``record_selections(n)``: ``n`` more recorded actions (each eps_S-DP);
+    - ``record_quantile_pairs(per_arm)``: quantile pairs released per arm -- an array of ``K``
+      ints, or of shape ``(R, K)`` for ``R`` replications (each replication is a separate run;
+      the ledger keeps the largest count per arm, the worst-case run).
+
+    Counts accumulate.  ``report()`` returns a JSON-able dict; ``str(ledger)`` readable text;
+    ``to_json()`` the dict as JSON.
+    """
+
+    def __init__(
+        self,
+        epsilon_means: float | None,
+        epsilon_quantiles: float | None,
+        epsilon_select: float | None,
+        n_arms: int,
+    ) -> None:
+        self.epsilon_means = _check_optional_epsilon(epsilon_means, "epsilon_means")
+        self.epsilon_quantiles = _check_optional_epsilon(epsilon_quantiles, "epsilon_quantiles")
+        self.epsilon_select = _check_optional_epsilon(epsilon_select, "epsilon_select")
+        if isinstance(n_arms, bool) or not isinstance(n_arms, (int, np.integer)):
+            raise TypeError(f"n_arms must be an integer, got {n_arms!r}")
+        if n_arms < 1:
+            raise ValueError(f"n_arms must be >= 1, got {n_arms!r}")
+        self.n_arms = int(n_arms)
+        self.n_selections = 0
+        self.quantile_pairs = np.zeros(self.n_arms, dtype=np.int64)
+
+    def __repr__(self) -> str:
+        return (
+            f"PrivacyLedger(epsilon_means={self.epsilon_means}, "
+            f"epsilon_quantiles={self.epsilon_quantiles}, "
+            f"epsilon_select={self.epsilon_select}, n_arms={self.n_arms})"
+        )
+
+    def record_selections(self, n: int) -> None:
+        """Record ``n`` more recorded actions (per replication)."""
+        if isinstance(n, bool) or not isinstance(n, (int, np.integer)):
+            raise TypeError(f"n must be an integer, got {n!r}")
+        if n < 0:
+            raise ValueError(f"n must be >= 0, got {n!r}")
+        if n and self.epsilon_select is None:
+            raise ValueError("selections recorded but epsilon_select is None")
+        self.n_selections += int(n)
+
+    def record_quantile_pairs(self, per_arm: ArrayLike) -> None:
+        """Add released quantile pairs per arm: shape (K,) or (R, K) (max over replications)."""
+        counts = np.asarray(per_arm)
+        if counts.dtype.kind not in "iu":
+            raise TypeError(f"per_arm must be integers, got dtype {counts.dtype}")
+        if counts.ndim == 2:
+            counts = counts.max(axis=0, initial=0)
+        if counts.shape != (self.n_arms,):
+            raise ValueError(
+                f"per_arm must have shape ({self.n_arms},) or (R, {self.n_arms}), "
+                f"got {np.shape(per_arm)}"
+            )
+        if (counts < 0).any():
+            raise ValueError(f"per_arm must be >= 0, got {counts}")
+        if counts.any() and self.epsilon_quantiles is None:
+            raise ValueError("quantile pairs recorded but epsilon_quantiles is None")
+        self.quantile_pairs += counts.astype(np.int64)
+
+    def report(self) -> dict[str, Any]:
+        """The App. H budget as a JSON-able dict (see the module docstring for the rules)."""
+        eps_m, eps_p, eps_s = self.epsilon_means, self.epsilon_quantiles, self.epsilon_select
+        pairs = [int(c) for c in self.quantile_pairs]
+        arms_with_pairs = sum(c > 0 for c in pairs)
+        q_paper = 0.0 if eps_p is None else eps_p * arms_with_pairs
+        q_parallel = 0.0 if eps_p is None or arms_with_pairs == 0 else eps_p
+        means_total = 0.0 if eps_m is None else eps_m
+        return {
+            "counts_public": True,
+            "means": {
+                "epsilon": eps_m,
+                "total": means_total,
+                "composition": "one hybrid mechanism per arm, disjoint rewards: parallel over "
+                "arms; pull counts treated as public (App. H)",
+            },
+            "quantiles": {
+                "epsilon_per_pair": eps_p,
+                "epsilon_per_quantile": None if eps_p is None else eps_p / 2,
+                "pairs_per_arm": pairs,
+                "total_pairs": int(sum(pairs)),
+                "paper_count": q_paper,
+                "paper_composition": "eps_p per arm with at least one pair, summed over arms "
+                "(App. H: 2 eps_p for two arms)",
+                "parallel": q_parallel,
+                "parallel_composition": "each reward is in exactly one window of one arm: "
+                "parallel composition over all pairs",
+            },
+            "selection": {
+                "epsilon_per_action": eps_s,
+                "n_actions": self.n_selections,
+                "sequential_bound": 0.0 if eps_s is None else eps_s * self.n_selections,
+                "composition": "each recorded action is eps_S-DP (App. H); sequential_bound = "
+                "n_actions * eps_S is basic composition, an upper bound App. H does not state",
+            },
+            "total_paper": means_total + q_paper,
+            "total_parallel": means_total + q_parallel,
+            "totals_note": "eps_M + eps_p terms for the released means and sensitivities; "
+            "each recorded action additionally carries its own eps_S guarantee",
+        }
+
+    def to_json(self, **kwargs: Any) -> str:
+        """``report()`` as a JSON string (kwargs go to ``json.dumps``)."""
+        return json.dumps(self.report(), **kwargs)
+
+    def __str__(self) -> str:
+        r = self.report()
+        m, q, s = r["means"], r["quantiles"], r["selection"]
+
+        def fmt(x: float | None) -> str:
+            return "unused" if x is None else f"{x:g}"
+
+        lines = [
+            "Privacy ledger (App. H); pull counts N_t(a) are treated as public.",
+            f"  means      eps_M = {fmt(m['epsilon'])} for all released means of all "
+            f"{self.n_arms} arms (hybrid mechanism per arm; parallel composition over arms)",
+            f"  quantiles  eps_p = {fmt(q['epsilon_per_pair'])} per (0.1, 0.9) pair "
+            f"(eps_p/2 each); pairs per arm = {q['pairs_per_arm']}",
+            f"             paper's count (eps_p per arm, sequential over arms): "
+            f"{q['paper_count']:g}",
+            f"             parallel composition (disjoint windows): {q['parallel']:g}",
+            f"  selection  eps_S = {fmt(s['epsilon_per_action'])} per recorded action; "
+            f"{s['n_actions']} actions (basic sequential bound {s['sequential_bound']:g}, "
+            "not claimed by App. H)",
+            f"  total eps_M + eps_p: paper's count {r['total_paper']:g}, "
+            f"parallel composition {r['total_parallel']:g}; plus eps_S per action",
+        ]
+        return "\n".join(lines)

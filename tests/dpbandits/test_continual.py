@@ -1,0 +1,412 @@
+"""Continual release (SPEC §2): binary/hybrid mechanisms, noise tables, PrivateMeans.
+
+The closed forms below are computed from the tree structure itself (explicit dyadic intervals
+and shared nodes), independently of the bit tricks used by the implementation.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from dpbandits.continual import (
+    BinaryMechanism,
+    HybridMechanism,
+    PrivateMeans,
+    binary_noise,
+    hybrid_noise,
+)
+from tests.stats import assert_mean_close, assert_same_distribution
+
+EPS = 0.7
+B = 1.3  # item sensitivity; non-default values catch scale bugs
+NS = [1, 2, 3, 4, 5, 6, 7, 8, 100, 1023, 1024, 1025, 1026, 1027]
+PAIRS = [
+    (1, 2),
+    (2, 3),
+    (3, 4),
+    (4, 5),
+    (5, 7),
+    (6, 7),
+    (7, 8),
+    (8, 100),
+    (100, 1023),
+    (1023, 1024),
+    (1024, 1025),
+    (1025, 1027),
+    (1026, 1027),
+]
+
+
+# ---------------------------------------------------------------------------- closed forms
+
+
+def dyadic_intervals(m: int) -> set[tuple[int, int]]:
+    """Aligned dyadic intervals (p, p + 2^l] covering [1, m], greedy from the left."""
+    out, p = set(), 0
+    while p < m:
+        size = 1
+        while p % (2 * size) == 0 and p + 2 * size <= m:
+            size *= 2
+        out.add((p, p + size))
+        p += size
+    return out
+
+
+def epoch(n: int) -> tuple[int, int]:
+    k = 0
+    while 2 ** (k + 1) <= n:
+        k += 1
+    return k, n - 2**k
+
+
+def hybrid_cov(n1: int, n2: int, eps: float = EPS, b: float = B) -> float:
+    """Cov(Z_n1, Z_n2) of the hybrid mechanism from the shared noise terms."""
+    (k1, m1), (k2, m2) = epoch(n1), epoch(n2)
+    log_var = 2 * (2 * b / eps) ** 2
+    cov = (min(k1, k2) + 1) * log_var  # eta_0 .. eta_min(k1,k2) are shared
+    if k1 == k2 and k1 >= 1:  # same epoch: the binary mechanism's shared nodes
+        shared = dyadic_intervals(m1) & dyadic_intervals(m2)
+        cov += len(shared) * 2 * (2 * k1 * b / eps) ** 2
+    return cov
+
+
+def hybrid_var_spec(n: int, eps: float = EPS, b: float = B) -> float:
+    """SPEC §2 formula, written literally."""
+    k = n.bit_length() - 1
+    return (k + 1) * 2 * (2 * b / eps) ** 2 + bin(n - 2**k).count("1") * 2 * (2 * k * b / eps) ** 2
+
+
+def binary_cov(n1: int, n2: int, horizon: int, eps: float = EPS, b: float = B) -> float:
+    levels = 0
+    while 2**levels <= horizon:
+        levels += 1  # floor(log2 T) + 1
+    shared = dyadic_intervals(n1) & dyadic_intervals(n2)
+    return len(shared) * 2 * (levels * b / eps) ** 2
+
+
+def test_closed_forms_agree() -> None:
+    for n in [*NS, 2047, 2048, 50_000]:
+        assert hybrid_cov(n, n) == pytest.approx(hybrid_var_spec(n))
+    assert dyadic_intervals(7) == {(0, 4), (4, 6), (6, 7)}
+
+
+def check_moments(z: dict[int, np.ndarray], pairs: list[tuple[int, int]], cov) -> None:
+    """E[Z_n^2] = Var and E[Z_n1 Z_n2] = Cov (the mean is 0), |z| < 5 with empirical SE."""
+    for n, zn in z.items():
+        assert_mean_close(zn, 0.0)
+        assert_mean_close(zn**2, cov(n, n))
+    for n1, n2 in pairs:
+        assert_mean_close(z[n1] * z[n2], cov(n1, n2))
+
+
+# ---------------------------------------------------------------------------- tables
+
+
+def table_samples(n_max: int, ns: list[int], total: int, chunk: int, seed: int) -> dict:
+    rng = np.random.default_rng(seed)
+    parts: dict[int, list[np.ndarray]] = {n: [] for n in ns}
+    for _ in range(total // chunk):
+        t = hybrid_noise(n_max, EPS, B, size=chunk, rng=rng)
+        for n in ns:
+            parts[n].append(t[:, n - 1].copy())
+    return {n: np.concatenate(v) for n, v in parts.items()}
+
+
+def test_hybrid_noise_variance_and_covariance_small_n() -> None:
+    # 1039/1040 and 1279/1280 straddle the table's internal block boundaries (16 rows for these
+    # chunk sizes; 256 rows in the 50_000 test below)
+    ns = [*NS, 1039, 1040, 1279, 1280]
+    pairs = [*PAIRS, (1039, 1040), (1279, 1280), (1026, 1280)]
+    z = table_samples(1280, ns, total=40_000, chunk=10_000, seed=1)
+    check_moments(z, pairs, hybrid_cov)
+
+
+def test_hybrid_noise_variance_and_covariance_at_50000() -> None:
+    ns = [1, 2, 3, 1025, 32_768, 49_919, 49_920, 49_999, 50_000]
+    pairs = [(1, 50_000), (1025, 50_000), (32_768, 50_000), (49_999, 50_000), (49_919, 49_920)]
+    z = table_samples(50_000, ns, total=4_000, chunk=500, seed=2)
+    check_moments(z, pairs, hybrid_cov)
+
+
+def test_hybrid_noise_shape_seed_and_size() -> None:
+    a = hybrid_noise(37, 1.0, size=(3, 2), rng=5)
+    b = hybrid_noise(37, 1.0, size=(3, 2), rng=np.random.default_rng(5))
+    assert a.shape == (3, 2, 37)
+    np.testing.assert_array_equal(a, b)
+    assert hybrid_noise(1, 1.0).shape == (1,)
+    # the first release is a single Lap(2b/eps): eta_0, and Z_2 - Z_1 = eta_1
+    z = hybrid_noise(2, 1.0, size=40_000, rng=6)
+    assert_same_distribution(z[:, 0], z[:, 1] - z[:, 0])
+
+
+def test_fast_laplace_sampler_is_laplace() -> None:
+    from scipy import stats
+
+    from dpbandits.continual import _laplace
+
+    x = _laplace(np.random.default_rng(0), (100_000,))
+    assert stats.kstest(x, stats.laplace.cdf).pvalue > 1e-6
+    assert _laplace(np.random.default_rng(0), (3, 1, 2)).shape == (3, 1, 2)
+
+
+def test_scalar_stream() -> None:
+    mech = HybridMechanism(1e12, rng=0)  # size () : one stream
+    for t in range(1, 6):
+        out = mech.add(2.0)
+        assert out.shape == () and abs(float(out) - 2.0 * t) < 1e-6
+
+
+def test_binary_noise_variance_and_covariance() -> None:
+    for horizon, ns, pairs in [
+        (1024, [1, 3, 512, 1000, 1023, 1024], [(1, 3), (512, 1023), (1023, 1024), (1000, 1023)]),
+        (1000, [1, 2, 999, 1000], [(999, 1000), (2, 1000)]),
+        (1, [1], []),
+    ]:
+        t = binary_noise(horizon, EPS, B, size=30_000, rng=horizon)
+        assert t.shape == (30_000, horizon)
+        z = {n: t[:, n - 1] for n in ns}
+        check_moments(z, pairs, lambda n1, n2, h=horizon: binary_cov(n1, n2, h))
+
+
+# ---------------------------------------------------------------------------- streaming
+
+
+def stream_samples(mech, n_last: int, ns: list[int], rng: np.random.Generator) -> dict:
+    """Run ``mech`` for ``n_last`` steps on random data; return Z_n = release - S_n."""
+    out = {}
+    want = set(ns)
+    for n in range(1, n_last + 1):
+        rel = mech.add(rng.uniform(-B / 2, B / 2, size=mech.size))
+        if n in want:
+            out[n] = rel - mech.sums
+    return out
+
+
+def test_hybrid_streaming_variance_and_covariance() -> None:
+    mech = HybridMechanism(EPS, B, size=10_000, rng=3)
+    z = stream_samples(mech, 1027, NS, np.random.default_rng(4))
+    check_moments(z, PAIRS, hybrid_cov)
+    assert (mech.counts == 1027).all()
+
+
+def test_hybrid_streaming_at_50000() -> None:
+    mech = HybridMechanism(EPS, B, size=2_000, rng=5)
+    ns = [1, 2, 3, 1025, 49_999, 50_000]
+    z = stream_samples(mech, 50_000, ns, np.random.default_rng(6))
+    check_moments(z, [(1025, 50_000), (49_999, 50_000)], hybrid_cov)
+
+
+def test_streaming_and_table_agree_in_distribution() -> None:
+    rng = np.random.default_rng(7)
+    mech = HybridMechanism(EPS, B, size=10_000, rng=8)
+    ns = [1, 3, 6, 7, 1025]
+    z_stream = stream_samples(mech, 1025, ns, rng)
+    table = hybrid_noise(1025, EPS, B, size=10_000, rng=9)
+    for n in ns:
+        assert_same_distribution(z_stream[n], table[:, n - 1])
+    # a joint feature: the difference of two releases (shared nodes cancel)
+    assert_same_distribution(z_stream[7] - z_stream[6], table[:, 6] - table[:, 5])
+    assert_same_distribution(z_stream[1025] - z_stream[7], table[:, 1024] - table[:, 6])
+
+    bmech = BinaryMechanism(12, EPS, B, size=10_000, rng=10)
+    zb = stream_samples(bmech, 12, [5, 11, 12], rng)
+    tb = binary_noise(12, EPS, B, size=10_000, rng=11)
+    for n in [5, 11, 12]:
+        assert_same_distribution(zb[n], tb[:, n - 1])
+    assert_same_distribution(zb[12] - zb[11], tb[:, 11] - tb[:, 10])
+
+
+def test_streaming_with_mask_advances_only_selected_streams() -> None:
+    rng = np.random.default_rng(12)
+    mech = HybridMechanism(EPS, B, size=(5_000, 2), rng=13)
+    for _ in range(100):
+        mask = rng.random((5_000, 2)) < 0.5
+        before = mech.counts
+        rel = mech.add(rng.uniform(0, B, size=(5_000, 2)), mask=mask)
+        np.testing.assert_array_equal(mech.counts, before + mask)
+    # every stream's release has the closed-form variance of its own count (streams are
+    # independent, so the final releases are independent samples)
+    c = mech.counts
+    ok = c > 0
+    var = np.array([hybrid_cov(int(n), int(n)) for n in c[ok]])
+    assert_mean_close((rel - mech.sums)[ok] ** 2 / var, 1.0)
+    # streams that never advanced release 0
+    fresh = HybridMechanism(EPS, B, size=3, rng=1)
+    out = fresh.add([1.0, 2.0, 3.0], mask=np.array([True, False, True]))
+    assert out[1] == 0.0 and fresh.counts.tolist() == [1, 0, 1]
+
+
+def test_binary_mechanism_power_of_two_horizon_and_beyond() -> None:
+    for horizon in [1, 2, 8, 1024]:
+        mech = BinaryMechanism(horizon, 1e9, 1.0, size=2, rng=0)  # negligible noise
+        for _ in range(horizon):
+            rel = mech.add([1.0, 0.5])
+        np.testing.assert_allclose(rel, [horizon, horizon / 2], atol=1e-4)
+        with pytest.raises(ValueError, match="horizon"):
+            mech.add([1.0, 1.0])
+    # a masked-out stream may stay at T while another one is still below
+    mech = BinaryMechanism(2, 1.0, size=2, rng=0)
+    mech.add([1.0, 1.0])
+    mech.add([1.0, 1.0], mask=np.array([True, False]))
+    mech.add([1.0, 1.0], mask=np.array([False, True]))
+    with pytest.raises(ValueError, match="horizon"):
+        mech.add([1.0, 1.0], mask=np.array([True, False]))
+
+
+def test_lockstep_and_general_paths_agree() -> None:
+    """All streams advancing together take a fast path; it must equal the general one."""
+    x = np.random.default_rng(0).normal(size=(1100, 7))
+    fast = HybridMechanism(EPS, B, size=7, rng=3)
+    general = HybridMechanism(EPS, B, size=7, rng=3)
+    every = np.ones(7, dtype=bool)
+    for t in range(1100):
+        np.testing.assert_allclose(fast.add(x[t]), general.add(x[t], mask=every), rtol=1e-12)
+
+
+def test_hybrid_mechanism_without_noise_is_the_prefix_sum() -> None:
+    rng = np.random.default_rng(1)
+    x = rng.normal(size=(300, 5))
+    mech = HybridMechanism(1e12, 1.0, size=5, rng=0)
+    for t in range(300):
+        rel = mech.add(x[t])
+        np.testing.assert_allclose(rel, x[: t + 1].sum(axis=0), atol=1e-6)
+
+
+# ---------------------------------------------------------------------------- PrivateMeans
+
+
+@pytest.mark.parametrize("block", [4, 2048])
+def test_private_means_noise_matches_hybrid(block: int) -> None:
+    """PrivateMeans' lazily drawn blocks have the hybrid table's moments and covariances."""
+    n_runs = 10_000 if block == 4 else 3_000
+    last = 1027 if block == 4 else 4_200
+    pm = PrivateMeans(n_runs, 1, EPS, lo=-0.3, hi=-0.3 + B, rng=14, block=block)
+    zeros = np.zeros(n_runs, dtype=np.int64)
+    x = np.full(n_runs, 0.2)
+    ns = NS if block == 4 else [1, 2047, 2048, 2049, 4095, 4096, 4097, 4200]
+    pairs = PAIRS if block == 4 else [(2047, 2048), (2048, 2049), (4095, 4096), (4097, 4200)]
+    z = {}
+    for n in range(1, last + 1):
+        pm.update(zeros, x)
+        if n in ns:
+            z[n] = (pm.means()[:, 0] - 0.2) * n
+    check_moments(z, pairs, hybrid_cov)
+    table = hybrid_noise(last, EPS, B, size=n_runs, rng=15)
+    for n in ns[-3:]:
+        assert_same_distribution(z[n], table[:, n - 1])
+
+
+def test_private_means_bandit_pattern() -> None:
+    """Only the pulled arm advances; each (run, arm) release has the right variance."""
+    rng = np.random.default_rng(16)
+    n_runs, n_arms = 10_000, 3
+    pm = PrivateMeans(n_runs, n_arms, EPS, lo=0.0, hi=B, rng=17, block=8)
+    for _ in range(100):
+        a = rng.integers(0, n_arms, size=n_runs)
+        pm.update(a, rng.uniform(0, B, size=n_runs))
+    c = pm.counts
+    assert c.sum() == 100 * n_runs
+    ok = c > 0
+    var = np.array([hybrid_cov(int(n), int(n)) for n in c[ok]])
+    assert_mean_close((pm.means() * c - pm.sums)[ok] ** 2 / var, 1.0)
+
+
+def test_private_means_clipping_midpoint_and_clip_means() -> None:
+    pm = PrivateMeans(2, 3, 1e12, lo=0.0, hi=1.0, rng=0)
+    np.testing.assert_array_equal(pm.means(), np.full((2, 3), 0.5))  # never pulled: midpoint
+    pm.update(np.array([0, 2]), np.array([5.0, -2.0]))  # clipped to [0, 1]
+    pm.update(np.array([0, 2]), np.array([0.25, np.inf]))
+    np.testing.assert_allclose(pm.means(), [[0.625, 0.5, 0.5], [0.5, 0.5, 0.5]], atol=1e-9)
+    np.testing.assert_array_equal(pm.counts, [[2, 0, 0], [0, 0, 2]])
+    np.testing.assert_allclose(pm.sums, [[1.25, 0, 0], [0, 0, 1.0]])
+    noisy = PrivateMeans(500, 1, 0.01, rng=1, clip_means=True)
+    noisy.update(np.zeros(500, dtype=np.int64), np.full(500, 0.5))
+    m = noisy.means()
+    assert m.min() >= 0.0 and m.max() <= 1.0 and m.min() == 0.0 and m.max() == 1.0
+    raw = PrivateMeans(500, 1, 0.01, rng=1)
+    raw.update(np.zeros(500, dtype=np.int64), np.full(500, 0.5))
+    np.testing.assert_array_equal(np.clip(raw.means(), 0, 1), m)  # same seed: post-processing
+
+
+def test_private_means_is_deterministic_given_seed() -> None:
+    a = np.random.default_rng(0).integers(0, 2, size=(3000, 5))
+    r = np.random.default_rng(1).random((3000, 5))
+    outs = []
+    for _ in range(2):
+        pm = PrivateMeans(5, 2, 1.0, rng=42, block=16)
+        for t in range(3000):
+            pm.update(a[t], r[t])
+        outs.append(pm.means())
+    np.testing.assert_array_equal(outs[0], outs[1])
+
+
+def test_private_means_n_max() -> None:
+    pm = PrivateMeans(2, 2, 1.0, n_max=3, rng=0)
+    for _ in range(3):
+        pm.update(np.array([0, 1]), np.array([0.5, 0.5]))
+    before = pm.means()
+    with pytest.raises(ValueError, match="n_max"):
+        pm.update(np.array([0, 1]), np.array([0.5, 0.5]))
+    np.testing.assert_array_equal(pm.means(), before)  # the failed update changed nothing
+    assert pm.counts.tolist() == [[3, 0], [0, 3]]
+    with pytest.raises(ValueError, match="n_max"):
+        pm.update(np.array([0, 1]), np.array([0.5, 0.5]))
+
+
+# ---------------------------------------------------------------------------- bad input
+
+
+@pytest.mark.parametrize("eps", [0.0, -1.0, np.inf, np.nan])
+def test_bad_epsilon(eps: float) -> None:
+    with pytest.raises(ValueError, match="epsilon"):
+        hybrid_noise(10, eps)
+    with pytest.raises(ValueError, match="epsilon"):
+        binary_noise(10, eps)
+    with pytest.raises(ValueError, match="epsilon"):
+        HybridMechanism(eps)
+    with pytest.raises(ValueError, match="epsilon"):
+        BinaryMechanism(10, eps)
+    with pytest.raises(ValueError, match="epsilon"):
+        PrivateMeans(2, 2, eps)
+
+
+def test_bad_arguments() -> None:
+    with pytest.raises(ValueError, match="n_max"):
+        hybrid_noise(0, 1.0)
+    with pytest.raises(ValueError, match="n_max"):
+        PrivateMeans(2, 2, 1.0, n_max=0)
+    with pytest.raises(ValueError, match="horizon"):
+        binary_noise(-3, 1.0)
+    with pytest.raises(TypeError, match="n_max"):
+        hybrid_noise(2.5, 1.0)  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="sensitivity"):
+        hybrid_noise(10, 1.0, sensitivity=0.0)
+    with pytest.raises(ValueError, match="lo must be < hi"):
+        PrivateMeans(2, 2, 1.0, lo=1.0, hi=1.0)
+    with pytest.raises(ValueError, match="n_runs"):
+        PrivateMeans(0, 2, 1.0)
+    with pytest.raises(ValueError, match="block"):
+        PrivateMeans(2, 2, 1.0, block=3)
+
+
+def test_bad_updates_leave_state_unchanged() -> None:
+    pm = PrivateMeans(3, 2, 1.0, rng=0)
+    before = pm.means()
+    with pytest.raises(ValueError, match="NaN"):
+        pm.update(np.array([0, 1, 0]), np.array([0.5, np.nan, 0.5]))
+    with pytest.raises(ValueError, match="actions"):
+        pm.update(np.array([0, 2, 0]), np.array([0.5, 0.5, 0.5]))
+    with pytest.raises(ValueError, match="actions"):
+        pm.update(np.array([0, -1, 0]), np.array([0.5, 0.5, 0.5]))
+    with pytest.raises(ValueError, match="shape"):
+        pm.update(np.array([0, 1]), np.array([0.5, 0.5]))
+    with pytest.raises(TypeError, match="actions"):
+        pm.update(np.array([0.0, 1.0, 0.0]), np.array([0.5, 0.5, 0.5]))
+    np.testing.assert_array_equal(pm.means(), before)
+    assert pm.counts.sum() == 0
+    mech = HybridMechanism(1.0, size=2)
+    with pytest.raises(ValueError, match="finite"):
+        mech.add([np.nan, 1.0])
+    with pytest.raises(TypeError, match="mask"):
+        mech.add([1.0, 1.0], mask=np.array([1, 0]))
