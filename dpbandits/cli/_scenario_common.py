@@ -2,11 +2,7 @@
 
 from __future__ import annotations
 
-import importlib
-import importlib.util
-import os
 import re
-import sys
 
 import numpy as np
 from numpy.typing import NDArray
@@ -52,26 +48,6 @@ def split_list(values: list[str] | None) -> list[str] | None:
             else:
                 out.append(part)
     return out
-
-
-def import_plugins(items: list[str] | None) -> None:
-    """Import modules or run ``.py`` files so that their ``selectors.register`` calls run."""
-    for item in items or []:
-        if item.endswith(".py") or os.sep in item:
-            if not os.path.isfile(item):
-                raise ValueError(f"--import: no such file {item!r}")
-            mod_name = "dpbandits_plugin_" + re.sub(r"\W", "_", os.path.basename(item)[:-3])
-            spec = importlib.util.spec_from_file_location(mod_name, item)
-            if spec is None or spec.loader is None:
-                raise ValueError(f"--import: cannot load {item!r}")
-            module = importlib.util.module_from_spec(spec)
-            sys.modules[mod_name] = module
-            spec.loader.exec_module(module)
-        else:
-            try:
-                importlib.import_module(item)
-            except ImportError as exc:
-                raise ValueError(f"--import: cannot import module {item!r}: {exc}") from None
 
 
 def slug(name: str) -> str:

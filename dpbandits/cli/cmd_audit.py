@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import argparse
 
+from dpbandits.cli._plugins import add_plugin_argument, load_plugins
+
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser(
@@ -31,6 +33,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         metavar="KEY=VALUE",
         help="extra selector parameter, e.g. --param beta=0.1 (repeatable)",
     )
+    add_plugin_argument(parser)
     parser.set_defaults(func=run)
 
 
@@ -46,6 +49,8 @@ def _parse_value(text: str) -> object:
 def run(args: argparse.Namespace) -> int:
     from dpbandits import selectors
     from dpbandits.audit import HARD_PAIRS, audit
+
+    load_plugins(args.plugins)
 
     params: dict[str, object] = {}
     for item in args.param:

@@ -20,7 +20,8 @@ import argparse
 import os
 from typing import Any
 
-from dpbandits.cli._scenario_common import import_plugins, parse_float_grid, split_list
+from dpbandits.cli._plugins import add_plugin_argument, load_plugins
+from dpbandits.cli._scenario_common import parse_float_grid, split_list
 
 FIG10_GAMMAS = (0.5, 0.2, 0.05, 0.01)
 FIG11_EPS = (0.1, 1.0, 3.0)
@@ -59,14 +60,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--monte-carlo", action="store_true", help="simulate even with a closed form")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--out", default="dpbandits-hg", help="output directory (default ./%(default)s)")
-    p.add_argument(
-        "--import",
-        dest="imports",
-        action="append",
-        default=None,
-        metavar="MODULE_OR_FILE",
-        help="import a module or run a .py file first (e.g. to register a selector)",
-    )
+    add_plugin_argument(p)
     p.add_argument("--no-plots", action="store_true")
     p.set_defaults(func=run)
 
@@ -112,7 +106,7 @@ def run(args: argparse.Namespace) -> int:
     from dpbandits import hg
     from dpbandits.evaluation import parse_selector_spec
 
-    import_plugins(args.imports)
+    load_plugins(args.plugins)
     grid = parse_float_grid(args.grid, "--grid")
     name, panels, ncols = _panels(args)
     if args.draws < 2:

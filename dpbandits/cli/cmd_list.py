@@ -5,6 +5,8 @@ from __future__ import annotations
 import argparse
 import inspect
 
+from dpbandits.cli._plugins import add_plugin_argument, load_plugins
+
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser(
@@ -13,6 +15,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         description="List the available selectors (built-in, registered and plug-ins) with "
         "their parameters, defaults and privacy guarantee.",
     )
+    add_plugin_argument(parser)
     parser.set_defaults(func=run)
 
 
@@ -33,6 +36,8 @@ def _describe(name: str) -> tuple[str, str, str, str]:
 
 def run(args: argparse.Namespace) -> int:
     from dpbandits import selectors
+
+    load_plugins(args.plugins)
 
     rows = [_describe(name) for name in selectors.available()]
     header = ("selector", "parameters (defaults)", "private; guarantee", "definition")

@@ -6,7 +6,7 @@ Examples::
     dpbandits scenarios --scenario 4 5 6         # Fig. 5
     dpbandits scenarios --scenario fig6 --trials 2000
     dpbandits scenarios --scenario fig13         # App. E proportion sweep at eps = 2
-    dpbandits scenarios -s 1 --selectors rnm mgem my_selector --import my_selector.py
+    dpbandits scenarios -s 1 --selectors rnm mgem my_selector --plugin my_selector.py
 
 Writes one PNG per requested scenario group, ``scenarios.md`` and ``scenarios.csv`` in
 ``--out``, and prints the markdown table.
@@ -20,7 +20,8 @@ import sys
 import time
 from typing import Any
 
-from dpbandits.cli._scenario_common import import_plugins, parse_float_grid, slug, split_list
+from dpbandits.cli._plugins import add_plugin_argument, load_plugins
+from dpbandits.cli._scenario_common import parse_float_grid, slug, split_list
 
 HELP = "selection scenarios of the paper (Figs. 1, 5, 6, 7, 13): MSE against eps"
 
@@ -71,15 +72,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument(
         "--out", default="dpbandits-scenarios", help="output directory (default ./%(default)s)"
     )
-    p.add_argument(
-        "--import",
-        dest="imports",
-        action="append",
-        default=None,
-        metavar="MODULE_OR_FILE",
-        help="import a module or run a .py file first (e.g. one that registers a selector); "
-        "repeatable",
-    )
+    add_plugin_argument(p)
     p.add_argument("--no-plots", action="store_true", help="write tables only")
     p.add_argument(
         "--batch-size",
@@ -107,7 +100,7 @@ def run(args: argparse.Namespace) -> int:
 
     from dpbandits import evaluation, scenarios
 
-    import_plugins(args.imports)
+    load_plugins(args.plugins)
     eps = evaluation.check_epsilons(parse_float_grid(args.epsilons, "--epsilons"))
     if args.trials is not None and args.trials <= 0:
         raise ValueError(f"--trials must be > 0, got {args.trials}")

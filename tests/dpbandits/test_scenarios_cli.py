@@ -72,7 +72,7 @@ def test_scenarios_command_evaluates_a_selector_from_a_users_file(tmp_path, caps
     )
     from dpbandits import selectors
 
-    argv = ["scenarios", "-s", "1", "--import", str(plugin), "--selectors", "cli_test_last"]
+    argv = ["scenarios", "-s", "1", "--plugin", str(plugin), "--selectors", "cli_test_last"]
     argv += ["--epsilons", "1", "--trials", "10", "--no-plots", "--out", str(tmp_path / "o")]
     try:
         code = main(argv)
