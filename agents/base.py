@@ -1,0 +1,164 @@
+"""The agent protocol: batched bandit learners (DESIGN.md "The batch is the unit", SPEC §4).
+
+An agent plays ``R`` independent replications of a ``K``-armed bandit in lockstep. The
+experiment engine (:func:`dpbandits.experiments.run`) drives it::
+
+    agent.reset(n_runs=R, n_arms=K, horizon=T, rng=rng)
+    for t in range(T):
+        actions = agent.act()              # (R,) int64, one arm per replication
+        rewards = env.step(actions)        # (R,) float
+        agent.update(actions, rewards)
+
+Optional hooks, used for plots and reports when present: ``private_means() -> (R, K)``,
+``sensitivities() -> (R, K)``, ``privacy_report() -> dict``.
+
+:class:`Agent` implements the protocol and the part every agent shares: the first ``K`` steps
+pull each arm once, in order (SPEC §4: data independent, no privacy cost). A subclass writes
+three small methods:
+
+- :meth:`Agent.setup` -- allocate per-replication state (called by :meth:`Agent.reset`);
+- :meth:`Agent.choose` -- return the ``(R,)`` actions after the initial round;
+- :meth:`Agent.observe` -- learn from ``(actions, rewards)`` (called for every step, including
+  the initial round).
+
+Nothing inside a step loops over replications or arms in Python; :class:`ArmStatistics` is the
+batched bookkeeping of pull counts and reward sums that most agents need.
+"""
+
+from __future__ import annotations
+
+import inspect
+import math
+from typing import Any
+
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+
+__all__ = ["Agent", "ArmStatistics", "check_positive_int"]
+
+
+def check_positive_int(value: Any, name: str) -> int:
+    """``value`` as an int if it is an integer >= 1; else raise, naming ``name``."""
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
+        raise TypeError(f"{name} must be an int, got {type(value).__name__}")
+    if value < 1:
+        raise ValueError(f"{name} must be >= 1, got {value}")
+    return int(value)
+
+
+def check_finite_positive(value: Any, name: str) -> float:
+    """Return ``value`` as a float if it is finite and > 0."""
+    if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)):
+        raise TypeError(f"{name} must be a number, got {type(value).__name__}")
+    x = float(value)
+    if not math.isfinite(x) or x <= 0:
+        raise ValueError(f"{name} must be finite and > 0, got {value}")
+    return x
+
+
+class ArmStatistics:
+    """Pull counts and reward sums of every arm in every replication.
+
+    ``counts`` and ``sums`` are ``(R, K)`` float arrays; :meth:`update` adds one pull per
+    replication with two fancy-indexed additions on flat views (no loop, no allocation beyond
+    the index).
+    """
+
+    def __init__(self, n_runs: int, n_arms: int) -> None:
+        self.n_runs = n_runs
+        self.n_arms = n_arms
+        self.counts = np.zeros((n_runs, n_arms))
+        self.sums = np.zeros((n_runs, n_arms))
+        self._counts_flat = self.counts.reshape(-1)
+        self._sums_flat = self.sums.reshape(-1)
+        self._offsets = np.arange(n_runs, dtype=np.int64) * n_arms
+
+    def flat_index(self, actions: NDArray[np.int64]) -> NDArray[np.int64]:
+        """Index of ``(r, actions[r])`` in the flattened ``(R, K)`` arrays."""
+        return self._offsets + actions
+
+    def update(self, actions: NDArray[np.int64], rewards: NDArray[np.float64]) -> None:
+        idx = self._offsets + actions
+        self._counts_flat[idx] += 1.0
+        self._sums_flat[idx] += rewards
+
+    def means(self) -> NDArray[np.float64]:
+        """Empirical means; an arm never pulled has mean 0 (agents pull every arm first)."""
+        return self.sums / np.maximum(self.counts, 1.0)
+
+
+class Agent:
+    """Base class of batched bandit agents (the protocol of DESIGN.md, SPEC §4).
+
+    Constructor arguments are stored unchanged and shown in ``repr`` (scikit-learn style);
+    per-run state is created by :meth:`reset`. After ``reset``, ``n_runs``, ``n_arms``,
+    ``horizon`` (may be ``None``), ``rng`` (a ``numpy.random.Generator``) and ``t`` (the number of
+    completed steps) are available to subclasses.
+    """
+
+    #: Short name used in tables and by :func:`agents.make`.
+    name: str = "agent"
+
+    n_runs: int
+    n_arms: int
+    horizon: int | None
+    rng: np.random.Generator
+    t: int
+
+    # -- the protocol ---------------------------------------------------------------------
+    def reset(
+        self,
+        n_runs: int,
+        n_arms: int,
+        *,
+        horizon: int | None = None,
+        rng: np.random.Generator | int | None = None,
+    ) -> None:
+        """Start ``n_runs`` fresh replications of a ``n_arms``-armed bandit."""
+        self.n_runs = check_positive_int(n_runs, "n_runs")
+        self.n_arms = check_positive_int(n_arms, "n_arms")
+        self.horizon = None if horizon is None else check_positive_int(horizon, "horizon")
+        self.rng = np.random.default_rng(rng)
+        self.t = 0
+        self._initial = [np.full(self.n_runs, a, dtype=np.int64) for a in range(self.n_arms)]
+        self.setup()
+
+    def act(self) -> NDArray[np.int64]:
+        """The ``(R,)`` actions of this step: arm ``t`` during the first ``K`` steps (SPEC §4)."""
+        if self.t < self.n_arms:
+            return self._initial[self.t].copy()
+        return self.choose()
+
+    def update(self, actions: ArrayLike, rewards: ArrayLike) -> None:
+        """Feed back the ``(R,)`` actions taken and the ``(R,)`` rewards observed."""
+        self.observe(actions, rewards)  # type: ignore[arg-type]
+        self.t += 1
+
+    # -- what a subclass writes -----------------------------------------------------------
+    def setup(self) -> None:
+        """Allocate per-replication state (``self.n_runs``, ``self.n_arms`` are set)."""
+
+    def choose(self) -> NDArray[np.int64]:
+        """Return the ``(R,)`` int64 actions for step ``self.t`` (``t >= n_arms``)."""
+        raise NotImplementedError(f"{type(self).__name__} must implement choose()")
+
+    def observe(self, actions: NDArray[np.int64], rewards: NDArray[np.float64]) -> None:
+        """Learn from one step; called before ``self.t`` is incremented."""
+
+    # -- conveniences ---------------------------------------------------------------------
+    def get_params(self) -> dict[str, Any]:
+        """Constructor arguments (by name) as stored on the instance."""
+        params: dict[str, Any] = {}
+        for p in inspect.signature(type(self).__init__).parameters.values():
+            if p.name == "self" or p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD):
+                continue
+            if hasattr(self, p.name):
+                params[p.name] = getattr(self, p.name)
+        extra = getattr(self, "extra_params", None)
+        if isinstance(extra, dict):
+            params.update(extra)
+        return params
+
+    def __repr__(self) -> str:
+        args = ", ".join(f"{k}={v!r}" for k, v in self.get_params().items())
+        return f"{type(self).__name__}({args})"

@@ -1,0 +1,256 @@
+"""The private agent of App. H: DP means, DP sensitivities, DP selection (SPEC §4).
+
+Per step, for every replication at once:
+
+1. scores ``q[a]`` are the private means of each arm, released by the hybrid continual-release
+   mechanism with ``epsilon_means`` (:class:`dpbandits.continual.PrivateMeans`, SPEC §2);
+2. sensitivities ``d[a]`` are the windowed DP estimates of the 10%-90% quantile range of arm
+   ``a``'s recent rewards, each pair of quantiles with ``epsilon_quantiles``
+   (:class:`dpbandits.quantiles.WindowedSensitivity`, SPEC §3);
+3. the action is ``selector.select(q, d)`` with ``epsilon_select`` (SPEC §1): ``rnm`` uses
+   ``max_a d[a]``, ``krr`` uses no sensitivities (so none are estimated and no ``eps_p`` is
+   spent), ``gem``/``mgem``/``rs`` use them arm by arm.
+
+Every arm is pulled once first, in order (data independent, no privacy cost). The privacy
+ledger (:class:`dpbandits.accounting.PrivacyLedger`) is filled from the agent's counters when
+:meth:`PrivateAgent.privacy_report` is called, so accounting costs nothing per step.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+from agents.base import Agent, check_finite_positive, check_positive_int
+
+__all__ = ["PrivateAgent"]
+
+#: ``factory(n_runs, n_arms, rng) -> estimator`` with ``update(actions, rewards)`` and ``means()``
+#: (for ``means``) or ``values`` (for ``sensitivity``).
+EstimatorFactory = Callable[[int, int, np.random.Generator], Any]
+
+
+def _resolve_selector(selector: Any, epsilon: float | None, params: dict[str, Any]) -> Any:
+    """A selector object from a name, an instance or a plain function (DESIGN.md plug-ins)."""
+    from dpbandits import selectors
+
+    eps = 1.0 if epsilon is None else epsilon
+    if isinstance(selector, str):
+        return selectors.make(selector, epsilon=eps, **params)
+    if params:
+        raise ValueError(
+            f"selector parameters {sorted(params)} only apply to a selector given by name; "
+            "configure the selector instance instead"
+        )
+    if not callable(getattr(selector, "select", None)) and callable(selector):
+        # A plain function fn(q, d, epsilon, rng) -> indices.
+        return selectors.from_function(selector, epsilon=eps)
+    sel = selectors.make(selector)
+    if epsilon is not None and float(sel.epsilon) != float(epsilon):
+        with_epsilon = getattr(sel, "with_epsilon", None)
+        if not callable(with_epsilon):
+            raise ValueError(
+                f"epsilon_select={epsilon} differs from the selector's epsilon {sel.epsilon} "
+                "and the selector has no with_epsilon(); configure the instance instead"
+            )
+        sel = with_epsilon(epsilon)
+    return sel
+
+
+class PrivateAgent(Agent):
+    """Private bandit agent of App. H: ``a_t = M(q_t, d_t)`` on private means and sensitivities.
+
+    Parameters
+    ----------
+    selector:
+        A selector name (``"mgem"``, ``"krr"``, ...; any name of
+        :func:`dpbandits.selectors.available`, including user plug-ins registered with
+        :func:`dpbandits.selectors.register`), or a selector instance.
+    epsilon_select:
+        ``eps_S`` of each recorded action. ``None`` (default) means 1.0 for a selector given by
+        name (App. H) and the instance's own epsilon for an instance.
+    epsilon_means:
+        ``eps_M`` of the whole sequence of released means of each arm (hybrid mechanism).
+    epsilon_quantiles:
+        ``eps_p`` of each pair of quantiles (split equally between the two levels).
+    window, levels:
+        Rewards per sensitivity estimate (200) and quantile levels ((0.1, 0.9)).
+    lo, hi:
+        Reward range; rewards are clipped to it before entering any mechanism (SPEC §2, §3).
+    clip_means:
+        Clip released means to ``[lo, hi]`` (post-processing; off by default, as in the paper).
+    means, sensitivity:
+        Optional factories ``f(n_runs, n_arms, rng)`` replacing the private mean estimator
+        (object with ``update(actions, rewards)`` and ``means() -> (R, K)``) or the sensitivity
+        estimator (``update`` and ``values -> (R, K)``). A plug-in point for ablations (e.g.
+        exact means) and for tests that inject known scores. Accounting then still reports the
+        configured epsilons: it describes the default mechanisms.
+    **selector_params:
+        Passed to :func:`dpbandits.selectors.make` (e.g. ``beta=0.05`` for ``gem``,
+        ``gamma=0.05`` for ``rs``).
+    """
+
+    name = "private"
+
+    def __init__(
+        self,
+        selector: Any = "mgem",
+        epsilon_select: float | None = None,
+        epsilon_means: float = 1.0,
+        epsilon_quantiles: float = 1.0,
+        window: int = 200,
+        levels: tuple[float, float] = (0.1, 0.9),
+        lo: float = 0.0,
+        hi: float = 1.0,
+        clip_means: bool = False,
+        means: EstimatorFactory | None = None,
+        sensitivity: EstimatorFactory | None = None,
+        **selector_params: Any,
+    ) -> None:
+        self.selector = selector
+        self.epsilon_select = epsilon_select
+        self.epsilon_means = epsilon_means
+        self.epsilon_quantiles = epsilon_quantiles
+        self.window = window
+        self.levels = levels
+        self.lo = lo
+        self.hi = hi
+        self.clip_means = clip_means
+        self.means = means
+        self.sensitivity = sensitivity
+        self.extra_params = dict(selector_params)
+        # Resolving the selector is validation: an unknown name fails here, not mid-run.
+        self._selector = _resolve_selector(selector, epsilon_select, self.extra_params)
+        if not (float(lo) < float(hi)):
+            raise ValueError(f"lo must be < hi, got lo={lo}, hi={hi}")
+        # Fail at construction, not inside a worker process halfway through a run.
+        check_finite_positive(epsilon_means, "epsilon_means")
+        check_finite_positive(epsilon_quantiles, "epsilon_quantiles")
+        check_positive_int(window, "window")
+
+    @property
+    def selector_(self) -> Any:
+        """The resolved selector object."""
+        return self._selector
+
+    @property
+    def cost_hint(self) -> float:
+        """Relative cost of a step (UCB ~ 1), used by the engine to schedule slow tasks first."""
+        name = getattr(self._selector, "name", "")
+        return {"krr": 2.0, "rnm": 3.5, "gem": 5.0, "mgem": 5.0, "rs": 6.0}.get(name, 5.0)
+
+    @property
+    def label(self) -> str:
+        """A short description, e.g. ``private[mgem, eps_S=1]``."""
+        return f"private[{self._selector.name}, eps_S={self._selector.epsilon:g}]"
+
+    def setup(self) -> None:
+        from dpbandits.accounting import PrivacyLedger
+        from dpbandits.continual import PrivateMeans
+        from dpbandits.quantiles import WindowedSensitivity
+
+        eps_m = check_finite_positive(self.epsilon_means, "epsilon_means")
+        eps_p = check_finite_positive(self.epsilon_quantiles, "epsilon_quantiles")
+        window = check_positive_int(self.window, "window")
+        # Independent streams for the three mechanisms (Generator.spawn needs numpy >= 1.25).
+        rng_means, rng_quantiles, self._rng_select = self.rng.spawn(3)
+        r, k = self.n_runs, self.n_arms
+        if self.means is None:
+            self._means = PrivateMeans(
+                r, k, eps_m, lo=self.lo, hi=self.hi, n_max=self.horizon,
+                rng=rng_means, clip_means=self.clip_means,
+            )  # fmt: skip
+        else:
+            self._means = self.means(r, k, rng_means)
+        self._uses_d = bool(getattr(self._selector, "uses_sensitivities", True))
+        self._sens: Any = None
+        if self._uses_d:
+            if self.sensitivity is None:
+                self._sens = WindowedSensitivity(
+                    r, k, eps_p, lo=self.lo, hi=self.hi, window=window,
+                    levels=tuple(self.levels), rng=rng_quantiles,
+                )  # fmt: skip
+            else:
+                self._sens = self.sensitivity(r, k, rng_quantiles)
+        self._ledger_cls = PrivacyLedger
+        self._select = self._selector.select
+        # Fast path: the built-in estimators always give finite q and finite d > 0 of shape
+        # (R, K), which is exactly what Selector.select validates on every call. For a
+        # dpbandits Selector we then call its validated-input entry point ``_select`` directly;
+        # this halves the per-step cost (validation is ~10 numpy calls). Custom estimators and
+        # duck-typed selectors always go through the validating ``select``.
+        from dpbandits.selectors import Selector
+
+        self._fast = (
+            isinstance(self._selector, Selector)
+            and callable(getattr(self._selector, "_select", None))
+            and self.means is None
+            and (self.sensitivity is None or not self._uses_d)
+            and r > 0
+            and k >= 2
+        )
+        self._ones = np.ones((r, k))
+
+    # -- protocol -------------------------------------------------------------------------
+    def choose(self) -> NDArray[np.int64]:
+        q = self._means.means()
+        if self._fast:
+            d = self._sens.values if self._uses_d else self._ones
+            out = self._selector._select(q, d, self._rng_select)
+            return out if out.dtype == np.int64 else out.astype(np.int64)
+        d = self._sens.values if self._uses_d else None
+        return self._select(q, d, rng=self._rng_select)
+
+    def observe(self, actions: NDArray[np.int64], rewards: NDArray[np.float64]) -> None:
+        self._means.update(actions, rewards)
+        if self._uses_d:
+            self._sens.update(actions, rewards)
+
+    # -- hooks for plots and reports ------------------------------------------------------
+    def private_means(self) -> NDArray[np.float64]:
+        """The ``(R, K)`` private means released so far (Fig. 9b)."""
+        return np.asarray(self._means.means())
+
+    def sensitivities(self) -> NDArray[np.float64] | None:
+        """The ``(R, K)`` current sensitivity estimates (Fig. 9c, 9d); ``None`` for ``krr``."""
+        if not self._uses_d:
+            return None
+        return np.asarray(self._sens.values)
+
+    def privacy_report(self) -> dict[str, Any]:
+        """The privacy spent so far (App. H summary, SPEC §4), as a JSON-able dict.
+
+        Selections: one ``eps_S`` action per step after the initial round, identical in every
+        replication. Quantile pairs: per arm, the largest number of estimates over the
+        replications (the worst case a replication can have spent). Agents whose selector uses
+        no sensitivities (``krr``) estimate none and report ``eps_p`` as unused.
+        """
+        eps_select = float(self._selector.epsilon)
+        ledger = self._ledger_cls(
+            float(self.epsilon_means),
+            float(self.epsilon_quantiles) if self._uses_d else None,
+            eps_select,
+            self.n_arms,
+        )
+        n_sel = max(self.t - self.n_arms, 0)
+        if n_sel:
+            ledger.record_selections(n_sel)
+        if self._uses_d:
+            # (R, K): the ledger keeps the largest count per arm (the worst-case replication).
+            ledger.record_quantile_pairs(np.asarray(self._sens.n_estimates, dtype=np.int64))
+        report = dict(ledger.report())
+        report.setdefault("selector", self._selector.name)
+        report.setdefault("selector_private", bool(getattr(self._selector, "private", True)))
+        report.setdefault("selector_guarantee", str(getattr(self._selector, "guarantee", "")))
+        report.setdefault("uses_sensitivities", self._uses_d)
+        text = str(ledger)
+        if not report["selector_private"]:
+            text += (
+                f"\n  WARNING: selector {self._selector.name!r} is not differentially private "
+                f"({report['selector_guarantee']}): the actions carry no eps_S guarantee"
+            )
+        report.setdefault("text", text)
+        return report
