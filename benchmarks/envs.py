@@ -21,13 +21,15 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-import gymnasium as gym
-import numpy as np
-
-# This script is itself named ``envs.py``: run as ``python benchmarks/envs.py`` its directory is
-# sys.path[0] and would shadow the ``envs`` package, so drop it before importing the package.
+# Run as ``python benchmarks/envs.py``, this directory is sys.path[0]: this file would shadow the
+# ``envs`` package and benchmarks/selectors.py the standard library's ``selectors`` (imported by
+# gymnasium through multiprocessing), so drop the directory before any other import.
 _HERE = Path(__file__).resolve().parent
 sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != _HERE]
+
+import gymnasium as gym  # noqa: E402
+import numpy as np  # noqa: E402
+
 envs = importlib.import_module("envs")
 
 ENV_ID = "dpbandits/TwoArmedShift-v0"

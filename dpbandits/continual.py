@@ -99,6 +99,31 @@ def _check_size(size: Any) -> tuple[int, ...]:
     return shape
 
 
+def _check_pulls(
+    actions: ArrayLike, rewards: ArrayLike, n_runs: int, n_arms: int, lo: float, hi: float
+) -> tuple[NDArray[np.int64], NDArray[np.float64]]:
+    """Validate one step of a bandit (one pull per replication); return actions and the rewards
+    clipped to ``[lo, hi]``. Shared by the per-step hot paths of :class:`PrivateMeans` and
+    :class:`dpbandits.quantiles.WindowedSensitivity`, so it uses as few numpy calls as it can."""
+    a = np.asarray(actions)
+    r = np.asarray(rewards, dtype=np.float64)
+    if a.shape != (n_runs,) or r.shape != (n_runs,):
+        raise ValueError(
+            f"actions and rewards must have shape ({n_runs},), got {a.shape} and {r.shape}"
+        )
+    if a.dtype != np.int64:
+        if a.dtype.kind not in "iu":
+            raise TypeError(f"actions must be integers, got dtype {a.dtype}")
+        a = a.astype(np.int64)
+    # one reduction checks both ends: negative actions become huge as unsigned
+    if np.maximum.reduce(a.view(np.uint64)) >= n_arms:
+        raise ValueError(f"actions must be in [0, {n_arms - 1}], got {a}")
+    x = np.minimum(np.maximum(r, lo), hi)  # clip to [lo, hi]; NaN stays NaN
+    if math.isnan(np.add.reduce(x)):
+        raise ValueError(f"rewards must not be NaN, got {r}")
+    return a, x
+
+
 def _check_bounds(lo: Any, hi: Any) -> tuple[float, float]:
     try:
         lo_f, hi_f = float(lo), float(hi)
@@ -722,22 +747,7 @@ class PrivateMeans:
 
     def update(self, actions: ArrayLike, rewards: ArrayLike) -> None:
         """Record one pull per replication: arm ``actions[r]`` gave ``rewards[r]``."""
-        a = np.asarray(actions)
-        r = np.asarray(rewards, dtype=np.float64)
-        if a.shape != (self.n_runs,) or r.shape != (self.n_runs,):
-            raise ValueError(
-                f"actions and rewards must have shape ({self.n_runs},), got {a.shape} and {r.shape}"
-            )
-        if a.dtype != np.int64:
-            if a.dtype.kind not in "iu":
-                raise TypeError(f"actions must be integers, got dtype {a.dtype}")
-            a = a.astype(np.int64)
-        # one reduction checks both ends: negative actions become huge as unsigned
-        if np.maximum.reduce(a.view(np.uint64)) >= self.n_arms:
-            raise ValueError(f"actions must be in [0, {self.n_arms - 1}], got {a}")
-        x = np.minimum(np.maximum(r, self.lo), self.hi)  # clip to [lo, hi]; NaN stays NaN
-        if math.isnan(np.add.reduce(x)):
-            raise ValueError(f"rewards must not be NaN, got {r}")
+        a, x = _check_pulls(actions, rewards, self.n_runs, self.n_arms, self.lo, self.hi)
         flat = self._base + a
         n = self._counts[flat]
         n += 1

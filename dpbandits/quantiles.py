@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from dpbandits.continual import _check_bounds, _check_count, _check_epsilon
+from dpbandits.continual import _check_bounds, _check_count, _check_epsilon, _check_pulls
 
 __all__ = ["WindowedSensitivity", "dp_quantile", "dp_quantiles"]
 
@@ -240,21 +240,7 @@ class WindowedSensitivity:
 
     def update(self, actions: ArrayLike, rewards: ArrayLike) -> None:
         """Record one reward per replication; estimate where a window just filled."""
-        a = np.asarray(actions)
-        r = np.asarray(rewards, dtype=np.float64)
-        if a.shape != (self.n_runs,) or r.shape != (self.n_runs,):
-            raise ValueError(
-                f"actions and rewards must have shape ({self.n_runs},), got {a.shape} and {r.shape}"
-            )
-        if a.dtype != np.int64:
-            if a.dtype.kind not in "iu":
-                raise TypeError(f"actions must be integers, got dtype {a.dtype}")
-            a = a.astype(np.int64)
-        if np.maximum.reduce(a.view(np.uint64)) >= self.n_arms:
-            raise ValueError(f"actions must be in [0, {self.n_arms - 1}], got {a}")
-        x = np.minimum(np.maximum(r, self.lo), self.hi)  # NaN stays NaN
-        if math.isnan(np.add.reduce(x)):
-            raise ValueError(f"rewards must not be NaN, got {r}")
+        a, x = _check_pulls(actions, rewards, self.n_runs, self.n_arms, self.lo, self.hi)
         flat = self._base + a
         pos = self._fill[flat]
         self._buf_flat[flat * self.window + pos] = x
