@@ -24,7 +24,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--alpha", type=float, default=1e-6, help="error level (1e-6)")
     parser.add_argument("--seed", type=int, default=0, help="random seed (0)")
     parser.add_argument(
-        "--pairs", nargs="+", default=None, metavar="PAIR", help="pairs to use (default: all)"
+        "--pairs",
+        action="extend",
+        nargs="+",
+        default=None,
+        metavar="PAIR",
+        help="pairs to use (default: all)",
     )
     parser.add_argument(
         "--param",

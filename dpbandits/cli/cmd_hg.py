@@ -44,6 +44,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--m", default="rnm", help="reference mechanism M (default rnm)")
     p.add_argument(
         "--m2",
+        action="extend",
         nargs="+",
         default=None,
         help="compared mechanism(s) M' (names or 'name:key=value' specs); one panel each",

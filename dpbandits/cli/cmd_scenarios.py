@@ -36,8 +36,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument(
         "-s",
         "--scenario",
+        action="extend",  # `--scenario 1 --scenario 2` and `--scenario 1 2` both mean both
         nargs="+",
-        default=["fig1"],
+        default=None,
         metavar="S",
         help="paper scenario 1-8, 'corr:t=<t>', '<1|2|3>:p=<proportion>', or a figure group "
         "fig1 (1-3), fig5 (4-6), fig6 (correlation family), fig7 (7-8), fig13 (proportion "
@@ -45,6 +46,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     p.add_argument(
         "--selectors",
+        action="extend",
         nargs="+",
         default=None,
         metavar="SEL",
@@ -110,7 +112,7 @@ def run(args: argparse.Namespace) -> int:
 
     # Resolve everything before any long computation, so that typos fail at once.
     groups: list[tuple[str, list[Any]]] = []
-    for spec in args.scenario:
+    for spec in args.scenario or ["fig1"]:
         key = spec.strip().lower()
         if key == "fig13":
             groups.append(("fig13", [1, 2, 3]))

@@ -133,3 +133,14 @@ def test_plot_functions_return_figures():
     assert isinstance(plot_hg([m, m, m], ncols=2), Figure)
     with pytest.raises(ValueError, match="empty"):
         plot_evaluations([])
+
+
+def test_repeated_scenario_flags_accumulate(tmp_path):
+    from dpbandits.cli import build_parser
+
+    parser = build_parser()
+    args = parser.parse_args(["scenarios", "--scenario", "1", "--scenario", "2", "3"])
+    assert args.scenario == ["1", "2", "3"]
+    args = parser.parse_args(["scenarios", "--selectors", "rnm", "--selectors", "gem"])
+    assert args.selectors == ["rnm", "gem"]
+    assert parser.parse_args(["scenarios"]).scenario is None  # run() falls back to fig1
