@@ -302,3 +302,23 @@ def test_any_discrete_gymnasium_env_runs_without_regret():
     # deterministic rewards: UCB1 plays arm 1 except for rare exploration of arm 0
     assert np.all(d["total_reward"] == d["action_counts"][:, 1])
     assert np.all(d["action_counts"][:, 1] > 40)
+
+
+def test_any_executor_gives_the_same_results():
+    from concurrent.futures import ThreadPoolExecutor
+
+    with ThreadPoolExecutor(max_workers=2) as ex:
+        assert small_run().equals(small_run(executor=ex))
+    with pytest.raises(TypeError, match="executor must be a concurrent.futures.Executor"):
+        small_run(executor="dask")
+
+
+def test_dask_cluster_gives_the_same_results():
+    distributed = pytest.importorskip("distributed")
+    with (
+        distributed.LocalCluster(
+            n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None
+        ) as cluster,
+        distributed.Client(cluster) as client,
+    ):
+        assert small_run().equals(small_run(executor=client.get_executor()))
