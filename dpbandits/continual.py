@@ -59,24 +59,15 @@ _MAX_LEVELS = 63
 # --------------------------------------------------------------------------------------------
 
 
-def _check_epsilon(epsilon: Any, name: str = "epsilon") -> float:
+def _check_positive(value: Any, name: str = "epsilon") -> float:
+    """A finite real number > 0 (privacy parameters, sensitivities)."""
     try:
-        eps = float(epsilon)
+        x = float(value)
     except (TypeError, ValueError):
-        raise TypeError(f"{name} must be a real number, got {epsilon!r}") from None
-    if not math.isfinite(eps) or eps <= 0:
-        raise ValueError(f"{name} must be finite and > 0, got {epsilon!r}")
-    return eps
-
-
-def _check_sensitivity(sensitivity: Any) -> float:
-    try:
-        b = float(sensitivity)
-    except (TypeError, ValueError):
-        raise TypeError(f"sensitivity must be a real number, got {sensitivity!r}") from None
-    if not math.isfinite(b) or b <= 0:
-        raise ValueError(f"sensitivity must be finite and > 0, got {sensitivity!r}")
-    return b
+        raise TypeError(f"{name} must be a real number, got {value!r}") from None
+    if not math.isfinite(x) or x <= 0:
+        raise ValueError(f"{name} must be finite and > 0, got {value!r}")
+    return x
 
 
 def _check_count(value: Any, name: str) -> int:
@@ -267,8 +258,8 @@ def hybrid_noise(
     Returns an array of shape ``(*size, n_max)``; entry ``[..., n - 1]`` is ``Z_n``.
     """
     n_max = _check_count(n_max, "n_max")
-    eps = _check_epsilon(epsilon)
-    b = _check_sensitivity(sensitivity)
+    eps = _check_positive(epsilon)
+    b = _check_positive(sensitivity, "sensitivity")
     shape = _check_size(size)
     gen = np.random.default_rng(rng)
     table, _ = _hybrid_table(math.prod(shape), n_max, eps, b, gen)
@@ -289,8 +280,8 @@ def binary_noise(
     :class:`BinaryMechanism`.  Returns shape ``(*size, T)``; entry ``[..., n - 1]`` is ``Z_n``.
     """
     horizon = _check_count(horizon, "horizon")
-    eps = _check_epsilon(epsilon)
-    b = _check_sensitivity(sensitivity)
+    eps = _check_positive(epsilon)
+    b = _check_positive(sensitivity, "sensitivity")
     shape = _check_size(size)
     gen = np.random.default_rng(rng)
     n_levels = horizon.bit_length()  # floor(log2 T) + 1
@@ -312,8 +303,8 @@ class _Streams:
     """Shared plumbing: a batch of independent streams of shape ``size`` with masked advance."""
 
     def __init__(self, epsilon: float, sensitivity: float, size: Any, rng: Any) -> None:
-        self.epsilon = _check_epsilon(epsilon)
-        self.sensitivity = _check_sensitivity(sensitivity)
+        self.epsilon = _check_positive(epsilon)
+        self.sensitivity = _check_positive(sensitivity, "sensitivity")
         self.size = _check_size(size)
         self._rng = np.random.default_rng(rng)
         s = math.prod(self.size)
@@ -709,7 +700,7 @@ class PrivateMeans:
     ) -> None:
         self.n_runs = _check_count(n_runs, "n_runs")
         self.n_arms = _check_count(n_arms, "n_arms")
-        self.epsilon = _check_epsilon(epsilon)
+        self.epsilon = _check_positive(epsilon)
         self.lo, self.hi = _check_bounds(lo, hi)
         self.n_max = None if n_max is None else _check_count(n_max, "n_max")
         self.clip_means = bool(clip_means)

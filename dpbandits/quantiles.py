@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from dpbandits.continual import _check_bounds, _check_count, _check_epsilon, _check_pulls
+from dpbandits.continual import _check_bounds, _check_count, _check_positive, _check_pulls
 
 __all__ = ["WindowedSensitivity", "dp_quantile", "dp_quantiles"]
 
@@ -118,17 +118,8 @@ def dp_quantile(
     Degenerate data (all equal, n = 1, even n = 0) are fine: the end points keep the total width
     ``hi - lo > 0``.  NaN in ``x`` raises ValueError (values outside ``[lo, hi]`` are clipped).
     """
-    qf = _check_level(q)
-    eps = _check_epsilon(epsilon)
-    lo_f, hi_f = _check_bounds(lo, hi)
-    xa = np.asarray(x, dtype=np.float64)
-    if xa.ndim == 0:
-        raise ValueError("x must have at least one axis (the data axis)")
-    if np.isnan(xa).any():
-        raise ValueError("x must not contain NaN")
-    gen = np.random.default_rng(rng)
-    util = _utility(xa.shape[-1], [qf], eps)
-    value = _exponential_quantile(_intervals(xa, lo_f, hi_f), util, gen)[0][..., 0]
+    qf = _check_level(q)  # checked here so that the error names ``q``, not ``qs``
+    value = dp_quantiles(x, [qf], epsilon, lo, hi, rng)[..., 0]  # one level: all of epsilon
     return float(value) if value.ndim == 0 else value
 
 
@@ -148,7 +139,7 @@ def dp_quantiles(
     levels = [_check_level(q, "qs") for q in np.atleast_1d(np.asarray(qs, dtype=np.float64))]
     if not levels:
         raise ValueError("qs must contain at least one quantile level")
-    eps = _check_epsilon(epsilon)
+    eps = _check_positive(epsilon)
     lo_f, hi_f = _check_bounds(lo, hi)
     xa = np.asarray(x, dtype=np.float64)
     if xa.ndim == 0:
@@ -190,7 +181,7 @@ class WindowedSensitivity:
     ) -> None:
         self.n_runs = _check_count(n_runs, "n_runs")
         self.n_arms = _check_count(n_arms, "n_arms")
-        self.epsilon = _check_epsilon(epsilon)
+        self.epsilon = _check_positive(epsilon)
         self.lo, self.hi = _check_bounds(lo, hi)
         self.window = _check_count(window, "window")
         lv = tuple(levels)
