@@ -25,6 +25,8 @@ from agents.private import PrivateAgent
 from agents.thompson import ThompsonSampling
 from agents.ucb import UCB
 
+__dpbandits_package__ = "agents"  # checked by dpbandits.sibling_packages
+
 __all__ = [
     "UCB",
     "Agent",

@@ -1,21 +1,33 @@
 """dpbandits: differentially private selection inside bandit learners.
 
-The core library. Submodules (one idea each):
+The core library. Submodules (one idea each; docs/architecture.md has the map):
 
 - :mod:`dpbandits.selectors` -- DP selectors (report noisy max, kRR, random stopping, GEM, ...)
 - :mod:`dpbandits.continual` -- private running sums by continual release (hybrid mechanism)
 - :mod:`dpbandits.quantiles` -- DP quantiles and windowed sensitivity estimates
 - :mod:`dpbandits.accounting` -- the privacy ledger of a private agent
-- :mod:`dpbandits.experiments` -- the batched regret engine and :class:`Results`
+- :mod:`dpbandits.engine` -- the batched regret engine (:func:`dpbandits.engine.run`)
+- :mod:`dpbandits.results` -- :class:`~dpbandits.results.Results` and summary tables
+- :mod:`dpbandits.presets` -- the paper's Fig. 9 configuration
+- :mod:`dpbandits.experiments` -- the experiment API in one place (run, Results, presets)
 - :mod:`dpbandits.scenarios` -- the paper's synthetic selection scenarios
 - :mod:`dpbandits.plotting` -- matplotlib figures
 - :mod:`dpbandits.cli` -- the ``dpbandits`` console script
 
-Environments live in the sibling package :mod:`envs`, agents in :mod:`agents`.
+Environments live in the sibling package :mod:`envs`, agents in :mod:`agents`. Importing
+``dpbandits`` checks that those two names are this project's packages (another distribution can
+install packages of the same names) and registers the ``dpbandits/<Name>-v0`` environment ids
+with Gymnasium.
 """
 
 from __future__ import annotations
 
+from dpbandits.registration import register_envs
+from dpbandits.sibling_packages import check_sibling_packages
+
 __version__ = "0.1.0"
 
 __all__ = ["__version__"]
+
+check_sibling_packages()
+register_envs()

@@ -253,7 +253,7 @@ def hybrid_noise(
     nu_{k,l,(m>>l)-1}`` with ``k = floor(log2 n)``, ``m = n - 2^k``, ``eta ~ Lap(2b/eps)``,
     ``nu_k ~ Lap(2kb/eps)``.  Vectorised: one broadcast add per tree level, epoch and
     cache-sized block of counts (see :func:`_dyadic_blocks`); ``size=(100, 2)``,
-    ``n_max=50_000`` takes a fraction of a second (``benchmarks/continual.py``).
+    ``n_max=50_000`` takes a fraction of a second (``benchmarks/bench_continual.py``).
 
     Returns an array of shape ``(*size, n_max)``; entry ``[..., n - 1]`` is ``Z_n``.
     """

@@ -12,8 +12,7 @@ reloading it) does not register anything twice.
 
 from __future__ import annotations
 
-import gymnasium
-
+from dpbandits.registration import ENV_IDS, register_envs
 from envs.base import BanditEnv, BanditVectorEnv
 from envs.core import Schedule, expected_clipped_normal
 from envs.drifting import (
@@ -24,6 +23,8 @@ from envs.drifting import (
 )
 from envs.piecewise import PiecewiseStationaryBandit, PiecewiseStationaryBanditVectorEnv
 from envs.two_armed_shift import TwoArmedShift, TwoArmedShiftVectorEnv
+
+__dpbandits_package__ = "envs"  # checked by dpbandits.sibling_packages
 
 __all__ = [
     "ENV_IDS",
@@ -41,35 +42,5 @@ __all__ = [
     "register_envs",
     "sinusoidal_drift",
 ]
-
-#: id -> (entry_point, vector_entry_point)
-ENV_IDS: dict[str, tuple[str, str]] = {
-    "dpbandits/TwoArmedShift-v0": (
-        "envs.two_armed_shift:TwoArmedShift",
-        "envs.two_armed_shift:TwoArmedShiftVectorEnv",
-    ),
-    "dpbandits/PiecewiseBandit-v0": (
-        "envs.piecewise:PiecewiseStationaryBandit",
-        "envs.piecewise:PiecewiseStationaryBanditVectorEnv",
-    ),
-    "dpbandits/DriftingBandit-v0": (
-        "envs.drifting:DriftingBandit",
-        "envs.drifting:DriftingBanditVectorEnv",
-    ),
-}
-
-
-def register_envs() -> None:
-    """Register every id of :data:`ENV_IDS` that is not registered yet (idempotent).
-
-    No ``max_episode_steps``: each environment truncates itself at its ``horizon`` argument, so
-    ``gymnasium.make(id, horizon=...)`` is the way to change the episode length.
-    """
-    for env_id, (entry_point, vector_entry_point) in ENV_IDS.items():
-        if env_id not in gymnasium.registry:
-            gymnasium.register(
-                id=env_id, entry_point=entry_point, vector_entry_point=vector_entry_point
-            )
-
 
 register_envs()

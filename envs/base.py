@@ -95,6 +95,28 @@ class _ScheduleMixin:
         """``regret[t, a] = max_b mu_b(t) - mu_a(t)``, read-only ``(horizon, K)``."""
         return self.schedule.regret
 
+    def quantile_range_table(
+        self, steps: npt.ArrayLike, levels: tuple[float, float] = (0.1, 0.9)
+    ) -> FloatArray:
+        """``Q(levels[1]) - Q(levels[0])`` of each arm's reward law at the 0-based ``steps``,
+        shape ``(len(steps), K)``: the true value the windowed sensitivities estimate (Fig. 9c/d).
+
+        Clipped Gaussian arms: ``Q(p) = clip(m + s Phi^-1(p), lo, hi)``; Bernoulli arms:
+        ``Q(p) = 1[p > 1 - m]``.
+        """
+        from scipy.special import ndtri
+
+        idx = np.asarray(steps, dtype=np.int64)
+        m = self.schedule.means[idx]
+        if self.arm == "gaussian":
+            s = np.asarray(self.sds_table())[idx]
+            q_lo = np.clip(m + s * ndtri(levels[0]), self.lo, self.hi)
+            q_hi = np.clip(m + s * ndtri(levels[1]), self.lo, self.hi)
+        else:
+            q_lo = (levels[0] > 1.0 - m).astype(float)
+            q_hi = (levels[1] > 1.0 - m).astype(float)
+        return np.asarray(q_hi - q_lo, dtype=np.float64)
+
     def means_table(self) -> FloatArray:
         """``m_a(t)`` at every step, read-only ``(horizon, K)``."""
         return self.schedule.means

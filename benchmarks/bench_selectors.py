@@ -1,6 +1,6 @@
 """Time per call of every selector on a batch of R rows, against a naive per-row loop.
 
-    python benchmarks/selectors.py [--rows 10000] [--naive-rows 2000] [--repeat 3]
+    python benchmarks/bench_selectors.py [--rows 10000] [--naive-rows 2000] [--repeat 3]
 
 For each selector and K in {2, 100} the script times ``sel.select(q, d, rng)`` on R rows (best
 of ``--repeat``) and a straightforward per-row implementation of the same mechanism (numpy on
@@ -18,25 +18,16 @@ speed-up column is always against the per-row loop.
 
 from __future__ import annotations
 
-import os
-import sys
+import argparse
+import math
+import time
+from collections.abc import Callable
 
-# This file is called ``selectors.py`` (as the issue asks), which would shadow the standard
-# library module ``selectors`` (imported by ``subprocess``, hence by scipy) when the script's
-# directory is first on sys.path. Drop that directory before importing anything else.
-_HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path[:] = [p for p in sys.path if os.path.abspath(p or os.curdir) != _HERE]
+import numpy as np
+from scipy.stats import spearmanr
 
-import argparse  # noqa: E402
-import math  # noqa: E402
-import time  # noqa: E402
-from collections.abc import Callable  # noqa: E402
-
-import numpy as np  # noqa: E402
-from scipy.stats import spearmanr  # noqa: E402
-
-from dpbandits import selectors  # noqa: E402
-from dpbandits.selectors.random_stopping import sample_tnb  # noqa: E402
+from dpbandits import selectors
+from dpbandits.selectors.random_stopping import sample_tnb
 
 EPS = 1.0
 

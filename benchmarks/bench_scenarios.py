@@ -6,26 +6,18 @@ measured by :func:`dpbandits.evaluation.evaluate`), the harness overhead and the
 for comparison in the same run, a naive per-trial loop (one ``select`` call per trial on a
 ``(K,)`` vector) on a subsample, extrapolated to 10_000 trials.
 
-    python benchmarks/scenarios.py [--trials 10000] [--naive-trials 200]
+    python benchmarks/bench_scenarios.py [--trials 10000] [--naive-trials 200]
 """
 
 from __future__ import annotations
 
-import os
-import sys
+import argparse
+import time
 
-# Running ``python benchmarks/scenarios.py`` puts benchmarks/ first on sys.path, where a file
-# named like a stdlib module (e.g. benchmarks/selectors.py) would shadow it; drop that entry.
-_HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path[:] = [p for p in sys.path if os.path.abspath(p or os.curdir) != _HERE]
+import numpy as np
 
-import argparse  # noqa: E402
-import time  # noqa: E402
-
-import numpy as np  # noqa: E402
-
-from dpbandits import scenarios, selectors  # noqa: E402
-from dpbandits.evaluation import evaluate  # noqa: E402
+from dpbandits import scenarios, selectors
+from dpbandits.evaluation import evaluate
 
 
 def main() -> None:

@@ -10,7 +10,7 @@ Prints, all measured in this run:
    mechanism, the binary mechanism with known T = 50_000, and naive fresh Laplace per release
    with eps/T (``Lap(T b / eps)``): Monte Carlo next to the closed forms.
 
-Usage: ``python benchmarks/continual.py [--quick]``.
+Usage: ``python benchmarks/bench_continual.py [--quick]``.
 """
 
 from __future__ import annotations

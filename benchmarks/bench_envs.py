@@ -9,28 +9,19 @@ Prints steps per second of
 - Gymnasium's generic ``SyncVectorEnv`` over R = 100 ``Env`` copies (``make_vec(...,
   vectorization_mode="sync")``), the peer the native VectorEnv replaces;
 
-and the ratios measured in this run. Usage: ``python benchmarks/envs.py [--steps N]``.
+and the ratios measured in this run. Usage: ``python benchmarks/bench_envs.py [--steps N]``.
 """
 
 from __future__ import annotations
 
 import argparse
-import importlib
-import sys
 import time
 from collections.abc import Callable
-from pathlib import Path
 
-# Run as ``python benchmarks/envs.py``, this directory is sys.path[0]: this file would shadow the
-# ``envs`` package and benchmarks/selectors.py the standard library's ``selectors`` (imported by
-# gymnasium through multiprocessing), so drop the directory before any other import.
-_HERE = Path(__file__).resolve().parent
-sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != _HERE]
+import gymnasium as gym
+import numpy as np
 
-import gymnasium as gym  # noqa: E402
-import numpy as np  # noqa: E402
-
-envs = importlib.import_module("envs")
+import envs
 
 ENV_ID = "dpbandits/TwoArmedShift-v0"
 

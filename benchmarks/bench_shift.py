@@ -11,30 +11,21 @@
    (single-core work; the engine's wall-clock speed-up is larger by the number of cores used).
 
 Targets: <= 30 s wall, <= 2 GB peak memory, >= 50x per agent-step.
-Run:  python benchmarks/shift.py [--runs 100] [--horizon 50000] [--loop-steps N]  (~1 min)
+Run:  python benchmarks/bench_shift.py [--runs 100] [--horizon 50000] [--loop-steps N]  (~1 min)
 The machine's load is printed: other processes on the same cores slow every number down.
 """
 
 from __future__ import annotations
 
-import sys
-from pathlib import Path
+import argparse
+import os
+import resource
+import time
 
-# Running a script puts its directory first on sys.path, and benchmarks/selectors.py would then
-# shadow the standard library's ``selectors`` module (imported by subprocess/multiprocessing).
-_HERE = Path(__file__).resolve().parent
-sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != _HERE]
+import gymnasium
+import numpy as np
 
-import argparse  # noqa: E402
-import os  # noqa: E402
-import resource  # noqa: E402
-import time  # noqa: E402
-
-import gymnasium  # noqa: E402
-import numpy as np  # noqa: E402
-
-import envs  # noqa: E402, F401
-from dpbandits.experiments import run, shift_agents, shift_env  # noqa: E402
+from dpbandits.experiments import run, shift_agents, shift_env
 
 
 def env_loop_seconds_per_step(

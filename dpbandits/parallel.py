@@ -1,0 +1,170 @@
+"""Running independent tasks in parallel: a local process pool or any ``concurrent.futures``
+executor (e.g. a Dask cluster's), with progress reports and a clean stop on Ctrl-C or SIGTERM.
+
+Results never depend on where a task runs: every task carries its own seeds. This module only
+decides *where* tasks run, and makes sure that when the caller is interrupted no worker process is
+left behind.
+"""
+
+from __future__ import annotations
+
+import concurrent.futures as cf
+import contextlib
+import queue as queue_mod
+import signal
+from collections.abc import Callable, Sequence
+from typing import Any, TypeVar
+
+__all__ = ["Terminated", "handle_termination", "report_progress", "run_tasks"]
+
+T = TypeVar("T")
+R = TypeVar("R")
+
+_progress_queue: Any = None  # set in worker processes by _init_worker
+
+
+class Terminated(BaseException):
+    """Raised in the main thread when the process receives SIGTERM (see
+    :func:`handle_termination`); a ``BaseException`` so that ``except Exception`` does not
+    swallow it and clean-up code runs as for ``KeyboardInterrupt``."""
+
+
+def _raise_terminated(signum: int, frame: Any) -> None:
+    raise Terminated(f"received signal {signum}")
+
+
+@contextlib.contextmanager
+def handle_termination() -> Any:
+    """Turn SIGTERM into :class:`Terminated` while the block runs (main thread only), so that a
+    terminated run stops its workers and cleans up like an interrupted one."""
+    try:
+        previous = signal.signal(signal.SIGTERM, _raise_terminated)
+    except ValueError:  # not the main thread: leave signals alone
+        yield
+        return
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
+def _init_worker(q: Any) -> None:
+    global _progress_queue
+    _progress_queue = q
+    # Ctrl-C in a terminal reaches the whole process group; the parent decides what to do and
+    # terminates the workers, which would otherwise each print a traceback.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
+def report_progress(n: int) -> None:
+    """Report ``n`` units of work done from a task in a pool worker (no-op elsewhere)."""
+    if _progress_queue is not None:
+        _progress_queue.put(n)
+
+
+def _terminate_pool(ex: cf.ProcessPoolExecutor) -> None:
+    """Stop every worker of ``ex`` now (running tasks included) and reap them."""
+    terminate = getattr(ex, "terminate_workers", None)  # Python >= 3.14
+    if callable(terminate):
+        terminate()
+        return
+    # Before 3.14 the executor offers no public way to stop a running task; its worker processes
+    # are in ``_processes``.
+    procs = list(getattr(ex, "_processes", {}).values())
+    for p in procs:
+        with contextlib.suppress(Exception):
+            p.terminate()
+    for p in procs:
+        with contextlib.suppress(Exception):
+            p.join(timeout=5)
+            if p.is_alive():
+                p.kill()
+    ex.shutdown(wait=False, cancel_futures=True)
+
+
+def run_tasks(
+    fn: Callable[[T], R],
+    tasks: Sequence[T],
+    *,
+    order: Sequence[int] | None = None,
+    n_jobs: int = 1,
+    executor: cf.Executor | None = None,
+    on_done: Callable[[int, R], None] | None = None,
+    progress: Callable[[int], None] | None = None,
+    serial_progress: bool = True,
+) -> dict[int, R]:
+    """``{i: fn(tasks[i])}``, computed in ``order`` (default: as given).
+
+    - ``executor`` given: every task is submitted to it (a Dask ``Client.get_executor()`` works).
+    - ``n_jobs == 1``: in this process, one after the other; ``fn`` is called as
+      ``fn(task, progress)`` when ``serial_progress`` and ``progress`` are set, so it can report
+      work as it goes.
+    - otherwise a local ``ProcessPoolExecutor`` with ``n_jobs`` workers; tasks report progress
+      with :func:`report_progress`, forwarded here to ``progress``.
+
+    ``on_done(i, result)`` is called in this process as each task finishes (e.g. to store it).
+    On any exception, ``KeyboardInterrupt`` or :class:`Terminated`, pending tasks are cancelled,
+    pool workers are terminated, and the exception propagates.
+    """
+    idx = list(range(len(tasks))) if order is None else list(order)
+    outputs: dict[int, R] = {}
+
+    def done(i: int, r: R) -> None:
+        outputs[i] = r
+        if on_done is not None:
+            on_done(i, r)
+
+    if executor is not None:
+        if not isinstance(executor, cf.Executor):
+            raise TypeError(
+                f"executor must be a concurrent.futures.Executor, got {type(executor).__name__}"
+            )
+        futures = {executor.submit(fn, tasks[i]): i for i in idx}
+        try:
+            for f in cf.as_completed(futures):
+                done(futures[f], f.result())  # re-raises a worker's error
+        except BaseException:
+            for f in futures:
+                f.cancel()
+            raise
+        return outputs
+
+    if n_jobs <= 1 or len(idx) <= 1:
+        for i in idx:
+            if serial_progress and progress is not None:
+                r = fn(tasks[i], progress)  # type: ignore[call-arg]
+            else:
+                r = fn(tasks[i])
+            done(i, r)
+        return outputs
+
+    import multiprocessing as mp
+
+    ctx = mp.get_context()
+    q = ctx.Queue() if progress is not None else None
+    ex = cf.ProcessPoolExecutor(
+        max_workers=min(n_jobs, len(idx)), mp_context=ctx, initializer=_init_worker, initargs=(q,)
+    )
+    try:
+        futures = {ex.submit(fn, tasks[i]): i for i in idx}
+        pending = set(futures)
+        while pending:
+            finished, pending = cf.wait(pending, timeout=0.25, return_when=cf.FIRST_COMPLETED)
+            if q is not None and progress is not None:
+                while True:
+                    try:
+                        progress(q.get_nowait())
+                    except queue_mod.Empty:
+                        break
+            for f in finished:
+                done(futures[f], f.result())  # re-raises a worker's error
+    except BaseException:
+        _terminate_pool(ex)
+        raise
+    else:
+        ex.shutdown(wait=True)
+    finally:
+        if q is not None:
+            q.close()
+            q.join_thread()
+    return outputs

@@ -1,0 +1,84 @@
+"""The paper's bandit-under-shift configuration (App. H, Fig. 9): the environment and the agents
+by their legend labels."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+__all__ = ["EXTRA_LABELS", "FIG9_LABELS", "SHIFT_ENV_ID", "shift_agents", "shift_env"]
+
+SHIFT_ENV_ID = "dpbandits/TwoArmedShift-v0"
+#: Legend labels of Fig. 9, in the paper's order.
+FIG9_LABELS = ("UCB", "TS", "kRR", "RNM", "RS", "GEM", "mGEM")
+#: Extra labels understood by :func:`shift_agents` (beyond the paper).
+EXTRA_LABELS = ("UCB1", "TS-Beta", "SW-UCB", "D-UCB", "Exp3", "cGEM", "PF", "RNM-Gumbel")
+
+
+def shift_env(t_shift: int = 30_000, horizon: int = 50_000) -> dict[str, Any]:
+    """Config of the paper's two-armed shift environment (SPEC §5/§6): use as ``run(env=...)``."""
+    return {"id": SHIFT_ENV_ID, "t_shift": t_shift, "horizon": horizon}
+
+
+def shift_agents(
+    labels: Sequence[str] | None = None,
+    *,
+    epsilon_means: float = 1.0,
+    epsilon_select: float = 1.0,
+    epsilon_quantiles: float = 1.0,
+    epsilon_krr: float = 4.0,
+    window: int = 200,
+    levels: tuple[float, float] = (0.1, 0.9),
+) -> dict[str, Any]:
+    """The agents of Fig. 9 (App. H, SPEC §6) by their legend labels.
+
+    ``UCB`` (ln T, alpha = sqrt 2), ``TS`` (Gaussian), and private agents with ``kRR``
+    (``eps_S = epsilon_krr = 4``), ``RNM``, ``RS`` (gamma 0.05), ``GEM`` and ``mGEM``
+    (beta 0.05); all private agents use ``eps_M``, ``eps_p``, ``w = 200`` and the 0.1/0.9
+    quantiles. Labels are matched case-insensitively; :data:`EXTRA_LABELS` adds UCB1, Beta TS,
+    SW-UCB, D-UCB, Exp3, combined GEM (cGEM), permute-and-flip (PF) and Gumbel RNM, and
+    ``private:<selector>`` builds a private agent on any registered selector.
+    """
+    import agents as agents_pkg
+
+    chosen = list(FIG9_LABELS) if labels is None else list(labels)
+    if not chosen:
+        raise ValueError("labels must name at least one agent")
+
+    def private(selector: str, eps_s: float = epsilon_select, **params: Any) -> Any:
+        return agents_pkg.PrivateAgent(
+            selector, epsilon_select=eps_s, epsilon_means=epsilon_means,
+            epsilon_quantiles=epsilon_quantiles, window=window, levels=levels, **params,
+        )  # fmt: skip
+
+    builders: dict[str, Callable[[], Any]] = {
+        "ucb": lambda: agents_pkg.UCB(),
+        "ts": lambda: agents_pkg.ThompsonSampling(),
+        "krr": lambda: private("krr", epsilon_krr),
+        "rnm": lambda: private("rnm"),
+        "rs": lambda: private("rs", gamma=0.05),
+        "gem": lambda: private("gem", beta=0.05),
+        "mgem": lambda: private("mgem", beta=0.05),
+        "ucb1": lambda: agents_pkg.UCB(log="t"),
+        "ts-beta": lambda: agents_pkg.ThompsonSampling(model="bernoulli"),
+        "sw-ucb": lambda: agents_pkg.SlidingWindowUCB(),
+        "d-ucb": lambda: agents_pkg.DiscountedUCB(),
+        "exp3": lambda: agents_pkg.Exp3(),
+        "cgem": lambda: private("combined_gem", beta=0.05),
+        "pf": lambda: private("permute_and_flip"),
+        "rnm-gumbel": lambda: private("rnm", noise="gumbel"),
+    }
+    out: dict[str, Any] = {}
+    for label in chosen:
+        key = label.strip().lower()
+        if key.startswith("private:"):
+            out[label.strip()] = private(label.strip().split(":", 1)[1])
+        elif key in builders:
+            out[label.strip()] = builders[key]()
+        else:
+            known = ", ".join(FIG9_LABELS + EXTRA_LABELS)
+            raise ValueError(
+                f"unknown agent label {label!r}; known labels: {known}, or private:<selector>"
+            )
+    return out
+

@@ -1,0 +1,43 @@
+"""The Gymnasium ids of the project's environments, and their registration.
+
+``import dpbandits`` (and ``import envs``) registers every id below, so that
+``gymnasium.make("dpbandits/TwoArmedShift-v0")`` works. The entry points are strings, so
+registering imports nothing from ``envs``: Gymnasium imports the environment module on the first
+``make``. In a fresh interpreter that has imported neither package,
+``gymnasium.make("envs:dpbandits/TwoArmedShift-v0")`` imports ``envs`` first and works too.
+"""
+
+from __future__ import annotations
+
+__all__ = ["ENV_IDS", "register_envs"]
+
+#: id -> (entry_point, vector_entry_point)
+ENV_IDS: dict[str, tuple[str, str]] = {
+    "dpbandits/TwoArmedShift-v0": (
+        "envs.two_armed_shift:TwoArmedShift",
+        "envs.two_armed_shift:TwoArmedShiftVectorEnv",
+    ),
+    "dpbandits/PiecewiseBandit-v0": (
+        "envs.piecewise:PiecewiseStationaryBandit",
+        "envs.piecewise:PiecewiseStationaryBanditVectorEnv",
+    ),
+    "dpbandits/DriftingBandit-v0": (
+        "envs.drifting:DriftingBandit",
+        "envs.drifting:DriftingBanditVectorEnv",
+    ),
+}
+
+
+def register_envs() -> None:
+    """Register every id of :data:`ENV_IDS` that is not registered yet (idempotent).
+
+    No ``max_episode_steps``: each environment truncates itself at its ``horizon`` argument, so
+    ``gymnasium.make(id, horizon=...)`` is the way to change the episode length.
+    """
+    import gymnasium
+
+    for env_id, (entry_point, vector_entry_point) in ENV_IDS.items():
+        if env_id not in gymnasium.registry:
+            gymnasium.register(
+                id=env_id, entry_point=entry_point, vector_entry_point=vector_entry_point
+            )
