@@ -179,14 +179,14 @@ class PrivateAgent(Agent):
         self._select = self._selector.select
         # Fast path: the built-in estimators always give finite q and finite d > 0 of shape
         # (R, K), which is exactly what Selector.select validates on every call. For a
-        # dpbandits Selector we then call its validated-input entry point ``_select`` directly;
+        # dpbandits Selector we then call its validated-input entry point ``select_batch`` directly;
         # this halves the per-step cost (validation is ~10 numpy calls). Custom estimators and
         # duck-typed selectors always go through the validating ``select``.
         from dpbandits.selectors import Selector
 
         self._fast = (
             isinstance(self._selector, Selector)
-            and callable(getattr(self._selector, "_select", None))
+            and callable(getattr(self._selector, "select_batch", None))
             and self.means is None
             and (self.sensitivity is None or not self._uses_d)
             and r > 0
@@ -199,7 +199,7 @@ class PrivateAgent(Agent):
         q = self._means.means()
         if self._fast:
             d = self._sens.values if self._uses_d else self._ones
-            out = self._selector._select(q, d, self._rng_select)
+            out = self._selector.select_batch(q, d, self._rng_select)
             return out if out.dtype == np.int64 else out.astype(np.int64)
         d = self._sens.values if self._uses_d else None
         return self._select(q, d, rng=self._rng_select)

@@ -26,7 +26,7 @@ class NoisyTop(selectors.Selector):
     guarantee = "none (heuristic)"
     uses_sensitivities = True
 
-    def _select(self, q, d, rng):
+    def select_batch(self, q, d, rng):
         # q, d: validated (R, K) arrays; one draw per row, no loop over rows.
         return np.argmax(q + rng.laplace(scale=2.0 * d / self.epsilon), axis=1)
 

@@ -35,7 +35,7 @@ class MyUniform(selectors.Selector):
     guarantee = "0-DP"
     uses_sensitivities = False
 
-    def _select(self, q, d, rng):
+    def select_batch(self, q, d, rng):
         return rng.integers(q.shape[-1], size=q.shape[:-1])
 
 

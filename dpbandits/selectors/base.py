@@ -12,8 +12,11 @@ derives from :class:`Selector`, which
   validated, and shown by ``repr``; :meth:`Selector.get_params` and :meth:`Selector.with_epsilon`
   rebuild a selector from them.
 
-Subclasses implement :meth:`Selector._select` on a validated 2-D batch ``q`` of shape ``(R, K)``
-with ``d`` of the same shape (``K >= 2``).
+The public hook a selector author implements is :meth:`Selector.select_batch`: it receives a
+validated 2-D batch ``q`` of shape ``(R, K)`` with ``d`` of the same shape (``K >= 2``, finite
+scores, positive finite sensitivities) and a ``numpy.random.Generator``, and returns ``R``
+indices. :meth:`Selector.select` validates any input and calls it; callers that already hold
+valid inputs (the private agent) may call it directly. docs/selectors.md is the guide.
 """
 
 from __future__ import annotations
@@ -243,14 +246,19 @@ class Selector:
         k = q2.shape[1]
         if k == 1 or q2.shape[0] == 0:
             return np.zeros(batch_shape, dtype=np.int64)
-        out = self._select(q2, d2, gen)
+        out = self.select_batch(q2, d2, gen)
         return np.asarray(out, dtype=np.int64).reshape(batch_shape)
 
     def __call__(self, q: ArrayLike, d: ArrayLike | None = None, rng: RNGLike = None) -> IntArray:
         return self.select(q, d, rng)
 
-    def _select(self, q: FloatArray, d: FloatArray, rng: np.random.Generator) -> IntArray:
-        """Select on a validated batch ``q``, ``d`` of shape ``(R, K)``, ``K >= 2``."""
+    def select_batch(self, q: FloatArray, d: FloatArray, rng: np.random.Generator) -> IntArray:
+        """The selection itself, on a validated batch: the hook every selector implements.
+
+        ``q`` and ``d`` are float64 arrays of shape ``(R, K)`` with ``K >= 2``, finite scores and
+        finite positive sensitivities; ``rng`` is the only source of randomness. Returns ``R``
+        indices in ``0..K-1`` (one independent draw per row).
+        """
         raise NotImplementedError
 
 
@@ -294,7 +302,7 @@ class FunctionSelector(Selector):
             f"private={self.private!r}, guarantee={self.guarantee!r})"
         )
 
-    def _select(self, q: FloatArray, d: FloatArray, rng: np.random.Generator) -> IntArray:
+    def select_batch(self, q: FloatArray, d: FloatArray, rng: np.random.Generator) -> IntArray:
         out = np.asarray(self.fn(q, d, self.epsilon, rng))
         r, k = q.shape
         if out.size != r or not np.issubdtype(out.dtype, np.integer):

@@ -311,7 +311,7 @@ class GEM(Selector):
         """The normalised scores ``q'`` (eq. (6)) for a validated ``(R, K)`` batch."""
         return gem_scores(q, d, self.t(q.shape[1]))
 
-    def _select(self, q: FloatArray, d: FloatArray, rng: np.random.Generator) -> IntArray:
+    def select_batch(self, q: FloatArray, d: FloatArray, rng: np.random.Generator) -> IntArray:
         return gem_select(q, d, self.t(q.shape[1]), self.epsilon, self.noise, rng)
 
 
@@ -360,7 +360,7 @@ class CombinedGEM(Selector):
         """Budget of the GEM / mGEM selection, ``eps - eps_c``."""
         return self.epsilon - self.epsilon_c
 
-    def _select(self, q: FloatArray, d: FloatArray, rng: np.random.Generator) -> IntArray:
+    def select_batch(self, q: FloatArray, d: FloatArray, rng: np.random.Generator) -> IntArray:
         r = q.shape[0]
         rho = spearman_validated(q, d)  # q, d are validated by select
         bit = ~(rho < 0)  # NaN counts as 0 -> bit 1

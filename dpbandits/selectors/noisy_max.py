@@ -180,7 +180,7 @@ class RNM(Selector):
             raise ValueError(f"noise must be one of {NOISES}, got {noise!r}")
         self.noise = noise
 
-    def _select(self, q: FloatArray, d: FloatArray, rng: np.random.Generator) -> IntArray:
+    def select_batch(self, q: FloatArray, d: FloatArray, rng: np.random.Generator) -> IntArray:
         with np.errstate(over="ignore", divide="ignore"):
             lam = self.epsilon / (2.0 * row_max(d))  # 1 / (2D/eps)
         return blocked_gaps_argmax(q, lam, functools.partial(_add_noise_argmax, self.noise, rng))
@@ -217,7 +217,7 @@ class PermuteAndFlip(Selector):
     def __init__(self, epsilon: float = 1.0) -> None:
         super().__init__(epsilon)
 
-    def _select(self, q: FloatArray, d: FloatArray, rng: np.random.Generator) -> IntArray:
+    def select_batch(self, q: FloatArray, d: FloatArray, rng: np.random.Generator) -> IntArray:
         with np.errstate(over="ignore", divide="ignore"):
             lam = self.epsilon / (2.0 * row_max(d))  # u: log acceptance probs
 
@@ -252,7 +252,7 @@ class RNMH(Selector):
     def __init__(self, epsilon: float = 1.0) -> None:
         super().__init__(epsilon)
 
-    def _select(self, q: FloatArray, d: FloatArray, rng: np.random.Generator) -> IntArray:
+    def select_batch(self, q: FloatArray, d: FloatArray, rng: np.random.Generator) -> IntArray:
         # 2 d / eps is increasing in d: it overflows somewhere iff it does at max d.
         if not math.isfinite(2.0 * float(d.max()) / self.epsilon):
             raise ValueError("2 * d / epsilon overflows; rescale q and d")

@@ -230,7 +230,7 @@ class RSTNB(Selector):
         self.gamma = check_probability(gamma, "gamma")
         self.eta = _check_eta(eta)
 
-    def _select(self, q: FloatArray, d: FloatArray, rng: np.random.Generator) -> IntArray:
+    def select_batch(self, q: FloatArray, d: FloatArray, rng: np.random.Generator) -> IntArray:
         return _rs_select(q, d, self.epsilon, self.gamma, self.eta, rng)
 
 
@@ -248,7 +248,7 @@ class RS(Selector):
         super().__init__(epsilon)
         self.gamma = check_probability(gamma, "gamma")
 
-    def _select(self, q: FloatArray, d: FloatArray, rng: np.random.Generator) -> IntArray:
+    def select_batch(self, q: FloatArray, d: FloatArray, rng: np.random.Generator) -> IntArray:
         return _rs_select(q, d, self.epsilon, self.gamma, 1.0, rng)
 
 

@@ -46,7 +46,7 @@ class Uniform(Selector):
     def __init__(self, epsilon: float = 1.0) -> None:
         super().__init__(epsilon)
 
-    def _select(self, q: FloatArray, d: FloatArray, rng: np.random.Generator) -> IntArray:
+    def select_batch(self, q: FloatArray, d: FloatArray, rng: np.random.Generator) -> IntArray:
         return np.asarray(rng.integers(0, q.shape[1], size=q.shape[0], dtype=np.int64))
 
 
@@ -65,7 +65,7 @@ class Greedy(Selector):
     def __init__(self, epsilon: float = 1.0) -> None:
         super().__init__(epsilon)
 
-    def _select(self, q: FloatArray, d: FloatArray, rng: np.random.Generator) -> IntArray:
+    def select_batch(self, q: FloatArray, d: FloatArray, rng: np.random.Generator) -> IntArray:
         return argmax_random_ties(q, rng)
 
 
@@ -85,7 +85,7 @@ class KRR(Selector):
     def __init__(self, epsilon: float = 1.0) -> None:
         super().__init__(epsilon)
 
-    def _select(self, q: FloatArray, d: FloatArray, rng: np.random.Generator) -> IntArray:
+    def select_batch(self, q: FloatArray, d: FloatArray, rng: np.random.Generator) -> IntArray:
         r, k = q.shape
         best = argmax_random_ties(q, rng)
         # e^eps/(e^eps+K-1) written as 1/(1+(K-1)e^-eps): no overflow for large eps.

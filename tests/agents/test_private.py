@@ -148,7 +148,7 @@ def test_plugin_selector_registered_by_name_runs_in_private_agent():
         name = "always_last_test"
         uses_sensitivities = False
 
-        def _select(self, q, d, rng):
+        def select_batch(self, q, d, rng):
             return np.full(q.shape[0], q.shape[1] - 1, dtype=np.int64)
 
     selectors.register("always_last_test", AlwaysLast)
@@ -188,7 +188,7 @@ def test_bad_epsilon_select_raises_at_construction():
 
 @pytest.mark.parametrize("selector", ["krr", "rnm", "rs", "gem", "mgem", "combined_gem"])
 def test_fast_path_takes_the_same_actions_as_the_validating_select(selector):
-    """PrivateAgent calls Selector._select on its (always valid) inputs; same draws as select()."""
+    """PrivateAgent calls Selector.select_batch on its (always valid) inputs; same draws as select()."""
     agent = PrivateAgent(selector)
     agent.reset(500, 3, horizon=100, rng=3)
     assert agent._fast

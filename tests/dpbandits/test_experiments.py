@@ -245,7 +245,7 @@ class PickLast(selectors.Selector):
     name = "pick_last_cli_test"
     uses_sensitivities = False
 
-    def _select(self, q, d, rng):
+    def select_batch(self, q, d, rng):
         return np.full(q.shape[0], q.shape[1] - 1, dtype=np.int64)
 
 

@@ -192,7 +192,7 @@ def test_register_selector_subclass():
         private = False
         guarantee = "not private"
 
-        def _select(self, q, d, rng):
+        def select_batch(self, q, d, rng):
             return np.argmin(q, axis=1)
 
     selectors.register("lowest", Lowest)
@@ -232,7 +232,7 @@ def test_entry_point_plugin(tmp_path, monkeypatch):
                     super().__init__(epsilon)
                     self.offset = offset
 
-                def _select(self, q, d, rng):
+                def select_batch(self, q, d, rng):
                     return np.full(q.shape[0], q.shape[1] - 1 - self.offset)
             """
         )
