@@ -188,7 +188,7 @@ def test_bad_epsilon_select_raises_at_construction():
 
 @pytest.mark.parametrize("selector", ["krr", "rnm", "rs", "gem", "mgem", "combined_gem"])
 def test_fast_path_takes_the_same_actions_as_the_validating_select(selector):
-    """PrivateAgent calls Selector.select_batch on its (always valid) inputs; same draws as select()."""
+    """PrivateAgent calls select_batch on its (always valid) inputs; same draws as select()."""
     agent = PrivateAgent(selector)
     agent.reset(500, 3, horizon=100, rng=3)
     assert agent._fast
