@@ -28,32 +28,14 @@ batched bookkeeping of pull counts and reward sums that most agents need.
 from __future__ import annotations
 
 import inspect
-import math
 from typing import Any
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-__all__ = ["Agent", "ArmStatistics", "check_positive_int"]
+from dpbandits.checks import positive_int
 
-
-def check_positive_int(value: Any, name: str) -> int:
-    """``value`` as an int if it is an integer >= 1; else raise, naming ``name``."""
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
-        raise TypeError(f"{name} must be an int, got {type(value).__name__}")
-    if value < 1:
-        raise ValueError(f"{name} must be >= 1, got {value}")
-    return int(value)
-
-
-def check_finite_positive(value: Any, name: str) -> float:
-    """Return ``value`` as a float if it is finite and > 0."""
-    if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)):
-        raise TypeError(f"{name} must be a number, got {type(value).__name__}")
-    x = float(value)
-    if not math.isfinite(x) or x <= 0:
-        raise ValueError(f"{name} must be finite and > 0, got {value}")
-    return x
+__all__ = ["Agent", "ArmStatistics"]
 
 
 class ArmStatistics:
@@ -115,9 +97,9 @@ class Agent:
         rng: np.random.Generator | int | None = None,
     ) -> None:
         """Start ``n_runs`` fresh replications of a ``n_arms``-armed bandit."""
-        self.n_runs = check_positive_int(n_runs, "n_runs")
-        self.n_arms = check_positive_int(n_arms, "n_arms")
-        self.horizon = None if horizon is None else check_positive_int(horizon, "horizon")
+        self.n_runs = positive_int(n_runs, "n_runs")
+        self.n_arms = positive_int(n_arms, "n_arms")
+        self.horizon = None if horizon is None else positive_int(horizon, "horizon")
         self.rng = np.random.default_rng(rng)
         self.t = 0
         self._initial = [np.full(self.n_runs, a, dtype=np.int64) for a in range(self.n_arms)]

@@ -12,7 +12,8 @@ import math
 import numpy as np
 from numpy.typing import NDArray
 
-from agents.base import Agent, ArmStatistics, check_finite_positive, check_positive_int
+from agents.base import Agent, ArmStatistics
+from dpbandits.checks import positive_int, positive_number
 
 __all__ = ["DiscountedUCB", "SlidingWindowUCB"]
 
@@ -41,9 +42,9 @@ class SlidingWindowUCB(Agent):
         self.bound = bound
 
     def setup(self) -> None:
-        self._tau = check_positive_int(self.window, "window")
-        self._xi = check_finite_positive(self.xi, "xi")
-        self._bound = check_finite_positive(self.bound, "bound")
+        self._tau = positive_int(self.window, "window")
+        self._xi = positive_number(self.xi, "xi")
+        self._bound = positive_number(self.bound, "bound")
         self.stats = ArmStatistics(self.n_runs, self.n_arms)
         self._buf_idx = np.zeros((self._tau, self.n_runs), dtype=np.int64)
         self._buf_rew = np.zeros((self._tau, self.n_runs))
@@ -104,8 +105,8 @@ class DiscountedUCB(Agent):
         if not (0.0 < g < 1.0):
             raise ValueError(f"gamma must be in (0, 1), got {self.gamma}")
         self._gamma = g
-        self._xi = check_finite_positive(self.xi, "xi")
-        self._bound = check_finite_positive(self.bound, "bound")
+        self._xi = positive_number(self.xi, "xi")
+        self._bound = positive_number(self.bound, "bound")
         self.stats = ArmStatistics(self.n_runs, self.n_arms)
         self._gamma_t = 1.0  # gamma ** t, kept as a running product
 

@@ -24,7 +24,8 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from agents.base import Agent, check_finite_positive, check_positive_int
+from agents.base import Agent
+from dpbandits.checks import positive_int, positive_number
 
 __all__ = ["PrivateAgent"]
 
@@ -127,9 +128,9 @@ class PrivateAgent(Agent):
         if not (float(lo) < float(hi)):
             raise ValueError(f"lo must be < hi, got lo={lo}, hi={hi}")
         # Fail at construction, not inside a worker process halfway through a run.
-        check_finite_positive(epsilon_means, "epsilon_means")
-        check_finite_positive(epsilon_quantiles, "epsilon_quantiles")
-        check_positive_int(window, "window")
+        positive_number(epsilon_means, "epsilon_means")
+        positive_number(epsilon_quantiles, "epsilon_quantiles")
+        positive_int(window, "window")
 
     @property
     def selector_(self) -> Any:
@@ -152,9 +153,9 @@ class PrivateAgent(Agent):
         from dpbandits.continual import PrivateMeans
         from dpbandits.quantiles import WindowedSensitivity
 
-        eps_m = check_finite_positive(self.epsilon_means, "epsilon_means")
-        eps_p = check_finite_positive(self.epsilon_quantiles, "epsilon_quantiles")
-        window = check_positive_int(self.window, "window")
+        eps_m = positive_number(self.epsilon_means, "epsilon_means")
+        eps_p = positive_number(self.epsilon_quantiles, "epsilon_quantiles")
+        window = positive_int(self.window, "window")
         # Independent streams for the three mechanisms (Generator.spawn needs numpy >= 1.25).
         rng_means, rng_quantiles, self._rng_select = self.rng.spawn(3)
         r, k = self.n_runs, self.n_arms

@@ -7,7 +7,8 @@ import math
 import numpy as np
 from numpy.typing import NDArray
 
-from agents.base import Agent, ArmStatistics, check_finite_positive
+from agents.base import Agent, ArmStatistics
+from dpbandits.checks import positive_number
 
 __all__ = ["UCB"]
 
@@ -35,7 +36,7 @@ class UCB(Agent):
         self.log = log
 
     def setup(self) -> None:
-        self._alpha = check_finite_positive(self.alpha, "alpha")
+        self._alpha = positive_number(self.alpha, "alpha")
         if self.log not in ("T", "t"):
             raise ValueError(f"log must be 'T' (ln horizon) or 't' (ln t, UCB1), got {self.log!r}")
         if self.log == "T":

@@ -42,6 +42,13 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from dpbandits import checks
+from dpbandits.checks import positive_int, positive_number
+
+#: Largest epoch index k of the hybrid mechanism for int64 counts (n < 2^63); its binary part
+#: draws node noise of scale 2 k b / eps, which :func:`dpbandits.checks.noise_scale` bounds.
+_MAX_EPOCH = 63
+
 __all__ = [
     "BinaryMechanism",
     "HybridMechanism",
@@ -52,81 +59,6 @@ __all__ = [
 
 # Largest number of tree levels we ever need: counts are int64, so m < 2^63.
 _MAX_LEVELS = 63
-
-
-# --------------------------------------------------------------------------------------------
-# validation helpers
-# --------------------------------------------------------------------------------------------
-
-
-def _check_positive(value: Any, name: str = "epsilon") -> float:
-    """A finite real number > 0 (privacy parameters, sensitivities)."""
-    try:
-        x = float(value)
-    except (TypeError, ValueError):
-        raise TypeError(f"{name} must be a real number, got {value!r}") from None
-    if not math.isfinite(x) or x <= 0:
-        raise ValueError(f"{name} must be finite and > 0, got {value!r}")
-    return x
-
-
-def _check_count(value: Any, name: str) -> int:
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
-        raise TypeError(f"{name} must be an integer, got {value!r}")
-    if value <= 0:
-        raise ValueError(f"{name} must be >= 1, got {value!r}")
-    return int(value)
-
-
-def _check_size(size: Any) -> tuple[int, ...]:
-    if isinstance(size, (int, np.integer)) and not isinstance(size, bool):
-        size = (int(size),)
-    try:
-        shape = tuple(int(s) for s in size)
-    except TypeError:
-        raise TypeError(f"size must be an int or a tuple of ints, got {size!r}") from None
-    if any(s < 0 for s in shape):
-        raise ValueError(f"size must have non-negative entries, got {size!r}")
-    return shape
-
-
-def _check_pulls(
-    actions: ArrayLike, rewards: ArrayLike, n_runs: int, n_arms: int, lo: float, hi: float
-) -> tuple[NDArray[np.int64], NDArray[np.float64]]:
-    """Validate one step of a bandit (one pull per replication); return actions and the rewards
-    clipped to ``[lo, hi]``. Shared by the per-step hot paths of :class:`PrivateMeans` and
-    :class:`dpbandits.quantiles.WindowedSensitivity`, so it uses as few numpy calls as it can."""
-    a = np.asarray(actions)
-    r = np.asarray(rewards, dtype=np.float64)
-    if a.shape != (n_runs,) or r.shape != (n_runs,):
-        raise ValueError(
-            f"actions and rewards must have shape ({n_runs},), got {a.shape} and {r.shape}"
-        )
-    if a.dtype != np.int64:
-        if a.dtype.kind not in "iu":
-            raise TypeError(f"actions must be integers, got dtype {a.dtype}")
-        a = a.astype(np.int64)
-    # one reduction checks both ends: negative actions become huge as unsigned
-    if np.maximum.reduce(a.view(np.uint64)) >= n_arms:
-        raise ValueError(f"actions must be in [0, {n_arms - 1}], got {a}")
-    x = np.minimum(np.maximum(r, lo), hi)  # clip to [lo, hi]; NaN stays NaN
-    if math.isnan(np.add.reduce(x)):
-        raise ValueError(f"rewards must not be NaN, got {r}")
-    return a, x
-
-
-def _check_bounds(lo: Any, hi: Any) -> tuple[float, float]:
-    try:
-        lo_f, hi_f = float(lo), float(hi)
-    except (TypeError, ValueError):
-        raise TypeError(f"lo and hi must be real numbers, got lo={lo!r}, hi={hi!r}") from None
-    if not (math.isfinite(lo_f) and math.isfinite(hi_f)):
-        raise ValueError(f"lo and hi must be finite, got lo={lo!r}, hi={hi!r}")
-    if not lo_f < hi_f:
-        raise ValueError(f"lo must be < hi, got lo={lo!r}, hi={hi!r}")
-    if not math.isfinite(hi_f - lo_f):
-        raise ValueError(f"hi - lo must be finite, got lo={lo!r}, hi={hi!r}")
-    return lo_f, hi_f
 
 
 def _floor_log2(n: NDArray[np.int64]) -> NDArray[np.int64]:
@@ -257,10 +189,11 @@ def hybrid_noise(
 
     Returns an array of shape ``(*size, n_max)``; entry ``[..., n - 1]`` is ``Z_n``.
     """
-    n_max = _check_count(n_max, "n_max")
-    eps = _check_positive(epsilon)
-    b = _check_positive(sensitivity, "sensitivity")
-    shape = _check_size(size)
+    n_max = positive_int(n_max, "n_max")
+    eps = positive_number(epsilon, "epsilon")
+    b = positive_number(sensitivity, "sensitivity")
+    checks.noise_scale(2 * _MAX_EPOCH * b, eps, "the hybrid mechanism")
+    shape = checks.size(size)
     gen = np.random.default_rng(rng)
     table, _ = _hybrid_table(math.prod(shape), n_max, eps, b, gen)
     return table.reshape(shape + (n_max,))
@@ -279,12 +212,13 @@ def binary_noise(
     node noises over the set bits of ``n``.  Same joint distribution as
     :class:`BinaryMechanism`.  Returns shape ``(*size, T)``; entry ``[..., n - 1]`` is ``Z_n``.
     """
-    horizon = _check_count(horizon, "horizon")
-    eps = _check_positive(epsilon)
-    b = _check_positive(sensitivity, "sensitivity")
-    shape = _check_size(size)
+    horizon = positive_int(horizon, "horizon")
+    eps = positive_number(epsilon, "epsilon")
+    b = positive_number(sensitivity, "sensitivity")
+    shape = checks.size(size)
     gen = np.random.default_rng(rng)
     n_levels = horizon.bit_length()  # floor(log2 T) + 1
+    checks.noise_scale(n_levels * b, eps, "the binary mechanism")
     s = math.prod(shape)
     out = np.empty((s, horizon))
     scale = n_levels * b / eps
@@ -303,9 +237,9 @@ class _Streams:
     """Shared plumbing: a batch of independent streams of shape ``size`` with masked advance."""
 
     def __init__(self, epsilon: float, sensitivity: float, size: Any, rng: Any) -> None:
-        self.epsilon = _check_positive(epsilon)
-        self.sensitivity = _check_positive(sensitivity, "sensitivity")
-        self.size = _check_size(size)
+        self.epsilon = positive_number(epsilon, "epsilon")
+        self.sensitivity = positive_number(sensitivity, "sensitivity")
+        self.size = checks.size(size)
         self._rng = np.random.default_rng(rng)
         s = math.prod(self.size)
         self._n = np.zeros(s, dtype=np.int64)
@@ -357,9 +291,10 @@ class BinaryMechanism(_Streams):
         size: int | tuple[int, ...] = (),
         rng: np.random.Generator | int | None = None,
     ) -> None:
-        self.horizon = _check_count(horizon, "horizon")
+        self.horizon = positive_int(horizon, "horizon")
         super().__init__(epsilon, sensitivity, size, rng)
         self.n_levels = self.horizon.bit_length()  # floor(log2 T) + 1
+        checks.noise_scale(self.n_levels * self.sensitivity, self.epsilon, "the binary mechanism")
         s = self._n.size
         self._alpha = np.zeros((s, self.n_levels))
         self._alpha_hat = np.zeros((s, self.n_levels))
@@ -420,6 +355,7 @@ class HybridMechanism(_Streams):
         rng: np.random.Generator | int | None = None,
     ) -> None:
         super().__init__(epsilon, sensitivity, size, rng)
+        checks.noise_scale(2 * _MAX_EPOCH * self.sensitivity, self.epsilon, "the hybrid mechanism")
         s = self._n.size
         self._beta = np.zeros(s)  # logarithmic release L_k (data + accumulated noise)
         self._pending = np.zeros(s)  # exact sum of the items since the last power of two
@@ -698,19 +634,20 @@ class PrivateMeans:
         clip_means: bool = False,
         block: int = 2048,
     ) -> None:
-        self.n_runs = _check_count(n_runs, "n_runs")
-        self.n_arms = _check_count(n_arms, "n_arms")
-        self.epsilon = _check_positive(epsilon)
-        self.lo, self.hi = _check_bounds(lo, hi)
-        self.n_max = None if n_max is None else _check_count(n_max, "n_max")
+        self.n_runs = positive_int(n_runs, "n_runs")
+        self.n_arms = positive_int(n_arms, "n_arms")
+        self.epsilon = positive_number(epsilon, "epsilon")
+        self.lo, self.hi = checks.bounds(lo, hi)
+        self.n_max = None if n_max is None else positive_int(n_max, "n_max")
         self.clip_means = bool(clip_means)
-        block = _check_count(block, "block")
+        block = positive_int(block, "block")
         if block < 2 or block & (block - 1):
             raise ValueError(f"block must be a power of two >= 2, got {block!r}")
         if self.n_max is not None:
             block = min(block, max(2, 1 << self.n_max.bit_length()))  # covers n <= n_max
         self.block = block
         self.sensitivity = self.hi - self.lo
+        checks.noise_scale(2 * _MAX_EPOCH * self.sensitivity, self.epsilon, "the hybrid mechanism")
         s = self.n_runs * self.n_arms
         self._noise = _HybridNoiseBlocks(
             s, self.epsilon, self.sensitivity, block, np.random.default_rng(rng), self.n_max
@@ -738,7 +675,7 @@ class PrivateMeans:
 
     def update(self, actions: ArrayLike, rewards: ArrayLike) -> None:
         """Record one pull per replication: arm ``actions[r]`` gave ``rewards[r]``."""
-        a, x = _check_pulls(actions, rewards, self.n_runs, self.n_arms, self.lo, self.hi)
+        a, x = checks.pulls(actions, rewards, self.n_runs, self.n_arms, self.lo, self.hi)
         flat = self._base + a
         n = self._counts[flat]
         n += 1

@@ -16,7 +16,8 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from dpbandits.continual import _check_bounds, _check_count, _check_positive, _check_pulls
+from dpbandits import checks
+from dpbandits.checks import positive_int, positive_number
 
 __all__ = ["WindowedSensitivity", "dp_quantile", "dp_quantiles"]
 
@@ -139,8 +140,8 @@ def dp_quantiles(
     levels = [_check_level(q, "qs") for q in np.atleast_1d(np.asarray(qs, dtype=np.float64))]
     if not levels:
         raise ValueError("qs must contain at least one quantile level")
-    eps = _check_positive(epsilon)
-    lo_f, hi_f = _check_bounds(lo, hi)
+    eps = positive_number(epsilon, "epsilon")
+    lo_f, hi_f = checks.bounds(lo, hi)
     xa = np.asarray(x, dtype=np.float64)
     if xa.ndim == 0:
         raise ValueError("x must have at least one axis (the data axis)")
@@ -179,11 +180,11 @@ class WindowedSensitivity:
         initial: float | None = None,
         rng: np.random.Generator | int | None = None,
     ) -> None:
-        self.n_runs = _check_count(n_runs, "n_runs")
-        self.n_arms = _check_count(n_arms, "n_arms")
-        self.epsilon = _check_positive(epsilon)
-        self.lo, self.hi = _check_bounds(lo, hi)
-        self.window = _check_count(window, "window")
+        self.n_runs = positive_int(n_runs, "n_runs")
+        self.n_arms = positive_int(n_arms, "n_arms")
+        self.epsilon = positive_number(epsilon, "epsilon")
+        self.lo, self.hi = checks.bounds(lo, hi)
+        self.window = positive_int(window, "window")
         lv = tuple(levels)
         if len(lv) != 2:
             raise ValueError(f"levels must be a pair of quantile levels, got {levels!r}")
@@ -231,7 +232,7 @@ class WindowedSensitivity:
 
     def update(self, actions: ArrayLike, rewards: ArrayLike) -> None:
         """Record one reward per replication; estimate where a window just filled."""
-        a, x = _check_pulls(actions, rewards, self.n_runs, self.n_arms, self.lo, self.hi)
+        a, x = checks.pulls(actions, rewards, self.n_runs, self.n_arms, self.lo, self.hi)
         flat = self._base + a
         pos = self._fill[flat]
         self._buf_flat[flat * self.window + pos] = x

@@ -22,18 +22,18 @@ valid inputs (the private agent) may call it directly. docs/selectors.md is the 
 from __future__ import annotations
 
 import inspect
-import math
 from collections.abc import Callable
 from typing import Any, ClassVar
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from dpbandits import checks
+
 __all__ = [
     "FunctionSelector",
     "RNGLike",
     "Selector",
-    "check_epsilon",
     "from_function",
     "prepare_inputs",
     "row_max",
@@ -43,27 +43,6 @@ RNGLike = np.random.Generator | np.random.BitGenerator | np.random.SeedSequence 
 
 IntArray = NDArray[np.int64]
 FloatArray = NDArray[np.float64]
-
-
-def check_epsilon(epsilon: Any, name: str = "epsilon") -> float:
-    """Return ``epsilon`` as a float, or raise if it is not a finite number ``> 0``."""
-    if isinstance(epsilon, bool) or not isinstance(epsilon, (int, float, np.integer, np.floating)):
-        raise TypeError(f"{name} must be a real number, got {type(epsilon).__name__}")
-    value = float(epsilon)
-    if not math.isfinite(value) or value <= 0:
-        raise ValueError(f"{name} must be finite and > 0, got {value!r}")
-    return value
-
-
-def check_probability(value: Any, name: str, *, open_interval: bool = True) -> float:
-    """Return ``value`` as a float in ``(0, 1)`` (or raise)."""
-    if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)):
-        raise TypeError(f"{name} must be a real number, got {type(value).__name__}")
-    v = float(value)
-    if not (0.0 < v < 1.0) if open_interval else not (0.0 < v <= 1.0):
-        interval = "(0, 1)" if open_interval else "(0, 1]"
-        raise ValueError(f"{name} must lie in {interval}, got {v!r}")
-    return v
 
 
 #: Up to this many candidates, :func:`row_max` takes maxima column by column.
@@ -105,10 +84,7 @@ def prepare_inputs(
     compute ``q - max q`` under ``errstate(over="ignore")`` and an overflow to ``-inf`` is the
     correct limit (probability 0).
     """
-    try:
-        qa = np.asarray(q, dtype=np.float64)
-    except (TypeError, ValueError) as exc:
-        raise TypeError(f"q must be an array of real numbers: {exc}") from None
+    qa = checks.real_array(q, "q", finite=False)  # real dtype only; finiteness checked below
     if qa.ndim == 0:
         raise ValueError("q must have shape (..., K) with at least one axis, got a scalar")
     k = qa.shape[-1]
@@ -126,10 +102,7 @@ def prepare_inputs(
     if d is None:
         d_full = np.broadcast_to(_ONE, qa.shape)
     else:
-        try:
-            da = np.asarray(d, dtype=np.float64)
-        except (TypeError, ValueError) as exc:
-            raise TypeError(f"d must be an array of real numbers: {exc}") from None
+        da = checks.real_array(d, "d", finite=False)
         if da.shape != qa.shape:  # the common case (d given per candidate) needs no broadcast
             try:
                 shape = np.broadcast_shapes(qa.shape, da.shape)
@@ -186,7 +159,7 @@ class Selector:
     epsilon: float
 
     def __init__(self, epsilon: float = 1.0) -> None:
-        self.epsilon = check_epsilon(epsilon)
+        self.epsilon = checks.positive_number(epsilon, "epsilon")
 
     # -- scikit-learn style parameter handling -------------------------------------------
     @classmethod

@@ -28,12 +28,11 @@ import math
 import numpy as np
 from numpy.typing import NDArray
 
+from dpbandits import checks
 from dpbandits.selectors.base import (
     FloatArray,
     IntArray,
     Selector,
-    check_epsilon,
-    check_probability,
 )
 from dpbandits.selectors.heuristics import spearman_validated
 from dpbandits.selectors.noisy_max import (
@@ -203,7 +202,18 @@ def _shifted_scores(q: FloatArray, d: FloatArray, t: float | FloatArray, out: Fl
         np.multiply(d, t, out=out)
         np.subtract(q, out, out=out)
     if not (out.max() < np.inf and out.min() > -np.inf):  # never NaN: q, d and t are finite
-        raise ValueError("q - t * d overflows for GEM; rescale q and d")
+        t_max = float(np.max(np.abs(t)))
+        td = t_max * float(d.max())
+        if not td <= checks.MAX_NOISE_SCALE:
+            raise ValueError(
+                f"epsilon is too small for GEM/mGEM with these sensitivities: the threshold "
+                f"t = 2 ln(K/beta)/epsilon = {t_max:.3g} times max d = {float(d.max()):.3g} "
+                f"overflows; use an epsilon at least {td / checks.MAX_NOISE_SCALE:.3g} times larger"
+                if math.isfinite(t_max)
+                else "epsilon is too small for GEM/mGEM: the threshold t = 2 ln(K/beta)/epsilon "
+                "is infinite; use a larger epsilon"
+            )
+        raise ValueError("q - t * d overflows for GEM: the scores are too large; rescale q and d")
 
 
 def gem_scores(
@@ -298,7 +308,7 @@ class GEM(Selector):
         self, epsilon: float = 1.0, beta: float = 0.05, noise: NoiseName = "exponential"
     ) -> None:
         super().__init__(epsilon)
-        self.beta = check_probability(beta, "beta")
+        self.beta = checks.probability(beta, "beta")
         if noise not in NOISES:
             raise ValueError(f"noise must be one of {NOISES}, got {noise!r}")
         self.noise = noise
@@ -344,8 +354,8 @@ class CombinedGEM(Selector):
         noise: NoiseName = "exponential",
     ) -> None:
         super().__init__(epsilon)
-        self.c = check_probability(c, "c")
-        self.beta = check_probability(beta, "beta")
+        self.c = checks.probability(c, "c")
+        self.beta = checks.probability(beta, "beta")
         if noise not in NOISES:
             raise ValueError(f"noise must be one of {NOISES}, got {noise!r}")
         self.noise = noise
@@ -368,7 +378,8 @@ class CombinedGEM(Selector):
         flip = rng.random(r) >= p_keep
         reported = bit ^ flip
         # one fused GEM pass with a per-row shift: +t_g for rows that run gem, -t_g for mgem
-        eps_g = check_epsilon(self.epsilon_g)  # eps - c eps can round to 0 for a tiny eps
+        # eps - c eps can round to 0 for a tiny eps
+        eps_g = checks.positive_number(self.epsilon_g, "epsilon * (1 - c)")
         t_g = gem_t(q.shape[1], eps_g, self.beta)
         t = np.where(reported, -t_g, t_g)[:, None]
         return gem_select(q, d, t, eps_g, self.noise, rng)

@@ -28,6 +28,7 @@ from typing import Literal
 
 import numpy as np
 
+from dpbandits import checks
 from dpbandits.selectors.base import FloatArray, IntArray, Selector, row_max
 
 __all__ = [
@@ -255,7 +256,12 @@ class RNMH(Selector):
     def select_batch(self, q: FloatArray, d: FloatArray, rng: np.random.Generator) -> IntArray:
         # 2 d / eps is increasing in d: it overflows somewhere iff it does at max d.
         if not math.isfinite(2.0 * float(d.max()) / self.epsilon):
-            raise ValueError("2 * d / epsilon overflows; rescale q and d")
+            raise ValueError(
+                f"epsilon={self.epsilon!r} is too small for rnmh with max d = "
+                f"{float(d.max()):.3g}: "
+                f"the noise scale 2 d / epsilon overflows; use epsilon >= "
+                f"{2.0 * float(d.max()) / checks.MAX_NOISE_SCALE:.3g}"
+            )
         r, k = q.shape
         idx = np.empty(r, dtype=np.int64)
         rows = max(1, BLOCK // k)

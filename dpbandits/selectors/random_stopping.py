@@ -24,12 +24,12 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 from scipy.special import gammaln
 
+from dpbandits import checks
 from dpbandits.selectors.base import (
     FloatArray,
     IntArray,
     RNGLike,
     Selector,
-    check_probability,
     prepare_inputs,
     row_max,
 )
@@ -119,7 +119,7 @@ def sample_tnb(
       with a table cached per ``(eta, gamma)``.
     """
     eta = _check_eta(eta)
-    gamma = check_probability(gamma, "gamma")
+    gamma = checks.probability(gamma, "gamma")
     gen = np.random.default_rng(rng)
     if eta == 0.0:
         return gen.logseries(1.0 - gamma, size=size).astype(np.int64)
@@ -195,7 +195,12 @@ def _rs_select(
     r, k = q.shape
     # (2 + eta) d / eps is increasing in d: it overflows somewhere iff it does at max d
     if not math.isfinite((2.0 + eta) * float(d.max()) / epsilon):
-        raise ValueError("(2 + eta) * d / epsilon overflows; rescale q and d")
+        raise ValueError(
+            f"epsilon={epsilon!r} is too small for random stopping with max d = "
+            f"{float(d.max()):.3g}: the noise scale (2 + eta) d / epsilon overflows; "
+            "use epsilon >= "
+            f"{(2.0 + eta) * float(d.max()) / checks.MAX_NOISE_SCALE:.3g}"
+        )
     n_draws = sample_tnb(eta, gamma, r, rng)
     counts = _split_uniformly(n_draws, k, rng).reshape(-1)
     # Noise only the drawn (row, candidate) cells (~min(K, 1/gamma) per row); undrawn cells
@@ -227,7 +232,7 @@ class RSTNB(Selector):
 
     def __init__(self, epsilon: float = 1.0, gamma: float = 0.05, eta: float = 0.0) -> None:
         super().__init__(epsilon)
-        self.gamma = check_probability(gamma, "gamma")
+        self.gamma = checks.probability(gamma, "gamma")
         self.eta = _check_eta(eta)
 
     def select_batch(self, q: FloatArray, d: FloatArray, rng: np.random.Generator) -> IntArray:
@@ -246,7 +251,7 @@ class RS(Selector):
 
     def __init__(self, epsilon: float = 1.0, gamma: float = 0.05) -> None:
         super().__init__(epsilon)
-        self.gamma = check_probability(gamma, "gamma")
+        self.gamma = checks.probability(gamma, "gamma")
 
     def select_batch(self, q: FloatArray, d: FloatArray, rng: np.random.Generator) -> IntArray:
         return _rs_select(q, d, self.epsilon, self.gamma, 1.0, rng)

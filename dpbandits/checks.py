@@ -1,0 +1,189 @@
+"""The one input policy of the library: how every public function checks its arguments.
+
+- A *number* is a real ``int``/``float`` or a NumPy real scalar. ``bool``, ``str``, ``complex``
+  and anything else are refused with a ``TypeError`` (``True`` is not 1 and ``"0.5"`` is not 0.5
+  here: accepting them hides bugs in the caller).
+- A value of the right type outside its range (``epsilon <= 0``, a NaN, a probability of 1.5)
+  is refused with a ``ValueError``.
+- An *array of scores* converts to float64 without loss: complex, boolean, string and object
+  arrays are refused, and entries must be finite where the function says so.
+- Every message names the parameter, the value and the rule, e.g.
+  ``epsilon must be finite and > 0, got -1.0``.
+
+Mechanisms that add noise of scale ``c / epsilon`` also bound that scale with
+:func:`noise_scale`, so that a tiny but positive ``epsilon`` (``5e-324``) is refused up-front
+with the smallest accepted value, instead of producing ``inf`` and ``NaN`` later.
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+from typing import Any
+
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+
+__all__ = [
+    "MAX_NOISE_SCALE",
+    "bounds",
+    "integer",
+    "noise_scale",
+    "number",
+    "positive_int",
+    "positive_number",
+    "probability",
+    "pulls",
+    "real_array",
+    "size",
+]
+
+#: Largest noise scale a mechanism accepts. Sums of a few thousand Laplace or exponential draws
+#: of this scale (each below ~750 scales in magnitude) stay far below the float64 maximum
+#: (1.8e308), so releases, means and selections computed from them are finite.
+MAX_NOISE_SCALE = 1e300
+
+
+def _is_real(value: Any) -> bool:
+    return (
+        isinstance(value, numbers.Real)
+        and not isinstance(value, (bool, np.bool_))
+        and not isinstance(value, (str, bytes))
+    )
+
+
+def number(value: Any, name: str, *, finite: bool = True) -> float:
+    """``value`` as a float: a real number (not bool/str/complex), finite unless told."""
+    if not _is_real(value):
+        raise TypeError(f"{name} must be a real number, got {type(value).__name__} {value!r}")
+    v = float(value)
+    if finite and not math.isfinite(v):
+        raise ValueError(f"{name} must be finite, got {v!r}")
+    if math.isnan(v):
+        raise ValueError(f"{name} must not be NaN")
+    return v
+
+
+def positive_number(value: Any, name: str, *, allow_inf: bool = False) -> float:
+    """``value`` as a float ``> 0`` (finite unless ``allow_inf``)."""
+    if not _is_real(value):
+        raise TypeError(f"{name} must be a real number, got {type(value).__name__} {value!r}")
+    v = float(value)
+    if not (v > 0) or (not allow_inf and math.isinf(v)):  # NaN fails ``v > 0``
+        rule = "> 0" if allow_inf else "finite and > 0"
+        raise ValueError(f"{name} must be {rule}, got {v!r}")
+    return v
+
+
+def integer(value: Any, name: str, *, minimum: int | None = None) -> int:
+    """``value`` as an int (a Python or NumPy integer, not bool; no floats, even whole ones)."""
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)):
+        raise TypeError(f"{name} must be an int, got {type(value).__name__} {value!r}")
+    v = int(value)
+    if minimum is not None and v < minimum:
+        raise ValueError(f"{name} must be >= {minimum}, got {v}")
+    return v
+
+
+def positive_int(value: Any, name: str) -> int:
+    """``value`` as an int ``>= 1``."""
+    return integer(value, name, minimum=1)
+
+
+def probability(value: Any, name: str, *, open_interval: bool = True) -> float:
+    """``value`` as a float in ``(0, 1)`` (or ``(0, 1]`` when ``open_interval=False``)."""
+    v = number(value, name)
+    if not (0.0 < v < 1.0) if open_interval else not (0.0 < v <= 1.0):
+        interval = "(0, 1)" if open_interval else "(0, 1]"
+        raise ValueError(f"{name} must lie in {interval}, got {v!r}")
+    return v
+
+
+def real_array(x: Any, name: str, *, finite: bool = True) -> NDArray[np.float64]:
+    """``x`` as a float64 array; refuses complex, boolean, string and non-numeric input, and
+    (when ``finite``) NaN and infinite entries, naming the first bad index."""
+    try:
+        a = np.asarray(x)
+    except (TypeError, ValueError) as exc:
+        raise TypeError(f"{name} must be an array of real numbers: {exc}") from None
+    kind = a.dtype.kind
+    if kind == "O":
+        try:
+            if not all(_is_real(v) for v in a.ravel()):
+                raise TypeError
+            a = a.astype(np.float64)
+        except (TypeError, ValueError):
+            raise TypeError(f"{name} must contain only real numbers") from None
+    elif kind not in "iuf":
+        what = {"c": "complex", "b": "boolean", "U": "string", "S": "bytes"}.get(kind, a.dtype)
+        raise TypeError(f"{name} must be an array of real numbers, got a {what} array")
+    out = np.asarray(a, dtype=np.float64)
+    if finite and out.size and not np.isfinite(out).all():
+        bad = np.argwhere(~np.isfinite(out))[0]
+        where = ", ".join(str(int(i)) for i in bad)
+        raise ValueError(f"{name} must be finite; {name}[{where}] = {out[tuple(bad)]!r}")
+    return out
+
+
+def noise_scale(numerator: float, epsilon: float, what: str, name: str = "epsilon") -> float:
+    """``numerator / epsilon``, the scale of a mechanism's noise, or a ``ValueError`` naming the
+    smallest ``epsilon`` that keeps the scale at most :data:`MAX_NOISE_SCALE`."""
+    scale = numerator / epsilon if epsilon > 0 else math.inf
+    if not scale <= MAX_NOISE_SCALE:
+        smallest = numerator / MAX_NOISE_SCALE
+        raise ValueError(
+            f"{name}={epsilon!r} is too small for {what}: the noise scale {numerator:g}/{name} "
+            f"would exceed {MAX_NOISE_SCALE:g} and the released values would overflow; use "
+            f"{name} >= {smallest:.3g}"
+        )
+    return scale
+
+
+def bounds(lo: Any, hi: Any) -> tuple[float, float]:
+    """``(lo, hi)`` as floats with ``lo < hi``, both finite, and ``hi - lo`` finite."""
+    lo_f, hi_f = number(lo, "lo", finite=False), number(hi, "hi", finite=False)
+    if not (math.isfinite(lo_f) and math.isfinite(hi_f)):
+        raise ValueError(f"lo and hi must be finite, got lo={lo!r}, hi={hi!r}")
+    if not lo_f < hi_f:
+        raise ValueError(f"lo must be < hi, got lo={lo!r}, hi={hi!r}")
+    if not math.isfinite(hi_f - lo_f):
+        raise ValueError(f"hi - lo must be finite, got lo={lo!r}, hi={hi!r}")
+    return lo_f, hi_f
+
+
+def size(value: Any) -> tuple[int, ...]:
+    """A NumPy-style ``size`` argument: an int or a tuple of non-negative ints."""
+    if isinstance(value, (int, np.integer)) and not isinstance(value, (bool, np.bool_)):
+        value = (int(value),)
+    try:
+        shape = tuple(integer(s, "size") for s in value)
+    except TypeError:
+        raise TypeError(f"size must be an int or a tuple of ints, got {value!r}") from None
+    if any(s < 0 for s in shape):
+        raise ValueError(f"size must have non-negative entries, got {value!r}")
+    return shape
+
+
+def pulls(
+    actions: ArrayLike, rewards: ArrayLike, n_runs: int, n_arms: int, lo: float, hi: float
+) -> tuple[NDArray[np.int64], NDArray[np.float64]]:
+    """Validate one step of a bandit (one pull per replication); return actions and the rewards
+    clipped to ``[lo, hi]``. Used by the per-step hot paths of the private means and the windowed
+    sensitivities, so it uses as few numpy calls as it can."""
+    a = np.asarray(actions)
+    r = np.asarray(rewards, dtype=np.float64)
+    if a.shape != (n_runs,) or r.shape != (n_runs,):
+        raise ValueError(
+            f"actions and rewards must have shape ({n_runs},), got {a.shape} and {r.shape}"
+        )
+    if a.dtype != np.int64:
+        if a.dtype.kind not in "iu":
+            raise TypeError(f"actions must be integers, got dtype {a.dtype}")
+        a = a.astype(np.int64)
+    # one reduction checks both ends: negative actions become huge as unsigned
+    if np.maximum.reduce(a.view(np.uint64)) >= n_arms:
+        raise ValueError(f"actions must be in [0, {n_arms - 1}], got {a}")
+    x = np.minimum(np.maximum(r, lo), hi)  # clip to [lo, hi]; NaN stays NaN
+    if math.isnan(np.add.reduce(x)):
+        raise ValueError(f"rewards must not be NaN, got {r}")
+    return a, x
