@@ -344,6 +344,16 @@ def _record_steps(horizon: int, stride: int) -> NDArray[np.int64]:
     return steps
 
 
+def _probe_agent(label: str, agent: Any, n_arms: int, horizon: int) -> None:
+    """Reset a copy of ``agent`` for one replication in this process, so that a bad parameter
+    (agents store their constructor arguments and validate them in ``reset``) fails here, before
+    any work is sent to a worker, with the agent's label in the message."""
+    try:
+        copy.deepcopy(agent).reset(1, n_arms, horizon=horizon, rng=0)
+    except (ValueError, TypeError) as exc:
+        raise type(exc)(f"agent {label!r}: {exc}") from None
+
+
 def _check_picklable(spec: dict[str, Any], agent_map: dict[str, Any], where: str) -> None:
     """Fail before any work when the environment or an agent cannot be sent to a worker."""
     for what, obj in [("the environment's arguments", spec)] + [
@@ -490,6 +500,8 @@ def run(
 
     agent_map = resolve_agents(agents)
     labels = list(agent_map)
+    for label, agent in agent_map.items():
+        _probe_agent(label, agent, n_arms, horizon)
     chunks = [(i, min(chunk_size, n_runs - i * chunk_size))
               for i in range(math.ceil(n_runs / chunk_size))]  # fmt: skip
     tasks = [

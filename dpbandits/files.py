@@ -21,7 +21,15 @@ from typing import IO, Any
 
 import numpy as np
 
-__all__ = ["atomic_open", "atomic_write", "jsonable", "strict_json", "write_csv", "write_json"]
+__all__ = [
+    "atomic_open",
+    "atomic_write",
+    "jsonable",
+    "save_figure",
+    "strict_json",
+    "write_csv",
+    "write_json",
+]
 
 
 @contextlib.contextmanager
@@ -124,3 +132,11 @@ def _cell(v: Any) -> Any:
     if isinstance(v, np.integer):
         return int(v)
     return v
+
+
+def save_figure(fig: Any, path: str | os.PathLike[str], *, dpi: int = 120) -> Path:
+    """Save a matplotlib figure atomically; the format is the file's suffix (png, svg, pdf)."""
+    p = Path(path)
+    with atomic_open(p, "wb") as f:
+        fig.savefig(f, format=p.suffix.lstrip(".") or "png", dpi=dpi)
+    return p

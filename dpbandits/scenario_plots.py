@@ -22,7 +22,7 @@ from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 
 from dpbandits.evaluation import Evaluation, Sweep
-from dpbandits.hg import HGMap
+from dpbandits.two_candidate import HGMap
 
 __all__ = ["plot_evaluations", "plot_sweeps", "plot_hg", "selector_style"]
 

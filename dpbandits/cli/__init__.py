@@ -41,6 +41,14 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    """Run the console script; returns the exit status.
+
+    Bad input (``ValueError``/``TypeError`` from a command) prints one line and exits 2.
+    Ctrl-C exits 130 and SIGTERM 143, each with one line: worker processes are stopped and an
+    output directory that was being written keeps its ``INCOMPLETE.txt`` marker.
+    """
+    from dpbandits.parallel import Terminated, handle_termination
+
     parser = build_parser()
     args = parser.parse_args(argv)
     func = getattr(args, "func", None)
@@ -48,11 +56,18 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.print_help()
         return 2
     try:
-        return int(func(args) or 0)
+        with handle_termination():
+            return int(func(args) or 0)
     except (ValueError, TypeError) as exc:
         # Bad user input is reported as one readable line, not a traceback.
         print(f"dpbandits: error: {exc}", file=sys.stderr)
         return 2
+    except KeyboardInterrupt:
+        print("dpbandits: interrupted (outputs left incomplete)", file=sys.stderr)
+        return 130
+    except Terminated:
+        print("dpbandits: terminated (outputs left incomplete)", file=sys.stderr)
+        return 143
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from dpbandits.cli._plugins import add_plugin_argument, load_plugins
+from dpbandits.cli.options import add_plugin_argument, load_plugins
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:

@@ -20,8 +20,16 @@ import sys
 import time
 from typing import Any
 
-from dpbandits.cli._plugins import add_plugin_argument, load_plugins
-from dpbandits.cli._scenario_common import parse_float_grid, slug, split_list
+from dpbandits.cli.options import (
+    add_list_option,
+    add_output_options,
+    add_plugin_argument,
+    load_plugins,
+    output_directory,
+    parse_float_grid,
+    slug,
+    split_list,
+)
 
 HELP = "selection scenarios of the paper (Figs. 1, 5, 6, 7, 13): MSE against eps"
 
@@ -33,37 +41,25 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         description=__doc__,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    p.add_argument(
-        "-s",
-        "--scenario",
-        action="extend",  # `--scenario 1 --scenario 2` and `--scenario 1 2` both mean both
-        nargs="+",
-        default=None,
-        metavar="S",
+    add_list_option(
+        p, "--scenario", "-s", metavar="S",
         help="paper scenario 1-8, 'corr:t=<t>', '<1|2|3>:p=<proportion>', or a figure group "
         "fig1 (1-3), fig5 (4-6), fig6 (correlation family), fig7 (7-8), fig13 (proportion "
-        "sweep), all; each value gives one figure, '1,4' puts two in one (default: fig1)",
-    )
-    p.add_argument(
-        "--selectors",
-        action="extend",
-        nargs="+",
-        default=None,
-        metavar="SEL",
-        help="selector names or 'name:key=value,...' specs, space or comma separated "
+        "sweep), all; each value gives one figure, '1+4' puts two in one (default: fig1)",
+    )  # fmt: skip
+    add_list_option(
+        p, "--selector", "--selectors", metavar="SEL",
+        help="selector names or 'name:key=value,...' specs "
         "(default: uniform krr rnm rnmh rs rs_tnb gem mgem, plus combined_gem on 7-8)",
-    )
+    )  # fmt: skip
     p.add_argument(
-        "--epsilons",
-        default="paper",
+        "--epsilon", "--epsilons", dest="epsilon", default="paper",
         help="eps grid: 'a,b,c', 'geom:LO:HI:N' or 'paper' (12 values 0.01..16, default)",
-    )
+    )  # fmt: skip
     p.add_argument(
-        "--epsilon",
-        type=float,
-        default=2.0,
+        "--sweep-epsilon", type=float, default=2.0,
         help="eps of the fig13 proportion sweep (default 2, as in App. E)",
-    )
+    )  # fmt: skip
     p.add_argument(
         "--trials",
         type=int,
@@ -71,18 +67,15 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="trials per scenario (default: the paper's, 10000; 5000 for scenarios 7-8)",
     )
     p.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
-    p.add_argument(
-        "--out", default="dpbandits-scenarios", help="output directory (default ./%(default)s)"
-    )
+    add_output_options(p, "scenarios")
     add_plugin_argument(p)
-    p.add_argument("--no-plots", action="store_true", help="write tables only")
     p.add_argument(
         "--batch-size",
         type=int,
         default=None,
         help="call selectors on chunks of this many trials (bounds memory; default: all)",
     )
-    p.add_argument("--progress", action="store_true", help="show a progress bar")
+    p.add_argument("--no-progress", action="store_true", help="no progress bar")
     p.set_defaults(func=run)
 
 
@@ -103,107 +96,95 @@ def run(args: argparse.Namespace) -> int:
     from dpbandits import evaluation, scenarios
 
     load_plugins(args.plugins)
-    eps = evaluation.check_epsilons(parse_float_grid(args.epsilons, "--epsilons"))
+    eps = evaluation.check_epsilons(parse_float_grid(args.epsilon, "--epsilon"))
     if args.trials is not None and args.trials <= 0:
         raise ValueError(f"--trials must be > 0, got {args.trials}")
     names = split_list(args.selectors)
+    scenario_specs = split_list(args.scenarios)
     if names is not None and not names:
-        raise ValueError("--selectors must not be empty")
+        raise ValueError("--selector must not be empty")
 
     # Resolve everything before any long computation, so that typos fail at once.
     groups: list[tuple[str, list[Any]]] = []
-    for spec in args.scenario or ["fig1"]:
+    for spec in scenario_specs or ["fig1"]:
         key = spec.strip().lower()
         if key == "fig13":
             groups.append(("fig13", [1, 2, 3]))
-        elif "," in key:
-            parts = [x for x in key.split(",") if x]
+        elif "+" in key:
+            parts = [x for x in key.split("+") if x]
             groups.append(("_".join(parts), [scenarios.get(x) for x in parts]))
         else:
             groups.append((key, scenarios.figure_scenarios(spec)))
     if names is not None:
         evaluation.resolve_selectors(names)
 
-    os.makedirs(args.out, exist_ok=True)
-    md: list[str] = []
-    records: list[dict[str, Any]] = []
-    figures: list[str] = []
-    t_start = time.perf_counter()
-    for key, items in groups:
-        if key == "fig13":
-            sweeps = [
-                evaluation.proportion_sweep(
-                    kind,
-                    selectors=names,
-                    epsilon=args.epsilon,
-                    n_trials=args.trials or 10_000,
-                    seed=args.seed,
+    from dpbandits.files import atomic_write, save_figure, write_csv
+
+    with output_directory(args.out, "scenarios"):
+        md: list[str] = []
+        records: list[dict[str, Any]] = []
+        figures: list[str] = []
+        t_start = time.perf_counter()
+        for key, items in groups:
+            if key == "fig13":
+                sweeps = [
+                    evaluation.proportion_sweep(
+                        kind,
+                        selectors=names,
+                        epsilon=args.sweep_epsilon,
+                        n_trials=args.trials or 10_000,
+                        seed=args.seed,
+                    )
+                    for kind in items
+                ]
+                for sw in sweeps:
+                    md.append(sw.to_markdown())
+                    records.extend(sw.records())
+                if not args.no_plots:
+                    from dpbandits.scenario_plots import plot_sweeps
+
+                    path = os.path.join(args.out, f"fig13.{args.format}")
+                    save_figure(
+                        plot_sweeps(sweeps, suptitle="Fig. 13: proportion of high scores"), path
+                    )
+                    figures.append(path)
+                continue
+            evs = []
+            for sc in items:
+                t_sc = time.perf_counter()
+                ev = evaluation.evaluate(
+                    sc,
+                    _default_selectors(names, sc),
+                    eps,
+                    args.trials,
+                    args.seed,
+                    keep_errors=False,
+                    batch_size=args.batch_size,
+                    progress=not args.no_progress,
                 )
-                for kind in items
-            ]
-            for sw in sweeps:
-                md.append(sw.to_markdown())
-                records.extend(sw.records())
+                evs.append(ev)
+                # Progress on stderr, so that stdout is exactly the markdown table.
+                print(
+                    f"scenario {ev.scenario}: {ev.n_trials} trials, {len(ev.mse)} selectors, "
+                    f"{eps.size} eps in {time.perf_counter() - t_sc:.1f} s",
+                    file=sys.stderr,
+                )
+                md.append(ev.to_markdown())
+                records.extend(ev.records())
             if not args.no_plots:
-                from dpbandits.scenario_plots import plot_sweeps
+                from dpbandits.scenario_plots import plot_evaluations
 
-                path = os.path.join(args.out, "fig13.png")
-                plot_sweeps(sweeps, suptitle="Fig. 13: proportion of high scores").savefig(
-                    path, dpi=120
-                )
+                name = key if key.startswith("fig") or key == "all" else "scenario_" + slug(key)
+                path = os.path.join(args.out, f"{name}.{args.format}")
+                save_figure(plot_evaluations(evs), path)
                 figures.append(path)
-            continue
-        evs = []
-        for sc in items:
-            t_sc = time.perf_counter()
-            ev = evaluation.evaluate(
-                sc,
-                _default_selectors(names, sc),
-                eps,
-                args.trials,
-                args.seed,
-                keep_errors=False,
-                batch_size=args.batch_size,
-                progress=args.progress,
-            )
-            evs.append(ev)
-            # Progress on stderr, so that stdout is exactly the markdown table.
-            print(
-                f"scenario {ev.scenario}: {ev.n_trials} trials, {len(ev.mse)} selectors, "
-                f"{eps.size} eps in {time.perf_counter() - t_sc:.1f} s",
-                file=sys.stderr,
-            )
-            md.append(ev.to_markdown())
-            records.extend(ev.records())
-        if not args.no_plots:
-            from dpbandits.scenario_plots import plot_evaluations
+        elapsed = time.perf_counter() - t_start
 
-            name = key if key.startswith("fig") or key == "all" else "scenario_" + slug(key)
-            path = os.path.join(args.out, f"{name}.png")
-            plot_evaluations(evs).savefig(path, dpi=120)
-            figures.append(path)
-    elapsed = time.perf_counter() - t_start
-
-    text = "\n\n".join(md) + "\n"
-    with open(os.path.join(args.out, "scenarios.md"), "w") as fh:
-        fh.write(text)
-    _write_csv(os.path.join(args.out, "scenarios.csv"), records)
-    print(text)
-    print(f"eps grid: {np.array2string(eps, precision=3)}; seed {args.seed}; {elapsed:.1f} s")
-    written = [*figures, "scenarios.md", "scenarios.csv"]
-    print(f"wrote {', '.join(os.path.basename(f) for f in written)} in {args.out}")
+        text = "\n\n".join(md) + "\n"
+        atomic_write(os.path.join(args.out, "scenarios.md"), text)
+        write_csv(os.path.join(args.out, "scenarios.csv"), records)
+        print(text)
+        print(f"eps grid: {np.array2string(eps, precision=3)}; seed {args.seed}; {elapsed:.1f} s")
+        written = [*figures, "scenarios.md", "scenarios.csv"]
+        print(f"wrote {', '.join(os.path.basename(f) for f in written)} in {args.out}")
     return 0
-
-
-def _write_csv(path: str, records: list[dict[str, Any]]) -> None:
-    import csv
-
-    fields: list[str] = []
-    for r in records:
-        for k in r:
-            if k not in fields:
-                fields.append(k)
-    with open(path, "w", newline="") as fh:
-        writer = csv.DictWriter(fh, fieldnames=fields)
-        writer.writeheader()
-        writer.writerows(records)

@@ -10,13 +10,18 @@ privacy report; writes the results file and the figures to ``--out``.
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from pathlib import Path
 
-from dpbandits.cli._plugins import add_plugin_argument, load_plugins
-
-DEFAULT_AGENTS = "UCB,TS,kRR,RNM,RS,GEM,mGEM"
+from dpbandits.cli.options import (
+    add_list_option,
+    add_output_options,
+    add_plugin_argument,
+    check_writable_file,
+    load_plugins,
+    output_directory,
+    split_list,
+)
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -40,34 +45,30 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "--eps-quantiles", type=float, default=1.0, help="eps_p of each pair of quantiles"
     )
     parser.add_argument("--window", type=int, default=200, help="rewards per sensitivity estimate")
-    parser.add_argument(
-        "--agents",
-        default=DEFAULT_AGENTS,
-        help="comma-separated labels: UCB, TS, kRR, RNM, RS, GEM, mGEM; also UCB1, TS-Beta, "
-        "SW-UCB, D-UCB, Exp3, cGEM, PF, RNM-Gumbel, private:<selector>",
-    )
+    add_list_option(
+        parser, "--agent", "--agents", metavar="LABEL",
+        help="agent labels: UCB, TS, kRR, RNM, RS, GEM, mGEM (default: all seven); also UCB1, "
+        "TS-Beta, SW-UCB, D-UCB, Exp3, cGEM, PF, RNM-Gumbel, private:<selector>",
+    )  # fmt: skip
     add_plugin_argument(parser)
     parser.add_argument("--seed", type=int, default=0, help="root seed")
-    parser.add_argument("--out", default="shift-results", help="output directory")
-    parser.add_argument("--json", dest="json_path", default=None, metavar="PATH",
-                        help="also write the summary as JSON to PATH")  # fmt: skip
     parser.add_argument(
         "--jobs", type=int, default=None, help="worker processes (default: all cores)"
     )
-    parser.add_argument("--format", default="png", choices=("png", "svg", "pdf"), help="figures")
-    parser.add_argument("--no-figures", action="store_true", help="do not write figures")
+    add_output_options(parser, "shift", json=True)
     parser.add_argument("--no-progress", action="store_true", help="no progress bar")
     parser.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
-    from dpbandits.experiments import run as run_experiment
-    from dpbandits.experiments import shift_agents, shift_env
+    from dpbandits.engine import run as run_experiment
+    from dpbandits.files import write_json
+    from dpbandits.presets import shift_agents, shift_env
 
     load_plugins(args.plugins)
-    labels = [s for s in (x.strip() for x in args.agents.split(",")) if s]
+    check_writable_file(args.json_path, "--json")
     agent_map = shift_agents(
-        labels,
+        split_list(args.agents),
         epsilon_means=args.eps_means,
         epsilon_select=args.eps_select,
         epsilon_quantiles=args.eps_quantiles,
@@ -80,36 +81,35 @@ def run(args: argparse.Namespace) -> int:
         raise ValueError(
             f"--t-shift must lie in (0, horizon) = (0, {args.horizon}), got {args.t_shift}"
         )
-    results = run_experiment(
-        shift_env(t_shift=args.t_shift, horizon=args.horizon),
-        agent_map,
-        n_runs=args.runs,
-        seed=args.seed,
-        progress=not args.no_progress,
-        n_jobs=args.jobs,
-    )
-    out = Path(args.out)
-    out.mkdir(parents=True, exist_ok=True)
-    path = results.save(out / "results.npz")
+    with output_directory(args.out, "shift") as out:
+        results = run_experiment(
+            shift_env(t_shift=args.t_shift, horizon=args.horizon),
+            agent_map,
+            n_runs=args.runs,
+            seed=args.seed,
+            progress=not args.no_progress,
+            n_jobs=args.jobs,
+        )
+        path = results.save(out / "results.npz")
 
-    print(
-        f"Bandit under shift (App. H, Fig. 9): {args.runs} runs x {args.horizon} steps, "
-        f"shift at t = {args.t_shift}, seed {args.seed}; "
-        f"{results.timing['wall_seconds']:.1f} s on {results.timing['n_jobs']} worker(s)"
-    )
-    print("Regret: dynamic pseudo-regret against the expected clipped reward (SPEC §5).\n")
-    print(results.summary())
-    print("\nPrivacy report")
-    print(results.privacy_text())
+        print(
+            f"Bandit under shift (App. H, Fig. 9): {args.runs} runs x {args.horizon} steps, "
+            f"shift at t = {args.t_shift}, seed {args.seed}; "
+            f"{results.timing['wall_seconds']:.1f} s on {results.timing['n_jobs']} worker(s)"
+        )
+        print(
+            "Regret: dynamic pseudo-regret against the expected clipped reward "
+            "(App. H-1; docs/shift.md).\n"
+        )
+        print(results.summary())
+        print("\nPrivacy report")
+        print(results.privacy_text())
 
-    written = [str(path)]
-    if not args.no_figures:
-        written += _write_figures(results, out, args.format)
-    if args.json_path:
-        jpath = Path(args.json_path)
-        jpath.parent.mkdir(parents=True, exist_ok=True)
-        jpath.write_text(json.dumps(results.to_json(), indent=2, allow_nan=False) + "\n")
-        written.append(str(jpath))
+        written = [str(path)]
+        if not args.no_plots:
+            written += _write_figures(results, out, args.format)
+        if args.json_path:
+            written.append(str(write_json(args.json_path, results.to_json())))
     print("\nWrote: " + ", ".join(written))
     sys.stdout.flush()
     return 0
@@ -117,6 +117,7 @@ def run(args: argparse.Namespace) -> int:
 
 def _write_figures(results: object, out: Path, fmt: str) -> list[str]:
     from dpbandits import plotting
+    from dpbandits.files import save_figure
 
     figures = {"fig9a_cumulative": plotting.plot_cumulative(results)}
     if any("private_means" in results.data[lab] for lab in results.labels):  # type: ignore[attr-defined]
@@ -127,7 +128,5 @@ def _write_figures(results: object, out: Path, fmt: str) -> list[str]:
     figures["fig9"] = plotting.plot_shift(results)
     paths = []
     for name, fig in figures.items():
-        p = out / f"{name}.{fmt}"
-        fig.savefig(p, dpi=120)
-        paths.append(str(p))
+        paths.append(str(save_figure(fig, out / f"{name}.{fmt}")))
     return paths

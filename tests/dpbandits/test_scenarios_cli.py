@@ -10,8 +10,8 @@ from matplotlib.figure import Figure
 
 from dpbandits.cli import main
 from dpbandits.evaluation import evaluate, proportion_sweep
-from dpbandits.hg import hg_closed_map
 from dpbandits.scenario_plots import plot_evaluations, plot_hg, plot_sweeps
+from dpbandits.two_candidate import hg_closed_map
 
 
 def test_scenarios_command_writes_figure_and_tables(tmp_path, capsys):
@@ -22,10 +22,10 @@ def test_scenarios_command_writes_figure_and_tables(tmp_path, capsys):
             "--scenario",
             "1",
             "2",
-            "--selectors",
+            "--selector",
             "uniform,rnm",
             "gem",
-            "--epsilons",
+            "--epsilon",
             "0.1,1",
             "--trials",
             "200",
@@ -72,8 +72,8 @@ def test_scenarios_command_evaluates_a_selector_from_a_users_file(tmp_path, caps
     )
     from dpbandits import selectors
 
-    argv = ["scenarios", "-s", "1", "--plugin", str(plugin), "--selectors", "cli_test_last"]
-    argv += ["--epsilons", "1", "--trials", "10", "--no-plots", "--out", str(tmp_path / "o")]
+    argv = ["scenarios", "-s", "1", "--plugin", str(plugin), "--selector", "cli_test_last"]
+    argv += ["--epsilon", "1", "--trials", "10", "--no-plots", "--out", str(tmp_path / "o")]
     try:
         code = main(argv)
     finally:
@@ -88,11 +88,11 @@ def test_scenarios_command_evaluates_a_selector_from_a_users_file(tmp_path, caps
     ("argv", "message"),
     [
         (["scenarios", "-s", "99"], "unknown scenario"),
-        (["scenarios", "--epsilons", ""], "--epsilons"),
-        (["scenarios", "--epsilons", "0,1"], "epsilons must be finite and > 0"),
+        (["scenarios", "--epsilon", ""], "--epsilon"),
+        (["scenarios", "--epsilon", "0,1"], "epsilons must be finite and > 0"),
         (["scenarios", "--trials", "0"], "--trials must be > 0"),
-        (["scenarios", "--selectors", "nope"], "nope"),
-        (["hg", "--grid", "x"], "--grid"),
+        (["scenarios", "--selector", "nope"], "nope"),
+        (["two-candidate", "--grid", "x"], "--grid"),
     ],
 )
 def test_bad_arguments_are_one_line_errors(argv, message, capsys, tmp_path):
@@ -140,7 +140,7 @@ def test_repeated_scenario_flags_accumulate(tmp_path):
 
     parser = build_parser()
     args = parser.parse_args(["scenarios", "--scenario", "1", "--scenario", "2", "3"])
-    assert args.scenario == ["1", "2", "3"]
-    args = parser.parse_args(["scenarios", "--selectors", "rnm", "--selectors", "gem"])
+    assert args.scenarios == ["1", "2", "3"]
+    args = parser.parse_args(["scenarios", "--selector", "rnm", "--selector", "gem"])
     assert args.selectors == ["rnm", "gem"]
-    assert parser.parse_args(["scenarios"]).scenario is None  # run() falls back to fig1
+    assert parser.parse_args(["scenarios"]).scenarios is None  # run() falls back to fig1

@@ -1,13 +1,13 @@
-"""``dpbandits hg``: two-candidate maps HG(M, M') over (Δ1, Δ2) (§V-A; Figs. 2, 10-12).
+"""``dpbandits two-candidate`` (alias ``hg``): HG(M, M') maps over (Δ1, Δ2) (§V-A, Figs. 2, 10-12).
 
 ``HG(M, M') = P[M != a*] - P[M' != a*]`` for scores ``q1 < q2``: positive (red) where ``M'``
 errs less than ``M``, negative (blue) where ``M`` is better.
 
 Examples::
 
-    dpbandits hg                         # Fig. 2: HG(RNM, RNMH) closed form, HG(RNM, RS_0.01)
-    dpbandits hg --figure 11             # HG(RNM, RNMH), eps in {0.1, 1, 3} x gap {0.1, 1, 2, 5}
-    dpbandits hg --m rnm --m2 mgem --epsilon 0.5 --gap 1
+    dpbandits two-candidate               # Fig. 2: HG(RNM, RNMH) closed form, HG(RNM, RS_0.01)
+    dpbandits two-candidate --figure 11   # HG(RNM, RNMH), eps in {0.1, 1, 3} x gap {0.1, 1, 2, 5}
+    dpbandits two-candidate --m rnm --m2 mgem --epsilon 0.5 --gap 1
 
 Closed forms are used for pairs that have them (rnm, rnmh, krr, exponential_mechanism,
 permute_and_flip, gem, mgem, uniform) unless ``--monte-carlo``; other selectors (rs, rs_tnb,
@@ -20,8 +20,15 @@ import argparse
 import os
 from typing import Any
 
-from dpbandits.cli._plugins import add_plugin_argument, load_plugins
-from dpbandits.cli._scenario_common import parse_float_grid, split_list
+from dpbandits.cli.options import (
+    add_list_option,
+    add_output_options,
+    add_plugin_argument,
+    load_plugins,
+    output_directory,
+    parse_float_grid,
+    split_list,
+)
 
 FIG10_GAMMAS = (0.5, 0.2, 0.05, 0.01)
 FIG11_EPS = (0.1, 1.0, 3.0)
@@ -30,7 +37,8 @@ FIG11_GAPS = (0.1, 1.0, 2.0, 5.0)
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     p = subparsers.add_parser(
-        "hg",
+        "two-candidate",
+        aliases=["hg"],
         help="two-candidate maps HG(M, M') over (Δ1, Δ2) (Figs. 2, 10-12)",
         description=__doc__,
         formatter_class=argparse.RawDescriptionHelpFormatter,
@@ -42,13 +50,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="reproduce a paper figure (default 2 unless --m2 is given)",
     )
     p.add_argument("--m", default="rnm", help="reference mechanism M (default rnm)")
-    p.add_argument(
-        "--m2",
-        action="extend",
-        nargs="+",
-        default=None,
+    add_list_option(
+        p, "--m2", metavar="SEL",
         help="compared mechanism(s) M' (names or 'name:key=value' specs); one panel each",
-    )
+    )  # fmt: skip
     p.add_argument("--epsilon", default="0.1", help="eps value(s), comma separated (default 0.1)")
     p.add_argument("--gap", default="1", help="score gap(s) q2 - q1, comma separated (default 1)")
     p.add_argument(
@@ -60,15 +65,14 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--draws", type=int, default=4000, help="Monte Carlo draws per cell")
     p.add_argument("--monte-carlo", action="store_true", help="simulate even with a closed form")
     p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--out", default="dpbandits-hg", help="output directory (default ./%(default)s)")
+    add_output_options(p, "two-candidate")
     add_plugin_argument(p)
-    p.add_argument("--no-plots", action="store_true")
     p.set_defaults(func=run)
 
 
 def _panels(args: argparse.Namespace) -> tuple[str, list[dict[str, Any]], int]:
     """Return (figure name, panel specs, ncols)."""
-    if args.figure is None and args.m2 is None:
+    if args.figure is None and args.m2s is None:
         args.figure = "2"
     if args.figure == "2":
         return (
@@ -94,7 +98,7 @@ def _panels(args: argparse.Namespace) -> tuple[str, list[dict[str, Any]], int]:
         )
     eps = parse_float_grid(args.epsilon, "--epsilon")
     gaps = parse_float_grid(args.gap, "--gap")
-    m2s = split_list(args.m2) or []
+    m2s = split_list(args.m2s) or []
     panels = [
         dict(m=args.m, m2=m2, eps=float(e), gap=float(g)) for m2 in m2s for e in eps for g in gaps
     ]
@@ -104,7 +108,7 @@ def _panels(args: argparse.Namespace) -> tuple[str, list[dict[str, Any]], int]:
 def run(args: argparse.Namespace) -> int:
     import numpy as np
 
-    from dpbandits import hg
+    from dpbandits import two_candidate as hg
     from dpbandits.evaluation import parse_selector_spec
 
     load_plugins(args.plugins)
@@ -113,55 +117,51 @@ def run(args: argparse.Namespace) -> int:
     if args.draws < 2:
         raise ValueError(f"--draws must be >= 2, got {args.draws}")
 
-    maps = []
-    for k, p in enumerate(panels):
-        closed = all(
-            parse_selector_spec(s)[1] == {} and parse_selector_spec(s)[0] in hg.CLOSED_FORMS
-            for s in (p["m"], p["m2"])
-        )
-        if closed and not args.monte_carlo:
-            mp = hg.hg_closed_map(p["m"], p["m2"], grid, grid, p["eps"], 0.0, p["gap"])
-        else:
-            mp = hg.hg_map(
-                p["m"], p["m2"], grid, grid, p["eps"], 0.0, p["gap"], args.draws,
-                seed=np.random.SeedSequence(args.seed, spawn_key=(k,)),
-            )  # fmt: skip
-        maps.append(mp)
+    from dpbandits.files import atomic_write, save_figure, write_csv
 
-    os.makedirs(args.out, exist_ok=True)
-    lines = [
-        "| M | M' | eps | q2-q1 | method | M' better (Δ1<Δ2) | M' better (Δ1>Δ2) "
-        "| min HG | max HG |",
-        "|---|---|---|---|---|---|---|---|---|",
-    ]
-    records = []
-    for mp in maps:
-        d1, d2 = np.meshgrid(mp.d1, mp.d2)
-        # A cell counts as "M' better" when HG > 0 beyond 3 standard errors (closed form: > 0).
-        better = mp.hg > 3 * mp.se
-        below, above = d1 < d2, d1 > d2
-        frac_b = better[below].mean() if below.any() else float("nan")
-        frac_a = better[above].mean() if above.any() else float("nan")
-        lines.append(
-            f"| {mp.m} | {mp.m2} | {mp.epsilon:g} | {mp.q2 - mp.q1:g} | {mp.method} | "
-            f"{frac_b:.0%} | {frac_a:.0%} | {mp.hg.min():+.4f} | {mp.hg.max():+.4f} |"
-        )
-        records.extend(mp.records())
-    table = "\n".join(lines) + "\n"
-    with open(os.path.join(args.out, f"{name}.md"), "w") as fh:
-        fh.write(table)
-    import csv
+    with output_directory(args.out, "two-candidate"):
+        maps = []
+        for k, p in enumerate(panels):
+            closed = all(
+                parse_selector_spec(s)[1] == {} and parse_selector_spec(s)[0] in hg.CLOSED_FORMS
+                for s in (p["m"], p["m2"])
+            )
+            if closed and not args.monte_carlo:
+                mp = hg.hg_closed_map(p["m"], p["m2"], grid, grid, p["eps"], 0.0, p["gap"])
+            else:
+                mp = hg.hg_map(
+                    p["m"], p["m2"], grid, grid, p["eps"], 0.0, p["gap"], args.draws,
+                    seed=np.random.SeedSequence(args.seed, spawn_key=(k,)),
+                )  # fmt: skip
+            maps.append(mp)
 
-    with open(os.path.join(args.out, f"{name}.csv"), "w", newline="") as fh:
-        writer = csv.DictWriter(fh, fieldnames=list(records[0]))
-        writer.writeheader()
-        writer.writerows(records)
-    written = [f"{name}.md", f"{name}.csv"]
-    if not args.no_plots:
-        from dpbandits.scenario_plots import plot_hg
+        lines = [
+            "| M | M' | eps | q2-q1 | method | M' better (Δ1<Δ2) | M' better (Δ1>Δ2) "
+            "| min HG | max HG |",
+            "|---|---|---|---|---|---|---|---|---|",
+        ]
+        records = []
+        for mp in maps:
+            d1, d2 = np.meshgrid(mp.d1, mp.d2)
+            # A cell counts as "M' better" when HG > 0 beyond 3 standard errors (closed form: > 0).
+            better = mp.hg > 3 * mp.se
+            below, above = d1 < d2, d1 > d2
+            frac_b = better[below].mean() if below.any() else float("nan")
+            frac_a = better[above].mean() if above.any() else float("nan")
+            lines.append(
+                f"| {mp.m} | {mp.m2} | {mp.epsilon:g} | {mp.q2 - mp.q1:g} | {mp.method} | "
+                f"{frac_b:.0%} | {frac_a:.0%} | {mp.hg.min():+.4f} | {mp.hg.max():+.4f} |"
+            )
+            records.extend(mp.records())
+        table = "\n".join(lines) + "\n"
+        atomic_write(os.path.join(args.out, f"{name}.md"), table)
+        write_csv(os.path.join(args.out, f"{name}.csv"), records)
+        written = [f"{name}.md", f"{name}.csv"]
+        if not args.no_plots:
+            from dpbandits.scenario_plots import plot_hg
 
-        plot_hg(maps, ncols=ncols).savefig(os.path.join(args.out, f"{name}.png"), dpi=120)
-        written.insert(0, f"{name}.png")
-    print(table)
-    print(f"wrote {', '.join(written)} in {args.out}")
+            save_figure(plot_hg(maps, ncols=ncols), os.path.join(args.out, f"{name}.{args.format}"))
+            written.insert(0, f"{name}.{args.format}")
+        print(table)
+        print(f"wrote {', '.join(written)} in {args.out}")
     return 0

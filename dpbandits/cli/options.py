@@ -1,0 +1,222 @@
+"""The options every subcommand shares, so that the CLI speaks one dialect (docs/cli.md).
+
+- List-valued options have a singular name, are repeatable, and one occurrence may hold a
+  comma-separated list: ``--selector rnm --selector gem`` == ``--selector rnm,gem``.
+- ``--out DIR``, ``--format png|svg|pdf``, ``--no-plots``, ``--json PATH``, ``--seed``,
+  ``--runs``, ``--jobs``, ``--no-progress``, ``--plugin FILE.py|MODULE``.
+- Outputs and plug-ins are checked before any work; an output directory carries the marker file
+  ``INCOMPLETE.txt`` until the command has written everything (see :func:`output_directory`).
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import importlib
+import importlib.util
+import os
+import re
+import sys
+import traceback
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+
+import numpy as np
+from numpy.typing import NDArray
+
+__all__ = [
+    "INCOMPLETE_MARKER",
+    "add_list_option",
+    "add_output_options",
+    "add_plugin_argument",
+    "check_writable_file",
+    "load_plugins",
+    "output_directory",
+    "parse_float_grid",
+    "slug",
+    "split_list",
+]
+
+#: Present in an output directory while a command is writing it (and after an interruption).
+INCOMPLETE_MARKER = "INCOMPLETE.txt"
+
+
+def add_list_option(
+    parser: argparse.ArgumentParser, name: str, *aliases: str, metavar: str, help: str
+) -> None:
+    """``--name A [B ...]``, repeatable; values are split on commas later by :func:`split_list`."""
+    dest = name.lstrip("-").replace("-", "_") + "s"
+    parser.add_argument(
+        name, *aliases, dest=dest, action="extend", nargs="+", default=None, metavar=metavar,
+        help=help + " (repeatable; commas also separate values)",
+    )  # fmt: skip
+
+
+def add_output_options(
+    parser: argparse.ArgumentParser,
+    command: str,
+    *,
+    plots: bool = True,
+    json: bool = False,
+) -> None:
+    """``--out DIR`` (default ``dpbandits-<command>``); ``--format``, ``--no-plots``, ``--json``."""
+    parser.add_argument(
+        "--out", default=f"dpbandits-{command}", metavar="DIR",
+        help="output directory (default ./%(default)s)",
+    )  # fmt: skip
+    if plots:
+        parser.add_argument(
+            "--format", default="png", choices=("png", "svg", "pdf"), help="figure file format"
+        )
+        parser.add_argument(
+            "--no-plots", "--no-figures", dest="no_plots", action="store_true",
+            help="write tables only, no figures",
+        )  # fmt: skip
+    if json:
+        parser.add_argument(
+            "--json", dest="json_path", default=None, metavar="PATH",
+            help="also write the summary as JSON to PATH",
+        )  # fmt: skip
+
+
+def add_plugin_argument(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--plugin",
+        dest="plugins",
+        action="append",
+        default=[],
+        metavar="FILE.py|MODULE",
+        help="import a Python file or module first, e.g. one that registers a selector with "
+        "dpbandits.selectors.register(name, ...); repeatable",
+    )
+
+
+def load_plugins(items: Iterable[str] | None) -> None:
+    """Import each item: a path to a ``.py`` file (run as a module) or an importable module.
+
+    Any error a plug-in raises while being imported (a syntax error, an exception) becomes one
+    ``ValueError`` naming the plug-in, its file and line: the command stops before any work.
+    """
+    for item in items or []:
+        path = Path(item)
+        try:
+            if item.endswith(".py") or path.exists():
+                if not path.is_file():
+                    raise ValueError(f"--plugin: no such file {item!r}")
+                name = "dpbandits_plugin_" + re.sub(r"\W", "_", path.stem)
+                spec = importlib.util.spec_from_file_location(name, path)
+                if spec is None or spec.loader is None:
+                    raise ValueError(f"--plugin: cannot import {item!r}")
+                module = importlib.util.module_from_spec(spec)
+                # Kept in sys.modules so that worker processes can unpickle its classes.
+                sys.modules[name] = module
+                try:
+                    spec.loader.exec_module(module)
+                except BaseException:
+                    sys.modules.pop(name, None)
+                    raise
+            else:
+                importlib.import_module(item)
+        except ValueError as exc:
+            if str(exc).startswith("--plugin"):
+                raise
+            raise ValueError(_plugin_error(item, exc)) from None
+        except (Exception, SystemExit) as exc:  # noqa: BLE001 (a plug-in can raise anything)
+            raise ValueError(_plugin_error(item, exc)) from None
+
+
+def _plugin_error(item: str, exc: BaseException) -> str:
+    if isinstance(exc, SyntaxError):
+        where = f"{exc.filename}, line {exc.lineno}"
+        return f"--plugin {item!r} has a syntax error ({where}): {exc.msg}"
+    frames = traceback.extract_tb(exc.__traceback__)
+    own = [f for f in frames if "importlib" not in f.filename and "dpbandits" not in f.filename]
+    where = f" ({own[-1].filename}, line {own[-1].lineno})" if own else ""
+    return f"--plugin {item!r} failed to import{where}: {type(exc).__name__}: {exc}"
+
+
+def split_list(values: list[str] | None) -> list[str] | None:
+    """Flatten ``["a,b", "c"]`` into ``["a", "b", "c"]`` (commas inside ``name:k=v,k2=v`` specs
+    are kept when the next item contains ``=`` but no ``:``)."""
+    if values is None:
+        return None
+    out: list[str] = []
+    for v in values:
+        for part in v.split(","):
+            part = part.strip()
+            if not part:
+                continue
+            if out and "=" in part and ":" not in part and ":" in out[-1]:
+                out[-1] += "," + part  # another keyword of the previous spec
+            else:
+                out.append(part)
+    return out
+
+
+def parse_float_grid(text: str, name: str) -> NDArray[np.float64]:
+    """``"0.1,1,3"`` or ``"geom:LO:HI:N"`` / ``"lin:LO:HI:N"`` -> 1-d array (``"paper"`` too)."""
+    from dpbandits.scenarios import PAPER_EPSILONS
+
+    t = text.strip().lower()
+    if t == "paper":
+        return PAPER_EPSILONS.copy()
+    m = re.fullmatch(r"(geom|lin):([^:]+):([^:]+):(\d+)", t)
+    try:
+        if m:
+            lo, hi, n = float(m[2]), float(m[3]), int(m[4])
+            if n < 1:
+                raise ValueError
+            return np.geomspace(lo, hi, n) if m[1] == "geom" else np.linspace(lo, hi, n)
+        values = [float(v) for v in t.replace(" ", ",").split(",") if v]
+    except ValueError:
+        raise ValueError(
+            f"{name}: expected numbers 'a,b,c', 'geom:LO:HI:N' or 'lin:LO:HI:N', got {text!r}"
+        ) from None
+    if not values:
+        raise ValueError(f"{name} must not be empty")
+    return np.asarray(values, dtype=np.float64)
+
+
+def check_writable_file(path: str | None, option: str) -> None:
+    """Fail now, not after the run, if ``path`` cannot be written (its directory is created)."""
+    if path is None:
+        return
+    p = Path(path)
+    if p.exists() and p.is_dir():
+        raise ValueError(f"{option}: {path!r} is a directory, expected a file path")
+    try:
+        p.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise ValueError(f"{option}: cannot create the directory of {path!r}: {exc}") from None
+    if not os.access(p.parent, os.W_OK):
+        raise ValueError(f"{option}: the directory of {path!r} is not writable")
+
+
+@contextlib.contextmanager
+def output_directory(path: str, command: str) -> Iterator[Path]:
+    """Create and check ``path`` before any work; mark it incomplete while the block runs.
+
+    The marker :data:`INCOMPLETE_MARKER` is written first and removed only when the block
+    finishes without an error, so a directory left by an interrupted or failed command says so
+    (the files beside it are partial) and never looks complete.
+    """
+    out = Path(path)
+    if out.exists() and not out.is_dir():
+        raise ValueError(f"--out: {path!r} exists and is not a directory")
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+        marker = out / INCOMPLETE_MARKER
+        marker.write_text(
+            f"'dpbandits {command}' is writing this directory, or was interrupted or failed "
+            "while writing it: the files here are partial. Run the command again.\n",
+            encoding="utf-8",
+        )
+    except OSError as exc:
+        raise ValueError(f"--out: cannot write to {path!r}: {exc}") from None
+    yield out
+    marker.unlink(missing_ok=True)
+
+
+def slug(name: str) -> str:
+    """A file-name friendly version of a scenario or figure name."""
+    return re.sub(r"[^A-Za-z0-9.+-]+", "_", name).strip("_")
