@@ -16,7 +16,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "max_a |log P[a|D] - log P[a|D']| (with a Clopper-Pearson lower confidence bound) "
         "with eps. Exit status 0 if every pair passes, 1 otherwise.",
     )
-    parser.add_argument("selector", help="selector name (see `dpbandits list`)")
+    parser.add_argument(
+        "selector", nargs="?", default=None,
+        help="selector name (see `dpbandits list`); without it, this help is shown",
+    )  # fmt: skip
     parser.add_argument("--epsilon", type=float, default=1.0, help="privacy parameter (1.0)")
     parser.add_argument(
         "--draws", type=int, default=100_000, help="draws per input of each pair (100000)"
@@ -39,7 +42,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="extra selector parameter, e.g. --param beta=0.1 (repeatable)",
     )
     add_plugin_argument(parser)
-    parser.set_defaults(func=run)
+    parser.set_defaults(func=run, print_help=parser.print_help)
 
 
 def _parse_value(text: str) -> object:
@@ -56,6 +59,10 @@ def run(args: argparse.Namespace) -> int:
     from dpbandits.audit import HARD_PAIRS, audit
 
     load_plugins(args.plugins)
+    if args.selector is None:
+        args.print_help()
+        print(f"\nselectors: {', '.join(selectors.available())}")
+        return 2
 
     params: dict[str, object] = {}
     for item in args.param:

@@ -1,0 +1,126 @@
+"""The one input policy (dpbandits.checks) as every public entry point applies it."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+import agents
+from dpbandits import checks, selectors
+from dpbandits.continual import BinaryMechanism, HybridMechanism, PrivateMeans, hybrid_noise
+from dpbandits.engine import run
+
+
+@pytest.mark.parametrize("bad", [True, "0.5", 1 + 0j, None, [1.0]])
+def test_numbers_refuse_bool_str_complex(bad):
+    with pytest.raises(TypeError, match="epsilon must be a real number"):
+        checks.positive_number(bad, "epsilon")
+
+
+@pytest.mark.parametrize("value", [0.0, -1.0, math.nan, math.inf])
+def test_positive_number_names_the_rule(value):
+    with pytest.raises(ValueError, match="epsilon must be finite and > 0"):
+        checks.positive_number(value, "epsilon")
+
+
+def test_numpy_real_scalars_are_numbers():
+    assert checks.positive_number(np.float32(0.5), "x") == 0.5
+    assert checks.positive_int(np.int16(3), "n") == 3
+    with pytest.raises(TypeError):
+        checks.positive_int(3.0, "n")
+    with pytest.raises(TypeError):
+        checks.positive_int(np.bool_(True), "n")
+
+
+@pytest.mark.parametrize("name", ["rnm", "krr", "gem", "mgem", "rs", "exponential_mechanism"])
+@pytest.mark.parametrize(
+    "q, kind",
+    [
+        (np.array([[1 + 1j, 0.0]]), "complex"),
+        (np.array([[True, False]]), "boolean"),
+        (np.array([["1", "0"]]), "string"),
+    ],
+)
+def test_selectors_refuse_non_real_scores(name, q, kind):
+    with pytest.raises(TypeError, match=f"q must be an array of real numbers, got a {kind} array"):
+        selectors.make(name).select(q, rng=0)
+
+
+def test_selectors_refuse_complex_sensitivities():
+    with pytest.raises(TypeError, match="d must be an array of real numbers"):
+        selectors.make("gem").select([[0.0, 1.0]], np.array([1 + 0j, 1.0]), rng=0)
+
+
+@pytest.mark.parametrize("name", ["rnm", "gem", "mgem", "rs", "rs_tnb", "krr"])
+@pytest.mark.parametrize("eps", [True, "1", 1j])
+def test_selector_epsilon_types(name, eps):
+    with pytest.raises(TypeError, match="epsilon"):
+        selectors.make(name, epsilon=eps)
+
+
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda e: PrivateMeans(2, 2, e, 0.0, 1.0),
+        lambda e: HybridMechanism(e),
+        lambda e: BinaryMechanism(1000, e),
+        lambda e: hybrid_noise(10, e),
+    ],
+)
+@pytest.mark.parametrize("eps", [5e-324, 1e-308, 1e-302])
+def test_continual_release_refuses_an_epsilon_whose_noise_overflows(make, eps):
+    with pytest.raises(ValueError, match=r"too small .* use epsilon >= "):
+        make(eps)
+
+
+def test_smallest_accepted_epsilon_gives_finite_releases():
+    pm = PrivateMeans(50, 2, 1e-290, 0.0, 1.0, rng=0)
+    rng = np.random.default_rng(1)
+    for _ in range(300):
+        a = rng.integers(0, 2, 50)
+        pm.update(a, rng.uniform(size=50))
+        assert np.isfinite(pm.means()).all()
+
+
+@pytest.mark.parametrize("bad", [True, "1"])
+def test_continual_release_refuses_bool_and_numeric_strings(bad):
+    with pytest.raises(TypeError, match="epsilon must be a real number"):
+        HybridMechanism(bad)
+
+
+@pytest.mark.parametrize(
+    "agent, message",
+    [
+        (agents.UCB(alpha=-1), "alpha must be finite and > 0"),
+        (agents.SlidingWindowUCB(window=0), "window must be >= 1"),
+        (agents.DiscountedUCB(xi=0.0), "xi must be finite and > 0"),
+    ],
+)
+def test_engine_refuses_a_bad_agent_before_any_work(agent, message):
+    env = {"id": "dpbandits/TwoArmedShift-v0", "t_shift": 50, "horizon": 100}
+    with pytest.raises((ValueError, TypeError), match=message):
+        run(env, {"A": agent}, n_runs=2, progress=False, n_jobs=2)
+
+
+@pytest.mark.parametrize("eps", [1e-250, 1e300])
+@pytest.mark.parametrize("selector", ["rnm", "krr", "gem", "mgem", "rs"])
+def test_extreme_but_accepted_epsilon_never_gives_nan(selector, eps):
+    """A private agent at an extreme eps runs to the end with finite traces and valid actions."""
+    env = {"id": "dpbandits/TwoArmedShift-v0", "t_shift": 150, "horizon": 300}
+    agent = agents.PrivateAgent(selector, epsilon_select=1.0, epsilon_means=eps)
+    try:
+        res = run(env, {"A": agent}, n_runs=4, progress=False, n_jobs=1, keep_actions=True)
+    except ValueError as exc:  # a refusal must say what to change
+        assert "epsilon" in str(exc)
+        return
+    d = res.data["A"]
+    assert np.isfinite(d["private_means"]).all()
+    assert np.isfinite(d["total_regret"]).all()
+    assert d["actions"].min() >= 0 and d["actions"].max() <= 1
+
+
+def test_private_agent_validates_at_construction():
+    with pytest.raises(TypeError, match="epsilon_means must be a real number"):
+        agents.PrivateAgent("rnm", epsilon_means=True)
