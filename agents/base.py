@@ -1,4 +1,4 @@
-"""The agent protocol: batched bandit learners (DESIGN.md "The batch is the unit", SPEC §4).
+"""The agent protocol: batched bandit learners (DESIGN.md "The batch is the unit").
 
 An agent plays ``R`` independent replications of a ``K``-armed bandit in lockstep. The
 experiment engine (:func:`dpbandits.experiments.run`) drives it::
@@ -13,7 +13,7 @@ Optional hooks, used for plots and reports when present: ``private_means() -> (R
 ``sensitivities() -> (R, K)``, ``privacy_report() -> dict``.
 
 :class:`Agent` implements the protocol and the part every agent shares: the first ``K`` steps
-pull each arm once, in order (SPEC §4: data independent, no privacy cost). A subclass writes
+pull each arm once, in order (App. H: data independent, no privacy cost). A subclass writes
 three small methods:
 
 - :meth:`Agent.setup` -- allocate per-replication state (called by :meth:`Agent.reset`);
@@ -70,7 +70,7 @@ class ArmStatistics:
 
 
 class Agent:
-    """Base class of batched bandit agents (the protocol of DESIGN.md, SPEC §4).
+    """Base class of batched bandit agents (the protocol of DESIGN.md).
 
     Constructor arguments are stored unchanged and shown in ``repr`` (scikit-learn style);
     per-run state is created by :meth:`reset`. After ``reset``, ``n_runs``, ``n_arms``,
@@ -106,7 +106,7 @@ class Agent:
         self.setup()
 
     def act(self) -> NDArray[np.int64]:
-        """The ``(R,)`` actions of this step: arm ``t`` during the first ``K`` steps (SPEC §4)."""
+        """The ``(R,)`` actions of this step: arm ``t`` during the first ``K`` steps (App. H)."""
         if self.t < self.n_arms:
             return self._initial[self.t].copy()
         return self.choose()

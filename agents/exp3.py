@@ -21,7 +21,7 @@ class Exp3(Agent):
     ``min(1, sqrt(K ln K / ((e - 1) T)))`` for the horizon ``T`` given to ``reset`` (then the
     horizon is required).
 
-    The first ``K`` steps pull each arm once (SPEC §4, common to all agents). Those pulls are not
+    The first ``K`` steps pull each arm once (common to all agents). Those pulls are not
     drawn from ``p``, so an importance-weighted update would be biased: Exp3 ignores them.
     Rewards outside ``[0, 1]`` raise ``ValueError``.
     """

@@ -1,6 +1,6 @@
 """Non-stationary UCB baselines: sliding-window and discounted UCB (Garivier & Moulines 2011).
 
-Not part of the paper; SPEC §4 adds them to test honestly the claim of App. H that private
+Not part of the paper; App. H adds them to test honestly the claim of App. H that private
 selection adapts faster to a shift than (stationary) UCB: an agent built to forget is the fair
 non-private competitor.
 """

@@ -1,13 +1,13 @@
-"""The private agent of App. H: DP means, DP sensitivities, DP selection (SPEC §4).
+"""The private agent of App. H: DP means, DP sensitivities, DP selection (App. H).
 
 Per step, for every replication at once:
 
 1. scores ``q[a]`` are the private means of each arm, released by the hybrid continual-release
-   mechanism with ``epsilon_means`` (:class:`dpbandits.continual.PrivateMeans`, SPEC §2);
+   mechanism with ``epsilon_means`` (:class:`dpbandits.continual.PrivateMeans`);
 2. sensitivities ``d[a]`` are the windowed DP estimates of the 10%-90% quantile range of arm
    ``a``'s recent rewards, each pair of quantiles with ``epsilon_quantiles``
-   (:class:`dpbandits.quantiles.WindowedSensitivity`, SPEC §3);
-3. the action is ``selector.select(q, d)`` with ``epsilon_select`` (SPEC §1): ``rnm`` uses
+   (:class:`dpbandits.quantiles.WindowedSensitivity`);
+3. the action is ``selector.select(q, d)`` with ``epsilon_select`` (§IV): ``rnm`` uses
    ``max_a d[a]``, ``krr`` uses no sensitivities (so none are estimated and no ``eps_p`` is
    spent), ``gem``/``mgem``/``rs`` use them arm by arm.
 
@@ -80,7 +80,7 @@ class PrivateAgent(Agent):
     window, levels:
         Rewards per sensitivity estimate (200) and quantile levels ((0.1, 0.9)).
     lo, hi:
-        Reward range; rewards are clipped to it before entering any mechanism (SPEC §2, §3).
+        Reward range; rewards are clipped to it before entering any mechanism (§3).
     clip_means:
         Clip released means to ``[lo, hi]`` (post-processing; off by default, as in the paper).
     means, sensitivity:
@@ -222,7 +222,7 @@ class PrivateAgent(Agent):
         return np.asarray(self._sens.values)
 
     def privacy_report(self) -> dict[str, Any]:
-        """The privacy spent so far (App. H summary, SPEC §4), as a JSON-able dict.
+        """The privacy spent so far (App. H summary), as a JSON-able dict.
 
         Selections: one ``eps_S`` action per step after the initial round, identical in every
         replication. Quantile pairs: per arm, the largest number of estimates over the

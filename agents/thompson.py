@@ -1,4 +1,4 @@
-"""Thompson sampling, the paper's second non-private baseline (Fig. 9, SPEC §4)."""
+"""Thompson sampling, the paper's second non-private baseline (Fig. 9)."""
 
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ class ThompsonSampling(Agent):
     ``model="gaussian"`` (default): Agrawal & Goyal (2013), prior ``N(0, 1)`` and unit-variance
     likelihood, so the posterior of arm ``a`` after ``N_a`` pulls with reward sum ``S_a`` is
     ``N(S_a / (N_a + 1), 1 / (N_a + 1))``; each step draws ``theta_a`` from it and plays the
-    argmax. SPEC §4 writes the posterior mean as ``mean_a``; we use Agrawal & Goyal's
+    argmax. App. H writes the posterior mean as ``mean_a``; we use Agrawal & Goyal's
     ``S_a / (N_a + 1)``, which is the exact posterior mean of that model (the two differ by a
     factor ``N_a / (N_a + 1)``).
 
@@ -25,7 +25,7 @@ class ThompsonSampling(Agent):
     updates ``Beta(1 + successes, 1 + failures)``. Rewards outside ``[0, 1]`` raise
     ``ValueError``.
 
-    Every arm is pulled once first (SPEC §4); those pulls update the posterior too.
+    Every arm is pulled once first (App. H); those pulls update the posterior too.
     """
 
     name = "thompson"

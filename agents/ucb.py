@@ -1,4 +1,4 @@
-"""Upper confidence bound, the paper's non-private baseline (App. H-1a, SPEC §4)."""
+"""Upper confidence bound, the paper's non-private baseline (App. H-1a)."""
 
 from __future__ import annotations
 
@@ -25,7 +25,7 @@ class UCB(Agent):
         ``reset(..., horizon=T)``. ``"t"``: classic UCB1 (Auer et al. 2002) with ``ln t``, ``t``
         the number of pulls made so far.
 
-    Every arm is pulled once first (SPEC §4). Ties of the index go to the lowest arm index
+    Every arm is pulled once first (App. H). Ties of the index go to the lowest arm index
     (``numpy.argmax``); with continuous rewards they have probability zero.
     """
 

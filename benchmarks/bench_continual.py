@@ -1,4 +1,4 @@
-"""Benchmark of the continual-release layer (SPEC §2-§3, App. H); not part of the test suite.
+"""Benchmark of the continual-release layer (App. H); not part of the test suite.
 
 Prints, all measured in this run:
 

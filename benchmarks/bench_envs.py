@@ -1,4 +1,4 @@
-"""Speed of the bandit environments: ``Env.step`` against the native ``VectorEnv`` (SPEC §5).
+"""Speed of the bandit environments: ``Env.step`` against the native ``VectorEnv`` (App. H-1).
 
 Prints steps per second of
 

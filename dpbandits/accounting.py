@@ -1,4 +1,4 @@
-"""The privacy ledger of a private bandit agent (App. H "In summary", SPEC §4).
+"""The privacy ledger of a private bandit agent (App. H "In summary").
 
 App. H states three guarantees, and this ledger records and renders exactly those:
 
@@ -44,7 +44,7 @@ def _check_optional_epsilon(value: Any, name: str) -> float | None:
 
 
 class PrivacyLedger:
-    """Privacy ledger of one private agent (App. H, SPEC §4).
+    """Privacy ledger of one private agent (App. H).
 
     ``PrivacyLedger(epsilon_means, epsilon_quantiles, epsilon_select, n_arms)``; pass ``None``
     for a component the agent does not use (e.g. kRR has no quantiles).  The agent records

@@ -1,4 +1,4 @@
-"""Private running sums by continual release: binary and hybrid mechanisms (App. H, SPEC §2).
+"""Private running sums by continual release: binary and hybrid mechanisms (App. H).
 
 The private agents of App. H release, after every pull of arm ``a``, a private prefix sum of that
 arm's rewards; the final number of pulls is unknown, so the paper uses the *hybrid mechanism* of
@@ -12,7 +12,7 @@ Chan, Shi and Song (2010/2011).  This module offers
   objects;
 - :class:`PrivateMeans`: per-(replication, arm) private means for agents, O(R) numpy per step.
 
-Conventions (SPEC §2).  Items ``x_1, x_2, ...`` with ``|x_i - x_i'| <= b`` (``b`` =
+Conventions (App. H).  Items ``x_1, x_2, ...`` with ``|x_i - x_i'| <= b`` (``b`` =
 ``sensitivity``).  Node ``(l, i)`` of a binary tree covers items ``(i 2^l, (i+1) 2^l]``; the
 release at ``n`` sums the nodes of the dyadic decomposition of ``[1, n]``: node
 ``(l, (n >> l) - 1)`` for every set bit ``l`` of ``n``.
@@ -177,7 +177,7 @@ def hybrid_noise(
     size: int | tuple[int, ...] = (),
     rng: np.random.Generator | int | None = None,
 ) -> NDArray[np.float64]:
-    """Noise ``Z_1..Z_n_max`` of the hybrid mechanism (Chan, Shi, Song; App. H; SPEC §2).
+    """Noise ``Z_1..Z_n_max`` of the hybrid mechanism (Chan, Shi, Song; App. H; App. H).
 
     The hybrid release at count ``n`` is ``S_n + Z_n`` and ``Z`` does not depend on the data, so
     the whole sequence is drawn at once for a batch of independent streams.  Joint distribution
@@ -206,7 +206,7 @@ def binary_noise(
     size: int | tuple[int, ...] = (),
     rng: np.random.Generator | int | None = None,
 ) -> NDArray[np.float64]:
-    """Noise ``Z_1..Z_T`` of the binary mechanism with known horizon ``T`` (SPEC §2).
+    """Noise ``Z_1..Z_T`` of the binary mechanism with known horizon ``T`` (App. H).
 
     ``L = floor(log2 T) + 1`` levels, node noise ``Lap(L b / eps)``; ``Z_n`` is the sum of the
     node noises over the set bits of ``n``.  Same joint distribution as
@@ -272,7 +272,7 @@ class _Streams:
 
 
 class BinaryMechanism(_Streams):
-    """Binary (tree) mechanism with known horizon ``T`` (Dwork et al. 2010; Chan et al.; SPEC §2).
+    """Binary (tree) mechanism with known horizon ``T`` (Dwork et al. 2010; Chan et al.; App. H).
 
     ``L = floor(log2 T) + 1`` levels; node ``(l, i)`` holds the exact sum ``alpha`` of items
     ``(i 2^l, (i+1) 2^l]`` plus ``Lap(L b / eps)``; the release at ``n`` sums the noisy nodes
@@ -337,7 +337,7 @@ class BinaryMechanism(_Streams):
 
 
 class HybridMechanism(_Streams):
-    """Hybrid mechanism for an unknown horizon (Chan, Shi, Song 2010/2011; App. H; SPEC §2).
+    """Hybrid mechanism for an unknown horizon (Chan, Shi, Song 2010/2011; App. H; App. H).
 
     Budget ``eps/2 + eps/2``.  Logarithmic part: at ``n = 2^k``, ``beta <- beta + (items since
     the last power of two) + Lap(2b/eps)`` and ``beta`` is released.  Binary part: epoch ``k``
@@ -597,7 +597,7 @@ class _HybridNoiseBlocks:
 
 
 class PrivateMeans:
-    """Private running mean of every arm of every replication (App. H, SPEC §2).
+    """Private running mean of every arm of every replication (App. H).
 
     Each (replication, arm) pair is an independent hybrid mechanism with budget ``epsilon``
     (``eps_M``) on the arm's rewards, clipped to ``[lo, hi]`` so the item sensitivity is
@@ -605,7 +605,7 @@ class PrivateMeans:
     counts are treated as public (App. H: the actions are themselves released under eps_S).
 
     - ``update(actions (R,), rewards (R,))``: replication ``r`` pulled ``actions[r]`` and got
-      ``rewards[r]``.  Rewards are clipped to ``[lo, hi]`` (documented, SPEC §2; +-inf clip
+      ``rewards[r]``.  Rewards are clipped to ``[lo, hi]`` (documented, App. H; +-inf clip
       to the bounds); NaN rewards raise ValueError.  O(R) numpy work, no Python loop over
       replications.
     - ``means() -> (R, K)``: released means.  An arm never pulled has no release; ``means()``

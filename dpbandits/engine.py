@@ -2,7 +2,7 @@
 
 :func:`run` plays every agent against the same environment for ``n_runs`` independent
 replications and ``horizon`` steps, and measures the dynamic pseudo-regret
-``sum_t max_a mu_a(t) - mu_{a_t}(t)`` against the expected *clipped* reward (SPEC §5) that the
+``sum_t max_a mu_a(t) - mu_{a_t}(t)`` against the expected *clipped* reward (App. H-1) that the
 project's environments expose. This reproduces App. H / Fig. 9 of the paper in one call::
 
     from dpbandits.engine import run

@@ -1,4 +1,4 @@
-"""Evaluate DP selectors on the synthetic selection scenarios (§VI-a; SPEC §6).
+"""Evaluate DP selectors on the synthetic selection scenarios (§VI-a; §VI, App. H).
 
 ``evaluate(scenario, selectors, epsilons, n_trials, seed)`` draws the scenario's N trials once
 (shared by every selector and eps, so differences between selectors can be tested with paired
@@ -128,7 +128,7 @@ def _make(spec: Any, epsilon: float) -> Any:
     if callable(getattr(spec, "select", None)):
         return spec
     if callable(spec):
-        # A plain function fn(q, d, epsilon, rng) -> indices (selector protocol of SPEC §1).
+        # A plain function fn(q, d, epsilon, rng) -> indices (selector protocol of §IV).
         return selectors.from_function(spec, epsilon=epsilon)
     return selectors.make(spec)  # raises a TypeError naming what was passed
 

@@ -16,7 +16,7 @@ EXTRA_LABELS = ("UCB1", "TS-Beta", "SW-UCB", "D-UCB", "Exp3", "cGEM", "PF", "RNM
 
 
 def shift_env(t_shift: int = 30_000, horizon: int = 50_000) -> dict[str, Any]:
-    """Config of the paper's two-armed shift environment (SPEC §5/§6): use as ``run(env=...)``."""
+    """Config of the paper's two-armed shift environment (App. H-1): use as ``run(env=...)``."""
     return {"id": SHIFT_ENV_ID, "t_shift": t_shift, "horizon": horizon}
 
 
@@ -30,7 +30,7 @@ def shift_agents(
     window: int = 200,
     levels: tuple[float, float] = (0.1, 0.9),
 ) -> dict[str, Any]:
-    """The agents of Fig. 9 (App. H, SPEC §6) by their legend labels.
+    """The agents of Fig. 9 (App. H) by their legend labels.
 
     ``UCB`` (ln T, alpha = sqrt 2), ``TS`` (Gaussian), and private agents with ``kRR``
     (``eps_S = epsilon_krr = 4``), ``RNM``, ``RS`` (gamma 0.05), ``GEM`` and ``mGEM``

@@ -1,4 +1,4 @@
-"""DP quantiles (Smith's exponential mechanism) and windowed sensitivities (App. H, SPEC §3).
+"""DP quantiles (Smith's exponential mechanism) and windowed sensitivities (App. H).
 
 - :func:`dp_quantile` -- one eps-DP quantile per leading index of ``x`` (batched);
 - :func:`dp_quantiles` -- several levels of the same data, eps split equally (sequential
@@ -109,7 +109,7 @@ def dp_quantile(
     hi: float,
     rng: np.random.Generator | int | None = None,
 ) -> NDArray[np.float64] | float:
-    """eps-DP ``q``-quantile of the last axis of ``x`` by Smith's exponential mechanism (SPEC §3).
+    """eps-DP ``q``-quantile of the last axis of ``x`` by Smith's exponential mechanism (App. H).
 
     ``x`` (..., n) is clipped to ``[lo, hi]`` and sorted; with ``z_0 = lo`` and ``z_{n+1} = hi``,
     interval ``i`` is chosen with probability ``∝ (z_{i+1} - z_i) exp(-eps |i - q n| / 2)`` and a
@@ -132,7 +132,7 @@ def dp_quantiles(
     hi: float,
     rng: np.random.Generator | int | None = None,
 ) -> NDArray[np.float64]:
-    """Several DP quantiles of the same data, each with ``epsilon / len(qs)`` (SPEC §3).
+    """Several DP quantiles of the same data, each with ``epsilon / len(qs)`` (App. H).
 
     Sequential composition: the whole vector is eps-DP.  Returns shape ``x.shape[:-1] +
     (len(qs),)``; the data are sorted once.
@@ -153,7 +153,7 @@ def dp_quantiles(
 
 
 class WindowedSensitivity:
-    """Windowed DP sensitivity estimate of every (replication, arm) (App. H, SPEC §3).
+    """Windowed DP sensitivity estimate of every (replication, arm) (App. H).
 
     Each arm's rewards (clipped to ``[lo, hi]``) fill a buffer; when ``window`` new rewards have
     arrived, ``p_lo, p_hi = dp_quantiles(buffer, levels, epsilon)`` (``epsilon`` = eps_p for the

@@ -1,4 +1,4 @@
-"""The paper's synthetic selection scenarios (§VI, App. E, App. F; SPEC §6).
+"""The paper's synthetic selection scenarios (§VI, App. E, App. F; §VI, App. H).
 
 A *scenario* is a recipe for the pairs ``{(q_a, Delta_a)}`` of K candidates. Following the
 experimental design of §VI-a, each candidate ``a`` has a score distribution ``P_a``; ``N``
@@ -61,7 +61,7 @@ __all__ = [
     "figure_scenarios",
 ]
 
-#: The paper's eps grid: 12 values, log-spaced from 0.01 to 16 (SPEC §6).
+#: The paper's eps grid: 12 values, log-spaced from 0.01 to 16 (§VI, App. H).
 PAPER_EPSILONS: NDArray[np.float64] = np.geomspace(0.01, 16.0, 12)
 #: The values of t of the increasing-correlation family (§VI-d, Fig. 6).
 CORRELATION_FAMILY_T: tuple[float, ...] = (-5.0, -0.8, -0.3, 0.0, 0.3, 0.8, 5.0)

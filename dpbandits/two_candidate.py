@@ -1,4 +1,4 @@
-"""Two-candidate maps ``HG(M, M')`` (§V-A, Fig. 2; App. D, Figs. 10-12; SPEC §6-§7).
+"""Two-candidate maps ``HG(M, M')`` (§V-A, Fig. 2; App. D, Figs. 10-12; §VI, App. H).
 
 Two candidates with scores ``q_1 < q_2`` (so ``a* = 2``, index 1) and sensitivities
 ``(d_1, d_2)``. For two mechanisms

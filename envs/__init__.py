@@ -1,4 +1,4 @@
-"""Gymnasium environments for non-stationary bandits (SPEC §5).
+"""Gymnasium environments for non-stationary bandits (App. H-1).
 
 Importing this package registers the ``dpbandits/<Name>-v0`` ids with Gymnasium (each with an
 ``entry_point`` for ``gymnasium.make`` and a ``vector_entry_point`` for

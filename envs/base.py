@@ -1,4 +1,4 @@
-"""The Gymnasium ``Env`` and native ``VectorEnv`` shared by every bandit schedule (SPEC §5).
+"""The Gymnasium ``Env`` and native ``VectorEnv`` shared by every bandit schedule (App. H-1).
 
 Each environment module (``two_armed_shift``, ``piecewise``, ``drifting``) only turns its
 constructor arguments into a :class:`~envs.core.Schedule`; stepping, seeding, ``info``,
@@ -76,7 +76,7 @@ class _ScheduleMixin:
         return self.schedule.hi
 
     def expected_rewards(self, t: int) -> FloatArray:
-        """Exact expected reward of every arm at 0-based step ``t``, shape ``(K,)`` (SPEC §5)."""
+        """Exact expected reward of every arm at 0-based step ``t``, shape ``(K,)`` (App. H-1)."""
         return self.schedule.expected[as_steps("t", t, self.horizon)].copy()
 
     def means(self, t: int) -> FloatArray:

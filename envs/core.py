@@ -1,6 +1,6 @@
 """Shared core of the bandit environments: schedules, the clipped-Gaussian mean, the reward tape.
 
-SPEC §5 (App. H-1). Every environment of this package is a *schedule*: for each 0-based step
+App. H-1 (App. H-1). Every environment of this package is a *schedule*: for each 0-based step
 ``t = 0, ..., horizon - 1`` it fixes the mean ``m_a(t)`` and standard deviation ``s_a(t)`` of every
 arm ``a``. Rewards are either Gaussian clipped to ``[lo, hi]``, ``clip(N(m, s^2), lo, hi)``, or
 Bernoulli with success probability ``m``. A schedule is deterministic, so its per-step tables
@@ -50,7 +50,7 @@ _UINT64 = np.dtype(np.uint64)
 
 
 # --------------------------------------------------------------------------------------------
-# Closed form (SPEC §5)
+# Closed form (App. H-1)
 # --------------------------------------------------------------------------------------------
 def _tail_excess(x: FloatArray) -> FloatArray:
     """``H(x) = E[(Z - |x|)^+] = phi(|x|) - |x| Phi(-|x|)`` for ``Z ~ N(0, 1)``.
@@ -68,9 +68,9 @@ def _tail_excess(x: FloatArray) -> FloatArray:
 def expected_clipped_normal(
     m: npt.ArrayLike, s: npt.ArrayLike, lo: float = 0.0, hi: float = 1.0
 ) -> FloatArray:
-    """Exact mean of ``clip(X, lo, hi)`` for ``X ~ N(m, s^2)`` (SPEC §5, App. H-1).
+    """Exact mean of ``clip(X, lo, hi)`` for ``X ~ N(m, s^2)`` (App. H-1).
 
-    SPEC §5 writes it as ``lo Phi(alpha) + m (Phi(beta) - Phi(alpha)) + s (phi(alpha) - phi(beta))
+    App. H-1 writes it as ``lo Phi(alpha) + m (Phi(beta) - Phi(alpha)) + s (phi(alpha) - phi(beta))
     + hi (1 - Phi(beta))`` with ``alpha = (lo - m)/s``, ``beta = (hi - m)/s``. Writing
     ``clip(X) = lo + (X - lo)^+ - (X - hi)^+`` gives the algebraically equal form used here,
 
@@ -169,7 +169,7 @@ def _read_only(a: np.ndarray) -> np.ndarray:
 # Schedule
 # --------------------------------------------------------------------------------------------
 class Schedule:
-    """Per-step parameters of a K-armed bandit over ``horizon`` steps (SPEC §5).
+    """Per-step parameters of a K-armed bandit over ``horizon`` steps (App. H-1).
 
     ``means`` and ``sds`` are ``(horizon, n_arms)`` tables (``sds`` is ``None`` for Bernoulli
     arms). The derived tables are exact: ``expected`` is the expected (clipped) reward of every

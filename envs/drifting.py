@@ -1,4 +1,4 @@
-"""K-armed bandit whose means drift with time (SPEC §5 general form).
+"""K-armed bandit whose means drift with time (App. H-1 general form).
 
 The means are any function of the 0-based step ``t``; :func:`linear_drift` and
 :func:`sinusoidal_drift` build the two usual ones.
@@ -114,7 +114,7 @@ def drifting_schedule(
 
 
 class DriftingBandit(BanditEnv):
-    """K-armed bandit with means drifting as a function of the step (SPEC §5).
+    """K-armed bandit with means drifting as a function of the step (App. H-1).
 
     ## Description
     Arm ``a`` pays ``clip(N(m_a(t), s_a(t)^2), lo, hi)`` (or Bernoulli(``m_a(t)``)) at the 0-based

@@ -1,4 +1,4 @@
-"""Piecewise-stationary K-armed bandit (SPEC §5, App. H-1 general form)."""
+"""Piecewise-stationary K-armed bandit (App. H-1 general form)."""
 
 from __future__ import annotations
 
@@ -95,7 +95,7 @@ def piecewise_schedule(
 
 
 class PiecewiseStationaryBandit(BanditEnv):
-    """Piecewise-stationary K-armed bandit (SPEC §5).
+    """Piecewise-stationary K-armed bandit (App. H-1).
 
     ## Description
     The arms' reward distributions are constant on segments of steps and change at given steps.
@@ -110,7 +110,7 @@ class PiecewiseStationaryBandit(BanditEnv):
 
     ## Rewards
     The reward of step ``t`` (0-based) comes from the segment containing ``t``. Its exact mean is
-    ``expected_rewards(t)`` (the clipped-Gaussian mean of SPEC §5).
+    ``expected_rewards(t)`` (the clipped-Gaussian mean of App. H-1).
 
     ## Episode End
     Never terminated; truncated on step ``horizon - 1``.

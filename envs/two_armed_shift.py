@@ -1,4 +1,4 @@
-"""The paper's two-armed bandit with one abrupt shift (SPEC §5, App. H-1, Fig. 9)."""
+"""The paper's two-armed bandit with one abrupt shift (App. H-1, Fig. 9)."""
 
 from __future__ import annotations
 
@@ -33,7 +33,7 @@ def two_armed_shift_schedule(
 
 
 class TwoArmedShift(BanditEnv):
-    """Two Gaussian arms clipped to ``[lo, hi]`` whose parameters swap at ``t_shift`` (SPEC §5).
+    """Two Gaussian arms clipped to ``[lo, hi]`` whose parameters swap at ``t_shift`` (App. H-1).
 
     ## Description
     The paper's bandit under distribution shift (App. H-1, Fig. 9): arm ``a`` pays
@@ -47,7 +47,7 @@ class TwoArmedShift(BanditEnv):
     ``Discrete(1)``: always ``0``.
 
     ## Rewards
-    Clipped Gaussian; ``expected_rewards(t)`` is the exact clipped mean (SPEC §5), e.g.
+    Clipped Gaussian; ``expected_rewards(t)`` is the exact clipped mean (App. H-1), e.g.
     ``(0.20085, 0.75502)`` before the shift with the defaults.
 
     ## Episode End

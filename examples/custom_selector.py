@@ -3,7 +3,7 @@
 The selector below lives in this file, not in the library: ``selectors.register`` makes its
 name usable everywhere a selector name is accepted -- here ``agents.PrivateAgent("noisy_top2")``
 and the engine. It is *report-noisy-max with Laplace noise scaled per candidate*, i.e. RNMH with
-Laplace noise -- **not** differentially private (SPEC §1, §IV-A), which is why it declares
+Laplace noise -- **not** differentially private (§IV-A), which is why it declares
 ``private = False``: a plug-in states its own guarantee.
 
 Run:  python examples/custom_selector.py      (about 10 seconds)

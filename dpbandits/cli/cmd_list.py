@@ -50,6 +50,6 @@ def run(args: argparse.Namespace) -> int:
         print(f"{cells}  {row[3]}")
     print(
         "\neps is the privacy parameter; D = max_a d[a]; "
-        "see SPEC §1 and `dpbandits audit SELECTOR` for an empirical check."
+        "see §IV and `dpbandits audit SELECTOR` for an empirical check."
     )
     return 0

@@ -1,4 +1,4 @@
-"""``dpbandits shift``: the paper's bandit under distribution shift (App. H, Fig. 9, SPEC §6).
+"""``dpbandits shift``: the paper's bandit under distribution shift (App. H, Fig. 9).
 
 By default exactly the Fig. 9 configuration: two clipped-Gaussian arms whose means (0.2, 0.8)
 and standard deviations (0.1, 0.3) swap at t = 30_000, horizon 50_000, 100 runs; agents UCB,

@@ -1,4 +1,4 @@
-"""DP selectors (SPEC §1; §III-B, §IV, §VII and App. C of the main paper).
+"""DP selectors (§III-B, §IV, §VII and App. C of the main paper).
 
 .. code-block:: python
 

@@ -1,10 +1,10 @@
-"""The selector protocol, input validation and the plain-function wrapper (SPEC §1).
+"""The selector protocol, input validation and the plain-function wrapper (§IV).
 
 A *selector* maps scores ``q`` of shape ``(..., K)`` and candidate-wise sensitivities ``d``
 (Δ_a in the paper, eq. (1)) to one index per leading position. Every selector in this package
 derives from :class:`Selector`, which
 
-- validates its inputs (SPEC §1 "Inputs": finite ``q``, ``K >= 1``, finite ``epsilon > 0``,
+- validates its inputs (§IV: finite ``q``, ``K >= 1``, finite ``epsilon > 0``,
   finite positive ``d`` broadcastable to ``q``) and raises :class:`ValueError` naming the problem;
 - normalises ``rng`` with :func:`numpy.random.default_rng`;
 - answers ``K = 1`` with index 0 without touching the mechanism;
@@ -134,7 +134,7 @@ _ONE = np.ones(())
 
 
 class Selector:
-    """Base class of all DP selectors (SPEC §1).
+    """Base class of all DP selectors (§IV).
 
     Attributes
     ----------

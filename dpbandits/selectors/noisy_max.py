@@ -4,7 +4,7 @@
   ``D = max_a d[a]`` (eq. (2)); exponential (default), Gumbel or Laplace noise (§III-B).
 - :class:`ExponentialMechanism` -- ``P(a) ∝ exp(eps q[a] / (2D))``, sampled by Gumbel-max.
 - :class:`PermuteAndFlip` -- McKenna & Sheldon (2020); same output law as exponential-noise RNM
-  (Ding et al. 2021), SPEC §1.
+  (Ding et al. 2021), §IV.
 - :class:`RNMH` -- eq. (4), noise ``Exp(mean 2 d[a]/eps)``; **not DP** (§IV-A counterexample).
 
 Numerics: RNM is invariant to shifting and scaling the scores together with the noise, so we
@@ -190,7 +190,7 @@ class RNM(Selector):
 class ExponentialMechanism(RNM):
     """The exponential mechanism ``P(a) ∝ exp(eps q[a] / (2D))`` (McSherry & Talwar 2007).
 
-    Sampled by the Gumbel-max trick, i.e. ``rnm`` with ``noise="gumbel"`` (SPEC §1); this works
+    Sampled by the Gumbel-max trick, i.e. ``rnm`` with ``noise="gumbel"`` (§IV); this works
     in log-space, so huge ``eps * q`` never overflows.
     """
 

@@ -7,7 +7,7 @@ candidate. Papernot & Steinke (2022) replace the Geometric(gamma) number of roun
 ``Lap((2+eta) d[a]/eps)``; ``eta = 1`` is Alg. 1 exactly, ``eta = 0`` the paper's "improved RS"
 (logarithmic distribution).
 
-Exact vectorised sampling (SPEC §1 "Exactness rules"). Given ``N``, the candidates drawn are a
+Exact vectorised sampling (§IV). Given ``N``, the candidates drawn are a
 multinomial split ``m ~ Mult(N, 1/K, ..., 1/K)``; the recorded value of candidate ``a`` that
 matters is the maximum of its ``m[a]`` i.i.d. noisy scores, ``q[a] + (2+eta) d[a]/eps * M`` with
 ``M`` the maximum of ``m[a]`` standard Laplace variables, drawn directly as ``F^{-1}(U^{1/m})``

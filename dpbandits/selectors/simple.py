@@ -1,7 +1,7 @@
 """Selectors that ignore the sensitivities: uniform, greedy and k-randomised response (§III-B).
 
 All three use only the *ranking* of the scores (or nothing at all), so ``uses_sensitivities`` is
-False. Ties for the maximum are broken uniformly at random (SPEC §1).
+False. Ties for the maximum are broken uniformly at random (§IV).
 """
 
 from __future__ import annotations
@@ -32,7 +32,7 @@ def argmax_random_ties(q: FloatArray, rng: np.random.Generator) -> IntArray:
 
 
 class Uniform(Selector):
-    """Uniform choice among the K candidates: 0-DP (SPEC §1).
+    """Uniform choice among the K candidates: 0-DP (§IV).
 
     ``epsilon`` is accepted (so that sweeps over eps can include this baseline) but unused.
     """
@@ -51,7 +51,7 @@ class Uniform(Selector):
 
 
 class Greedy(Selector):
-    """argmax q with ties broken uniformly at random: the non-private reference (SPEC §1).
+    """argmax q with ties broken uniformly at random: the non-private reference (§IV).
 
     ``epsilon`` is accepted for uniformity with the other selectors but unused.
     """

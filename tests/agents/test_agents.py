@@ -57,7 +57,7 @@ BASELINES = [
 def test_protocol_round_robin_shapes_and_range(agent):
     k, r, horizon = 3, 7, 60
     acts = play(agent, [0.2, 0.5, 0.8], [0.1, 0.1, 0.1], horizon, r, seed=1)
-    # SPEC §4: every agent first pulls each arm once, in order.
+    # App. H: every agent first pulls each arm once, in order.
     assert np.array_equal(acts[:k], np.repeat(np.arange(k)[:, None], r, axis=1))
     assert acts.dtype == np.int64 and acts.min() >= 0 and acts.max() < k
     assert agent.t == horizon

@@ -1,7 +1,7 @@
-"""PrivateAgent (App. H, SPEC §4): wiring of means, sensitivities, selector and ledger.
+"""PrivateAgent (App. H): wiring of means, sensitivities, selector and ledger.
 
 The first selection after the initial round is checked against the selectors' closed forms
-(SPEC §7) on a large batch of replications: with known means (a huge eps_M, so the released
+(closed form) on a large batch of replications: with known means (a huge eps_M, so the released
 means equal the observed rewards to ~1e-5) through the built-in estimators, and with injected
 means and sensitivities through the ``means=`` / ``sensitivity=`` factories.
 """
@@ -31,7 +31,7 @@ def first_selection(agent, rewards=Q, n_runs=R, seed=0):
 
 
 def rnm_p_lower(gap, eps, big_d):
-    """SPEC §7: P[pick the lower candidate] = 1/2 exp(-eps gap / (2 D))."""
+    """closed form: P[pick the lower candidate] = 1/2 exp(-eps gap / (2 D))."""
     return 0.5 * math.exp(-eps * gap / (2 * big_d))
 
 

@@ -1,4 +1,4 @@
-"""Privacy ledger (App. H "In summary", SPEC §4)."""
+"""Privacy ledger (App. H "In summary")."""
 
 from __future__ import annotations
 

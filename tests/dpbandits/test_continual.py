@@ -1,4 +1,4 @@
-"""Continual release (SPEC §2): binary/hybrid mechanisms, noise tables, PrivateMeans.
+"""Continual release (App. H): binary/hybrid mechanisms, noise tables, PrivateMeans.
 
 The closed forms below are computed from the tree structure itself (explicit dyadic intervals
 and shared nodes), independently of the bit tricks used by the implementation.
@@ -72,7 +72,7 @@ def hybrid_cov(n1: int, n2: int, eps: float = EPS, b: float = B) -> float:
 
 
 def hybrid_var_spec(n: int, eps: float = EPS, b: float = B) -> float:
-    """SPEC §2 formula, written literally."""
+    """App. H formula, written literally."""
     k = n.bit_length() - 1
     return (k + 1) * 2 * (2 * b / eps) ** 2 + bin(n - 2**k).count("1") * 2 * (2 * k * b / eps) ** 2
 

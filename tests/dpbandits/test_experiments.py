@@ -1,4 +1,4 @@
-"""The batched regret engine and Results (DESIGN.md "Experiments, results, scale", SPEC §5)."""
+"""The batched regret engine and Results (DESIGN.md "Experiments, results, scale")."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""DP quantiles (Smith's exponential mechanism) and windowed sensitivities (SPEC §3, App. H).
+"""DP quantiles (Smith's exponential mechanism) and windowed sensitivities (App. H).
 
 The exact interval probabilities are computed here with a plain loop over intervals,
 independently of the implementation.

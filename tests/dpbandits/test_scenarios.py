@@ -1,4 +1,4 @@
-"""Scenario generators (§VI, App. E, App. F) and the evaluation harness (SPEC §6)."""
+"""Scenario generators (§VI, App. E, App. F) and the evaluation harness (§VI, App. H)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The orderings the paper states for the selection scenarios (SPEC §6; §VI, §VII, Figs. 1, 5-7).
+"""The orderings the paper states for the selection scenarios (§VI, §VII, Figs. 1, 5-7).
 
 Trials are shared between selectors, so each claim "A beats B" is tested on the *paired*
 per-trial differences of squared errors: ``z = mean(diff) / se(diff)`` must be below

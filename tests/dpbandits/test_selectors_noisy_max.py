@@ -1,4 +1,4 @@
-"""RNM, exponential mechanism, permute-and-flip and RNMH against closed forms (SPEC §7)."""
+"""RNM, exponential mechanism, permute-and-flip and RNMH against closed forms (closed form)."""
 
 import itertools
 import math
@@ -79,7 +79,7 @@ def permute_and_flip_pmf(u):
 
 @pytest.mark.parametrize("eps,gap,d", [(1.0, 0.7, (1.0, 1.0)), (0.3, 2.0, (0.5, 2.0))])
 def test_rnm_two_candidates_closed_form(eps, gap, d):
-    # SPEC §7: P[pick 1] = 1/2 exp(-eps (q2 - q1)/(2D)), D = max d (so d = (0.5, 2) uses D = 2).
+    # closed form: P[pick 1] = 1/2 exp(-eps (q2 - q1)/(2D)), D = max d (so d = (0.5, 2) uses D = 2).
     q = np.array([0.0, gap])
     idx = selectors.make("rnm", epsilon=eps).select(np.broadcast_to(q, (N, 2)), d, rng=1)
     p = 0.5 * math.exp(-eps * gap / (2 * max(d)))
@@ -132,7 +132,7 @@ def test_permute_and_flip_matches_enumeration_and_exponential_rnm():
 
 
 def test_rnmh_two_candidates_closed_form():
-    # SPEC §7: P[pick 1] = exp(-eps (q2-q1)/(2 d1)) / (1 + d2/d1)
+    # closed form: P[pick 1] = exp(-eps (q2-q1)/(2 d1)) / (1 + d2/d1)
     eps, q, d = 1.0, np.array([0.0, 0.6]), np.array([2.0, 0.5])
     idx = selectors.make("rnmh", epsilon=eps).select(np.broadcast_to(q, (N, 2)), d, rng=7)
     p = math.exp(-eps * 0.6 / (2 * d[0])) / (1 + d[1] / d[0])

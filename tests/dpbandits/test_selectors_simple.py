@@ -1,4 +1,4 @@
-"""uniform, greedy, kRR (§III-B; SPEC §7 kRR closed form)."""
+"""uniform, greedy, kRR (§III-B; closed form kRR closed form)."""
 
 import math
 
@@ -27,7 +27,7 @@ def test_greedy_argmax_and_uniform_ties():
 
 @pytest.mark.parametrize("eps,k", [(1.0, 5), (3.0, 2), (0.1, 10)])
 def test_krr_closed_form(eps, k):
-    # SPEC §7: P[best] = e^eps/(e^eps + K - 1), every other candidate 1/(e^eps + K - 1)
+    # closed form: P[best] = e^eps/(e^eps + K - 1), every other candidate 1/(e^eps + K - 1)
     q = np.linspace(0, 1, k)[::-1].copy()  # best is index 0
     idx = selectors.make("krr", epsilon=eps).select(np.broadcast_to(q, (N, k)), rng=4)
     z = math.exp(eps) + k - 1

@@ -1,4 +1,4 @@
-"""Two-candidate maps HG(M, M') (§V-A, Figs. 2, 10-12; SPEC §7 closed forms)."""
+"""Two-candidate maps HG(M, M') (§V-A, Figs. 2, 10-12; closed form closed forms)."""
 
 from __future__ import annotations
 

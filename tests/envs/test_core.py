@@ -1,4 +1,4 @@
-"""The clipped-Gaussian closed form (SPEC §5) and the reward tape of ``envs.core``."""
+"""The clipped-Gaussian closed form (App. H-1) and the reward tape of ``envs.core``."""
 
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ PAIRS = [(0.2, 0.1), (0.8, 0.3), (-0.5, 0.3), (0.95, 1.0), (0.5, 2.0), (1.2, 0.5
 
 
 def _spec_formula(m: float, s: float, lo: float, hi: float) -> float:
-    """SPEC §5 as written: lo Phi(a) + m (Phi(b)-Phi(a)) + s (phi(a)-phi(b)) + hi (1-Phi(b))."""
+    """App. H-1 as written: lo Phi(a) + m (Phi(b)-Phi(a)) + s (phi(a)-phi(b)) + hi (1-Phi(b))."""
     a, b = (lo - m) / s, (hi - m) / s
     n = stats.norm
     return float(
