@@ -1,4 +1,4 @@
-"""The agent protocol: batched bandit learners (DESIGN.md "The batch is the unit").
+"""The agent protocol: batched bandit learners (docs/architecture.md).
 
 An agent plays ``R`` independent replications of a ``K``-armed bandit in lockstep. The
 experiment engine (:func:`dpbandits.experiments.run`) drives it::
@@ -70,7 +70,7 @@ class ArmStatistics:
 
 
 class Agent:
-    """Base class of batched bandit agents (the protocol of DESIGN.md).
+    """Base class of batched bandit agents (the protocol in docs/architecture.md).
 
     Constructor arguments are stored unchanged and shown in ``repr`` (scikit-learn style);
     per-run state is created by :meth:`reset`. After ``reset``, ``n_runs``, ``n_arms``,

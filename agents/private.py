@@ -35,7 +35,7 @@ EstimatorFactory = Callable[[int, int, np.random.Generator], Any]
 
 
 def _resolve_selector(selector: Any, epsilon: float | None, params: dict[str, Any]) -> Any:
-    """A selector object from a name, an instance or a plain function (DESIGN.md plug-ins)."""
+    """A selector object from a name, an instance or a plain function (docs/selectors.md)."""
     from dpbandits import selectors
 
     eps = 1.0 if epsilon is None else epsilon

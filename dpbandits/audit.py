@@ -1,4 +1,4 @@
-"""Empirical privacy audit of a selector on neighbouring inputs (DESIGN, "Correctness").
+"""Empirical privacy audit of a selector on neighbouring inputs.
 
 For neighbouring inputs ``(q, d)`` and ``(q', d')`` a selector is eps-DP only if, for every
 output ``a``, ``|log P[a | q, d] - log P[a | q', d']| <= eps`` (for a finite output space the
@@ -126,7 +126,7 @@ HARD_PAIRS: dict[str, NeighbouringPair] = {
             [0.0, 2.0],
             [1.0, 1.0],
             [1.0, 1.0],
-            "gap 2 -> 0: exponential-noise RNM attains loss eps exactly (closed form two candidates)",
+            "gap 2 -> 0: exponential-noise RNM attains loss eps exactly (two-candidate closed form)",
         ),
         _pair(
             "one_up",

@@ -1,4 +1,4 @@
-"""The batched regret engine and Results (DESIGN.md "Experiments, results, scale")."""
+"""The batched regret engine and Results."""
 
 from __future__ import annotations
 
