@@ -126,7 +126,7 @@ HARD_PAIRS: dict[str, NeighbouringPair] = {
             [0.0, 2.0],
             [1.0, 1.0],
             [1.0, 1.0],
-            "gap 2 -> 0: exponential-noise RNM attains loss eps exactly (two-candidate closed form)",
+            "gap 2 -> 0: exponential-noise RNM attains loss eps exactly (closed form)",
         ),
         _pair(
             "one_up",
