@@ -26,39 +26,13 @@ from numpy.typing import NDArray
 
 from agents.base import Agent
 from dpbandits.checks import positive_int, positive_number
+from dpbandits.selectors.spec import resolve_selector
 
 __all__ = ["PrivateAgent"]
 
 #: ``factory(n_runs, n_arms, rng) -> estimator`` with ``update(actions, rewards)`` and ``means()``
 #: (for ``means``) or ``values`` (for ``sensitivity``).
 EstimatorFactory = Callable[[int, int, np.random.Generator], Any]
-
-
-def _resolve_selector(selector: Any, epsilon: float | None, params: dict[str, Any]) -> Any:
-    """A selector object from a name, an instance or a plain function (docs/selectors.md)."""
-    from dpbandits import selectors
-
-    eps = 1.0 if epsilon is None else epsilon
-    if isinstance(selector, str):
-        return selectors.make(selector, epsilon=eps, **params)
-    if params:
-        raise ValueError(
-            f"selector parameters {sorted(params)} only apply to a selector given by name; "
-            "configure the selector instance instead"
-        )
-    if not callable(getattr(selector, "select", None)) and callable(selector):
-        # A plain function fn(q, d, epsilon, rng) -> indices.
-        return selectors.from_function(selector, epsilon=eps)
-    sel = selectors.make(selector)
-    if epsilon is not None and float(sel.epsilon) != float(epsilon):
-        with_epsilon = getattr(sel, "with_epsilon", None)
-        if not callable(with_epsilon):
-            raise ValueError(
-                f"epsilon_select={epsilon} differs from the selector's epsilon {sel.epsilon} "
-                "and the selector has no with_epsilon(); configure the instance instead"
-            )
-        sel = with_epsilon(epsilon)
-    return sel
 
 
 class PrivateAgent(Agent):
@@ -124,7 +98,7 @@ class PrivateAgent(Agent):
         self.sensitivity = sensitivity
         self.extra_params = dict(selector_params)
         # Resolving the selector is validation: an unknown name fails here, not mid-run.
-        self._selector = _resolve_selector(selector, epsilon_select, self.extra_params)
+        self._selector = resolve_selector(selector, epsilon_select, **self.extra_params)
         if not (float(lo) < float(hi)):
             raise ValueError(f"lo must be < hi, got lo={lo}, hi={hi}")
         # Fail at construction, not inside a worker process halfway through a run.

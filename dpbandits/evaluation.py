@@ -34,8 +34,11 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from dpbandits import checks
 from dpbandits import scenarios as _scenarios
+from dpbandits.formatting import significant
 from dpbandits.scenarios import PAPER_EPSILONS, Scenario, ScenarioData
+from dpbandits.selectors.spec import resolve_selector
 
 __all__ = [
     "DEFAULT_SELECTORS",
@@ -43,7 +46,6 @@ __all__ = [
     "Sweep",
     "evaluate",
     "proportion_sweep",
-    "parse_selector_spec",
     "resolve_selectors",
     "check_epsilons",
 ]
@@ -61,8 +63,6 @@ DEFAULT_SELECTORS: tuple[str, ...] = (
     "gem",
     "mgem",
 )
-#: Fig. 7 (scenarios 7-8) adds combined GEM (eps_c = 0.6 eps).
-COMBINED_SELECTORS: tuple[str, ...] = ("uniform", "rnm", "gem", "mgem", "combined_gem")
 
 
 # --------------------------------------------------------------------------------------------
@@ -86,51 +86,6 @@ def check_epsilons(epsilons: ArrayLike | float | None) -> NDArray[np.float64]:
     if bad.any():
         raise ValueError(f"epsilons must be finite and > 0, got {eps[bad][0]!r}")
     return eps
-
-
-def _parse_value(text: str) -> Any:
-    low = text.strip().lower()
-    if low in ("true", "false"):
-        return low == "true"
-    if low in ("none", "null"):
-        return None
-    for conv in (int, float):
-        try:
-            return conv(text)
-        except ValueError:
-            pass
-    return text.strip()
-
-
-def parse_selector_spec(spec: str) -> tuple[str, dict[str, Any]]:
-    """Split ``"name:key=value,key=value"`` into the name and keyword arguments."""
-    if not isinstance(spec, str) or not spec.strip():
-        raise ValueError(f"selector spec must be a non-empty string, got {spec!r}")
-    name, _, rest = spec.strip().partition(":")
-    kwargs: dict[str, Any] = {}
-    if rest:
-        for item in rest.split(","):
-            key, eq, value = item.partition("=")
-            if not eq or not key.strip():
-                raise ValueError(
-                    f"selector spec {spec!r}: expected 'name:key=value,...', got item {item!r}"
-                )
-            kwargs[key.strip()] = _parse_value(value)
-    return name.strip(), kwargs
-
-
-def _make(spec: Any, epsilon: float) -> Any:
-    from dpbandits import selectors
-
-    if isinstance(spec, str):
-        name, kwargs = parse_selector_spec(spec)
-        return selectors.make(name, epsilon=epsilon, **kwargs)
-    if callable(getattr(spec, "select", None)):
-        return spec
-    if callable(spec):
-        # A plain function fn(q, d, epsilon, rng) -> indices (selector protocol of §IV).
-        return selectors.from_function(spec, epsilon=epsilon)
-    return selectors.make(spec)  # raises a TypeError naming what was passed
 
 
 def resolve_selectors(
@@ -157,7 +112,7 @@ def resolve_selectors(
     out: list[tuple[str, Any]] = []
     seen: dict[str, int] = {}
     for label, spec in items:
-        sel = _make(spec, 1.0)
+        sel = resolve_selector(spec)
         if not callable(getattr(sel, "select", None)):
             raise TypeError(f"selector {spec!r} has no select(q, d, rng) method")
         if not callable(getattr(sel, "with_epsilon", None)):
@@ -309,14 +264,10 @@ class Evaluation:
         return pd.DataFrame.from_records(self.records())
 
     def to_csv(self, path: str) -> None:
-        """Write :meth:`records` as CSV (no pandas needed)."""
-        import csv
+        """Write :meth:`records` as CSV (no pandas needed), atomically."""
+        from dpbandits.files import write_csv
 
-        rows = self.records()
-        with open(path, "w", newline="") as fh:
-            writer = csv.DictWriter(fh, fieldnames=list(rows[0]))
-            writer.writeheader()
-            writer.writerows(rows)
+        write_csv(path, self.records())
 
     def to_markdown(self, digits: int = 3) -> str:
         """A markdown table: one row per eps, one column per selector, ``MSE ± se``."""
@@ -336,19 +287,10 @@ class Evaluation:
             best = min(labels, key=lambda lab: self.mse[lab][i])
             cells = []
             for lab in labels:
-                txt = f"{_fmt(self.mse[lab][i], digits)} ± {_fmt(self.se[lab][i], 1)}"
+                txt = f"{significant(self.mse[lab][i], digits)} ± {significant(self.se[lab][i], 1)}"
                 cells.append(f"**{txt}**" if lab == best else txt)
             lines.append(f"| {eps:.3g} | " + " | ".join(cells) + " |")
         return "\n".join(lines)
-
-
-def _fmt(x: float, digits: int) -> str:
-    x = float(x)
-    if x == 0:
-        return "0"
-    if abs(x) >= 10 ** (-digits):
-        return f"{x:.{digits}f}" if abs(x) < 1e4 else f"{x:.3g}"
-    return f"{x:.{digits}g}" if digits > 1 else f"{x:.1g}"
 
 
 # --------------------------------------------------------------------------------------------
@@ -438,7 +380,7 @@ def evaluate(
     else:
         sc = _scenarios.get(scenario)
         if n_trials is not None:
-            n_trials = _scenarios._check_n_trials(n_trials)
+            n_trials = checks.positive_int(n_trials, "n_trials")
         data = sc.sample(n_trials, np.random.default_rng(data_seed))
         constant = isinstance(sc, _scenarios.Bimodal)
     resolved = resolve_selectors(selectors)
@@ -570,7 +512,8 @@ class Sweep:
         ]
         for i, x in enumerate(self.x):
             cells = [
-                f"{_fmt(self.mse[lab][i], digits)} ± {_fmt(self.se[lab][i], 1)}" for lab in labels
+                f"{significant(self.mse[lab][i], digits)} ± {significant(self.se[lab][i], 1)}"
+                for lab in labels
             ]
             lines.append(f"| {x:g} | " + " | ".join(cells) + " |")
         return "\n".join(lines)

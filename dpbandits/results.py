@@ -16,6 +16,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from dpbandits.files import atomic_open, strict_json
+from dpbandits.formatting import fixed
 
 __all__ = ["RESULTS_FORMAT", "Results", "ResultsFileError", "SummaryTable"]
 
@@ -25,10 +26,6 @@ RESULTS_FORMAT = "dpbandits.Results/1"
 
 class ResultsFileError(ValueError):
     """A file given to :meth:`Results.load` is not a complete results file this version reads."""
-
-
-def _fmt(x: float, digits: int = 1) -> str:
-    return "-" if x is None or not np.isfinite(x) else f"{x:,.{digits}f}"
 
 
 def _privacy_short(report: Any) -> str:
@@ -93,10 +90,10 @@ class SummaryTable:
     def _cells(self, r: dict[str, Any]) -> list[str]:
         return [
             r["agent"],
-            f"{_fmt(r['regret_mean'])} ± {_fmt(r['regret_se'])}",
-            _fmt(r["pre_change_regret"]),
-            _fmt(r["post_change_regret"]),
-            _fmt(r["reward_mean"]),
+            f"{fixed(r['regret_mean'])} ± {fixed(r['regret_se'])}",
+            fixed(r["pre_change_regret"]),
+            fixed(r["post_change_regret"]),
+            fixed(r["reward_mean"]),
             r["privacy"],
         ]
 

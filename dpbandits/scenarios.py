@@ -42,6 +42,8 @@ from typing import Literal
 import numpy as np
 from numpy.typing import NDArray
 
+from dpbandits import checks
+
 __all__ = [
     "PAPER_EPSILONS",
     "CORRELATION_FAMILY_T",
@@ -73,16 +75,8 @@ FIG13_PROPORTIONS: tuple[float, ...] = (
 Correlation = Literal["positive", "negative", "none", "mixed"]
 
 
-def _check_n_trials(n_trials: object) -> int:
-    if isinstance(n_trials, bool) or not isinstance(n_trials, (int, np.integer)):
-        raise TypeError(f"n_trials must be an int, got {type(n_trials).__name__}")
-    if n_trials <= 0:
-        raise ValueError(f"n_trials must be > 0, got {n_trials}")
-    return int(n_trials)
-
-
 def _check_quantiles(quantiles: tuple[float, float]) -> tuple[float, float]:
-    lo, hi = (float(v) for v in quantiles)
+    lo, hi = (checks.number(v, "quantiles") for v in quantiles)
     if not (0.0 <= lo < hi <= 1.0):
         raise ValueError(f"quantiles must satisfy 0 <= lo < hi <= 1, got {quantiles}")
     return lo, hi
@@ -179,7 +173,7 @@ class Scenario:
         self, n_trials: int | None = None, seed: int | np.random.Generator | None = 0
     ) -> ScenarioData:
         """Draw the N trials: clipped scores ``(n_trials, K)`` and sensitivities ``(K,)``."""
-        n = self.default_trials if n_trials is None else _check_n_trials(n_trials)
+        n = self.default_trials if n_trials is None else checks.positive_int(n_trials, "n_trials")
         if n < 2:
             # One trial gives a zero quantile spread, i.e. a zero sensitivity.
             raise ValueError(f"n_trials must be >= 2 for a quantile-based scenario, got {n}")
@@ -306,7 +300,7 @@ class Bimodal(Scenario):
     def sample(
         self, n_trials: int | None = None, seed: int | np.random.Generator | None = 0
     ) -> ScenarioData:
-        n = self.default_trials if n_trials is None else _check_n_trials(n_trials)
+        n = self.default_trials if n_trials is None else checks.positive_int(n_trials, "n_trials")
         q, d = self.parameters()
         return ScenarioData(
             name=self.name,

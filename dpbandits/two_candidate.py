@@ -284,14 +284,14 @@ def error_rate(
     plug-in; it is run at ``epsilon`` with one call per grid row on a ``(n_d1, n_draws, 2)``
     batch. Row ``j`` draws from ``SeedSequence(seed).spawn``-style child ``j``.
     """
-    from dpbandits.evaluation import _make
+    from dpbandits.selectors.spec import resolve_selector
 
     eps = _check_eps(epsilon)
     g1, g2 = _grid(d1, "d1"), _grid(d2, "d2")
     _check_pair(q1, q2, g1, g2)
     if isinstance(n_draws, bool) or not isinstance(n_draws, (int, np.integer)) or n_draws < 2:
         raise ValueError(f"n_draws must be an int >= 2, got {n_draws!r}")
-    sel = _make(selector, eps)
+    sel = resolve_selector(selector, eps)
     sel = sel.with_epsilon(eps)
     root = seed if isinstance(seed, np.random.SeedSequence) else np.random.SeedSequence(seed)
     children = root.spawn(g2.size)

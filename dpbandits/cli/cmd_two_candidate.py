@@ -109,7 +109,7 @@ def run(args: argparse.Namespace) -> int:
     import numpy as np
 
     from dpbandits import two_candidate as hg
-    from dpbandits.evaluation import parse_selector_spec
+    from dpbandits.selectors.spec import parse_selector_spec
 
     load_plugins(args.plugins)
     grid = parse_float_grid(args.grid, "--grid")

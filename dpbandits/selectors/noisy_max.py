@@ -215,9 +215,6 @@ class PermuteAndFlip(Selector):
     guarantee = "eps-DP"
     summary = "random order, accept a w.p. exp(eps (q[a]-max q)/(2D))"
 
-    def __init__(self, epsilon: float = 1.0) -> None:
-        super().__init__(epsilon)
-
     def select_batch(self, q: FloatArray, d: FloatArray, rng: np.random.Generator) -> IntArray:
         with np.errstate(over="ignore", divide="ignore"):
             lam = self.epsilon / (2.0 * row_max(d))  # u: log acceptance probs
@@ -249,9 +246,6 @@ class RNMH(Selector):
     private = False
     guarantee = "not DP (§IV-A counterexample)"
     summary = "argmax(q + z), z[a] ~ Exp(mean 2 d[a]/eps)"
-
-    def __init__(self, epsilon: float = 1.0) -> None:
-        super().__init__(epsilon)
 
     def select_batch(self, q: FloatArray, d: FloatArray, rng: np.random.Generator) -> IntArray:
         # 2 d / eps is increasing in d: it overflows somewhere iff it does at max d.

@@ -43,9 +43,6 @@ class Uniform(Selector):
     uses_sensitivities = False
     summary = "uniform over the K candidates"
 
-    def __init__(self, epsilon: float = 1.0) -> None:
-        super().__init__(epsilon)
-
     def select_batch(self, q: FloatArray, d: FloatArray, rng: np.random.Generator) -> IntArray:
         return np.asarray(rng.integers(0, q.shape[1], size=q.shape[0], dtype=np.int64))
 
@@ -61,9 +58,6 @@ class Greedy(Selector):
     guarantee = "not private (reference)"
     uses_sensitivities = False
     summary = "argmax q, ties uniformly at random"
-
-    def __init__(self, epsilon: float = 1.0) -> None:
-        super().__init__(epsilon)
 
     def select_batch(self, q: FloatArray, d: FloatArray, rng: np.random.Generator) -> IntArray:
         return argmax_random_ties(q, rng)
@@ -81,9 +75,6 @@ class KRR(Selector):
     guarantee = "eps-DP"
     uses_sensitivities = False
     summary = "argmax w.p. e^eps/(e^eps+K-1), else a uniform other candidate"
-
-    def __init__(self, epsilon: float = 1.0) -> None:
-        super().__init__(epsilon)
 
     def select_batch(self, q: FloatArray, d: FloatArray, rng: np.random.Generator) -> IntArray:
         r, k = q.shape
