@@ -22,25 +22,18 @@ App. H states three guarantees, and this ledger records and renders exactly thos
 from __future__ import annotations
 
 import json
-import math
 from typing import Any
 
 import numpy as np
 from numpy.typing import ArrayLike
 
+from dpbandits import checks
+
 __all__ = ["PrivacyLedger"]
 
 
-def _check_optional_epsilon(value: Any, name: str) -> float | None:
-    if value is None:
-        return None
-    try:
-        eps = float(value)
-    except (TypeError, ValueError):
-        raise TypeError(f"{name} must be a real number or None, got {value!r}") from None
-    if not math.isfinite(eps) or eps <= 0:
-        raise ValueError(f"{name} must be finite and > 0 (or None if unused), got {value!r}")
-    return eps
+def _optional_epsilon(value: Any, name: str) -> float | None:
+    return None if value is None else checks.positive_number(value, name)
 
 
 class PrivacyLedger:
@@ -65,9 +58,9 @@ class PrivacyLedger:
         epsilon_select: float | None,
         n_arms: int,
     ) -> None:
-        self.epsilon_means = _check_optional_epsilon(epsilon_means, "epsilon_means")
-        self.epsilon_quantiles = _check_optional_epsilon(epsilon_quantiles, "epsilon_quantiles")
-        self.epsilon_select = _check_optional_epsilon(epsilon_select, "epsilon_select")
+        self.epsilon_means = _optional_epsilon(epsilon_means, "epsilon_means")
+        self.epsilon_quantiles = _optional_epsilon(epsilon_quantiles, "epsilon_quantiles")
+        self.epsilon_select = _optional_epsilon(epsilon_select, "epsilon_select")
         if isinstance(n_arms, bool) or not isinstance(n_arms, (int, np.integer)):
             raise TypeError(f"n_arms must be an integer, got {n_arms!r}")
         if n_arms < 1:

@@ -75,10 +75,18 @@ def positive_number(value: Any, name: str, *, allow_inf: bool = False) -> float:
     return v
 
 
-def integer(value: Any, name: str, *, minimum: int | None = None) -> int:
-    """``value`` as an int (a Python or NumPy integer, not bool; no floats, even whole ones)."""
+def integer(
+    value: Any, name: str, *, minimum: int | None = None, allow_integral_float: bool = False
+) -> int:
+    """``value`` as an int: a Python or NumPy integer, not bool. Floats are refused unless
+    ``allow_integral_float`` (then ``3e4`` is 30000 and ``2.5`` is a ``ValueError``)."""
+    if allow_integral_float and _is_real(value) and not isinstance(value, (int, np.integer)):
+        f = float(value)
+        if not (math.isfinite(f) and f.is_integer()):
+            raise ValueError(f"{name} must be an integer, got {value!r}")
+        value = int(f)
     if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)):
-        raise TypeError(f"{name} must be an int, got {type(value).__name__} {value!r}")
+        raise TypeError(f"{name} must be an integer, got {type(value).__name__} {value!r}")
     v = int(value)
     if minimum is not None and v < minimum:
         raise ValueError(f"{name} must be >= {minimum}, got {v}")

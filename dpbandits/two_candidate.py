@@ -34,6 +34,8 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from dpbandits import checks
+
 __all__ = [
     "CLOSED_FORMS",
     "HGMap",
@@ -47,13 +49,6 @@ __all__ = [
 ]
 
 FloatArray = NDArray[np.float64]
-
-
-def _check_eps(epsilon: float) -> float:
-    eps = float(epsilon)
-    if not (math.isfinite(eps) and eps > 0):
-        raise ValueError(f"epsilon must be finite and > 0, got {epsilon}")
-    return eps
 
 
 def _check_pair(
@@ -76,7 +71,7 @@ def rnm_error_probability(
     q1: float, q2: float, d1: ArrayLike, d2: ArrayLike, epsilon: float
 ) -> FloatArray:
     """RNM (exponential noise, ``D = max(d1, d2)``): ``P[pick 1] = exp(-eps (q2-q1)/(2D))/2``."""
-    eps = _check_eps(epsilon)
+    eps = checks.positive_number(epsilon, "epsilon")
     g, a1, a2 = _check_pair(q1, q2, d1, d2)
     return 0.5 * np.exp(-eps * g / (2.0 * np.maximum(a1, a2)))
 
@@ -89,13 +84,13 @@ def rnmh_error_probability(
     (§V-A; derivation: ``P[z_1 - z_2 > g] = e^{-lambda_1 g} lambda_2 / (lambda_1 + lambda_2)``
     for independent exponentials of rates ``lambda_a = eps / (2 d_a)``.)
     """
-    eps = _check_eps(epsilon)
+    eps = checks.positive_number(epsilon, "epsilon")
     g, a1, a2 = _check_pair(q1, q2, d1, d2)
     return np.exp(-eps * g / (2.0 * a1)) / (1.0 + a2 / a1)
 
 
 def _em_error(q1: float, q2: float, d1: ArrayLike, d2: ArrayLike, epsilon: float) -> FloatArray:
-    eps = _check_eps(epsilon)
+    eps = checks.positive_number(epsilon, "epsilon")
     g, a1, a2 = _check_pair(q1, q2, d1, d2)
     # 1 / (1 + e^x) computed stably as expit(-x).
     from scipy.special import expit
@@ -107,7 +102,7 @@ def _gem_error(sign: float) -> Callable[..., FloatArray]:
     def f(
         q1: float, q2: float, d1: ArrayLike, d2: ArrayLike, epsilon: float, beta: float = 0.05
     ) -> FloatArray:
-        eps = _check_eps(epsilon)
+        eps = checks.positive_number(epsilon, "epsilon")
         g, a1, a2 = _check_pair(q1, q2, d1, d2)
         if not (0 < beta < 2):
             raise ValueError(f"beta must be in (0, 2) for two candidates, got {beta}")
@@ -121,7 +116,7 @@ def _gem_error(sign: float) -> Callable[..., FloatArray]:
 
 def _const(value: float) -> Callable[..., FloatArray]:
     def f(q1: float, q2: float, d1: ArrayLike, d2: ArrayLike, epsilon: float) -> FloatArray:
-        _check_eps(epsilon)
+        checks.positive_number(epsilon, "epsilon")
         _, a1, a2 = _check_pair(q1, q2, d1, d2)
         return np.full(np.broadcast_shapes(a1.shape, a2.shape), value)
 
@@ -129,7 +124,7 @@ def _const(value: float) -> Callable[..., FloatArray]:
 
 
 def _krr_error(q1: float, q2: float, d1: ArrayLike, d2: ArrayLike, epsilon: float) -> FloatArray:
-    eps = _check_eps(epsilon)
+    eps = checks.positive_number(epsilon, "epsilon")
     _, a1, a2 = _check_pair(q1, q2, d1, d2)
     from scipy.special import expit
 
@@ -286,7 +281,7 @@ def error_rate(
     """
     from dpbandits.selectors.spec import resolve_selector
 
-    eps = _check_eps(epsilon)
+    eps = checks.positive_number(epsilon, "epsilon")
     g1, g2 = _grid(d1, "d1"), _grid(d2, "d2")
     _check_pair(q1, q2, g1, g2)
     if isinstance(n_draws, bool) or not isinstance(n_draws, (int, np.integer)) or n_draws < 2:

@@ -24,13 +24,14 @@ shape ``(block, R)`` that never cross the horizon, so an episode consumes exactl
 from __future__ import annotations
 
 import math
-import numbers
 from collections.abc import Callable, Sequence
 from typing import Any, Literal
 
 import numpy as np
 import numpy.typing as npt
 from scipy.special import erfcx
+
+from dpbandits import checks
 
 FloatArray = npt.NDArray[np.float64]
 IntArray = npt.NDArray[np.int64]
@@ -101,31 +102,14 @@ def expected_clipped_normal(
 # Validation helpers (shared by every environment)
 # --------------------------------------------------------------------------------------------
 def check_int(name: str, value: Any, *, minimum: int | None = None) -> int:
-    """Return ``value`` as ``int``; integral floats (``3e4``) are accepted, ``True`` is not."""
-    if isinstance(value, bool) or not isinstance(value, (numbers.Integral, numbers.Real)):
-        raise TypeError(f"{name} must be an integer, got {value!r} ({type(value).__name__})")
-    if isinstance(value, numbers.Integral):
-        out = int(value)
-    else:
-        f = float(value)
-        if not (math.isfinite(f) and f.is_integer()):
-            raise ValueError(f"{name} must be an integer, got {value!r}")
-        out = int(f)
-    if minimum is not None and out < minimum:
-        raise ValueError(f"{name} must be >= {minimum}, got {out}")
-    return out
+    """``value`` as ``int`` by the library's input policy; integral floats (``3e4``) are
+    accepted, ``True`` is not."""
+    return checks.integer(value, name, minimum=minimum, allow_integral_float=True)
 
 
 def check_bounds(lo: Any, hi: Any) -> tuple[float, float]:
-    """Validate the reward range ``[lo, hi]``: finite and ``lo < hi``."""
-    for name, v in (("lo", lo), ("hi", hi)):
-        if isinstance(v, bool) or not isinstance(v, numbers.Real):
-            raise TypeError(f"{name} must be a real number, got {v!r}")
-        if not math.isfinite(float(v)):
-            raise ValueError(f"{name} must be finite, got {v!r}")
-    if not float(lo) < float(hi):
-        raise ValueError(f"lo must be < hi, got lo={lo!r}, hi={hi!r}")
-    return float(lo), float(hi)
+    """The reward range ``[lo, hi]``: finite and ``lo < hi``."""
+    return checks.bounds(lo, hi)
 
 
 def check_arm(arm: Any) -> ArmType:

@@ -51,10 +51,8 @@ _TAIL = 2.0**-64
 
 
 def _check_eta(eta: object) -> float:
-    if isinstance(eta, bool) or not isinstance(eta, (int, float, np.integer, np.floating)):
-        raise TypeError(f"eta must be a real number, got {type(eta).__name__}")
-    e = float(eta)
-    if not (math.isfinite(e) and e > -1.0):
+    e = checks.number(eta, "eta")
+    if not e > -1.0:
         raise ValueError(f"eta must be finite and > -1, got {e!r}")
     return e
 
