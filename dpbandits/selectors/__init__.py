@@ -27,7 +27,7 @@ from dpbandits.selectors.base import FunctionSelector, Selector, from_function
 from dpbandits.selectors.gem import GEM, MGEM, CombinedGEM, gem_scores
 from dpbandits.selectors.heuristics import spearman, weighted_correlation
 from dpbandits.selectors.noisy_max import RNM, RNMH, ExponentialMechanism, PermuteAndFlip
-from dpbandits.selectors.random_stopping import RS, RSTNB, sample_tnb
+from dpbandits.selectors.random_stopping import RS, RandomStoppingTNB, sample_tnb
 from dpbandits.selectors.simple import KRR, Greedy, Uniform
 
 __all__ = [
@@ -38,7 +38,7 @@ __all__ = [
     "RNM",
     "RNMH",
     "RS",
-    "RSTNB",
+    "RandomStoppingTNB",
     "CombinedGEM",
     "ExponentialMechanism",
     "FunctionSelector",
@@ -73,7 +73,7 @@ _BUILTIN: dict[str, Factory] = {
         PermuteAndFlip,
         RNMH,
         RS,
-        RSTNB,
+        RandomStoppingTNB,
         GEM,
         MGEM,
         CombinedGEM,

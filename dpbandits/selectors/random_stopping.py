@@ -36,7 +36,7 @@ from dpbandits.selectors.base import (
 
 __all__ = [
     "RS",
-    "RSTNB",
+    "RandomStoppingTNB",
     "max_laplace",
     "rs_loop_reference",
     "sample_tnb",
@@ -215,8 +215,9 @@ def _rs_select(
     return np.argmax(noisy.reshape(r, k), axis=1)
 
 
-class RSTNB(Selector):
-    """RNM with random stopping, ``N ~ D_{eta,gamma}`` (Papernot & Steinke 2022; App. C).
+class RandomStoppingTNB(Selector):
+    """Random stopping with a truncated negative binomial (TNB) number of draws ``N ~ D_{eta,gamma}``
+    (Papernot & Steinke 2022; App. C).
 
     Draw ``N ~ D_{eta,gamma}``; ``N`` times draw ``a`` uniformly and record
     ``q[a] + Lap((2+eta) d[a]/eps)``; output the best recorded candidate. Each recorded pair is
