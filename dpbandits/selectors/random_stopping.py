@@ -216,8 +216,8 @@ def _rs_select(
 
 
 class RandomStoppingTNB(Selector):
-    """Random stopping with a truncated negative binomial (TNB) number of draws ``N ~ D_{eta,gamma}``
-    (Papernot & Steinke 2022; App. C).
+    """Random stopping whose number of draws is truncated negative binomial (TNB),
+    ``N ~ D_{eta,gamma}`` (Papernot & Steinke 2022; App. C).
 
     Draw ``N ~ D_{eta,gamma}``; ``N`` times draw ``a`` uniformly and record
     ``q[a] + Lap((2+eta) d[a]/eps)``; output the best recorded candidate. Each recorded pair is
