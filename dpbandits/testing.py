@@ -69,6 +69,7 @@ check's name, so a report is reproducible and does not change when other checks 
 
 from __future__ import annotations
 
+import copy
 import math
 import pickle
 import re
@@ -106,7 +107,7 @@ P_MIN = 1e-6
 #: Rows per statistical batch check (per sample).
 _N_ROWS = 20_000
 #: Single calls compared with one batch of identical rows (each single call is a Python call).
-_N_SINGLE = 2_000
+_N_SINGLE = 1_000
 
 
 @dataclass(frozen=True)
@@ -709,7 +710,11 @@ def _params_without_eps(sel: Any) -> dict[str, Any] | None:
 
 
 def _epsilon_with_epsilon(ctx: _Context) -> str:
-    sel = ctx.sel
+    # a copy, so that a with_epsilon that mutates its selector cannot spoil the later checks
+    try:
+        sel = copy.deepcopy(ctx.sel)
+    except Exception:
+        sel = ctx.sel
     with_epsilon = getattr(sel, "with_epsilon", None)
     if not callable(with_epsilon):
         return (
@@ -830,7 +835,15 @@ def _check_positive_int(value: Any, name: str) -> int:
 
 
 def _resolve(selector: Any, epsilon: Any) -> Any:
-    sel = _selectors.make(selector)
+    if isinstance(selector, str):
+        sel = _selectors.make(selector)
+    elif callable(getattr(selector, "select", None)):
+        sel = selector  # missing attributes are reported by api.attributes / api.protocol
+    else:
+        raise TypeError(
+            f"selector must be a name or an object with select(q, d, rng), got "
+            f"{type(selector).__name__}"
+        )
     if epsilon is None:
         return sel
     if not _real_number(epsilon) or not (math.isfinite(float(epsilon)) and float(epsilon) > 0):
