@@ -59,7 +59,7 @@ mechanisms (``shift2``, ``swap``, ``one_up``) have outcome probabilities ``>= 0.
 selector that uses half the noise it should (loss ``2 eps``) fails with lower bounds near
 ``1.9 eps`` (the tests check RNM with scale ``D/eps`` and kRR with ``e^{2 eps}``).
 
-Cost: about 1.6 million selections for the audit and 0.2 million for the other checks; the
+Cost: about 1.6 million selections for the audit and 0.1 million for the other checks; the
 built-in selectors take 0.3-1.5 s each. A selector that loops over rows in Python takes
 longer; lower ``draws`` (and the power) or ``skip=("privacy",)`` while developing.
 

@@ -6,6 +6,8 @@ import copy
 import importlib.util
 import math
 import pickle
+import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -20,6 +22,7 @@ from dpbandits.testing import (
     SelectorReport,
     check_selector,
 )
+from tests.stats import assert_counts_match_pmf
 
 # Before the one input policy (issue 13 item 1, dpbandits/checks.py) the built-in selectors
 # accepted complex (dropping the imaginary part), bool and numeric-string arrays. On a tree
@@ -435,3 +438,31 @@ def test_missing_attributes_are_reported_not_raised():
     assert not report["api.protocol"].passed
     assert report["privacy"].message == "no valid epsilon to audit"
     assert report["shapes.output"].passed and report["seeding.same_seed"].passed
+
+
+def _load_example(monkeypatch):
+    path = Path(__file__).resolve().parents[2] / "examples" / "custom_selector.py"
+    spec = importlib.util.spec_from_file_location("custom_selector_example", path)
+    module = importlib.util.module_from_spec(spec)
+    monkeypatch.setitem(sys.modules, spec.name, module)  # as --plugin does: picklable classes
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_example_selector_is_the_exponential_mechanism_and_passes_the_kit(monkeypatch):
+    example = _load_example(monkeypatch)
+    sel = example.SoftmaxEM(epsilon=0.7)
+    report = check_selector(sel, raise_on_failure=False)
+    assert failed(report) == set(), str(report)
+    assert report.privacy_passed
+    # closed form: P(a) ∝ exp(eps q[a] / (2D)), D = max d
+    q = np.array([0.0, 1.0, 3.0, -2.0, 2.5])
+    d = np.array([0.5, 1.0, 2.0, 1.5, 0.2])
+    w = np.exp(0.7 * q / (2 * d.max()))
+    n = 200_000
+    counts = np.bincount(sel.select(np.tile(q, (n, 1)), d, rng=4), minlength=5)
+    assert_counts_match_pmf(counts, w / w.sum())
+    # a candidate whose weight underflows to 0 is never drawn
+    far = sel.select(np.tile([0.0, -1e6, 5.0], (n, 1)), 1.0, rng=5)
+    assert not np.any(far == 1)
+    assert "softmax_em" in selectors.available()
