@@ -247,7 +247,6 @@ def test_every_builtin_selector_passes(name):
     else:
         assert privacy.passed and privacy.required, str(privacy)
         assert len(report.audit) >= 8 and all(r.passed for r in report.audit)
-    assert report.seconds < 10  # a few seconds on the 2-core machine (about 0.3-1.7 s idle)
 
 
 @pytest.mark.xfail(not HAS_CHECKS, strict=True, reason="needs dpbandits/checks.py (issue 13)")
