@@ -286,6 +286,8 @@ def _pool_rare_columns(table: NDArray[np.float64]) -> NDArray[np.float64]:
         n = t.sum()
         return t.sum(axis=1).min() * t.sum(axis=0) / max(n, 1.0) < 5.0
 
+    if table.size == 0:
+        return table
     small = rare(table)
     if not small.any():
         return table
@@ -298,8 +300,9 @@ def _chi2_p(table: NDArray[np.float64]) -> float:
 
     Rare columns and rows are pooled first; a table left with one row or column gives 1.
     """
+    table = table[table.sum(axis=1) > 0][:, table.sum(axis=0) > 0]
     table = _pool_rare_columns(table)
-    table = _pool_rare_columns(table.T).T
+    table = _pool_rare_columns(table[table.sum(axis=1) > 0].T).T
     if min(table.shape) < 2:
         return 1.0
     return float(stats.chi2_contingency(table)[1])
