@@ -64,13 +64,13 @@ if __name__ == "__main__":
     print(report["privacy"].message, "\n")
 
     results = run(
-        shift_env(t_shift=3_000, horizon=5_000),
+        shift_env(t_shift=2_500, horizon=4_000),
         {
             "softmax_em": agents.PrivateAgent("softmax_em", epsilon_select=1.0),
             "exponential_mechanism": agents.PrivateAgent("exponential_mechanism"),
             "mGEM": agents.PrivateAgent("mgem", beta=0.05),
         },
-        n_runs=20,
+        n_runs=10,
         seed=1,
         progress=False,
         n_jobs=1,
