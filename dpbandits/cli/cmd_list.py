@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 import inspect
-import re
 import textwrap
 from collections.abc import Callable
 from typing import Any
@@ -38,8 +37,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 def _summary(obj: Any) -> str:
     """First line of a docstring, without reST markup."""
-    line = (inspect.getdoc(obj) or "").split("\n")[0]
-    return re.sub(r"\s*\(SPEC §[^)]*\)", "", line).replace("``", "")
+    return (inspect.getdoc(obj) or "").split("\n")[0].replace("``", "")
 
 
 def _value(v: Any) -> str:
