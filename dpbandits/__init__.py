@@ -12,6 +12,7 @@ The core library. Submodules (one idea each; docs/architecture.md has the map):
 - :mod:`dpbandits.experiments` -- the experiment API in one place (run, Results, presets)
 - :mod:`dpbandits.scenarios` -- the paper's synthetic selection scenarios
 - :mod:`dpbandits.plotting` -- matplotlib figures
+- :mod:`dpbandits.testing` -- the conformance kit for selector authors (``check_selector``)
 - :mod:`dpbandits.cli` -- the ``dpbandits`` console script
 
 Environments live in the sibling package :mod:`envs`, agents in :mod:`agents`. Importing

@@ -1,25 +1,76 @@
-"""``dpbandits list``: the available selectors, their parameters and privacy guarantees."""
+"""``dpbandits list``: the available selectors, agents and environments with their parameters."""
 
 from __future__ import annotations
 
 import argparse
 import inspect
+import textwrap
+from collections.abc import Callable
+from typing import Any
 
 from dpbandits.cli.options import add_plugin_argument, load_plugins
+
+SECTIONS = ("selectors", "agents", "envs")
+#: Prefix of the project's Gymnasium ids (plug-ins may register more under it).
+ENV_PREFIX = "dpbandits/"
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser(
         "list",
-        help="list the available DP selectors",
-        description="List the available selectors (built-in, registered and plug-ins) with "
-        "their parameters, defaults and privacy guarantee.",
+        help="list the available selectors, agents and environments",
+        description="List the available DP selectors (built-in, registered and plug-ins) with "
+        "their parameters, defaults and privacy guarantee, the bandit agents "
+        "(agents.make names) and the Gymnasium environments (dpbandits/... ids) with their "
+        "constructor parameters and defaults.",
+    )
+    parser.add_argument(
+        "what",
+        nargs="?",
+        choices=SECTIONS,
+        default=None,
+        help="list only this section (default: all)",
     )
     add_plugin_argument(parser)
     parser.set_defaults(func=run)
 
 
-def _describe(name: str) -> tuple[str, str, str, str]:
+def _summary(obj: Any) -> str:
+    """First line of a docstring, without reST markup."""
+    return (inspect.getdoc(obj) or "").split("\n")[0].replace("``", "")
+
+
+def _value(v: Any) -> str:
+    if callable(v):  # e.g. a drift profile: show the function that built it, not an address
+        name = getattr(v, "__qualname__", type(v).__name__).split(".<locals>")[0]
+        return f"{name}(...)"
+    return repr(v)
+
+
+def _signature_params(factory: Callable[..., Any], overrides: dict[str, Any]) -> str:
+    """``name=default, ...`` of a constructor (``overrides`` replace defaults)."""
+    try:
+        sig = inspect.signature(factory)
+    except (TypeError, ValueError):
+        return "(parameters unknown)"
+    parts = []
+    for p in sig.parameters.values():
+        if p.name == "self":
+            continue
+        if p.kind is p.VAR_KEYWORD:
+            parts.append(f"**{p.name}")
+        elif p.kind is p.VAR_POSITIONAL:
+            parts.append(f"*{p.name}")
+        elif p.name in overrides:
+            parts.append(f"{p.name}={_value(overrides[p.name])}")
+        elif p.default is p.empty:
+            parts.append(p.name)
+        else:
+            parts.append(f"{p.name}={_value(p.default)}")
+    return ", ".join(parts) or "(none)"
+
+
+def _describe_selector(name: str) -> tuple[str, str, str, str]:
     from dpbandits import selectors
 
     try:
@@ -30,16 +81,52 @@ def _describe(name: str) -> tuple[str, str, str, str]:
     defaults = ", ".join(f"{k}={v!r}" for k, v in params.items())
     guarantee = str(getattr(sel, "guarantee", "?"))
     private = "yes" if sel.private else "no"
-    summary = str(getattr(sel, "summary", "") or inspect.getdoc(type(sel)) or "").split("\n")[0]
+    summary = str(getattr(sel, "summary", "") or _summary(type(sel)))
     return name, defaults, f"{private}; {guarantee}", summary
 
 
-def run(args: argparse.Namespace) -> int:
+def _agents() -> list[tuple[str, str, str]]:
+    """(name, class: summary, parameters) of every name of ``agents.available()``."""
+    import agents
+
+    rows = []
+    for name in agents.available():
+        try:
+            agent = agents.make(name)
+        except Exception as exc:  # a registered factory may need arguments; still list it
+            rows.append((name, "?", f"(cannot build with defaults: {exc})"))
+            continue
+        cls = type(agent)
+        rows.append((name, f"{cls.__name__}: {_summary(cls)}", _signature_params(cls, {})))
+    return rows
+
+
+def _envs() -> list[tuple[str, str, str]]:
+    """(id, class: summary, parameters) of every registered ``dpbandits/...`` Gymnasium id."""
+    import gymnasium
+    from gymnasium.envs.registration import load_env_creator
+
+    rows = []
+    for env_id in sorted(i for i in gymnasium.registry if i.startswith(ENV_PREFIX)):
+        spec = gymnasium.spec(env_id)
+        try:
+            entry = spec.entry_point
+            creator = load_env_creator(entry) if isinstance(entry, str) else entry
+        except Exception as exc:  # a plug-in's environment may fail to import; still list it
+            rows.append((env_id, "?", f"(cannot load {spec.entry_point!r}: {exc})"))
+            continue
+        if creator is None:
+            rows.append((env_id, "?", "(no entry point)"))
+            continue
+        title = f"{getattr(creator, '__name__', str(creator))}: {_summary(creator)}"
+        rows.append((env_id, title, _signature_params(creator, dict(spec.kwargs or {}))))
+    return rows
+
+
+def _print_selectors() -> None:
     from dpbandits import selectors
 
-    load_plugins(args.plugins)
-
-    rows = [_describe(name) for name in selectors.available()]
+    rows = [_describe_selector(name) for name in selectors.available()]
     header = ("selector", "parameters (defaults)", "private; guarantee", "definition")
     widths = [max(len(r[i]) for r in [header, *rows]) for i in range(3)]
     line = "  ".join(h.ljust(w) for h, w in zip(header[:3], widths, strict=True))
@@ -50,6 +137,48 @@ def run(args: argparse.Namespace) -> int:
         print(f"{cells}  {row[3]}")
     print(
         "\neps is the privacy parameter; D = max_a d[a]; "
-        "see §IV and `dpbandits audit SELECTOR` for an empirical check."
+        "see docs/selectors.md and `dpbandits audit SELECTOR` for an empirical check."
     )
+
+
+def _print_blocks(title: str, usage: str, rows: list[tuple[str, str, str]]) -> None:
+    """One block per row: the name and its class, then the parameters, wrapped and indented."""
+    width = max([len(title), *(len(r[0]) for r in rows)])
+    print(f"{title.ljust(width)}  class: definition / parameters (defaults)")
+    print("-" * 100)
+    for name, what, params in rows:
+        print(f"{name.ljust(width)}  {what}")
+        indent = " " * (width + 2)
+        print(textwrap.fill(params, 100, initial_indent=indent, subsequent_indent=indent + "  "))
+    print(f"\n{usage}")
+
+
+def run(args: argparse.Namespace) -> int:
+    load_plugins(args.plugins)
+    what = getattr(args, "what", None)
+    sections: list[Callable[[], None]] = []
+    if what in (None, "selectors"):
+        sections.append(_print_selectors)
+    if what in (None, "agents"):
+        sections.append(
+            lambda: _print_blocks(
+                "agent",
+                "agents.make(NAME, **params) builds one; PrivateAgent's extra keyword arguments "
+                "go to its selector.",
+                _agents(),
+            )
+        )
+    if what in (None, "envs"):
+        sections.append(
+            lambda: _print_blocks(
+                "environment",
+                "gymnasium.make(ID, **params) builds one (after `import dpbandits`); "
+                "docs/environments.md describes them.",
+                _envs(),
+            )
+        )
+    for i, show in enumerate(sections):
+        if i:
+            print()
+        show()
     return 0
