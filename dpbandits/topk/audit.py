@@ -25,7 +25,7 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
-from numpy.typing import ArrayLike, NDArray
+from numpy.typing import NDArray
 
 from dpbandits.audit import clopper_pearson
 from dpbandits.selectors.base import RNGLike

@@ -129,7 +129,9 @@ class CanonicalLipschitz(TopKSelector):
         out = np.empty((r, k), dtype=np.int64)
         rows = max(1, BLOCK // d)
         for r0 in range(0, r, rows):
-            out[r0 : r0 + rows] = self._select_block(q[r0 : r0 + rows], big_d[r0 : r0 + rows], k, rng)
+            out[r0 : r0 + rows] = self._select_block(
+                q[r0 : r0 + rows], big_d[r0 : r0 + rows], k, rng
+            )
         return out
 
     def _select_block(
