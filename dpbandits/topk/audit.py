@@ -164,7 +164,7 @@ def audit_topk(
     out_p = _draw(sel, qp, k, sensitivity, int(draws), chunk, gen)
     if events == "membership":
         m = d
-        labels = [(a,) for a in range(d)]
+        labels: list[tuple[int, ...]] = [(a,) for a in range(d)]
         c = np.bincount(out.ravel(), minlength=d)
         cp = np.bincount(out_p.ravel(), minlength=d)
     else:

@@ -112,7 +112,7 @@ def lipschitz_pmf(
             utils.append(-0.5 * epsilon * loss)
     p_copy = exponential_noise_argmax_pmf(np.array(utils))
     probs = np.bincount(np.array(owners), weights=p_copy, minlength=len(sets))
-    return sets, probs
+    return sets, np.asarray(probs, dtype=np.float64)
 
 
 def plackett_luce_pmf(q: ArrayLike, k: int, epsilon: float, sensitivity: float = 1.0) -> Pmf:
