@@ -1,0 +1,373 @@
+"""``dpbandits topk``: private top-k and DP feature selection (paper 002: Figs. 1, 5, 8).
+
+Examples::
+
+    dpbandits topk                                # fast: Figs. 1, 5, 8 on the synthetic data
+    dpbandits topk --paper                        # paper sizes: 1000 reps, 100 trials, 12 eps
+    dpbandits topk --figure fig5 --k 5,8 --mechanism canonical_lipschitz,joint,gumbel
+    dpbandits topk --data chin.csv --target y     # Figs. 5/8 on your own data set
+    dpbandits topk --figure slate --scenario 4 --k 5   # k-slates on a selection scenario
+
+Writes figures (``fig1``, ``fig5``, ``fig8``, ``slates``) and CSVs (``fig1_counts.csv``,
+``accuracy.csv`` -- Fig. 5 accuracy with the TOP/GREAT/GOOD columns of Fig. 8 --,
+``slates.csv``) to ``--out`` and prints a summary.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import os
+import re
+import sys
+import tempfile
+import time
+from typing import Any
+
+from dpbandits.cli._plugins import add_plugin_argument, load_plugins
+from dpbandits.cli._scenario_common import split_list
+
+HELP = "private top-k and DP feature selection (paper 002, Figs. 1, 5, 8; k-slates)"
+FIGURES = ("fig1", "fig5", "fig8", "slate")
+DEFAULT_EPS = "geom:0.1:20:8"
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    p = subparsers.add_parser(
+        "topk", help=HELP, description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    p.add_argument(
+        "--figure",
+        action="append",
+        default=None,
+        metavar="FIG",
+        help="fig1, fig5, fig8, slate; repeatable or comma separated (default fig1,fig5,fig8)",
+    )
+    p.add_argument(
+        "--k",
+        action="append",
+        default=None,
+        metavar="K",
+        help="numbers of features, integers or 'log' (floor(log d)); default 5,log",
+    )
+    p.add_argument(
+        "--epsilon",
+        default=None,
+        help=f"eps grid 'a,b,c', 'geom:LO:HI:N' or 'paper' (12 values 0.1..20); "
+        f"default {DEFAULT_EPS}",
+    )
+    p.add_argument(
+        "--mechanism",
+        action="append",
+        default=None,
+        metavar="NAME",
+        help="top-k mechanisms (dpbandits.topk.available()); default canonical_lipschitz",
+    )
+    p.add_argument("--reps", type=int, default=None, help="Fig. 1 repetitions (default 100)")
+    p.add_argument(
+        "--trials",
+        "--runs",
+        dest="trials",
+        type=int,
+        default=None,
+        help="trials per (k, eps) for Figs. 5/8 (default 30; paper 100)",
+    )
+    p.add_argument(
+        "--paper", action="store_true", help="paper sizes: 1000 reps, 100 trials, 12 eps, k 5,log,8"
+    )
+    p.add_argument("--data", default=None, metavar="CSV", help="your data set for Figs. 5/8")
+    p.add_argument("--target", default=None, metavar="COLUMN", help="target column of --data")
+    p.add_argument(
+        "--lasso-alpha", type=float, default=0.1, help="LASSO alpha (two-stage, truth; 0.1)"
+    )
+    p.add_argument("--scenario", default="4", help="selection scenario of --figure slate (4)")
+    p.add_argument(
+        "--slate-trials", type=int, default=1000, help="trials of --figure slate (default 1000)"
+    )
+    p.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
+    p.add_argument("--out", default="dpbandits-topk", help="output directory (./%(default)s)")
+    p.add_argument("--format", choices=("png", "svg", "pdf"), default="png")
+    p.add_argument("--no-plots", action="store_true", help="write tables only")
+    p.add_argument("--json", default=None, metavar="PATH", help="also write all records as JSON")
+    p.add_argument("--no-progress", action="store_true", help="no progress messages on stderr")
+    add_plugin_argument(p)
+    p.set_defaults(func=run)
+
+
+def _grid(text: str) -> list[float]:
+    from dpbandits.topk_experiments import PAPER_EPSILONS
+
+    t = text.strip().lower()
+    if t == "paper":
+        return [float(v) for v in PAPER_EPSILONS]
+    m = re.fullmatch(r"geom:([^:]+):([^:]+):(\d+)", t)
+    try:
+        if m:
+            lo, hi, n = float(m[1]), float(m[2]), int(m[3])
+            if n < 1 or lo <= 0 or hi <= 0:
+                raise ValueError
+            return [lo * (hi / lo) ** (i / max(1, n - 1)) for i in range(n)]
+        values = [float(v) for v in t.split(",") if v.strip()]
+    except ValueError:
+        raise ValueError(
+            f"--epsilon: expected 'a,b,c', 'geom:LO:HI:N' or 'paper', got {text!r}"
+        ) from None
+    if not values or not all(math.isfinite(v) and v > 0 for v in values):
+        raise ValueError(f"--epsilon values must be finite and > 0, got {text!r}")
+    return values
+
+
+def _positive(name: str, value: int | None) -> None:
+    if value is not None and value < 1:
+        raise ValueError(f"{name} must be >= 1, got {value}")
+
+
+def _atomic_write_text(path: str, text: str) -> None:
+    folder = os.path.dirname(os.path.abspath(path))
+    fd, tmp = tempfile.mkstemp(dir=folder, prefix=".tmp-", suffix=os.path.basename(path))
+    try:
+        with os.fdopen(fd, "w", newline="") as fh:
+            fh.write(text)
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
+
+
+def _save_figure(fig: Any, path: str, fmt: str) -> None:
+    folder = os.path.dirname(os.path.abspath(path))
+    fd, tmp = tempfile.mkstemp(dir=folder, prefix=".tmp-", suffix="." + fmt)
+    os.close(fd)
+    try:
+        fig.savefig(tmp, format=fmt, dpi=120)
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
+
+
+def _csv_text(records: list[dict[str, Any]]) -> str:
+    import csv
+    import io
+
+    fields: list[str] = []
+    for r in records:
+        for key in r:
+            if key not in fields:
+                fields.append(key)
+    buf = io.StringIO()
+    writer = csv.DictWriter(buf, fieldnames=fields, lineterminator="\n")
+    writer.writeheader()
+    writer.writerows(records)
+    return buf.getvalue()
+
+
+def _fig1_summary(records: list[dict[str, Any]]) -> str:
+    lines = ["Figure 1 (non-private, k = 5): times selected", ""]
+    lines.append(
+        "| design | method | features 1-5 (each) | features 6-95 (total) | 96-100 (each) |"
+    )
+    lines.append("|---|---|---|---|---|")
+    for design in ("W1", "W1/W2"):
+        for method in ("SIS", "two-stage"):
+            c = [r["count"] for r in records if r["design"] == design and r["method"] == method]
+            lines.append(
+                f"| {design} | {method} | {' '.join(map(str, c[:5]))} | {sum(c[5:95])} | "
+                f"{' '.join(map(str, c[95:]))} |"
+            )
+    return "\n".join(lines)
+
+
+def _acc_summary(records: list[dict[str, Any]]) -> str:
+    out = []
+    for ds, k in dict.fromkeys((r["dataset"], r["k"]) for r in records):
+        rows = [r for r in records if r["dataset"] == ds and r["k"] == k]
+        cols = list(dict.fromkeys((r["method"], r["mechanism"]) for r in rows))
+        eps = sorted({r["epsilon"] for r in rows})
+        out.append(f"{ds}, k = {k}: top-k accuracy (TOP / GREAT / GOOD for DP-SIS)")
+        out.append("")
+        head = ["eps"] + [
+            m if mech in ("none", "canonical_lipschitz") else f"{m} [{mech}]" for m, mech in cols
+        ]
+        out.append("| " + " | ".join(head) + " |")
+        out.append("|" + "---|" * len(head))
+        for e in eps:
+            cells = [("non-private" if math.isinf(e) else f"{e:.3g}")]
+            for m, mech in cols:
+                hit = [
+                    r
+                    for r in rows
+                    if r["method"] == m and r["mechanism"] == mech and r["epsilon"] == e
+                ]
+                if not hit:
+                    cells.append("")
+                    continue
+                r = hit[0]
+                cell = f"{r['accuracy']:.3f}"
+                if m == "DP-SIS":
+                    cell += f" ({r['top']:.2f}/{r['great']:.2f}/{r['good']:.2f})"
+                cells.append(cell)
+            out.append("| " + " | ".join(cells) + " |")
+        out.append("")
+    return "\n".join(out)
+
+
+def run(args: argparse.Namespace) -> int:
+    load_plugins(args.plugins)
+    figures = split_list(args.figure) or ["fig1", "fig5", "fig8"]
+    for f in figures:
+        if f not in FIGURES:
+            raise ValueError(f"--figure must be among {', '.join(FIGURES)}, got {f!r}")
+    ks = split_list(args.k) or (["5", "log", "8"] if args.paper else ["5", "log"])
+    eps = _grid(
+        args.epsilon if args.epsilon is not None else ("paper" if args.paper else DEFAULT_EPS)
+    )
+    mechanisms = split_list(args.mechanism) or ["canonical_lipschitz"]
+    _positive("--reps", args.reps)
+    _positive("--trials", args.trials)
+    _positive("--slate-trials", args.slate_trials)
+    if not (math.isfinite(args.lasso_alpha) and args.lasso_alpha > 0):
+        raise ValueError(f"--lasso-alpha must be finite and > 0, got {args.lasso_alpha}")
+    if (args.data is None) != (args.target is None):
+        raise ValueError("--data and --target go together")
+    if args.data is not None and not os.path.isfile(args.data):
+        raise ValueError(f"--data: no such file {args.data!r}")
+    reps = args.reps or (1000 if args.paper else 100)
+    trials = args.trials or (100 if args.paper else 30)
+
+    from dpbandits import topk
+
+    for m in mechanisms:
+        topk.make(m)  # unknown names fail before any work
+    if {"fig1", "fig5", "fig8"} & set(figures):
+        from dpbandits.feature_selection import SKLEARN_HINT
+
+        try:
+            import sklearn  # noqa: F401
+        except ImportError:
+            raise ValueError(SKLEARN_HINT) from None
+    if "slate" in figures:
+        from dpbandits import scenarios
+
+        scenarios.get(args.scenario)
+    if os.path.exists(args.out) and not os.path.isdir(args.out):
+        raise ValueError(f"--out {args.out!r} exists and is not a directory")
+    os.makedirs(args.out, exist_ok=True)
+    if not os.access(args.out, os.W_OK):
+        raise ValueError(f"--out {args.out!r} is not writable")
+
+    import numpy as np
+
+    from dpbandits import topk_experiments as te
+
+    def say(msg: str) -> None:
+        if not args.no_progress:
+            print(msg, file=sys.stderr)
+
+    written: list[str] = []
+    summary: list[str] = []
+    all_records: dict[str, list[dict[str, Any]]] = {}
+    t0 = time.perf_counter()
+    if "fig1" in figures:
+        t = time.perf_counter()
+        rec1 = te.figure1_counts(reps, args.seed, alpha=args.lasso_alpha)
+        say(f"fig1: {reps} repetitions in {time.perf_counter() - t:.1f} s")
+        all_records["fig1"] = rec1
+        _atomic_write_text(os.path.join(args.out, "fig1_counts.csv"), _csv_text(rec1))
+        written.append("fig1_counts.csv")
+        summary.append(_fig1_summary(rec1))
+        if not args.no_plots:
+            from dpbandits.topk_plots import plot_figure1
+
+            _save_figure(
+                plot_figure1(rec1), os.path.join(args.out, f"fig1.{args.format}"), args.format
+            )
+            written.append(f"fig1.{args.format}")
+    if "fig5" in figures or "fig8" in figures:
+        t = time.perf_counter()
+        if args.data is not None:
+            data = te.load_csv(args.data, args.target, alpha=args.lasso_alpha)
+        else:
+            data = te.fan_lv_design(np.random.default_rng(args.seed))
+        rec5 = te.accuracy_curves(
+            data, ks, eps, trials, args.seed, mechanisms=mechanisms, alpha=args.lasso_alpha
+        )
+        say(
+            f"fig5/fig8: {data.name} {data.X.shape}, {trials} trials "
+            f"in {time.perf_counter() - t:.1f} s"
+        )
+        all_records["accuracy"] = rec5
+        _atomic_write_text(os.path.join(args.out, "accuracy.csv"), _csv_text(rec5))
+        written.append("accuracy.csv")
+        summary.append(_acc_summary(rec5))
+        if not args.no_plots:
+            from dpbandits.topk_plots import plot_accuracy, plot_order_metrics
+
+            if "fig5" in figures:
+                _save_figure(
+                    plot_accuracy(rec5), os.path.join(args.out, f"fig5.{args.format}"), args.format
+                )
+                written.append(f"fig5.{args.format}")
+            if "fig8" in figures:
+                _save_figure(
+                    plot_order_metrics(rec5),
+                    os.path.join(args.out, f"fig8.{args.format}"),
+                    args.format,
+                )
+                written.append(f"fig8.{args.format}")
+    if "slate" in figures:
+        from dpbandits.topk.slates import evaluate_slates
+
+        t = time.perf_counter()
+        k_slate = int(ks[0]) if ks[0].isdigit() else 5
+        slate_mechs = mechanisms if args.mechanism else ["canonical_lipschitz", "joint", "gumbel"]
+        recs = evaluate_slates(
+            args.scenario, slate_mechs, k_slate, eps, args.slate_trials, args.seed
+        )
+        say(
+            f"slate: scenario {args.scenario}, {args.slate_trials} trials "
+            f"in {time.perf_counter() - t:.1f} s"
+        )
+        all_records["slates"] = recs
+        _atomic_write_text(os.path.join(args.out, "slates.csv"), _csv_text(recs))
+        written.append("slates.csv")
+        lines = [f"k-slates on scenario {args.scenario} (k = {k_slate}): top-k accuracy", ""]
+        lines.append("| mechanism | " + " | ".join(f"{e:.3g}" for e in eps) + " |")
+        lines.append("|---|" + "---|" * len(eps))
+        for m in dict.fromkeys(r["mechanism"] for r in recs):
+            accs = [r["accuracy"] for r in recs if r["mechanism"] == m]
+            lines.append(f"| {m} | " + " | ".join(f"{a:.3f}" for a in accs) + " |")
+        summary.append("\n".join(lines))
+        if not args.no_plots:
+            from dpbandits.topk_plots import plot_slates
+
+            _save_figure(
+                plot_slates(recs), os.path.join(args.out, f"slates.{args.format}"), args.format
+            )
+            written.append(f"slates.{args.format}")
+    text = "\n\n".join(summary) + "\n"
+    _atomic_write_text(os.path.join(args.out, "summary.md"), text)
+    written.append("summary.md")
+    if args.json is not None:
+        import json
+
+        payload = {
+            key: [
+                {
+                    k: (None if isinstance(v, float) and not math.isfinite(v) else v)
+                    for k, v in r.items()
+                }
+                for r in recs_
+            ]
+            for key, recs_ in all_records.items()
+        }
+        _atomic_write_text(args.json, json.dumps(payload, indent=1))
+        written.append(args.json)
+    print(text)
+    print(
+        f"seed {args.seed}; {time.perf_counter() - t0:.1f} s; "
+        f"wrote {', '.join(written)} in {args.out}"
+    )
+    return 0
