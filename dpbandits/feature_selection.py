@@ -36,8 +36,9 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from dpbandits import checks
 from dpbandits import topk as _topk
-from dpbandits.selectors.base import RNGLike, check_epsilon
+from dpbandits.selectors.base import RNGLike
 
 __all__ = [
     "SKLEARN_HINT",
@@ -70,11 +71,8 @@ def _lasso_class() -> Any:
 
 def check_design(X: ArrayLike, y: ArrayLike) -> tuple[FloatArray, FloatArray]:
     """``X`` (N, d) and ``y`` (N,) as float arrays: real, finite, matching, ``N >= 2``."""
-    try:
-        xa = np.asarray(X, dtype=np.float64)
-        ya = np.asarray(y, dtype=np.float64)
-    except (TypeError, ValueError) as exc:
-        raise TypeError(f"X and y must be arrays of real numbers: {exc}") from None
+    xa = checks.real_array(X, "X", finite=False)
+    ya = checks.real_array(y, "y", finite=False)
     if xa.ndim != 2:
         raise ValueError(f"X must have shape (N, d), got shape {xa.shape}")
     if ya.shape != (xa.shape[0],):
@@ -163,8 +161,8 @@ def dp_sis(
     numpy.ndarray
         ``k`` feature indices (a ranking for ranking mechanisms, increasing for set ones).
     """
-    eps = check_epsilon(epsilon)
-    check_epsilon(sensitivity, "sensitivity")
+    eps = checks.positive_number(epsilon, "epsilon")
+    checks.positive_number(sensitivity, "sensitivity")
     xa, ya = preprocess(X, y) if normalize else check_design(X, y)
     kk = _check_k(k, xa.shape[1])
     if not normalize:
@@ -205,7 +203,7 @@ def lasso_top_k(X: ArrayLike, y: ArrayLike, k: int, alpha: float = 0.1) -> IntAr
     """
     xa, ya = check_design(X, y)
     kk = _check_k(k, xa.shape[1])
-    check_epsilon(alpha, "alpha")
+    checks.positive_number(alpha, "alpha")
     lasso = _lasso_class()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # ConvergenceWarning on tiny blocks: still a support
@@ -256,7 +254,7 @@ def two_stage(
     gen = np.random.default_rng(rng)
     if epsilon is None:
         return top_k_random_ties(counts.astype(np.float64), kk, gen)
-    sel = _topk.make(mechanism).with_epsilon(check_epsilon(epsilon))
+    sel = _topk.make(mechanism).with_epsilon(checks.positive_number(epsilon, "epsilon"))
     return np.asarray(sel.select(counts.astype(np.float64), kk, 1.0, gen), dtype=np.int64)
 
 

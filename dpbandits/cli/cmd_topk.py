@@ -18,14 +18,19 @@ from __future__ import annotations
 import argparse
 import math
 import os
-import re
 import sys
-import tempfile
 import time
 from typing import Any
 
-from dpbandits.cli._plugins import add_plugin_argument, load_plugins
-from dpbandits.cli._scenario_common import split_list
+from dpbandits.cli.options import (
+    add_output_options,
+    add_plugin_argument,
+    check_writable_file,
+    load_plugins,
+    output_directory,
+    parse_float_grid,
+    split_list,
+)
 
 HELP = "private top-k and DP feature selection (paper 002, Figs. 1, 5, 8; k-slates)"
 FIGURES = ("fig1", "fig5", "fig8", "slate")
@@ -85,83 +90,27 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "--slate-trials", type=int, default=1000, help="trials of --figure slate (default 1000)"
     )
     p.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
-    p.add_argument("--out", default="dpbandits-topk", help="output directory (./%(default)s)")
-    p.add_argument("--format", choices=("png", "svg", "pdf"), default="png")
-    p.add_argument("--no-plots", action="store_true", help="write tables only")
-    p.add_argument("--json", default=None, metavar="PATH", help="also write all records as JSON")
+    add_output_options(p, "topk", json=True)
     p.add_argument("--no-progress", action="store_true", help="no progress messages on stderr")
     add_plugin_argument(p)
     p.set_defaults(func=run)
 
 
 def _grid(text: str) -> list[float]:
+    """The eps grid; ``paper`` is paper 002's grid (12 values 0.1..20)."""
     from dpbandits.topk_experiments import PAPER_EPSILONS
 
-    t = text.strip().lower()
-    if t == "paper":
+    if text.strip().lower() == "paper":
         return [float(v) for v in PAPER_EPSILONS]
-    m = re.fullmatch(r"geom:([^:]+):([^:]+):(\d+)", t)
-    try:
-        if m:
-            lo, hi, n = float(m[1]), float(m[2]), int(m[3])
-            if n < 1 or lo <= 0 or hi <= 0:
-                raise ValueError
-            return [lo * (hi / lo) ** (i / max(1, n - 1)) for i in range(n)]
-        values = [float(v) for v in t.split(",") if v.strip()]
-    except ValueError:
-        raise ValueError(
-            f"--epsilon: expected 'a,b,c', 'geom:LO:HI:N' or 'paper', got {text!r}"
-        ) from None
-    if not values or not all(math.isfinite(v) and v > 0 for v in values):
+    values = parse_float_grid(text, "--epsilon")
+    if not all(math.isfinite(v) and v > 0 for v in values):
         raise ValueError(f"--epsilon values must be finite and > 0, got {text!r}")
-    return values
+    return [float(v) for v in values]
 
 
 def _positive(name: str, value: int | None) -> None:
     if value is not None and value < 1:
         raise ValueError(f"{name} must be >= 1, got {value}")
-
-
-def _atomic_write_text(path: str, text: str) -> None:
-    folder = os.path.dirname(os.path.abspath(path))
-    fd, tmp = tempfile.mkstemp(dir=folder, prefix=".tmp-", suffix=os.path.basename(path))
-    try:
-        with os.fdopen(fd, "w", newline="") as fh:
-            fh.write(text)
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
-
-
-def _save_figure(fig: Any, path: str, fmt: str) -> None:
-    folder = os.path.dirname(os.path.abspath(path))
-    fd, tmp = tempfile.mkstemp(dir=folder, prefix=".tmp-", suffix="." + fmt)
-    os.close(fd)
-    try:
-        fig.savefig(tmp, format=fmt, dpi=120)
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
-
-
-def _csv_text(records: list[dict[str, Any]]) -> str:
-    import csv
-    import io
-
-    fields: list[str] = []
-    for r in records:
-        for key in r:
-            if key not in fields:
-                fields.append(key)
-    buf = io.StringIO()
-    writer = csv.DictWriter(buf, fieldnames=fields, lineterminator="\n")
-    writer.writeheader()
-    writer.writerows(records)
-    return buf.getvalue()
 
 
 def _fig1_summary(records: list[dict[str, Any]]) -> str:
@@ -252,122 +201,115 @@ def run(args: argparse.Namespace) -> int:
         from dpbandits import scenarios
 
         scenarios.get(args.scenario)
-    if os.path.exists(args.out) and not os.path.isdir(args.out):
-        raise ValueError(f"--out {args.out!r} exists and is not a directory")
-    os.makedirs(args.out, exist_ok=True)
-    if not os.access(args.out, os.W_OK):
-        raise ValueError(f"--out {args.out!r} is not writable")
+    check_writable_file(args.json_path, "--json")
 
-    import numpy as np
+    from dpbandits.files import atomic_write, save_figure, write_csv
 
-    from dpbandits import topk_experiments as te
+    with output_directory(args.out, "topk"):
+        import numpy as np
 
-    def say(msg: str) -> None:
-        if not args.no_progress:
-            print(msg, file=sys.stderr)
+        from dpbandits import topk_experiments as te
 
-    written: list[str] = []
-    summary: list[str] = []
-    all_records: dict[str, list[dict[str, Any]]] = {}
-    t0 = time.perf_counter()
-    if "fig1" in figures:
-        t = time.perf_counter()
-        rec1 = te.figure1_counts(reps, args.seed, alpha=args.lasso_alpha)
-        say(f"fig1: {reps} repetitions in {time.perf_counter() - t:.1f} s")
-        all_records["fig1"] = rec1
-        _atomic_write_text(os.path.join(args.out, "fig1_counts.csv"), _csv_text(rec1))
-        written.append("fig1_counts.csv")
-        summary.append(_fig1_summary(rec1))
-        if not args.no_plots:
-            from dpbandits.topk_plots import plot_figure1
+        def say(msg: str) -> None:
+            if not args.no_progress:
+                print(msg, file=sys.stderr)
 
-            _save_figure(
-                plot_figure1(rec1), os.path.join(args.out, f"fig1.{args.format}"), args.format
+        written: list[str] = []
+        summary: list[str] = []
+        all_records: dict[str, list[dict[str, Any]]] = {}
+        t0 = time.perf_counter()
+        if "fig1" in figures:
+            t = time.perf_counter()
+            rec1 = te.figure1_counts(reps, args.seed, alpha=args.lasso_alpha)
+            say(f"fig1: {reps} repetitions in {time.perf_counter() - t:.1f} s")
+            all_records["fig1"] = rec1
+            write_csv(os.path.join(args.out, "fig1_counts.csv"), rec1)
+            written.append("fig1_counts.csv")
+            summary.append(_fig1_summary(rec1))
+            if not args.no_plots:
+                from dpbandits.topk_plots import plot_figure1
+
+                save_figure(plot_figure1(rec1), os.path.join(args.out, f"fig1.{args.format}"))
+                written.append(f"fig1.{args.format}")
+        if "fig5" in figures or "fig8" in figures:
+            t = time.perf_counter()
+            if args.data is not None:
+                data = te.load_csv(args.data, args.target, alpha=args.lasso_alpha)
+            else:
+                data = te.fan_lv_design(np.random.default_rng(args.seed))
+            rec5 = te.accuracy_curves(
+                data, ks, eps, trials, args.seed, mechanisms=mechanisms, alpha=args.lasso_alpha
             )
-            written.append(f"fig1.{args.format}")
-    if "fig5" in figures or "fig8" in figures:
-        t = time.perf_counter()
-        if args.data is not None:
-            data = te.load_csv(args.data, args.target, alpha=args.lasso_alpha)
-        else:
-            data = te.fan_lv_design(np.random.default_rng(args.seed))
-        rec5 = te.accuracy_curves(
-            data, ks, eps, trials, args.seed, mechanisms=mechanisms, alpha=args.lasso_alpha
-        )
-        say(
-            f"fig5/fig8: {data.name} {data.X.shape}, {trials} trials "
-            f"in {time.perf_counter() - t:.1f} s"
-        )
-        all_records["accuracy"] = rec5
-        _atomic_write_text(os.path.join(args.out, "accuracy.csv"), _csv_text(rec5))
-        written.append("accuracy.csv")
-        summary.append(_acc_summary(rec5))
-        if not args.no_plots:
-            from dpbandits.topk_plots import plot_accuracy, plot_order_metrics
-
-            if "fig5" in figures:
-                _save_figure(
-                    plot_accuracy(rec5), os.path.join(args.out, f"fig5.{args.format}"), args.format
-                )
-                written.append(f"fig5.{args.format}")
-            if "fig8" in figures:
-                _save_figure(
-                    plot_order_metrics(rec5),
-                    os.path.join(args.out, f"fig8.{args.format}"),
-                    args.format,
-                )
-                written.append(f"fig8.{args.format}")
-    if "slate" in figures:
-        from dpbandits.topk.slates import evaluate_slates
-
-        t = time.perf_counter()
-        k_slate = int(ks[0]) if ks[0].isdigit() else 5
-        slate_mechs = mechanisms if args.mechanism else ["canonical_lipschitz", "joint", "gumbel"]
-        recs = evaluate_slates(
-            args.scenario, slate_mechs, k_slate, eps, args.slate_trials, args.seed
-        )
-        say(
-            f"slate: scenario {args.scenario}, {args.slate_trials} trials "
-            f"in {time.perf_counter() - t:.1f} s"
-        )
-        all_records["slates"] = recs
-        _atomic_write_text(os.path.join(args.out, "slates.csv"), _csv_text(recs))
-        written.append("slates.csv")
-        lines = [f"k-slates on scenario {args.scenario} (k = {k_slate}): top-k accuracy", ""]
-        lines.append("| mechanism | " + " | ".join(f"{e:.3g}" for e in eps) + " |")
-        lines.append("|---|" + "---|" * len(eps))
-        for m in dict.fromkeys(r["mechanism"] for r in recs):
-            accs = [r["accuracy"] for r in recs if r["mechanism"] == m]
-            lines.append(f"| {m} | " + " | ".join(f"{a:.3f}" for a in accs) + " |")
-        summary.append("\n".join(lines))
-        if not args.no_plots:
-            from dpbandits.topk_plots import plot_slates
-
-            _save_figure(
-                plot_slates(recs), os.path.join(args.out, f"slates.{args.format}"), args.format
+            say(
+                f"fig5/fig8: {data.name} {data.X.shape}, {trials} trials "
+                f"in {time.perf_counter() - t:.1f} s"
             )
-            written.append(f"slates.{args.format}")
-    text = "\n\n".join(summary) + "\n"
-    _atomic_write_text(os.path.join(args.out, "summary.md"), text)
-    written.append("summary.md")
-    if args.json is not None:
-        import json
+            all_records["accuracy"] = rec5
+            write_csv(os.path.join(args.out, "accuracy.csv"), rec5)
+            written.append("accuracy.csv")
+            summary.append(_acc_summary(rec5))
+            if not args.no_plots:
+                from dpbandits.topk_plots import plot_accuracy, plot_order_metrics
 
-        payload = {
-            key: [
-                {
-                    k: (None if isinstance(v, float) and not math.isfinite(v) else v)
-                    for k, v in r.items()
-                }
-                for r in recs_
-            ]
-            for key, recs_ in all_records.items()
-        }
-        _atomic_write_text(args.json, json.dumps(payload, indent=1))
-        written.append(args.json)
-    print(text)
-    print(
-        f"seed {args.seed}; {time.perf_counter() - t0:.1f} s; "
-        f"wrote {', '.join(written)} in {args.out}"
-    )
+                if "fig5" in figures:
+                    save_figure(plot_accuracy(rec5), os.path.join(args.out, f"fig5.{args.format}"))
+                    written.append(f"fig5.{args.format}")
+                if "fig8" in figures:
+                    save_figure(
+                        plot_order_metrics(rec5), os.path.join(args.out, f"fig8.{args.format}")
+                    )
+                    written.append(f"fig8.{args.format}")
+        if "slate" in figures:
+            from dpbandits.topk.slates import evaluate_slates
+
+            t = time.perf_counter()
+            k_slate = int(ks[0]) if ks[0].isdigit() else 5
+            slate_mechs = (
+                mechanisms if args.mechanism else ["canonical_lipschitz", "joint", "gumbel"]
+            )
+            recs = evaluate_slates(
+                args.scenario, slate_mechs, k_slate, eps, args.slate_trials, args.seed
+            )
+            say(
+                f"slate: scenario {args.scenario}, {args.slate_trials} trials "
+                f"in {time.perf_counter() - t:.1f} s"
+            )
+            all_records["slates"] = recs
+            write_csv(os.path.join(args.out, "slates.csv"), recs)
+            written.append("slates.csv")
+            lines = [f"k-slates on scenario {args.scenario} (k = {k_slate}): top-k accuracy", ""]
+            lines.append("| mechanism | " + " | ".join(f"{e:.3g}" for e in eps) + " |")
+            lines.append("|---|" + "---|" * len(eps))
+            for m in dict.fromkeys(r["mechanism"] for r in recs):
+                accs = [r["accuracy"] for r in recs if r["mechanism"] == m]
+                lines.append(f"| {m} | " + " | ".join(f"{a:.3f}" for a in accs) + " |")
+            summary.append("\n".join(lines))
+            if not args.no_plots:
+                from dpbandits.topk_plots import plot_slates
+
+                save_figure(plot_slates(recs), os.path.join(args.out, f"slates.{args.format}"))
+                written.append(f"slates.{args.format}")
+        text = "\n\n".join(summary) + "\n"
+        atomic_write(os.path.join(args.out, "summary.md"), text)
+        written.append("summary.md")
+        if args.json_path is not None:
+            import json
+
+            payload = {
+                key: [
+                    {
+                        k: (None if isinstance(v, float) and not math.isfinite(v) else v)
+                        for k, v in r.items()
+                    }
+                    for r in recs_
+                ]
+                for key, recs_ in all_records.items()
+            }
+            atomic_write(args.json_path, json.dumps(payload, indent=1))
+            written.append(args.json_path)
+        print(text)
+        print(
+            f"seed {args.seed}; {time.perf_counter() - t0:.1f} s; "
+            f"wrote {', '.join(written)} in {args.out}"
+        )
     return 0

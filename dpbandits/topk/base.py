@@ -26,7 +26,8 @@ from typing import Any, ClassVar
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from dpbandits.selectors.base import RNGLike, check_epsilon, prepare_inputs
+from dpbandits import checks
+from dpbandits.selectors.base import RNGLike, prepare_inputs
 
 __all__ = ["TopKSelector", "check_k", "prepare_topk_inputs"]
 
@@ -80,7 +81,7 @@ class TopKSelector:
     epsilon: float
 
     def __init__(self, epsilon: float = 1.0) -> None:
-        self.epsilon = check_epsilon(epsilon)
+        self.epsilon = checks.positive_number(epsilon, "epsilon")
 
     @classmethod
     def _param_names(cls) -> list[str]:
