@@ -31,6 +31,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p_check.add_argument("exercise", help="exercise number (1-6)")
     p_check.add_argument("file", help="your exercise file")
     p_check.add_argument("--seed", type=int, default=0, help="seed of the checker's draws (0)")
+    p_check.add_argument(
+        "--task",
+        action="append",
+        default=None,
+        metavar="NAME",
+        help="check only this task (repeatable, or comma-separated)",
+    )
     p_check.add_argument("--json", default=None, metavar="PATH", help="also write the results")
     p_check.set_defaults(func=run_check)
     parser.set_defaults(func=lambda args: _help(parser))
@@ -78,8 +85,19 @@ def run_check(args: argparse.Namespace) -> int:
             raise ValueError(f"--json: directory {str(out.resolve().parent)!r} does not exist")
     if args.seed < 0:
         raise ValueError(f"--seed must be >= 0, got {args.seed}")
+    tasks = None
+    if args.task:
+        tasks = [t.strip() for item in args.task for t in item.split(",") if t.strip()]
+        names = [t.name for t in ex.tasks]
+        for t in tasks:
+            if t not in names:
+                raise ValueError(
+                    f"exercise {ex.number} has no task {t!r}; its tasks: {', '.join(names)}"
+                )
+    if not Path(args.file).is_file():
+        raise ValueError(f"no such file: {args.file!r}")
     print(f"Exercise {ex.number}: {ex.title}  ({args.file})", flush=True)
-    results = check(ex.number, args.file, seed=args.seed)
+    results = check(ex.number, args.file, seed=args.seed, tasks=tasks)
     for r in results:
         print(r.line(), flush=True)
     n_ok = sum(r.ok for r in results)

@@ -15,6 +15,7 @@ files.
 from __future__ import annotations
 
 import shutil
+from collections.abc import Sequence
 from pathlib import Path
 
 from dpbandits.course.checker import CheckFailed, TaskResult, run_checks
@@ -32,24 +33,43 @@ __all__ = [
 ]
 
 
-def check(number: int, path: str | Path, seed: int = 0) -> list[TaskResult]:
+def check(
+    number: int, path: str | Path, seed: int = 0, tasks: Sequence[str] | None = None
+) -> list[TaskResult]:
     """Grade the student's file ``path`` for exercise ``number``: one result per task.
 
-    ``seed`` fixes the checker's random draws (same seed and same file -> same verdicts).
-    ``ValueError`` if the exercise does not exist or ``path`` is not a ``.py`` file.
+    ``seed`` fixes the checker's random draws (same seed and same file -> same verdicts);
+    ``tasks`` restricts the check to the named tasks (default: all, in order). ``ValueError``
+    if the exercise or a task does not exist, or ``path`` is not a ``.py`` file.
     """
     ex = exercise(number)
     p = Path(path)
     if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
         raise ValueError(f"seed must be a non-negative int, got {seed!r}")
+    chosen = list(ex.tasks)
+    if tasks is not None:
+        names = [t.name for t in ex.tasks]
+        unknown = [t for t in tasks if t not in names]
+        if unknown:
+            raise ValueError(
+                f"exercise {ex.number} has no task {unknown[0]!r}; its tasks: {', '.join(names)}"
+            )
+        chosen = [t for t in ex.tasks if t.name in set(tasks)]
     if not p.is_file():
         raise ValueError(f"no such file: {str(p)!r}")
     if p.suffix != ".py":
         raise ValueError(f"the file to check must be a .py file, got {str(p)!r}")
-    return run_checks(ex.number, p, [(t.name, t.check) for t in ex.tasks], seed=seed)
+    # Seeds follow the task's position in the exercise, so a subset gives the same verdicts.
+    index = {t.name: i for i, t in enumerate(ex.tasks)}
+    return run_checks(
+        ex.number, p, [(t.name, t.check) for t in chosen], seed=seed,
+        seed_keys=[index[t.name] for t in chosen],
+    )  # fmt: skip
 
 
-def start(number: int, directory: str | Path, *, solution: bool = False, force: bool = False) -> Path:
+def start(
+    number: int, directory: str | Path, *, solution: bool = False, force: bool = False
+) -> Path:
     """Copy exercise ``number``'s starter (or its solution) into ``directory``; return the path.
 
     The directory is created if needed. An existing file is never overwritten unless

@@ -36,7 +36,9 @@ def starter_from_solution(text: str, name: str = "<solution>") -> str:
             if begin:
                 kind, ind = begin["kind"], begin["indent"]
                 if kind == "SOLUTION":
-                    out.append(f"{ind}# TODO: write this (see the docstring), then run the checker.\n")
+                    out.append(
+                        f"{ind}# TODO: write this (see the docstring), then run the checker.\n"
+                    )
                     out.append(f'{ind}raise NotImplementedError("TODO")\n')
                 else:
                     out.append(f"{ind}# Your answer:\n")

@@ -24,7 +24,7 @@ import sys
 import time
 import traceback
 import warnings
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
@@ -149,7 +149,7 @@ def load_student(path: str | Path, module_name: str) -> ModuleType:
     except NotImplementedError:
         raise StudentImportError(
             "your file raises NotImplementedError when it is imported: call your functions "
-            "only inside `if __name__ == \"__main__\":` blocks"
+            'only inside `if __name__ == "__main__":` blocks'
         ) from None
     except BaseException as exc:  # noqa: BLE001 - any failure of the student's file is reported
         if isinstance(exc, KeyboardInterrupt):
@@ -200,7 +200,11 @@ class Student:
             raise CheckFailed(f"`{name}` must return an array of arm indices") from None
         if a.dtype == np.bool_ or not (
             np.issubdtype(a.dtype, np.integer)
-            or (np.issubdtype(a.dtype, np.floating) and np.all(np.isfinite(a)) and np.all(a == np.round(a)))
+            or (
+                np.issubdtype(a.dtype, np.floating)
+                and np.all(np.isfinite(a))
+                and np.all(a == np.round(a))
+            )
         ):
             raise CheckFailed(
                 f"`{name}` must return integer arm indices, got an array of dtype {a.dtype}"
@@ -236,7 +240,9 @@ class Student:
         try:
             a = np.asarray(value, dtype=np.float64)
         except (TypeError, ValueError):
-            raise CheckFailed(f"`{name}` must return a number, got {type(value).__name__}") from None
+            raise CheckFailed(
+                f"`{name}` must return a number, got {type(value).__name__}"
+            ) from None
         if a.size != 1:
             raise CheckFailed(f"`{name}` must return one number, got shape {a.shape}")
         x = float(a.reshape(()))
@@ -253,12 +259,15 @@ def run_checks(
     path: str | Path,
     tasks: list[tuple[str, CheckFn]],
     seed: int = 0,
+    seed_keys: Sequence[int] | None = None,
 ) -> list[TaskResult]:
     """Import ``path`` and run ``tasks`` (``(name, check)`` pairs); one result per task.
 
-    Task ``i`` gets the generator ``default_rng(SeedSequence(seed, spawn_key=(i,)))``, so a
-    task's draws do not depend on the other tasks.
+    Task ``i`` gets the generator ``default_rng(SeedSequence(seed, spawn_key=(key_i,)))``
+    with ``key_i = seed_keys[i]`` (default ``i``), so a task's draws do not depend on the
+    other tasks.
     """
+    keys = list(range(len(tasks))) if seed_keys is None else list(seed_keys)
     p = Path(path)
     module_name = f"_dpbandits_course_student_ex{exercise}"
     results: list[TaskResult] = []
@@ -272,7 +281,7 @@ def run_checks(
     student = Student(module, p)
     try:
         for i, (name, fn) in enumerate(tasks):
-            rng = np.random.default_rng(np.random.SeedSequence(seed, spawn_key=(i,)))
+            rng = np.random.default_rng(np.random.SeedSequence(seed, spawn_key=(keys[i],)))
             start = time.perf_counter()
             status, message = _run_one(fn, student, rng, p)
             results.append(TaskResult(exercise, name, status, message, time.perf_counter() - start))
@@ -281,7 +290,9 @@ def run_checks(
     return results
 
 
-def _run_one(fn: CheckFn, student: Student, rng: np.random.Generator, path: Path) -> tuple[str, str]:
+def _run_one(
+    fn: CheckFn, student: Student, rng: np.random.Generator, path: Path
+) -> tuple[str, str]:
     try:
         with warnings.catch_warnings(), np.errstate(all="ignore"):
             warnings.simplefilter("ignore")

@@ -88,7 +88,11 @@ def check_update(student: Student, rng: np.random.Generator) -> None:
         if np.any(new_counts[i, others] != counts[i, others]) or np.any(
             new_means[i, others] != means[i, others]
         ):
-            b = int(np.flatnonzero(others & ((new_counts[i] != counts[i]) | (new_means[i] != means[i])))[0])
+            b = int(
+                np.flatnonzero(
+                    others & ((new_counts[i] != counts[i]) | (new_means[i] != means[i]))
+                )[0]
+            )
             raise CheckFailed(
                 f"row {i} pulled arm {a}, but you also changed arm {b} (count {fmt(counts[i, b])} "
                 f"-> {fmt(new_counts[i, b])}, mean {fmt(means[i, b])} -> {fmt(new_means[i, b])})"

@@ -99,6 +99,8 @@ EXERCISE = Exercise(
     tasks=(
         Task("window_counts_sums", "pulls and reward sums inside the window", check_window),
         Task("sw_ucb_index", "the sliding-window UCB index", check_sw_index),
-        Task("ts_stale_probability", "Thompson sampling's chance to retry a stale arm", check_stale),
+        Task(
+            "ts_stale_probability", "Thompson sampling's chance to retry a stale arm", check_stale
+        ),
     ),
 )

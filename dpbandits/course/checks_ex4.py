@@ -17,7 +17,9 @@ N_DRAWS = 100_000
 
 def _distinct_rows(rng: np.random.Generator, n: int, k: int) -> np.ndarray:
     """``n`` random score rows with distinct entries (no ties)."""
-    return rng.permutation(np.tile(np.arange(k, dtype=float) / k, (n, 1)), axis=1) + 0.01 * rng.random((n, 1))
+    return rng.permutation(
+        np.tile(np.arange(k, dtype=float) / k, (n, 1)), axis=1
+    ) + 0.01 * rng.random((n, 1))
 
 
 def check_krr(student: Student, rng: np.random.Generator) -> None:
@@ -35,7 +37,9 @@ def check_krr(student: Student, rng: np.random.Generator) -> None:
         denom = np.exp(eps) + k - 1
         probs = np.full(k, 1.0 / denom)
         probs[0] = np.exp(eps) / denom
-        labels = ["the true answer (the argmax)"] + [f"the candidate ranked {j + 1}" for j in range(1, k)]
+        labels = ["the true answer (the argmax)"] + [
+            f"the candidate ranked {j + 1}" for j in range(1, k)
+        ]
         require_pmf(
             np.bincount(rank, minlength=k),
             probs,

@@ -50,7 +50,9 @@ def check_dyadic(student: Student, rng: np.random.Generator) -> None:
             )
 
 
-def _releases(student: Student, name: str, x: np.ndarray, eps: float, rng: np.random.Generator) -> np.ndarray:
+def _releases(
+    student: Student, name: str, x: np.ndarray, eps: float, rng: np.random.Generator
+) -> np.ndarray:
     return Student.floats(student.call(name, x.copy(), eps, rng), (x.size,), name)
 
 
@@ -129,9 +131,7 @@ def check_tree(student: Student, rng: np.random.Generator) -> None:
                 "reuse it"
             )
     n = T_NOISE - 1  # 31 = 16 + 8 + 4 + 2 + 1: five nodes
-    _require_square_mean(
-        z[:, n - 1], bin(n).count("1"), b, f"the error of your release at n = {n}"
-    )
+    _require_square_mean(z[:, n - 1], bin(n).count("1"), b, f"the error of your release at n = {n}")
 
 
 def check_naive(student: Student, rng: np.random.Generator) -> None:
@@ -140,9 +140,7 @@ def check_naive(student: Student, rng: np.random.Generator) -> None:
     eps = 2.0
     b = 1.0 / eps
     z = _noise(student, "naive_prefix_sums", eps, rng)
-    _require_scale(
-        z[:, 0], b, f"at eps = {fmt(eps)}, the error of your first release (one item)"
-    )
+    _require_scale(z[:, 0], b, f"at eps = {fmt(eps)}, the error of your first release (one item)")
     _require_square_mean(
         z[:, -1], T_NOISE, b, f"at eps = {fmt(eps)}, the error of your release at n = {T_NOISE}"
     )

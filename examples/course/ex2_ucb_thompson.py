@@ -136,7 +136,6 @@ class MyThompson(agents.Agent):
 
 # %%
 if __name__ == "__main__":
-    import gymnasium as gym
     import matplotlib.pyplot as plt
 
     from dpbandits.experiments import run
@@ -151,8 +150,8 @@ if __name__ == "__main__":
     }
     res = run(bandit, players, n_runs=100, seed=0, n_jobs=1, progress=False)
     print(res.summary())
-    means = gym.make(bandit["id"], **{k: v for k, v in bandit.items() if k != "id"})
-    c = lai_robbins_constant(means.unwrapped.means(0))
+    means = envs.KArmedBernoulli(n_arms=5, means_seed=1).means(0)  # the same bandit
+    c = lai_robbins_constant(means)
     fig, ax = plt.subplots()
     for label in res.labels:
         ax.plot(res.steps, res.mean(label), label=label)

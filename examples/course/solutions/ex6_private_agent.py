@@ -46,7 +46,7 @@ from typing import Any
 import numpy as np
 
 import agents
-from dpbandits import selectors
+from dpbandits import selectors  # noqa: F401  (for Task 2)
 
 # %% [markdown]
 # ## Task 1 — permute-and-flip

@@ -65,7 +65,7 @@ def pull_arm_repeatedly(env: gym.Env, arm: int, n_steps: int, seed: int) -> tupl
     total_regret = 0.0
     for _ in range(n_steps):
         _, reward, _, _, info = env.step(arm)
-        total_reward += reward
+        total_reward += float(reward)
         total_regret += info["regret"]
     return total_reward, total_regret
     # END SOLUTION

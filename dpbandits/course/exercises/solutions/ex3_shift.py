@@ -40,7 +40,7 @@
 from __future__ import annotations
 
 import numpy as np
-from scipy import stats
+from scipy import stats  # noqa: F401  (for Task 3)
 
 import agents
 import envs  # noqa: F401  (registers the dpbandits/... environments)
