@@ -38,7 +38,9 @@ def require_close(
     got: float, expected: float, what: str, *, rtol: float = 1e-7, atol: float = 1e-10
 ) -> None:
     """Fail with ``"<what> is <got>, expected <expected>"`` unless the two agree."""
-    if np.isposinf(expected) and np.isposinf(got):
+    if np.isinf(expected) or np.isinf(got):
+        if got != expected:
+            raise CheckFailed(f"{what} is {fmt(got, 6)}, expected {fmt(expected, 6)}")
         return
     if not (np.isfinite(got) and abs(got - expected) <= atol + rtol * abs(expected)):
         raise CheckFailed(f"{what} is {fmt(got, 6)}, expected {fmt(expected, 6)}")
@@ -61,8 +63,9 @@ def require_pmf(
     if pval < ALPHA:
         n = c.sum()
         freq = c / n
-        z = np.abs(freq - p) / np.sqrt(np.maximum(p * (1 - p), 1e-12) / n)
-        j = int(np.argmax(np.where(p == 0, np.inf * (c > 0), z)))
+        # The cell furthest from its probability (ties: the first, e.g. the true answer).
+        gap = np.where(p == 0, np.where(c > 0, np.inf, 0.0), np.round(np.abs(freq - p), 9))
+        j = int(np.argmax(gap))
         name = labels[j] if labels is not None else f"arm {j}"
         raise CheckFailed(
             f"{what}: {name} is chosen with frequency {fmt(freq[j], 3)}, expected "
