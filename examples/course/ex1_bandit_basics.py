@@ -162,7 +162,8 @@ if __name__ == "__main__":
 
     from dpbandits.experiments import run
 
-    bandit = {"id": "dpbandits/KArmedBernoulli-v0", "n_arms": 10, "horizon": 2000}
+    means = [0.2, 0.3, 0.4, 0.5, 0.6, 0.7]
+    bandit = {"id": "dpbandits/KArmedBernoulli-v0", "means": means, "horizon": 5000}
     players = {f"eps={e}": EpsilonGreedy(e) for e in (0.0, 0.01, 0.1, 0.3)}
     res = run(bandit, players, n_runs=200, seed=0, n_jobs=1, progress=False)
     print(res.summary())
@@ -177,12 +178,12 @@ if __name__ == "__main__":
 # %% [markdown]
 # ## Questions
 #
-# 1. Why is the regret of `eps=0` (pure greedy) a straight line? Look at how often it gets
-#    stuck on a bad arm after the first round.
-# 2. Compare the slope of the `eps=0.1` curve near the end with
-#    `greedy_regret_rate(means, 0.1)` (the means are in
-#    `gym.make("dpbandits/KArmedBernoulli-v0", n_arms=10).unwrapped.means(0)`).
-# 3. Which epsilon is best at `T = 2000`? Would the answer change at `T = 100_000`? What
+# 1. Why is the regret of `eps=0` (pure greedy) a straight line, with a large standard
+#    error? Look at how often it gets stuck on a bad arm after the first round
+#    (`res.data["eps=0.0"]["action_counts"]`).
+# 2. Compare the slope of the `eps=0.1` curve over the last 2 500 steps with
+#    `greedy_regret_rate(means, 0.1)`.
+# 3. Which epsilon is best at `T = 5000`? Would the answer change at `T = 100_000`? What
 #    does this say about any fixed epsilon?
 
 # %%

@@ -140,8 +140,8 @@ if __name__ == "__main__":
 
     from dpbandits.experiments import run
 
-    bandit = {"id": "dpbandits/KArmedBernoulli-v0", "n_arms": 5, "means_seed": 1,
-              "horizon": 5000}  # fmt: skip
+    means = [0.2, 0.4, 0.5, 0.6, 0.7]
+    bandit = {"id": "dpbandits/KArmedBernoulli-v0", "means": means, "horizon": 5000}
     players = {
         "my UCB": MyUCB(),
         "my TS": MyThompson(),
@@ -150,8 +150,7 @@ if __name__ == "__main__":
     }
     res = run(bandit, players, n_runs=100, seed=0, n_jobs=1, progress=False)
     print(res.summary())
-    means = envs.KArmedBernoulli(n_arms=5, means_seed=1).means(0)  # the same bandit
-    c = lai_robbins_constant(means)
+    c = lai_robbins_constant(np.array(means))
     fig, ax = plt.subplots()
     for label in res.labels:
         ax.plot(res.steps, res.mean(label), label=label)

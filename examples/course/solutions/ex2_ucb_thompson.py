@@ -148,8 +148,8 @@ if __name__ == "__main__":
 
     from dpbandits.experiments import run
 
-    bandit = {"id": "dpbandits/KArmedBernoulli-v0", "n_arms": 5, "means_seed": 1,
-              "horizon": 5000}  # fmt: skip
+    means = [0.2, 0.4, 0.5, 0.6, 0.7]
+    bandit = {"id": "dpbandits/KArmedBernoulli-v0", "means": means, "horizon": 5000}
     players = {
         "my UCB": MyUCB(),
         "my TS": MyThompson(),
@@ -158,8 +158,7 @@ if __name__ == "__main__":
     }
     res = run(bandit, players, n_runs=100, seed=0, n_jobs=1, progress=False)
     print(res.summary())
-    means = envs.KArmedBernoulli(n_arms=5, means_seed=1).means(0)  # the same bandit
-    c = lai_robbins_constant(means)
+    c = lai_robbins_constant(np.array(means))
     fig, ax = plt.subplots()
     for label in res.labels:
         ax.plot(res.steps, res.mean(label), label=label)
@@ -181,9 +180,12 @@ if __name__ == "__main__":
 
 # %%
 # BEGIN ANSWER
-# 1. UCB and TS: regret ~ slope * ln t. TS's slope is close to the Lai-Robbins constant
-#    (it is asymptotically optimal); UCB1's is larger (its bonus is not tight).
-# 2. alpha = 0.5 explores too little: some runs lock on a bad arm (larger spread, sometimes
+# (seed 0, 100 runs, T = 5000) Your agents match the library's: UCB 179 +- 2, TS 40 +- 2.
+# 1. Both become straight lines in ln t. Here c = 9.2, c ln T = 79. UCB1's slope is
+#    several times c (its bonus sqrt(2 ln t / N) is loose); TS stays below c ln t at this
+#    horizon: the bound is asymptotic (a liminf), finite-time regret has lower-order terms.
+# 2. alpha = 0.5 explores too little: some runs lock on a worse arm (large spread, partly
 #    linear regret); alpha = 3 explores too much: the slope in ln t grows like alpha^2.
-# 3. In pulls of the clearly bad arms: its sqrt(2 ln t / N) bonus keeps trying them.
+# 3. In pulls of the clearly bad arms (0.2, 0.4): the bonus keeps trying them, while TS's
+#    posterior rules them out quickly.
 # END ANSWER

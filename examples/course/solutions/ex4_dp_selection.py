@@ -183,10 +183,10 @@ if __name__ == "__main__":
 # BEGIN ANSWER
 # 1. Yes (about 1.0): the argmax moves from one candidate to the other, so P[a] changes
 #    from e^eps/(e^eps+1) to 1/(e^eps+1), a ratio of exactly e^eps.
-# 2. With scores in [0, 1] and d = 1, RNM's softmax exp(eps q / 2) is nearly uniform at
-#    eps = 1 (utility ~0.52) while kRR already picks the best with probability 0.40
-#    (utility ~0.64): kRR wins at small and moderate eps; at eps = 10 both are near 0.9 and
-#    RNM catches up only once eps/2 times the score gaps is large.
+# 2. kRR at both: 0.60 against 0.55 at eps = 1, 0.90 against 0.82 at eps = 10. With
+#    scores in [0, 1] and d = 1, RNM's law exp(eps q / 2) stays flat until eps/2 times the
+#    score gaps is large (0.89 at eps = 40), while kRR only needs e^eps >> K - 1. kRR uses
+#    only which candidate is best, which is all that matters when the argmax is what we want.
 # 3. The audit fails: with per-candidate scales the output law is not eps-DP (the paper's
 #    §IV-A counterexample gives a loss far above eps).
 # END ANSWER
