@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import sys
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -97,7 +98,12 @@ def run_check(args: argparse.Namespace) -> int:
     if not Path(args.file).is_file():
         raise ValueError(f"no such file: {args.file!r}")
     print(f"Exercise {ex.number}: {ex.title}  ({args.file})", flush=True)
-    results = check(ex.number, args.file, seed=args.seed, tasks=tasks)
+    try:
+        results = check(ex.number, args.file, seed=args.seed, tasks=tasks)
+    except KeyboardInterrupt:
+        # A student's endless loop is stopped with Ctrl-C: one line, no traceback.
+        print("interrupted (Ctrl-C): no verdict", file=sys.stderr)
+        return 130
     for r in results:
         print(r.line(), flush=True)
     n_ok = sum(r.ok for r in results)
