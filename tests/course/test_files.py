@@ -77,3 +77,19 @@ def test_starter_from_solution() -> None:
     ):
         with pytest.raises(ValueError, match=msg):
             starter_from_solution(bad)
+
+
+@pytest.mark.parametrize("ex", EXERCISES, ids=lambda e: e.filename)
+def test_opens_as_a_notebook(ex: course.Exercise) -> None:
+    """jupytext reads every file as a notebook of markdown and code cells, and back."""
+    jupytext = pytest.importorskip("jupytext")
+    for path in (ex.starter_path(), ex.solution_path()):
+        text = path.read_text(encoding="utf-8")
+        nb = jupytext.reads(text, fmt="py:percent")
+        kinds = [cell.cell_type for cell in nb.cells]
+        assert kinds.count("markdown") >= 4 and kinds.count("code") >= 4
+        assert nb.cells[0].cell_type == "markdown"
+        assert nb.cells[0].source.startswith(f"# Exercise {ex.number} ")
+        back = jupytext.writes(nb, fmt="py:percent")
+        # the round trip is exact but for the version stamp jupytext adds to the header
+        assert re.sub(r"#       jupytext_version: .*\n", "", back) == text
