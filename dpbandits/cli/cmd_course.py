@@ -73,8 +73,11 @@ def run_start(args: argparse.Namespace) -> int:
 
 
 def run_check(args: argparse.Namespace) -> int:
+    import os
     from pathlib import Path
 
+    # A student's top-level plt.show() must not open a window and block the checker.
+    os.environ["MPLBACKEND"] = "Agg"
     from dpbandits.course import check, exercise
 
     ex = exercise(args.exercise)

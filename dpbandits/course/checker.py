@@ -112,7 +112,8 @@ def _describe_exception(exc: BaseException, path: Path) -> str | None:
     where = student_location(exc, path)
     if where is None:
         return None
-    text = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
+    raw = exc.msg if isinstance(exc, SyntaxError) and exc.msg else str(exc)
+    text = raw.strip().splitlines()[0] if raw.strip() else ""
     name = type(exc).__name__
     return f"your code raised {name}{': ' + text if text else ''} ({where})"
 
