@@ -156,7 +156,9 @@ if __name__ == "__main__":
 # 2. On `q = [0.9, 0.8, 0.5, 0.2, 0.1]`, which selector has the higher utility at eps = 1?
 #    At eps = 10? Why can kRR be better although it ignores the score values?
 # 3. Change `report_noisy_max` to use each candidate's own sensitivity `d_a` instead of
-#    `D` (the "RNMH" of the paper, §IV-A) and audit it on the pair `sec4a`. What happens?
+#    `D` (the "RNMH" of the paper, §IV-A) and audit it on the pair `sec4a` and on
+#    `NeighbouringPair("one_sided", np.array([0.0, 3.0]), np.array([0.0, 2.0]),
+#    np.array([1e-3, 1.0]))` (from `dpbandits.audit`). What happens, and why?
 
 # %%
 # Your answer:

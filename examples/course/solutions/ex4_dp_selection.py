@@ -177,7 +177,9 @@ if __name__ == "__main__":
 # 2. On `q = [0.9, 0.8, 0.5, 0.2, 0.1]`, which selector has the higher utility at eps = 1?
 #    At eps = 10? Why can kRR be better although it ignores the score values?
 # 3. Change `report_noisy_max` to use each candidate's own sensitivity `d_a` instead of
-#    `D` (the "RNMH" of the paper, §IV-A) and audit it on the pair `sec4a`. What happens?
+#    `D` (the "RNMH" of the paper, §IV-A) and audit it on the pair `sec4a` and on
+#    `NeighbouringPair("one_sided", np.array([0.0, 3.0]), np.array([0.0, 2.0]),
+#    np.array([1e-3, 1.0]))` (from `dpbandits.audit`). What happens, and why?
 
 # %%
 # BEGIN ANSWER
@@ -187,6 +189,9 @@ if __name__ == "__main__":
 #    scores in [0, 1] and d = 1, RNM's law exp(eps q / 2) stays flat until eps/2 times the
 #    score gaps is large (0.89 at eps = 40), while kRR only needs e^eps >> K - 1. kRR uses
 #    only which candidate is best, which is all that matters when the argmax is what we want.
-# 3. The audit fails: with per-candidate scales the output law is not eps-DP (the paper's
-#    §IV-A counterexample gives a loss far above eps).
+# 3. On sec4a (built for exponential noise) the loss stays below eps (about 0.5), but on
+#    the one-sided pair it is about 1.7 > 1: candidate 0 has almost no noise, so whether
+#    candidate 1 wins depends on its own Gumbel noise alone, and moving its score by d_1
+#    changes P[candidate 0] = P[G < -q_1 eps/2] by a factor exp(e^{1.5} - e^{1.0}) ~ e^1.8.
+#    Scaling every candidate's noise by the same D = max d is what makes RNM eps-DP.
 # END ANSWER
