@@ -25,6 +25,14 @@ ENV_IDS: dict[str, tuple[str, str]] = {
         "envs.drifting:DriftingBandit",
         "envs.drifting:DriftingBanditVectorEnv",
     ),
+    "dpbandits/KArmedBernoulli-v0": (
+        "envs.k_armed:KArmedBernoulli",
+        "envs.k_armed:KArmedBernoulliVectorEnv",
+    ),
+    "dpbandits/KArmedGaussian-v0": (
+        "envs.k_armed:KArmedGaussian",
+        "envs.k_armed:KArmedGaussianVectorEnv",
+    ),
 }
 
 

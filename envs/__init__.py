@@ -8,6 +8,8 @@ reloading it) does not register anything twice.
     dpbandits/TwoArmedShift-v0    TwoArmedShift / TwoArmedShiftVectorEnv
     dpbandits/PiecewiseBandit-v0  PiecewiseStationaryBandit / PiecewiseStationaryBanditVectorEnv
     dpbandits/DriftingBandit-v0   DriftingBandit / DriftingBanditVectorEnv
+    dpbandits/KArmedBernoulli-v0  KArmedBernoulli / KArmedBernoulliVectorEnv
+    dpbandits/KArmedGaussian-v0   KArmedGaussian / KArmedGaussianVectorEnv
 """
 
 from __future__ import annotations
@@ -21,6 +23,12 @@ from envs.drifting import (
     linear_drift,
     sinusoidal_drift,
 )
+from envs.k_armed import (
+    KArmedBernoulli,
+    KArmedBernoulliVectorEnv,
+    KArmedGaussian,
+    KArmedGaussianVectorEnv,
+)
 from envs.piecewise import PiecewiseStationaryBandit, PiecewiseStationaryBanditVectorEnv
 from envs.two_armed_shift import TwoArmedShift, TwoArmedShiftVectorEnv
 
@@ -32,6 +40,10 @@ __all__ = [
     "BanditVectorEnv",
     "DriftingBandit",
     "DriftingBanditVectorEnv",
+    "KArmedBernoulli",
+    "KArmedBernoulliVectorEnv",
+    "KArmedGaussian",
+    "KArmedGaussianVectorEnv",
     "PiecewiseStationaryBandit",
     "PiecewiseStationaryBanditVectorEnv",
     "Schedule",

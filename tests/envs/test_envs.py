@@ -38,6 +38,8 @@ SMALL: dict[str, dict[str, Any]] = {
         "means": linear_drift([0.2, 0.8], [0.8, 0.2], 99),
         "horizon": 100,
     },
+    "dpbandits/KArmedBernoulli-v0": {"means": [0.2, 0.5, 0.7], "horizon": 100},
+    "dpbandits/KArmedGaussian-v0": {"n_arms": 4, "sds": 0.3, "horizon": 100},
 }
 # One Env / VectorEnv pair per class, small horizons, for the pair-wise tests.
 PAIRS = [
