@@ -150,6 +150,14 @@ HARD_PAIRS: dict[str, NeighbouringPair] = {
             [1.0, 2.0, 3.0, 4.0],
             "Spearman(q, d) flips from +1 to negative: combined GEM's bit changes",
         ),
+        _pair(
+            "het_gap",
+            [0.0, 3.0],
+            [0.0, 2.0],
+            [1e-3, 1.0],
+            "the gap shrinks by d = 1 next to a near-zero d: noise scaled per candidate (any "
+            "noise family, e.g. Gumbel) loses far more than eps",
+        ),
     )
 }
 

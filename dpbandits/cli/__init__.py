@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import os
 import pkgutil
 import sys
 from collections.abc import Sequence
@@ -65,6 +66,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("dpbandits: interrupted (outputs left incomplete)", file=sys.stderr)
         return 130
+    except BrokenPipeError:
+        # The reader of our output went away (``dpbandits list | head``): stop quietly, and
+        # point stdout at devnull so that the interpreter's final flush does not fail again.
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        return 141
     except Terminated:
         print("dpbandits: terminated (outputs left incomplete)", file=sys.stderr)
         return 143

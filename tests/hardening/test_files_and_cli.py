@@ -243,3 +243,11 @@ def test_import_dpbandits_registers_the_ids(tmp_path):
         env={**os.environ, "PYTHONPATH": str(ROOT)}, check=True,
     )  # fmt: skip
     assert out.stdout.strip().isdigit()
+
+
+def test_broken_pipe_is_quiet(tmp_path):
+    proc = subprocess.run(
+        f"'{sys.executable}' -m dpbandits list | head -1", shell=True, capture_output=True,
+        text=True, env={**os.environ, "PYTHONPATH": str(ROOT)},
+    )  # fmt: skip
+    assert "Traceback" not in proc.stderr and "BrokenPipe" not in proc.stderr
