@@ -8,6 +8,7 @@ reloading it) does not register anything twice.
     dpbandits/TwoArmedShift-v0    TwoArmedShift / TwoArmedShiftVectorEnv
     dpbandits/PiecewiseBandit-v0  PiecewiseStationaryBandit / PiecewiseStationaryBanditVectorEnv
     dpbandits/DriftingBandit-v0   DriftingBandit / DriftingBanditVectorEnv
+    dpbandits/Recommendation-v0   RecommendationEnv / RecommendationVectorEnv
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from envs.drifting import (
     sinusoidal_drift,
 )
 from envs.piecewise import PiecewiseStationaryBandit, PiecewiseStationaryBanditVectorEnv
+from envs.recommendation import RecommendationEnv, RecommendationVectorEnv
 from envs.two_armed_shift import TwoArmedShift, TwoArmedShiftVectorEnv
 
 __all__ = [
@@ -33,6 +35,8 @@ __all__ = [
     "DriftingBanditVectorEnv",
     "PiecewiseStationaryBandit",
     "PiecewiseStationaryBanditVectorEnv",
+    "RecommendationEnv",
+    "RecommendationVectorEnv",
     "Schedule",
     "TwoArmedShift",
     "TwoArmedShiftVectorEnv",
@@ -55,6 +59,10 @@ ENV_IDS: dict[str, tuple[str, str]] = {
     "dpbandits/DriftingBandit-v0": (
         "envs.drifting:DriftingBandit",
         "envs.drifting:DriftingBanditVectorEnv",
+    ),
+    "dpbandits/Recommendation-v0": (
+        "envs.recommendation:RecommendationEnv",
+        "envs.recommendation:RecommendationVectorEnv",
     ),
 }
 
