@@ -191,7 +191,8 @@ def appg_grid(
 
 
 def winners(rows: Sequence[dict[str, Any]], keys: Sequence[str]) -> list[dict[str, Any]]:
-    """The best mechanism (highest CTR) per cell of ``keys``, with its margin over the next."""
+    """The best mechanism (highest CTR) per cell of ``keys``, its margin over the runner-up and
+    whether that margin exceeds two standard errors (``decisive``)."""
     cells: dict[tuple[Any, ...], list[dict[str, Any]]] = {}
     for r in rows:
         cells.setdefault(tuple(r[k] for k in keys), []).append(r)
@@ -203,6 +204,8 @@ def winners(rows: Sequence[dict[str, Any]], keys: Sequence[str]) -> list[dict[st
         out.append(
             {**dict(zip(keys, key, strict=True)), "winner": rs[0]["mechanism"],
              "runner_up": rs[1]["mechanism"] if len(rs) > 1 else "",
-             "margin": margin, "margin_se": se}
+             "margin": margin, "margin_se": se,
+             # a margin within 2 standard errors is not a win
+             "decisive": bool(margin > 2 * se) if len(rs) > 1 else True}
         )
     return out
