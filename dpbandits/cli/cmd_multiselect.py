@@ -44,8 +44,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     p.add_argument("--eta", default=PAPER_ETAS, help=f"Laplace scales (default {PAPER_ETAS})")
     p.add_argument("--k", action="append", default=None, help="set sizes (default 1,2,3,5)")
-    p.add_argument("--algorithm", action="append", default=None,
-                   help=f"server algorithms (default {DEFAULT_ALGOS}; also avg, avg_realuser)")
+    p.add_argument(
+        "--algorithm",
+        action="append",
+        default=None,
+        help=f"server algorithms (default {DEFAULT_ALGOS}; also avg, avg_realuser)",
+    )
     p.add_argument("--users", type=int, default=None, help="evaluation users (default 100)")
     p.add_argument("--train-users", type=int, default=None, help="public training users")
     p.add_argument("--items", type=int, default=500, help="items of the synthetic world")
@@ -54,14 +58,23 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--r", type=int, default=100, help="top items per sample (Eq. 4)")
     p.add_argument("--p", type=int, default=20, help="PCA components of the frugal model")
     p.add_argument("--no-frugal", action="store_true", help="skip d_f (the frugal model)")
-    p.add_argument("--movielens", default=None, metavar="DIR",
-                   help="local MovieLens directory with ratings.csv and movies.csv")
-    p.add_argument("--max-ratings", type=int, default=500_000,
-                   help="read only the first ratings of --movielens (paper: 500,000)")
+    p.add_argument(
+        "--movielens",
+        default=None,
+        metavar="DIR",
+        help="local MovieLens directory with ratings.csv and movies.csv",
+    )
+    p.add_argument(
+        "--max-ratings",
+        type=int,
+        default=500_000,
+        help="read only the first ratings of --movielens (paper: 500,000)",
+    )
     p.add_argument("--full", action="store_true", help="paper sizes (slow)")
     p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--out", default="dpbandits-multiselect",
-                   help="output directory (default ./%(default)s)")
+    p.add_argument(
+        "--out", default="dpbandits-multiselect", help="output directory (default ./%(default)s)"
+    )
     p.add_argument("--format", choices=["png", "svg", "pdf"], default="png")
     p.add_argument("--no-plots", action="store_true")
     p.add_argument("--json", default=None, metavar="PATH", help="also write the rows as JSON")
@@ -138,8 +151,16 @@ def run(args: argparse.Namespace) -> int:
         source = f"MovieLens at {args.movielens} ({data.ratings.size} ratings, fitted model)"
     os.makedirs(args.out, exist_ok=True)
     say(f"{source}; {users.shape[0]} users x {len(etas)} eta x {len(algos)} algorithms")
-    rows = ms.disutility_table(world, users, etas=etas, ks=ks, algorithms=algos,
-                               settings=settings, frugal=not args.no_frugal, rng=rng)
+    rows = ms.disutility_table(
+        world,
+        users,
+        etas=etas,
+        ks=ks,
+        algorithms=algos,
+        settings=settings,
+        frugal=not args.no_frugal,
+        rng=rng,
+    )
     written = []
     path = os.path.join(args.out, "multiselect.csv")
     write_csv(path, rows)
@@ -183,9 +204,12 @@ def markdown_table(rows: list[dict[str, Any]], metric: str, source: str) -> str:
     for e in etas:
         vals = []
         for a, k in cols:
-            r = cell.get((a, k, e))
-            vals.append("" if r is None else
-                        f"{r[metric]:.3f} ± {r[metric + '_se']:.3f} ({100 * r[ratio]:.1f}%)")
+            c = cell.get((a, k, e))
+            vals.append(
+                ""
+                if c is None
+                else f"{c[metric]:.3f} ± {c[metric + '_se']:.3f} ({100 * c[ratio]:.1f}%)"
+            )
         lines.append(f"| {e:g} | " + " | ".join(vals) + " |")
     opt = rows[0]["optimum"] if rows else float("nan")
     lines += ["", f"Mean optimal utility max_b u_M(f_a, b): {opt:.3f}", ""]

@@ -41,37 +41,81 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         description=__doc__,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    p.add_argument("--experiment", action="append", default=None, metavar="NAME",
-                   help=f"one of {', '.join(EXPERIMENTS)} (repeatable or comma list; default all)")
-    p.add_argument("--epsilon", default=DEFAULT_EPS,
-                   help=f"eps grid: 'a,b,c', 'geom:LO:HI:N' or 'lin:LO:HI:N' (default {DEFAULT_EPS})")
+    p.add_argument(
+        "--experiment",
+        action="append",
+        default=None,
+        metavar="NAME",
+        help=f"one of {', '.join(EXPERIMENTS)} (repeatable or comma list; default all)",
+    )
+    p.add_argument(
+        "--epsilon",
+        default=DEFAULT_EPS,
+        help=f"eps grid: 'a,b,c', 'geom:LO:HI:N' or 'lin:LO:HI:N' (default {DEFAULT_EPS})",
+    )
     p.add_argument("--gamma", default=DEFAULT_GAMMA, help="cut-off grid for the gamma experiment")
-    p.add_argument("--gamma-epsilon", type=float, default=5.0,
-                   help="eps of the gamma experiment (paper: RR at 5)")
-    p.add_argument("--mechanism", action="append", default=None, metavar="NAME",
-                   help="rr, snm_scaled, snm_clipped (repeatable; default all; gamma: rr)")
-    p.add_argument("--bound", action="append", default=None, metavar="B",
-                   help="clipping bound Δ/2 of clipped SNM (repeatable; default 0.05,0.25)")
-    p.add_argument("--noise", choices=["exponential", "gumbel", "laplace"], default="exponential",
-                   help="SNM noise (paper: exponential in §4, Gumbel in App. G)")
-    p.add_argument("--cutoff", type=float, default=1.0,
-                   help="gamma used by the epsilon and appg experiments (default 1: all)")
-    p.add_argument("--requests", type=int, default=None,
-                   help="requests per cell (default 10000; 100000 with --full)")
+    p.add_argument(
+        "--gamma-epsilon",
+        type=float,
+        default=5.0,
+        help="eps of the gamma experiment (paper: RR at 5)",
+    )
+    p.add_argument(
+        "--mechanism",
+        action="append",
+        default=None,
+        metavar="NAME",
+        help="rr, snm_scaled, snm_clipped (repeatable; default all; gamma: rr)",
+    )
+    p.add_argument(
+        "--bound",
+        action="append",
+        default=None,
+        metavar="B",
+        help="clipping bound Δ/2 of clipped SNM (repeatable; default 0.05,0.25)",
+    )
+    p.add_argument(
+        "--noise",
+        choices=["exponential", "gumbel", "laplace"],
+        default="exponential",
+        help="SNM noise (paper: exponential in §4, Gumbel in App. G)",
+    )
+    p.add_argument(
+        "--cutoff",
+        type=float,
+        default=1.0,
+        help="gamma used by the epsilon and appg experiments (default 1: all)",
+    )
+    p.add_argument(
+        "--requests",
+        type=int,
+        default=None,
+        help="requests per cell (default 10000; 100000 with --full)",
+    )
     p.add_argument("--n-candidates", default="10", help="K, or LOW:HIGH drawn per request")
-    p.add_argument("--extremeness", type=float, default=1.0 / 3.0,
-                   help="private-score extremeness in (0, 1] (1/3 uniform, 1 Bernoulli)")
-    p.add_argument("--informativeness", type=float, default=0.7,
-                   help="informativeness rho of the public scores in [0, 1]")
+    p.add_argument(
+        "--extremeness",
+        type=float,
+        default=1.0 / 3.0,
+        help="private-score extremeness in (0, 1] (1/3 uniform, 1 Bernoulli)",
+    )
+    p.add_argument(
+        "--informativeness",
+        type=float,
+        default=0.7,
+        help="informativeness rho of the public scores in [0, 1]",
+    )
     p.add_argument("--mean", type=float, default=0.5, help="mean private score mu in (0, 1)")
     p.add_argument("--grid-candidates", default="3,15", help="App. G: numbers of candidates")
     p.add_argument("--grid-extremeness", default="0.333333,1", help="App. G: extremeness values")
-    p.add_argument("--grid-informativeness", default="0.2,0.8",
-                   help="App. G: informativeness values")
+    p.add_argument(
+        "--grid-informativeness", default="0.2,0.8", help="App. G: informativeness values"
+    )
     p.add_argument("--full", action="store_true", help="paper-size runs (100,000 requests)")
     p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--out", default="dpbandits-recommend",
-                   help="output directory (default ./%(default)s)")
+    p.add_argument(
+        "--out", default="dpbandits-recommend", help="output directory (default ./%(default)s)"
+    )
     p.add_argument("--format", choices=["png", "svg", "pdf"], default="png")
     p.add_argument("--no-plots", action="store_true")
     p.add_argument("--json", default=None, metavar="PATH", help="also write all rows as JSON")
@@ -148,12 +192,13 @@ def run(args: argparse.Namespace) -> int:
     generate_requests(0, **knobs)  # validate the knobs before any work
     grid_k = _ints(args.grid_candidates, "--grid-candidates")
     grid_e = [float(v) for v in parse_float_grid(args.grid_extremeness, "--grid-extremeness")]
-    grid_r = [float(v) for v in parse_float_grid(args.grid_informativeness,
-                                                 "--grid-informativeness")]
-    for e in grid_e:
-        generate_requests(0, extremeness=e)
-    for r in grid_r:
-        generate_requests(0, informativeness=r)
+    grid_r = [
+        float(v) for v in parse_float_grid(args.grid_informativeness, "--grid-informativeness")
+    ]
+    for x in grid_e:
+        generate_requests(0, extremeness=x)
+    for rho in grid_r:
+        generate_requests(0, informativeness=rho)
     _check_json(args.json)
     out = _out_dir(args.out)
     os.makedirs(out, exist_ok=True)
@@ -167,24 +212,44 @@ def run(args: argparse.Namespace) -> int:
     req = generate_requests(n_req, rng=args.seed, **knobs)
     if "epsilon" in experiments:
         say(f"epsilon sweep: {n_req} requests x {len(epsilons)} eps")
-        rows = lx.epsilon_sweep(req, epsilons, mechanisms=mechanisms or lx.MECHANISMS,
-                                bounds=bounds, gamma=args.cutoff, noise=args.noise,
-                                rng=args.seed + 1)
+        rows = lx.epsilon_sweep(
+            req,
+            epsilons,
+            mechanisms=mechanisms or lx.MECHANISMS,
+            bounds=bounds,
+            gamma=args.cutoff,
+            noise=args.noise,
+            rng=args.seed + 1,
+        )
         all_rows["epsilon"] = rows
         written += _save(out, "epsilon", rows, args, "plot_epsilon_sweep")
     if "gamma" in experiments:
         say(f"gamma sweep: {n_req} requests x {len(gammas)} gammas")
-        rows = lx.gamma_sweep(req, gammas, mechanisms=mechanisms or ("rr",),
-                              epsilon=args.gamma_epsilon, bound=bounds[0], noise=args.noise,
-                              rng=args.seed + 2)
+        rows = lx.gamma_sweep(
+            req,
+            gammas,
+            mechanisms=mechanisms or ("rr",),
+            epsilon=args.gamma_epsilon,
+            bound=bounds[0],
+            noise=args.noise,
+            rng=args.seed + 2,
+        )
         all_rows["gamma"] = rows
         written += _save(out, "gamma", rows, args, "plot_gamma_sweep")
     if "appg" in experiments:
         say(f"App. G grid: {len(grid_k) * len(grid_e) * len(grid_r)} cells x {len(epsilons)} eps")
-        rows = lx.appg_grid(n_requests=n_req, n_candidates=grid_k, extremeness=grid_e,
-                            informativeness=grid_r, epsilons=epsilons,
-                            mechanisms=mechanisms or lx.MECHANISMS, bound=bounds[0],
-                            mean=args.mean, noise=args.noise, rng=args.seed + 3)
+        rows = lx.appg_grid(
+            n_requests=n_req,
+            n_candidates=grid_k,
+            extremeness=grid_e,
+            informativeness=grid_r,
+            epsilons=epsilons,
+            mechanisms=mechanisms or lx.MECHANISMS,
+            bound=bounds[0],
+            mean=args.mean,
+            noise=args.noise,
+            rng=args.seed + 3,
+        )
         all_rows["appg"] = rows
         written += _save(out, "appg", rows, args, "plot_appg")
         win = lx.winners(rows, ["n_candidates", "extremeness", "informativeness", "epsilon"])
@@ -199,8 +264,9 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def _save(out: str, name: str, rows: list[dict[str, Any]], args: argparse.Namespace,
-          plot: str) -> list[str]:
+def _save(
+    out: str, name: str, rows: list[dict[str, Any]], args: argparse.Namespace, plot: str
+) -> list[str]:
     from dpbandits.recommendation import plots
     from dpbandits.recommendation.output import save_figure, write_csv
 

@@ -64,8 +64,10 @@ def _real(value: Any, name: str) -> float:
 def _resolve(selector: str | Selector, epsilon: float | None) -> Selector:
     """A Selector from a name or an instance, at ``epsilon`` when given."""
     if isinstance(selector, str):
-        return _selectors.make(selector) if epsilon is None else _selectors.make(
-            selector, epsilon=epsilon
+        return (
+            _selectors.make(selector)
+            if epsilon is None
+            else _selectors.make(selector, epsilon=epsilon)
         )
     sel = _selectors.make(selector)  # checks the Selector protocol
     return sel if epsilon is None else sel.with_epsilon(epsilon)
@@ -323,7 +325,11 @@ def select_among(
     counts = keep.sum(axis=1)
     if r and counts.min() < 1:
         raise ValueError(f"mask keeps no candidate in row {int(np.argmin(counts))}")
-    pub = None if public is None else np.broadcast_to(np.asarray(public, dtype=np.float64), priv.shape)
+    pub = (
+        None
+        if public is None
+        else np.broadcast_to(np.asarray(public, dtype=np.float64), priv.shape)
+    )
     gen = np.random.default_rng(rng)
     out = np.empty(r, dtype=np.int64)
     for a in np.unique(counts):

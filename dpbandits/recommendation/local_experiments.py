@@ -116,7 +116,9 @@ def epsilon_sweep(
                 ctr, se = mechanism_ctr(req, sel, gamma, gen)
                 bound = float("nan") if b is None else float(b)
                 rows.append(
-                    _row(base, ctr, se, mechanism=mech, epsilon=float(eps), gamma=gamma, bound=bound)
+                    _row(
+                        base, ctr, se, mechanism=mech, epsilon=float(eps), gamma=gamma, bound=bound
+                    )
                 )
     return rows
 
@@ -202,10 +204,14 @@ def winners(rows: Sequence[dict[str, Any]], keys: Sequence[str]) -> list[dict[st
         margin = rs[0]["ctr"] - rs[1]["ctr"] if len(rs) > 1 else float("nan")
         se = math.hypot(rs[0]["se"], rs[1]["se"]) if len(rs) > 1 else float("nan")
         out.append(
-            {**dict(zip(keys, key, strict=True)), "winner": rs[0]["mechanism"],
-             "runner_up": rs[1]["mechanism"] if len(rs) > 1 else "",
-             "margin": margin, "margin_se": se,
-             # a margin within 2 standard errors is not a win
-             "decisive": bool(margin > 2 * se) if len(rs) > 1 else True}
+            {
+                **dict(zip(keys, key, strict=True)),
+                "winner": rs[0]["mechanism"],
+                "runner_up": rs[1]["mechanism"] if len(rs) > 1 else "",
+                "margin": margin,
+                "margin_se": se,
+                # a margin within 2 standard errors is not a win
+                "decisive": bool(margin > 2 * se) if len(rs) > 1 else True,
+            }
         )
     return out

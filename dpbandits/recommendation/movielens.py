@@ -113,8 +113,9 @@ def load_movielens(
     mp = _check_file(movies_path, "movies_path")
     if isinstance(min_ratings, bool) or not isinstance(min_ratings, int) or min_ratings < 1:
         raise ValueError(f"min_ratings must be an integer >= 1, got {min_ratings!r}")
-    if max_rows is not None and (isinstance(max_rows, bool) or not isinstance(max_rows, int)
-                                 or max_rows < 1):
+    if max_rows is not None and (
+        isinstance(max_rows, bool) or not isinstance(max_rows, int) or max_rows < 1
+    ):
         raise ValueError(f"max_rows must be None or an integer >= 1, got {max_rows!r}")
     genres = _read_movies(mp)
     u, m, r = _read_ratings(rp, max_rows)
@@ -126,8 +127,10 @@ def load_movielens(
     u, m, r = u[keep], m[keep], r[keep]
     user_ids, uidx = np.unique(u, return_inverse=True)
     movie_ids, midx = np.unique(m, return_inverse=True)
-    items = np.stack([genres[int(i)] for i in movie_ids]) if movie_ids.size else np.zeros(
-        (0, len(GENRES))
+    items = (
+        np.stack([genres[int(i)] for i in movie_ids])
+        if movie_ids.size
+        else np.zeros((0, len(GENRES)))
     )
     g = len(GENRES)
     like = np.zeros((user_ids.size, g))
@@ -189,7 +192,7 @@ def fit_world(
         )
         xtx += x.T @ x
         xty += x.T @ data.ratings[s : s + 20_000]
-    beta = np.linalg.solve(xtx + ridge * np.eye(n_par), xty)
+    beta = np.asarray(np.linalg.solve(xtx + ridge * np.eye(n_par), xty), dtype=np.float64)
     n = data.features.shape[0]
     if train_users is None or train_users >= n:
         train = data.features

@@ -140,8 +140,13 @@ def server_results(
 ) -> list[int]:
     """The ``k`` items the server returns for one signal (in the order chosen)."""
     srv = _Server(world, settings or ServerSettings())
-    return srv.results(_check_algorithm(algorithm), np.asarray(signal, float), check_eta(eta), k,
-                       np.random.default_rng(rng))
+    return srv.results(
+        _check_algorithm(algorithm),
+        np.asarray(signal, float),
+        check_eta(eta),
+        k,
+        np.random.default_rng(rng),
+    )
 
 
 def disutility_table(
@@ -182,8 +187,13 @@ def disutility_table(
         for j in range(f_users.shape[0]):
             for a in algos:
                 items = srv.results(a, signals[j], e, kmax, gen)
-                post = srv.samples(a if a != "nopost_realuser" else "sat_realuser",
-                                   signals[j], e, s.q2, gen) if frugal else None
+                post = (
+                    srv.samples(
+                        a if a != "nopost_realuser" else "sat_realuser", signals[j], e, s.q2, gen
+                    )
+                    if frugal
+                    else None
+                )
                 for k in k_list:
                     b = items[:k]
                     got = true_u[j, b]

@@ -66,7 +66,9 @@ def _jsonable(obj: Any) -> Any:
 def save_figure(fig: Any, path: str | os.PathLike[str], fmt: str = "png") -> None:
     """``fig.savefig`` to a temp file in the target directory, then replace ``path``."""
     p = os.fspath(path)
-    fd, tmp = tempfile.mkstemp(prefix=".tmp-", suffix=f".{fmt}", dir=os.path.dirname(os.path.abspath(p)))
+    fd, tmp = tempfile.mkstemp(
+        prefix=".tmp-", suffix=f".{fmt}", dir=os.path.dirname(os.path.abspath(p))
+    )
     os.close(fd)
     try:
         fig.savefig(tmp, format=fmt, dpi=130)

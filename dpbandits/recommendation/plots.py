@@ -19,7 +19,9 @@ def _label(row: dict[str, Any]) -> str:
     return name
 
 
-def _series(rows: Sequence[dict[str, Any]], x: str) -> dict[str, tuple[list[float], list[float], list[float]]]:
+def _series(
+    rows: Sequence[dict[str, Any]], x: str
+) -> dict[str, tuple[list[float], list[float], list[float]]]:
     out: dict[str, tuple[list[float], list[float], list[float]]] = {}
     for r in rows:
         xs, ys, es = out.setdefault(_label(r), ([], [], []))
@@ -79,7 +81,7 @@ def plot_appg(rows: Sequence[dict[str, Any]]) -> Figure:
         ax.set_title(f"K={key[0]}, extreme={key[1]:.2g}, inform.={key[2]:g}", fontsize=8)
         ax.set_xlabel("ε", fontsize=8)
         ax.set_ylabel("gap closed", fontsize=8)
-    for ax in list(axes.flat)[len(keys):]:
+    for ax in list(axes.flat)[len(keys) :]:
         ax.set_visible(False)
     axes.flat[0].legend(fontsize=6)
     return fig

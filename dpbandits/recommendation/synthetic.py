@@ -147,7 +147,9 @@ def generate_requests(
     return Requests(private, public, eligible, x_pub, x_priv)
 
 
-def _conditional_mean(x_pub: FloatArray, rho: float, sigma: float, mu: float, e: float) -> FloatArray:
+def _conditional_mean(
+    x_pub: FloatArray, rho: float, sigma: float, mu: float, e: float
+) -> FloatArray:
     """``E[F^-1(Phi(rho x + sigma T))]``, T ~ N(0, 1): the calibrated server score."""
     if sigma == 0.0:
         return score_quantile(special.ndtr(x_pub), mu, e)

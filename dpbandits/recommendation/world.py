@@ -9,12 +9,12 @@ same *shapes*:
 - a user's feature vector ``f = [like; dislike]`` has ``d = 2G`` entries (§4.2): the share of
   the user's liked (resp. disliked) movies in each genre, each half summing to 1. Tastes form
   clusters, as real users do: ``n_archetypes`` archetypes ``a_j ~ Dirichlet(alpha G pi)`` and a
-  user's taste ``theta ~ Dirichlet(concentration a_j)`` near a uniformly drawn one; the like half is the empirical genre share of
-  ``n_liked`` movies drawn from ``theta``, the dislike half that of ``n_disliked`` movies drawn
-  from the popularity tilted away from the taste (``pi (1 - theta)`` normalised), so profiles are
-  noisy and sparse like real ones;
+  user's taste ``theta ~ Dirichlet(concentration a_j)`` near a uniformly drawn one; the like
+  half is the empirical genre share of ``n_liked`` movies drawn from ``theta``, the dislike half
+  that of ``n_disliked`` movies drawn from the popularity tilted away from the taste
+  (``pi (1 - theta)`` normalised), so profiles are noisy and sparse like real ones;
 - the ground truth is a fixed latent-factor model,
-  ``u_M(f, b) = 5 sigmoid(c_b + s (f P^T) . (b Q^T) / sqrt(h |b|))``, with Gaussian factor
+  ``u_M(f, b) = 5 sigmoid(c_b + s (f P^T) . (b Q^T) / (h sqrt(|b|)))``, with Gaussian factor
   matrices ``P`` (``h x d``), ``Q`` (``h x G``) and item biases ``c_b``: a smooth, non-linear
   function of both, as a network would be.
 
@@ -79,7 +79,7 @@ class LatentWorld:
             raise ValueError(f"feature vectors must have d = {self.d} entries, got {fa.shape}")
         user = fa @ self.P.T  # (..., h)
         item = (self.items @ self.Q.T) / np.sqrt(self.items.sum(axis=1, keepdims=True))
-        logit = self.item_bias + self.strength * (user @ item.T) / np.sqrt(self.P.shape[0]) / np.sqrt(self.P.shape[0])
+        logit = self.item_bias + self.strength * (user @ item.T) / self.P.shape[0]
         return 5.0 / (1.0 + np.exp(-logit))
 
 

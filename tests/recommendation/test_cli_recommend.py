@@ -16,12 +16,32 @@ def _rows(path):
 
 def test_recommend_writes_every_experiment(tmp_path):
     out = tmp_path / "rec"
-    code = main([
-        "recommend", "--requests", "300", "--epsilon", "0.5,5", "--gamma", "0,1",
-        "--grid-candidates", "3", "--grid-extremeness", "1", "--grid-informativeness", "0.5",
-        "--bound", "0.1", "--out", str(out), "--json", str(tmp_path / "all.json"),
-        "--no-progress", "--format", "svg",
-    ])
+    code = main(
+        [
+            "recommend",
+            "--requests",
+            "300",
+            "--epsilon",
+            "0.5,5",
+            "--gamma",
+            "0,1",
+            "--grid-candidates",
+            "3",
+            "--grid-extremeness",
+            "1",
+            "--grid-informativeness",
+            "0.5",
+            "--bound",
+            "0.1",
+            "--out",
+            str(out),
+            "--json",
+            str(tmp_path / "all.json"),
+            "--no-progress",
+            "--format",
+            "svg",
+        ]
+    )
     assert code == 0
     eps = _rows(out / "epsilon.csv")
     assert {r["mechanism"] for r in eps} == {"rr", "snm_scaled", "snm_clipped"}
@@ -34,9 +54,26 @@ def test_recommend_writes_every_experiment(tmp_path):
 
 def test_recommend_single_experiment_without_plots(tmp_path):
     out = tmp_path / "r"
-    assert main(["recommend", "--experiment", "gamma", "--requests", "200", "--gamma",
-                 "lin:0:1:3", "--mechanism", "rr,snm_clipped", "--no-plots", "--no-progress",
-                 "--out", str(out)]) == 0
+    assert (
+        main(
+            [
+                "recommend",
+                "--experiment",
+                "gamma",
+                "--requests",
+                "200",
+                "--gamma",
+                "lin:0:1:3",
+                "--mechanism",
+                "rr,snm_clipped",
+                "--no-plots",
+                "--no-progress",
+                "--out",
+                str(out),
+            ]
+        )
+        == 0
+    )
     assert sorted(p.name for p in out.iterdir()) == ["gamma.csv"]
     assert len(_rows(out / "gamma.csv")) == 6
 
@@ -62,11 +99,32 @@ def test_recommend_bad_input(tmp_path, capsys, argv, match):
 
 def test_multiselect_small_run(tmp_path):
     out = tmp_path / "ms"
-    code = main([
-        "multiselect", "--users", "4", "--train-users", "60", "--items", "30", "--eta", "0.1",
-        "--k", "1,2", "--q1", "8", "--q2", "25", "--r", "10", "--p", "8", "--out", str(out),
-        "--no-progress",
-    ])
+    code = main(
+        [
+            "multiselect",
+            "--users",
+            "4",
+            "--train-users",
+            "60",
+            "--items",
+            "30",
+            "--eta",
+            "0.1",
+            "--k",
+            "1,2",
+            "--q1",
+            "8",
+            "--q2",
+            "25",
+            "--r",
+            "10",
+            "--p",
+            "8",
+            "--out",
+            str(out),
+            "--no-progress",
+        ]
+    )
     assert code == 0
     rows = _rows(out / "multiselect.csv")
     assert len(rows) == 5 * 2  # default algorithms x k

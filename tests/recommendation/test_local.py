@@ -259,8 +259,9 @@ def test_audit_catches_clipping_with_half_the_sensitivity():
 
 def test_audit_catches_scaling_that_ignores_the_range():
     # SNM on raw private scores with sensitivity 1 is not local DP for scores that span 3
-    wide = NeighbouringPair("wide", np.array([3.0] + [0.0] * (K - 1)),
-                            np.array([0.0] + [3.0] * (K - 1)), 3.0)
+    wide = NeighbouringPair(
+        "wide", np.array([3.0] + [0.0] * (K - 1)), np.array([0.0] + [3.0] * (K - 1)), 3.0
+    )
     raw = selectors.from_function(
         lambda q, d, e, rng: selectors.make("rnm", epsilon=e, noise="gumbel").select(q, 1.0, rng),
         name="raw_snm",
@@ -270,3 +271,13 @@ def test_audit_catches_scaling_that_ignores_the_range():
     assert estimate_privacy_loss(
         Scaled(selectors.make("rnm", epsilon=EPS, noise="gumbel")), wide, draws=DRAWS, rng=15
     ).passed
+
+
+def test_transforms_are_registered_selector_names():
+    import dpbandits.recommendation  # noqa: F401  (registers the names)
+
+    assert {"scaled", "clipped"} <= set(selectors.available())
+    sel = selectors.make("scaled", selector="krr", epsilon=2.0)
+    assert isinstance(sel, Scaled) and sel.selector.name == "krr" and sel.epsilon == 2.0
+    c = selectors.make("clipped", selector="rnm", bound=0.1, public=[0.2, 0.4], epsilon=1.0)
+    assert isinstance(c, Clipped) and c.select([0.9, 0.1], rng=0) in (0, 1)

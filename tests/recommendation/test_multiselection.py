@@ -168,8 +168,15 @@ def test_world_features_have_the_movielens_shape(small_world):
 
 def test_disutility_table_structure(small_world):
     w, users = small_world
-    rows = disutility_table(w, users, etas=[0.05, 0.2], ks=[1, 2, 3], algorithms=ALGORITHMS,
-                            settings=ServerSettings(q1=10, q2=30, r=20, p=10), rng=8)
+    rows = disutility_table(
+        w,
+        users,
+        etas=[0.05, 0.2],
+        ks=[1, 2, 3],
+        algorithms=ALGORITHMS,
+        settings=ServerSettings(q1=10, q2=30, r=20, p=10),
+        rng=8,
+    )
     assert len(rows) == len(ALGORITHMS) * 2 * 3
     by = {(r["algorithm"], r["eta"], r["k"]): r for r in rows}
     for r in rows:
@@ -180,10 +187,24 @@ def test_disutility_table_structure(small_world):
     for a in ALGORITHMS:  # nested greedy sets: d_i cannot grow with k
         for e in (0.05, 0.2):
             assert by[(a, e, 1)]["d_i"] >= by[(a, e, 2)]["d_i"] >= by[(a, e, 3)]["d_i"]
-    again = disutility_table(w, users, etas=[0.05], ks=[2], algorithms=["sat_realuser"],
-                             settings=ServerSettings(q1=10, q2=30, r=20, p=10), rng=8)
-    first = disutility_table(w, users, etas=[0.05], ks=[2], algorithms=["sat_realuser"],
-                             settings=ServerSettings(q1=10, q2=30, r=20, p=10), rng=8)
+    again = disutility_table(
+        w,
+        users,
+        etas=[0.05],
+        ks=[2],
+        algorithms=["sat_realuser"],
+        settings=ServerSettings(q1=10, q2=30, r=20, p=10),
+        rng=8,
+    )
+    first = disutility_table(
+        w,
+        users,
+        etas=[0.05],
+        ks=[2],
+        algorithms=["sat_realuser"],
+        settings=ServerSettings(q1=10, q2=30, r=20, p=10),
+        rng=8,
+    )
     assert again == first
 
 
@@ -210,8 +231,7 @@ def _write_movielens(tmp_path):
         "3,Nothing (2000),(no genres listed)\n"
     )
     (tmp_path / "ratings.csv").write_text(
-        "userId,movieId,rating,timestamp\n"
-        "7,1,4.5,1\n7,2,2.0,2\n7,3,5.0,3\n9,2,4.0,4\n9,1,4.0,5\n"
+        "userId,movieId,rating,timestamp\n7,1,4.5,1\n7,2,2.0,2\n7,3,5.0,3\n9,2,4.0,4\n9,1,4.0,5\n"
     )
     return tmp_path / "ratings.csv", tmp_path / "movies.csv"
 

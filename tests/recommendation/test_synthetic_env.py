@@ -30,8 +30,9 @@ def test_extremeness_one_is_the_weighted_bernoulli():
 @pytest.mark.parametrize("extremeness", [0.3, 1.0])
 def test_public_scores_are_calibrated_predictions(extremeness):
     # s_server = E[s | x_pub]: residuals have mean 0 and are uncorrelated with s_server
-    req = generate_requests(20_000, n_candidates=4, extremeness=extremeness,
-                            informativeness=0.6, rng=3)
+    req = generate_requests(
+        20_000, n_candidates=4, extremeness=extremeness, informativeness=0.6, rng=3
+    )
     resid = (req.private - req.public).ravel()
     assert_mean_close(resid, 0.0)
     assert_mean_close(resid * (req.public.ravel() - 0.5), 0.0)
@@ -98,8 +99,12 @@ def test_env_rejects_ineligible_actions():
 
 
 def test_vector_env_matches_the_single_env_interface():
-    venv = gym.make_vec("dpbandits/Recommendation-v0", num_envs=4,
-                        vectorization_mode="vector_entry_point", horizon=2)
+    venv = gym.make_vec(
+        "dpbandits/Recommendation-v0",
+        num_envs=4,
+        vectorization_mode="vector_entry_point",
+        horizon=2,
+    )
     obs, _ = venv.reset(seed=3)
     assert obs["public"].shape == (4, 10) and venv.observation_space.contains(obs)
     acts = np.zeros(4, dtype=np.int64)
