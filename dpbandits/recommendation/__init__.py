@@ -1,8 +1,8 @@
 """Private recommendation: local-DP selection (paper 001) and multi-selection (paper 004).
 
 Importing this package registers the score transforms as selectors, so that
-``dpbandits.selectors.make("scaled", selector="rnm", epsilon=1.0)`` and
-``make("clipped", selector="krr", bound=0.25, public=s_server)`` work like any other name.
+``dpbandits.selectors.make("scaled", inner="rnm", epsilon=1.0)`` and
+``make("clipped", inner="krr", bound=0.25, public=s_server)`` work like any other name.
 
 - :mod:`.local` -- :class:`Scaled` (Eq. 3), :class:`Clipped` (Eq. 4), the cut-off of
   Algorithm 2 (:func:`cutoff_mask`), :func:`select_among`, the pmfs of Eqs. 2 and 5;

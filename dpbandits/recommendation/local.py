@@ -94,22 +94,22 @@ class _Transformed(Selector):
     """A selector applied to transformed private scores (shared part of Scaled and Clipped)."""
 
     uses_sensitivities = False  # the transform fixes the sensitivity; the caller's d is unused
-    selector: Selector
+    inner: Selector
 
-    def _init_inner(self, selector: str | Selector, epsilon: float | None) -> None:
+    def _init_inner(self, inner: str | Selector, epsilon: float | None) -> None:
         if epsilon is not None:
             check_epsilon(epsilon)
-        self.selector = _resolve(selector, epsilon)
-        self.epsilon = float(self.selector.epsilon)
+        self.inner = _resolve(inner, epsilon)
+        self.epsilon = float(self.inner.epsilon)
 
     @property
     def private(self) -> bool:  # type: ignore[override]
-        return bool(self.selector.private)
+        return bool(self.inner.private)
 
     @property
     def guarantee(self) -> str:  # type: ignore[override]
-        if not self.selector.private:
-            return f"not private ({self.selector.name} is not)"
+        if not self.inner.private:
+            return f"not private ({self.inner.name} is not)"
         return "eps-local-DP w.r.t. the whole private score vector"
 
     def get_params(self) -> dict[str, Any]:
@@ -119,7 +119,7 @@ class _Transformed(Selector):
 
     def with_epsilon(self, epsilon: float) -> Selector:
         params = self.get_params()
-        params["selector"] = self.selector.with_epsilon(epsilon)
+        params["inner"] = self.inner.with_epsilon(epsilon)
         params["epsilon"] = None
         return type(self)(**params)
 
@@ -129,7 +129,7 @@ class _Transformed(Selector):
         if q2.shape[1] == 1 or q2.shape[0] == 0:
             return np.zeros(batch_shape, dtype=np.int64)
         z, sens = self.transform(q2, self._public_for(batch_shape + (q2.shape[1],)))
-        return self.selector.select(z, sens, gen).reshape(batch_shape)
+        return self.inner.select(z, sens, gen).reshape(batch_shape)
 
     # the selector hook under both names (older trees call _select, newer ones select_batch)
     def _select(self, q: FloatArray, d: FloatArray, rng: np.random.Generator) -> IntArray:
@@ -137,7 +137,7 @@ class _Transformed(Selector):
 
     def select_batch(self, q: FloatArray, d: FloatArray, rng: np.random.Generator) -> IntArray:
         z, sens = self.transform(q, self._public_for(q.shape))
-        return self.selector.select(z, sens, rng)
+        return self.inner.select(z, sens, rng)
 
     def _public_for(self, shape: tuple[int, ...]) -> FloatArray | None:
         """Public scores as an ``(R, K)`` batch for private scores of ``shape`` (or None)."""
@@ -151,7 +151,7 @@ class _Transformed(Selector):
 class Scaled(_Transformed):
     """Select-noisy-max on scaled private scores, Eq. 3 of paper 001.
 
-    The scores of each request are mapped to ``[0, 1]`` and the inner ``selector`` runs with
+    The scores of each request are mapped to ``[0, 1]`` and the ``inner`` selector runs with
     sensitivity 1. For an inner selector that is eps-DP for neighbours ``|q - q'| <= d``, the
     result is eps-local-DP: any two private vectors map into ``[0, 1]^K``, where they are
     neighbours at ``d = 1``, and the output is a post-processing of that selector.
@@ -160,8 +160,8 @@ class Scaled(_Transformed):
     name = "scaled"
     summary = "inner selector on (s - min s)/(max s - min s) with sensitivity 1 (Eq. 3)"
 
-    def __init__(self, selector: str | Selector = "rnm", epsilon: float | None = None) -> None:
-        self._init_inner(selector, epsilon)
+    def __init__(self, inner: str | Selector = "rnm", epsilon: float | None = None) -> None:
+        self._init_inner(inner, epsilon)
 
     def transform(self, q: FloatArray, public: FloatArray | None) -> tuple[FloatArray, float]:
         return scale_scores(q), 1.0
@@ -182,7 +182,7 @@ class Clipped(_Transformed):
 
     def __init__(
         self,
-        selector: str | Selector = "rnm",
+        inner: str | Selector = "rnm",
         bound: float = 0.5,
         public: ArrayLike | None = None,
         epsilon: float | None = None,
@@ -192,7 +192,7 @@ class Clipped(_Transformed):
             raise ValueError(f"bound (the clipping bound Δ/2) must be finite and > 0, got {b!r}")
         self.bound = b
         self.public = None if public is None else self._check_public(public)
-        self._init_inner(selector, epsilon)
+        self._init_inner(inner, epsilon)
 
     @staticmethod
     def _check_public(public: ArrayLike) -> FloatArray:
@@ -206,7 +206,7 @@ class Clipped(_Transformed):
 
     def with_public(self, public: ArrayLike) -> Clipped:
         """The same selector with other public scores (one request or a batch)."""
-        return Clipped(self.selector, self.bound, public)
+        return Clipped(self.inner, self.bound, public)
 
     def _public_for(self, shape: tuple[int, ...]) -> FloatArray:
         if self.public is None:
@@ -230,7 +230,7 @@ class Clipped(_Transformed):
 
     def __repr__(self) -> str:
         pub = None if self.public is None else f"<{self.public.shape}>"
-        return f"Clipped(selector={self.selector!r}, bound={self.bound!r}, public={pub})"
+        return f"Clipped(inner={self.inner!r}, bound={self.bound!r}, public={pub})"
 
 
 # -- closed forms --------------------------------------------------------------------------

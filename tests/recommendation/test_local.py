@@ -145,7 +145,7 @@ def test_clipped_accepts_batched_public_scores():
 def test_wrappers_rebuild_with_epsilon_and_keep_the_inner_selector():
     sel = Scaled(selectors.make("rnm", epsilon=1.0, noise="laplace"))
     other = sel.with_epsilon(2.5)
-    assert other.epsilon == 2.5 and other.selector.noise == "laplace"
+    assert other.epsilon == 2.5 and other.inner.noise == "laplace"
     c = Clipped("permute_and_flip", bound=0.2, public=[0.1, 0.2], epsilon=0.5)
     c2 = c.with_epsilon(3.0)
     assert c2.epsilon == 3.0 and c2.bound == 0.2 and np.array_equal(c2.public, c.public)
@@ -277,7 +277,7 @@ def test_transforms_are_registered_selector_names():
     import dpbandits.recommendation  # noqa: F401  (registers the names)
 
     assert {"scaled", "clipped"} <= set(selectors.available())
-    sel = selectors.make("scaled", selector="krr", epsilon=2.0)
-    assert isinstance(sel, Scaled) and sel.selector.name == "krr" and sel.epsilon == 2.0
-    c = selectors.make("clipped", selector="rnm", bound=0.1, public=[0.2, 0.4], epsilon=1.0)
+    sel = selectors.make("scaled", inner="krr", epsilon=2.0)
+    assert isinstance(sel, Scaled) and sel.inner.name == "krr" and sel.epsilon == 2.0
+    c = selectors.make("clipped", inner="rnm", bound=0.1, public=[0.2, 0.4], epsilon=1.0)
     assert isinstance(c, Clipped) and c.select([0.9, 0.1], rng=0) in (0, 1)
