@@ -70,6 +70,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         default=500_000,
         help="read only the first ratings of --movielens (paper: 500,000)",
     )
+    p.add_argument(
+        "--min-ratings",
+        type=int,
+        default=20,
+        help="--movielens: drop users with fewer ratings (default 20)",
+    )
     p.add_argument("--full", action="store_true", help="paper sizes (slow)")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument(
@@ -105,7 +111,17 @@ def run(args: argparse.Namespace) -> int:
     for a in algos:
         if a not in ms.ALGORITHMS:
             raise ValueError(f"--algorithm must be among {ms.ALGORITHMS}, got {a!r}")
-    for name in ("users", "train_users", "items", "q1", "q2", "r", "p", "max_ratings"):
+    for name in (
+        "users",
+        "train_users",
+        "items",
+        "q1",
+        "q2",
+        "r",
+        "p",
+        "max_ratings",
+        "min_ratings",
+    ):
         _positive("--" + name.replace("_", "-"), getattr(args, name))
     settings = ms.ServerSettings(q1=args.q1, q2=args.q2, r=args.r, p=args.p)
     n_users = args.users or (1500 if args.full else 100)
@@ -138,13 +154,15 @@ def run(args: argparse.Namespace) -> int:
             os.path.join(args.movielens, "ratings.csv"),
             os.path.join(args.movielens, "movies.csv"),
             max_rows=args.max_ratings,
-            min_ratings=20,
+            min_ratings=args.min_ratings,
         )
         n = data.features.shape[0]
         if n < 2:
-            raise ValueError("--movielens: fewer than 2 users with >= 20 ratings")
+            raise ValueError(f"--movielens: fewer than 2 users with >= {args.min_ratings} ratings")
         perm = rng.permutation(n)
         n_eval = min(n_users, n // 2)
+        if max(ks) > data.items.shape[0]:
+            raise ValueError(f"--k {max(ks)} exceeds the {data.items.shape[0]} MovieLens movies")
         world = fit_world(data)
         world = type(world)(**{**world.__dict__, "train": data.features[perm[n_eval:]][:n_train]})
         users = data.features[perm[:n_eval]]

@@ -130,6 +130,10 @@ def test_multiselect_small_run(tmp_path):
     assert len(rows) == 5 * 2  # default algorithms x k
     text = (out / "table1_d_i.md").read_text()
     assert "sat_realuser k=2" in text and "| 0.1 |" in text
+    # the table cells are the CSV's numbers (first column: nopost k=1)
+    first = next(r for r in rows if r["algorithm"] == "nopost" and r["k"] == "1")
+    line = next(x for x in text.splitlines() if x.startswith("| 0.1 |"))
+    assert line.split("|")[2].strip().startswith(f"{float(first['d_i']):.3f} ±")
     assert (out / "table2_d_f.md").exists() and (out / "disutility.png").exists()
 
 
@@ -148,3 +152,45 @@ def test_multiselect_bad_input(tmp_path, capsys, argv, match):
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and match in err[0]
     assert not (tmp_path / "o").exists()
+
+
+def test_multiselect_on_local_movielens_files(tmp_path):
+    rng = __import__("numpy").random.default_rng(0)
+    genres = ["Action", "Comedy|Romance", "Drama", "Sci-Fi|Action", "Horror", "Animation"]
+    lines = ["movieId,title,genres"] + [f"{i},M{i},{g}" for i, g in enumerate(genres, 1)]
+    (tmp_path / "movies.csv").write_text("\n".join(lines) + "\n")
+    ratings = ["userId,movieId,rating,timestamp"]
+    for u in range(1, 9):
+        for m in range(1, 7):
+            ratings.append(f"{u},{m},{rng.integers(1, 6)}.0,{u * 10 + m}")
+    (tmp_path / "ratings.csv").write_text("\n".join(ratings) + "\n")
+    out = tmp_path / "ml"
+    code = main(
+        [
+            "multiselect",
+            "--movielens",
+            str(tmp_path),
+            "--min-ratings",
+            "1",
+            "--users",
+            "3",
+            "--eta",
+            "0.1",
+            "--k",
+            "1,2",
+            "--q1",
+            "5",
+            "--q2",
+            "10",
+            "--r",
+            "3",
+            "--p",
+            "4",
+            "--no-plots",
+            "--no-progress",
+            "--out",
+            str(out),
+        ]
+    )
+    assert code == 0
+    assert "MovieLens" in (out / "table1_d_i.md").read_text()
