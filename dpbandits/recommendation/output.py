@@ -14,11 +14,21 @@ from typing import Any
 __all__ = ["save_figure", "write_csv", "write_json", "write_text"]
 
 
+def _temp(directory: str, suffix: str = "") -> tuple[int, str]:
+    """A temp file in ``directory`` with the permissions an ordinary new file would get
+    (``mkstemp`` makes it owner-only)."""
+    fd, tmp = tempfile.mkstemp(prefix=".tmp-", suffix=suffix, dir=directory)
+    mask = os.umask(0)
+    os.umask(mask)
+    os.chmod(tmp, 0o666 & ~mask)
+    return fd, tmp
+
+
 def write_text(path: str | os.PathLike[str], text: str) -> None:
     """Write ``text`` to ``path`` atomically (temp file in the same directory, then replace)."""
     p = os.fspath(path)
     directory = os.path.dirname(os.path.abspath(p))
-    fd, tmp = tempfile.mkstemp(prefix=".tmp-", dir=directory)
+    fd, tmp = _temp(directory)
     try:
         with os.fdopen(fd, "w", encoding="utf-8", newline="") as fh:
             fh.write(text)
@@ -66,9 +76,7 @@ def _jsonable(obj: Any) -> Any:
 def save_figure(fig: Any, path: str | os.PathLike[str], fmt: str = "png") -> None:
     """``fig.savefig`` to a temp file in the target directory, then replace ``path``."""
     p = os.fspath(path)
-    fd, tmp = tempfile.mkstemp(
-        prefix=".tmp-", suffix=f".{fmt}", dir=os.path.dirname(os.path.abspath(p))
-    )
+    fd, tmp = _temp(os.path.dirname(os.path.abspath(p)), f".{fmt}")
     os.close(fd)
     try:
         fig.savefig(tmp, format=fmt, dpi=130)

@@ -88,17 +88,37 @@ def plot_appg(rows: Sequence[dict[str, Any]]) -> Figure:
 
 
 def plot_disutility(rows: Sequence[dict[str, Any]], metric: str = "d_i") -> Figure:
-    """Mean dis-utility against eta, one line per (algorithm, k) (paper 004, Figs. 6, 9)."""
-    fig = Figure(figsize=(6.4, 4.2), layout="constrained")
-    ax = fig.subplots()
-    series: dict[str, tuple[list[float], list[float]]] = {}
+    """Mean dis-utility against eta, one panel per k, one line per algorithm (paper 004,
+    Figs. 6 and 9), ±2 s.e. bars."""
+    ks = sorted({int(r["k"]) for r in rows})
+    algos: list[str] = []
     for r in rows:
-        xs, ys = series.setdefault(f"{r['algorithm']} k={r['k']}", ([], []))
-        xs.append(r["eta"])
-        ys.append(r[metric])
-    for name, (xs, ys) in series.items():
-        ax.plot(xs, ys, marker="o", ms=3, label=name)
-    ax.set_xlabel("η (Laplace scale; 1/η-geographic DP)")
-    ax.set_ylabel(f"mean dis-utility {metric}")
-    ax.legend(fontsize=6, ncol=2)
+        if r["algorithm"] not in algos:
+            algos.append(r["algorithm"])
+    fig = Figure(figsize=(3.3 * len(ks), 3.4), layout="constrained")
+    axes = fig.subplots(1, len(ks), squeeze=False, sharey=True)[0]
+    colours = {a: f"C{i}" for i, a in enumerate(algos)}
+    for ax, k in zip(axes, ks, strict=True):
+        for a in algos:
+            pts = sorted(
+                (r["eta"], r[metric], r[metric + "_se"])
+                for r in rows
+                if r["algorithm"] == a and int(r["k"]) == k
+            )
+            if pts:
+                xs, ys, es = zip(*pts, strict=True)
+                ax.errorbar(
+                    xs,
+                    ys,
+                    yerr=[2 * e for e in es],
+                    marker="o",
+                    ms=3,
+                    capsize=2,
+                    color=colours[a],
+                    label=a,
+                )
+        ax.set_title(f"k = {k}", fontsize=9)
+        ax.set_xlabel("η (1/η-geographic DP)")
+    axes[0].set_ylabel(f"mean dis-utility {metric}")
+    axes[0].legend(fontsize=7)
     return fig
