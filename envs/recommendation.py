@@ -10,7 +10,10 @@ observation is a dict:
   an agent that reveals its action must select with a local-DP selector
   (:mod:`dpbandits.recommendation.local`);
 - ``"eligible"`` ``(K,)`` int8: 1 for the request's real candidates (a request with fewer than
-  ``K = max n_candidates`` candidates is padded with zeros).
+  ``K = max n_candidates`` candidates is padded with zeros);
+- ``"public_context"`` / ``"private_context"`` ``(K,)``: the latent effects ``x_pub`` (what the
+  server's context says about each candidate) and ``x_priv`` (what the user's private context
+  adds) from which both scores are computed, for agents that learn their own scoring models.
 
 The action is the index of the candidate shown (it must be eligible). The reward is the
 engagement, a Bernoulli draw with the private score of the shown candidate as its probability.
@@ -76,17 +79,15 @@ class _RequestsMixin:
                 "public": spaces.Box(0.0, 1.0, (k,), np.float64),
                 "private": spaces.Box(0.0, 1.0, (k,), np.float64),
                 "eligible": spaces.MultiBinary(k),
+                "public_context": spaces.Box(-np.inf, np.inf, (k,), np.float64),
+                "private_context": spaces.Box(-np.inf, np.inf, (k,), np.float64),
             }
         )
         return spaces.Discrete(k), obs
 
     def _draw(self, n: int, rng: np.random.Generator) -> dict[str, npt.NDArray[Any]]:
         self._req = generate_requests(n, rng=rng, **self._params)
-        return {
-            "public": self._req.public.copy(),
-            "private": self._req.private.copy(),
-            "eligible": self._req.eligible.astype(np.int8),
-        }
+        return _observation(self._req)
 
     def _outcome(
         self, actions: npt.NDArray[np.int64], rng: np.random.Generator
@@ -111,6 +112,16 @@ class _RequestsMixin:
             "nonpersonalised_reward": req.private[rows, best_public],
         }
         return reward, info
+
+
+def _observation(req: Requests) -> dict[str, npt.NDArray[Any]]:
+    return {
+        "public": req.public.copy(),
+        "private": req.private.copy(),
+        "eligible": req.eligible.astype(np.int8),
+        "public_context": np.where(req.eligible, req.x_pub, 0.0),
+        "private_context": np.where(req.eligible, req.x_priv, 0.0),
+    }
 
 
 def _check_actions(actions: Any, n: int) -> npt.NDArray[np.int64]:
@@ -157,11 +168,7 @@ class RecommendationEnv(_RequestsMixin, gym.Env[Any, Any]):
             self._pos = 0
         self._req = self._block.subset(slice(self._pos, self._pos + 1))
         self._pos += 1
-        return {
-            "public": self._req.public[0].copy(),
-            "private": self._req.private[0].copy(),
-            "eligible": self._req.eligible[0].astype(np.int8),
-        }
+        return {k: v[0] for k, v in _observation(self._req).items()}
 
     def step(
         self, action: int

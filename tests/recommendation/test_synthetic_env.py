@@ -117,3 +117,23 @@ def test_vector_env_matches_the_single_env_interface():
     v2 = RecommendationVectorEnv(num_envs=4, horizon=2)
     o2, _ = v2.reset(seed=3)
     assert np.array_equal(o2["private"], obs["private"])  # same seed, same requests
+
+
+def test_env_contexts_determine_the_scores():
+    from scipy.special import ndtr
+
+    from dpbandits.recommendation.synthetic import score_quantile
+
+    env = RecommendationEnv(
+        n_candidates=(2, 6), extremeness=0.25, informativeness=0.6, mean=0.4, horizon=10
+    )
+    obs, _ = env.reset(seed=4)
+    for _ in range(5):
+        e = obs["eligible"] == 1
+        z = 0.6 * obs["public_context"] + 0.8 * obs["private_context"]
+        assert np.allclose(obs["private"][e], score_quantile(ndtr(z[e]), 0.4, 0.25))
+        assert np.all(obs["public_context"][~e] == 0)
+        # the public score is increasing in the public context alone
+        order = np.argsort(obs["public_context"][e])
+        assert np.all(np.diff(obs["public"][e][order]) >= 0)
+        obs, *_ = env.step(0)
