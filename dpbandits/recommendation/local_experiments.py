@@ -26,7 +26,7 @@ import numpy as np
 from dpbandits import selectors as _selectors
 from dpbandits.recommendation.local import Clipped, Scaled, cutoff_mask, select_among
 from dpbandits.recommendation.synthetic import Requests, generate_requests
-from dpbandits.selectors.base import RNGLike, Selector
+from dpbandits.selectors.base import RNGLike, Selector, check_epsilon
 
 __all__ = [
     "MECHANISMS",
@@ -109,6 +109,11 @@ def epsilon_sweep(
     rng: RNGLike = None,
 ) -> list[dict[str, Any]]:
     """Fig. 3: CTR of each mechanism against eps (clipped SNM once per clipping bound)."""
+    epsilons = [check_epsilon(e) for e in epsilons]  # validate everything before any work
+    for mech in mechanisms:
+        for b in bounds:
+            local_selector(mech, 1.0, noise=noise, bound=b)
+    cutoff_mask(np.zeros(1), gamma)
     gen = np.random.default_rng(rng)
     base = baselines(req, gen)
     rows = []
@@ -137,6 +142,11 @@ def gamma_sweep(
     rng: RNGLike = None,
 ) -> list[dict[str, Any]]:
     """Fig. 4: CTR against the cut-off gamma (the paper uses RR at eps = 5)."""
+    gammas = list(gammas)
+    for g in gammas:  # validate everything before any work
+        cutoff_mask(np.zeros(1), g)
+    for mech in mechanisms:
+        local_selector(mech, epsilon, noise=noise, bound=bound)
     gen = np.random.default_rng(rng)
     base = baselines(req, gen)
     rows = []

@@ -169,9 +169,11 @@ def disutility_table(
     s = settings or ServerSettings()
     algos = [_check_algorithm(a) for a in algorithms]
     e_list = [check_eta(e) for e in etas]
-    k_list = sorted({int(k) for k in ks})
-    if not k_list or k_list[0] < 1:
+    if not ks or any(
+        isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 1 for k in ks
+    ):
         raise ValueError(f"ks must be integers >= 1, got {list(ks)!r}")
+    k_list = sorted({int(k) for k in ks})
     f_users = np.atleast_2d(np.asarray(users, dtype=np.float64))
     gen = np.random.default_rng(rng)
     srv = _Server(world, s)

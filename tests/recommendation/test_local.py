@@ -281,3 +281,18 @@ def test_transforms_are_registered_selector_names():
     assert isinstance(sel, Scaled) and sel.inner.name == "krr" and sel.epsilon == 2.0
     c = selectors.make("clipped", inner="rnm", bound=0.1, public=[0.2, 0.4], epsilon=1.0)
     assert isinstance(c, Clipped) and c.select([0.9, 0.1], rng=0) in (0, 1)
+
+
+def test_sweeps_validate_before_work():
+    from dpbandits.recommendation.local_experiments import epsilon_sweep, gamma_sweep
+    from dpbandits.recommendation.synthetic import generate_requests
+
+    req = generate_requests(20, rng=0)
+    with pytest.raises(ValueError, match="epsilon"):
+        epsilon_sweep(req, [1.0, -1.0])
+    with pytest.raises(ValueError, match="mechanism"):
+        epsilon_sweep(req, [1.0], mechanisms=["magic"])
+    with pytest.raises(ValueError, match="gamma"):
+        gamma_sweep(req, [0.5, 2.0])
+    rows = epsilon_sweep(req, [1.0], rng=1)
+    assert {"lift", "lift_vs_greedy", "gap_closed"} <= set(rows[0])

@@ -259,3 +259,10 @@ def test_movielens_loader_reads_local_files_only(tmp_path):
     (tmp_path / "movies.csv").write_text("movieId,title,genres\n")
     with pytest.raises(ValueError, match="header"):
         load_movielens(tmp_path / "ratings.csv", tmp_path / "movies.csv")
+
+
+def test_table_rejects_bad_set_sizes(small_world):
+    w, users = small_world
+    for ks in ([2.5], [0], [True], []):
+        with pytest.raises(ValueError, match="ks"):
+            disutility_table(w, users, etas=[0.1], ks=ks)
