@@ -111,15 +111,16 @@ def epsilon_sweep(
     """Fig. 3: CTR of each mechanism against eps (clipped SNM once per clipping bound)."""
     epsilons = [check_epsilon(e) for e in epsilons]  # validate everything before any work
     for mech in mechanisms:
-        for b in bounds:
-            local_selector(mech, 1.0, noise=noise, bound=b)
+        for bd in bounds:
+            local_selector(mech, 1.0, noise=noise, bound=bd)
     cutoff_mask(np.zeros(1), gamma)
     gen = np.random.default_rng(rng)
     base = baselines(req, gen)
     rows = []
     for eps in epsilons:
         for mech in mechanisms:
-            for b in bounds if mech == "snm_clipped" else (None,):
+            cells: Sequence[float | None] = bounds if mech == "snm_clipped" else (None,)
+            for b in cells:
                 sel = local_selector(mech, eps, noise=noise, bound=0.25 if b is None else b)
                 ctr, se = mechanism_ctr(req, sel, gamma, gen)
                 bound = float("nan") if b is None else float(b)
