@@ -29,6 +29,7 @@ from envs.two_armed_shift import TwoArmedShift, TwoArmedShiftVectorEnv
 
 __all__ = [
     "ENV_IDS",
+    "OTHER_ENV_IDS",
     "BanditEnv",
     "BanditVectorEnv",
     "DriftingBandit",
@@ -60,6 +61,11 @@ ENV_IDS: dict[str, tuple[str, str]] = {
         "envs.drifting:DriftingBandit",
         "envs.drifting:DriftingBanditVectorEnv",
     ),
+}
+
+#: Environments that are not bandit schedules (their own observation spaces and API), kept
+#: apart from :data:`ENV_IDS`, whose entries the bandit test-suite treats as ``BanditEnv``.
+OTHER_ENV_IDS: dict[str, tuple[str, str]] = {
     "dpbandits/Recommendation-v0": (
         "envs.recommendation:RecommendationEnv",
         "envs.recommendation:RecommendationVectorEnv",
@@ -68,12 +74,13 @@ ENV_IDS: dict[str, tuple[str, str]] = {
 
 
 def register_envs() -> None:
-    """Register every id of :data:`ENV_IDS` that is not registered yet (idempotent).
+    """Register every id of :data:`ENV_IDS` and :data:`OTHER_ENV_IDS` not registered yet
+    (idempotent).
 
     No ``max_episode_steps``: each environment truncates itself at its ``horizon`` argument, so
     ``gymnasium.make(id, horizon=...)`` is the way to change the episode length.
     """
-    for env_id, (entry_point, vector_entry_point) in ENV_IDS.items():
+    for env_id, (entry_point, vector_entry_point) in {**ENV_IDS, **OTHER_ENV_IDS}.items():
         if env_id not in gymnasium.registry:
             gymnasium.register(
                 id=env_id, entry_point=entry_point, vector_entry_point=vector_entry_point

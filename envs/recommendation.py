@@ -15,8 +15,10 @@ observation is a dict:
   server's context says about each candidate) and ``x_priv`` (what the user's private context
   adds) from which both scores are computed, for agents that learn their own scoring models.
 
-The action is the index of the candidate shown (it must be eligible). The reward is the
-engagement, a Bernoulli draw with the private score of the shown candidate as its probability.
+The action is the index of the candidate shown; an action on a padding column shows nothing
+(reward 0, ``info["eligible_action"]`` False), so ``"eligible"`` is the action mask. The reward
+is the engagement, a Bernoulli draw with the private score of the shown candidate as its
+probability.
 ``info`` holds evaluation data: ``"expected_reward"`` (the private score of the action),
 ``"greedy_reward"`` (the largest private score: the non-private limit) and
 ``"nonpersonalised_reward"`` (the private score of the best public candidate, ties to the
@@ -42,6 +44,10 @@ from dpbandits.recommendation.synthetic import Requests, generate_requests
 from envs.core import check_int
 
 __all__ = ["RecommendationEnv", "RecommendationVectorEnv"]
+
+#: Bound of the context boxes: the contexts are standard normal, and a float64 standard normal
+#: draw never exceeds 40 in absolute value (the tail beyond it is below 1e-300).
+_CONTEXT_BOUND = 40.0
 
 
 class _RequestsMixin:
@@ -79,8 +85,8 @@ class _RequestsMixin:
                 "public": spaces.Box(0.0, 1.0, (k,), np.float64),
                 "private": spaces.Box(0.0, 1.0, (k,), np.float64),
                 "eligible": spaces.MultiBinary(k),
-                "public_context": spaces.Box(-np.inf, np.inf, (k,), np.float64),
-                "private_context": spaces.Box(-np.inf, np.inf, (k,), np.float64),
+                "public_context": spaces.Box(-_CONTEXT_BOUND, _CONTEXT_BOUND, (k,), np.float64),
+                "private_context": spaces.Box(-_CONTEXT_BOUND, _CONTEXT_BOUND, (k,), np.float64),
             }
         )
         return spaces.Discrete(k), obs
@@ -96,20 +102,21 @@ class _RequestsMixin:
         assert req is not None
         rows = np.arange(req.n)
         outside = (actions < 0) | (actions >= self.n_max)
-        invalid = outside | ~req.eligible[rows, np.clip(actions, 0, self.n_max - 1)]
-        if invalid.any():
-            bad = int(np.flatnonzero(invalid)[0])
+        if outside.any():
+            bad = int(np.flatnonzero(outside)[0])
             raise ValueError(
-                f"action {int(actions[bad])} of copy {bad} is not an eligible candidate "
-                f"(the request has {int(req.eligible[bad].sum())} candidates)"
+                f"action {int(actions[bad])} of copy {bad} is outside [0, {self.n_max})"
             )
-        p = req.private[rows, actions]
+        shown = req.eligible[rows, actions]
+        # a padding column shows nothing: engagement probability 0 (the private score there is 0)
+        p = np.where(shown, req.private[rows, actions], 0.0)
         reward = (rng.random(req.n) < p).astype(np.float64)
         best_public = np.argmax(np.where(req.eligible, req.public, -np.inf), axis=1)
         info = {
             "expected_reward": p,
             "greedy_reward": np.where(req.eligible, req.private, -np.inf).max(axis=1),
             "nonpersonalised_reward": req.private[rows, best_public],
+            "eligible_action": shown,
         }
         return reward, info
 
@@ -181,7 +188,7 @@ class RecommendationEnv(_RequestsMixin, gym.Env[Any, Any]):
         self._t += 1
         truncated = self._t >= self.horizon
         obs = self._next()
-        return obs, float(reward[0]), False, truncated, {k: float(v[0]) for k, v in info.items()}
+        return obs, float(reward[0]), False, truncated, {k: v[0].item() for k, v in info.items()}
 
 
 class RecommendationVectorEnv(_RequestsMixin, VectorEnv[Any, Any, Any]):

@@ -85,17 +85,29 @@ def test_env_steps_and_rewards():
     assert_mean_close(np.array(total) - np.array(expected), 0.0)
 
 
-def test_env_rejects_ineligible_actions():
+def test_env_ineligible_actions_show_nothing_and_out_of_range_ones_fail():
     env = RecommendationEnv(n_candidates=(1, 3), horizon=50)
     obs, _ = env.reset(seed=1)
-    with pytest.raises(ValueError, match="not an eligible candidate"):
-        env.step(7)  # outside [0, K)
+    with pytest.raises(ValueError, match="outside"):
+        env.step(7)
     while obs["eligible"].all():
         obs, *_ = env.step(0)
-    with pytest.raises(ValueError, match="not an eligible candidate"):
-        env.step(int(np.flatnonzero(obs["eligible"] == 0)[0]))  # a padding column
+    _, r, _, _, info = env.step(int(np.flatnonzero(obs["eligible"] == 0)[0]))  # padding
+    assert r == 0.0 and info["expected_reward"] == 0.0 and info["eligible_action"] is False
     with pytest.raises(TypeError, match="action"):
         env.step(1.0)
+
+
+def test_env_passes_gymnasium_check_env():
+    import warnings
+
+    from gymnasium.utils.env_checker import check_env
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        check_env(
+            gym.make("dpbandits/Recommendation-v0", n_candidates=(2, 5), horizon=20).unwrapped
+        )
 
 
 def test_vector_env_matches_the_single_env_interface():
