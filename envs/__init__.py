@@ -10,11 +10,12 @@ reloading it) does not register anything twice.
     dpbandits/DriftingBandit-v0   DriftingBandit / DriftingBanditVectorEnv
     dpbandits/KArmedBernoulli-v0  KArmedBernoulli / KArmedBernoulliVectorEnv
     dpbandits/KArmedGaussian-v0   KArmedGaussian / KArmedGaussianVectorEnv
+    dpbandits/Recommendation-v0   RecommendationEnv / RecommendationVectorEnv
 """
 
 from __future__ import annotations
 
-from dpbandits.registration import ENV_IDS, register_envs
+from dpbandits.registration import ENV_IDS, OTHER_ENV_IDS, register_envs
 from envs.base import BanditEnv, BanditVectorEnv
 from envs.core import Schedule, expected_clipped_normal
 from envs.drifting import (
@@ -30,12 +31,14 @@ from envs.k_armed import (
     KArmedGaussianVectorEnv,
 )
 from envs.piecewise import PiecewiseStationaryBandit, PiecewiseStationaryBanditVectorEnv
+from envs.recommendation import RecommendationEnv, RecommendationVectorEnv
 from envs.two_armed_shift import TwoArmedShift, TwoArmedShiftVectorEnv
 
 __dpbandits_package__ = "envs"  # checked by dpbandits.sibling_packages
 
 __all__ = [
     "ENV_IDS",
+    "OTHER_ENV_IDS",
     "BanditEnv",
     "BanditVectorEnv",
     "DriftingBandit",
@@ -46,6 +49,8 @@ __all__ = [
     "KArmedGaussianVectorEnv",
     "PiecewiseStationaryBandit",
     "PiecewiseStationaryBanditVectorEnv",
+    "RecommendationEnv",
+    "RecommendationVectorEnv",
     "Schedule",
     "TwoArmedShift",
     "TwoArmedShiftVectorEnv",

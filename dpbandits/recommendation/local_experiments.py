@@ -1,0 +1,233 @@
+"""Paper 001's offline comparison of RR, scaled SNM and clipped SNM (Figs. 3-4, App. G).
+
+Each request runs Algorithm 2: the server keeps the candidates within the cut-off ``gamma`` of
+the best public score (:func:`~dpbandits.recommendation.local.cutoff_mask`), the device picks one
+with a local-DP selector, and the engagement is measured by the "direct method" of §4.1: the
+mean private score (pClick_device) of the chosen candidates, i.e. the expected click-through
+rate. Two references bracket it: the *non-personalised* baseline (greedy on the public scores)
+and the *non-private greedy limit* (greedy on the private scores of all candidates).
+
+Reported per cell: ``ctr`` and its standard error over requests, ``lift`` against the
+non-personalised baseline (``ctr / ctr_np - 1``, the y-axis of Figs. 3-4), ``lift_vs_greedy``
+against the non-private limit (``ctr / ctr_greedy - 1``, as Fig. 2 measures lifts against the
+eps = inf setting) and ``gap_closed``, the fraction ``(ctr - ctr_np) / (ctr_greedy - ctr_np)``
+of the way to the greedy limit.
+All mechanisms of one table see the same requests (common random numbers).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+import numpy as np
+
+from dpbandits import checks
+from dpbandits import selectors as _selectors
+from dpbandits.recommendation.local import Clipped, Scaled, cutoff_mask, select_among
+from dpbandits.recommendation.synthetic import Requests, generate_requests
+from dpbandits.selectors.base import RNGLike, Selector
+
+__all__ = [
+    "MECHANISMS",
+    "appg_grid",
+    "baselines",
+    "epsilon_sweep",
+    "gamma_sweep",
+    "local_selector",
+    "mechanism_ctr",
+    "winners",
+]
+
+#: Mechanism names of the experiments: randomised response (Eq. 2), select-noisy-max on scaled
+#: (Eq. 3) and on clipped (Eq. 4) private scores.
+MECHANISMS = ("rr", "snm_scaled", "snm_clipped")
+
+
+def local_selector(
+    mechanism: str, epsilon: float, *, noise: str = "exponential", bound: float = 0.25
+) -> Selector:
+    """The device's selector for ``mechanism`` at ``epsilon`` (``bound`` = Δ/2 for clipping)."""
+    if mechanism == "rr":
+        return _selectors.make("krr", epsilon=epsilon)
+    if mechanism == "snm_scaled":
+        return Scaled(_selectors.make("rnm", epsilon=epsilon, noise=noise))
+    if mechanism == "snm_clipped":
+        return Clipped(_selectors.make("rnm", epsilon=epsilon, noise=noise), bound=bound)
+    raise ValueError(f"mechanism must be one of {MECHANISMS}, got {mechanism!r}")
+
+
+def _greedy(scores: np.ndarray, eligible: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    return select_among(_selectors.make("greedy"), scores, eligible, rng)
+
+
+def _chosen(req: Requests, idx: np.ndarray) -> np.ndarray:
+    return req.private[np.arange(req.n), idx]
+
+
+def baselines(req: Requests, rng: RNGLike = None) -> dict[str, float]:
+    """CTR of the non-personalised baseline (greedy on public) and the greedy limit."""
+    gen = np.random.default_rng(rng)
+    ctr_np = float(_chosen(req, _greedy(req.public, req.eligible, gen)).mean())
+    ctr_greedy = float(_chosen(req, _greedy(req.private, req.eligible, gen)).mean())
+    return {"ctr_nonpersonalised": ctr_np, "ctr_greedy": ctr_greedy}
+
+
+def mechanism_ctr(
+    req: Requests, selector: Selector, gamma: float = 1.0, rng: RNGLike = None
+) -> tuple[float, float]:
+    """Mean private score of the candidates ``selector`` picks after the cut-off, and its s.e."""
+    keep = cutoff_mask(req.public, gamma, req.eligible)
+    idx = select_among(selector, req.private, keep, rng, public=req.public)
+    v = _chosen(req, idx)
+    se = float(v.std(ddof=1) / math.sqrt(v.size)) if v.size > 1 else float("nan")
+    return float(v.mean()), se
+
+
+def _row(base: dict[str, float], ctr: float, se: float, **cell: Any) -> dict[str, Any]:
+    np_, gr = base["ctr_nonpersonalised"], base["ctr_greedy"]
+    gap = gr - np_
+    return {
+        **cell,
+        "ctr": ctr,
+        "se": se,
+        "lift": ctr / np_ - 1.0 if np_ > 0 else float("nan"),
+        "gap_closed": (ctr - np_) / gap if gap > 0 else float("nan"),
+        "lift_vs_greedy": ctr / gr - 1.0 if gr > 0 else float("nan"),
+        **base,
+    }
+
+
+def epsilon_sweep(
+    req: Requests,
+    epsilons: Iterable[float],
+    *,
+    mechanisms: Sequence[str] = MECHANISMS,
+    bounds: Sequence[float] = (0.25,),
+    gamma: float = 1.0,
+    noise: str = "exponential",
+    rng: RNGLike = None,
+) -> list[dict[str, Any]]:
+    """Fig. 3: CTR of each mechanism against eps (clipped SNM once per clipping bound)."""
+    # validate everything before any work
+    epsilons = [checks.positive_number(e, "epsilon") for e in epsilons]
+    for mech in mechanisms:
+        for bd in bounds:
+            local_selector(mech, 1.0, noise=noise, bound=bd)
+    cutoff_mask(np.zeros(1), gamma)
+    gen = np.random.default_rng(rng)
+    base = baselines(req, gen)
+    rows = []
+    for eps in epsilons:
+        for mech in mechanisms:
+            cells: Sequence[float | None] = bounds if mech == "snm_clipped" else (None,)
+            for b in cells:
+                sel = local_selector(mech, eps, noise=noise, bound=0.25 if b is None else b)
+                ctr, se = mechanism_ctr(req, sel, gamma, gen)
+                bound = float("nan") if b is None else float(b)
+                rows.append(
+                    _row(
+                        base, ctr, se, mechanism=mech, epsilon=float(eps), gamma=gamma, bound=bound
+                    )
+                )
+    return rows
+
+
+def gamma_sweep(
+    req: Requests,
+    gammas: Iterable[float],
+    *,
+    mechanisms: Sequence[str] = ("rr",),
+    epsilon: float = 5.0,
+    bound: float = 0.25,
+    noise: str = "exponential",
+    rng: RNGLike = None,
+) -> list[dict[str, Any]]:
+    """Fig. 4: CTR against the cut-off gamma (the paper uses RR at eps = 5)."""
+    gammas = list(gammas)
+    for g in gammas:  # validate everything before any work
+        cutoff_mask(np.zeros(1), g)
+    for mech in mechanisms:
+        local_selector(mech, epsilon, noise=noise, bound=bound)
+    gen = np.random.default_rng(rng)
+    base = baselines(req, gen)
+    rows = []
+    for g in gammas:
+        for mech in mechanisms:
+            sel = local_selector(mech, epsilon, noise=noise, bound=bound)
+            ctr, se = mechanism_ctr(req, sel, g, gen)
+            keep = cutoff_mask(req.public, g, req.eligible)
+            rows.append(
+                _row(
+                    base,
+                    ctr,
+                    se,
+                    mechanism=mech,
+                    epsilon=float(epsilon),
+                    gamma=float(g),
+                    bound=bound if mech == "snm_clipped" else float("nan"),
+                    mean_candidates=float(keep.sum(axis=1).mean()),
+                )
+            )
+    return rows
+
+
+def appg_grid(
+    *,
+    n_requests: int,
+    n_candidates: Sequence[int],
+    extremeness: Sequence[float],
+    informativeness: Sequence[float],
+    epsilons: Sequence[float],
+    mechanisms: Sequence[str] = MECHANISMS,
+    bound: float = 0.25,
+    mean: float = 0.5,
+    noise: str = "exponential",
+    rng: RNGLike = None,
+) -> list[dict[str, Any]]:
+    """App. G: which mechanism wins as the three knobs and eps vary (one row per cell)."""
+    gen = np.random.default_rng(rng)
+    rows = []
+    for k in n_candidates:
+        for e in extremeness:
+            for rho in informativeness:
+                req = generate_requests(
+                    n_requests,
+                    n_candidates=k,
+                    extremeness=e,
+                    informativeness=rho,
+                    mean=mean,
+                    rng=gen,
+                )
+                for row in epsilon_sweep(
+                    req, epsilons, mechanisms=mechanisms, bounds=(bound,), noise=noise, rng=gen
+                ):
+                    row.update(n_candidates=k, extremeness=e, informativeness=rho)
+                    rows.append(row)
+    return rows
+
+
+def winners(rows: Sequence[dict[str, Any]], keys: Sequence[str]) -> list[dict[str, Any]]:
+    """The best mechanism (highest CTR) per cell of ``keys``, its margin over the runner-up and
+    whether that margin exceeds two standard errors (``decisive``)."""
+    cells: dict[tuple[Any, ...], list[dict[str, Any]]] = {}
+    for r in rows:
+        cells.setdefault(tuple(r[k] for k in keys), []).append(r)
+    out = []
+    for key, rs in cells.items():
+        rs = sorted(rs, key=lambda r: -r["ctr"])
+        margin = rs[0]["ctr"] - rs[1]["ctr"] if len(rs) > 1 else float("nan")
+        se = math.hypot(rs[0]["se"], rs[1]["se"]) if len(rs) > 1 else float("nan")
+        out.append(
+            {
+                **dict(zip(keys, key, strict=True)),
+                "winner": rs[0]["mechanism"],
+                "runner_up": rs[1]["mechanism"] if len(rs) > 1 else "",
+                "margin": margin,
+                "margin_se": se,
+                # a margin within 2 standard errors is not a win
+                "decisive": bool(margin > 2 * se) if len(rs) > 1 else True,
+            }
+        )
+    return out

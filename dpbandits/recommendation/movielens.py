@@ -1,0 +1,208 @@
+"""MovieLens ratings from local files: paper 004's features and a fitted ground truth (§4).
+
+Nothing is downloaded: the user points :func:`load_movielens` at the ``ratings.csv``
+(``userId,movieId,rating,timestamp``) and ``movies.csv`` (``movieId,title,genres``, genres
+separated by ``|``) of a MovieLens release they have (e.g. ml-25m, Harper & Konstan 2015).
+
+Features follow §4.2: an item is the binary vector of its genres among :data:`GENRES`; a user is
+``[like; dislike]``, the share of the user's liked (rating ``>= like_threshold``) resp. disliked
+movies in each genre (a movie counts once per genre), each half summing to 1 (a user without
+liked or disliked movies gets a uniform half). Paper 004's ground truth is a neural network we
+cannot ship; :func:`fit_world` fits a bilinear rating model
+``u(f, b) = clip(c + w . b + f^T W b, 0, 5)`` by ridge least squares on the ratings instead,
+and returns an object with the ``train`` / ``utility`` interface of
+:class:`~dpbandits.recommendation.world.LatentWorld`.
+"""
+
+from __future__ import annotations
+
+import csv
+import os
+from dataclasses import dataclass
+
+import numpy as np
+from numpy.typing import NDArray
+
+__all__ = ["GENRES", "FittedWorld", "MovieLensData", "fit_world", "load_movielens"]
+
+#: The 19 MovieLens genres (``(no genres listed)`` maps to no genre).
+GENRES = (
+    "Action", "Adventure", "Animation", "Children", "Comedy", "Crime", "Documentary", "Drama",
+    "Fantasy", "Film-Noir", "Horror", "IMAX", "Musical", "Mystery", "Romance", "Sci-Fi",
+    "Thriller", "War", "Western",
+)  # fmt: skip
+
+FloatArray = NDArray[np.float64]
+IntArray = NDArray[np.int64]
+
+
+@dataclass(frozen=True)
+class MovieLensData:
+    """Users' features, items' genre vectors and the ratings as index triplets."""
+
+    user_ids: IntArray
+    features: FloatArray  # (n_users, 2G)
+    movie_ids: IntArray
+    items: FloatArray  # (n_movies, G)
+    user_index: IntArray  # (n_ratings,) rows of features
+    movie_index: IntArray  # (n_ratings,) rows of items
+    ratings: FloatArray  # (n_ratings,)
+
+
+def _check_file(path: str | os.PathLike[str], name: str) -> str:
+    p = os.fspath(path)
+    if not os.path.isfile(p):
+        raise ValueError(f"{name}: no such file {p!r} (MovieLens files are never downloaded)")
+    return p
+
+
+def _read_movies(path: str) -> dict[int, FloatArray]:
+    pos = {g: i for i, g in enumerate(GENRES)}
+    out: dict[int, FloatArray] = {}
+    with open(path, newline="", encoding="utf-8") as fh:
+        reader = csv.reader(fh)
+        header = next(reader, None)
+        if header is None or [h.strip() for h in header[:1]] != ["movieId"]:
+            raise ValueError(f"{path}: expected a header 'movieId,title,genres', got {header!r}")
+        for row in reader:
+            if len(row) < 3:
+                raise ValueError(f"{path}: malformed row {row!r}")
+            vec = np.zeros(len(GENRES))
+            for g in row[-1].split("|"):
+                if g in pos:
+                    vec[pos[g]] = 1.0
+            out[int(row[0])] = vec
+    return out
+
+
+def _read_ratings(path: str, max_rows: int | None) -> tuple[IntArray, IntArray, FloatArray]:
+    users: list[int] = []
+    movies: list[int] = []
+    ratings: list[float] = []
+    with open(path, newline="", encoding="utf-8") as fh:
+        reader = csv.reader(fh)
+        header = next(reader, None)
+        if header is None or [h.strip() for h in header[:3]] != ["userId", "movieId", "rating"]:
+            raise ValueError(
+                f"{path}: expected a header 'userId,movieId,rating,timestamp', got {header!r}"
+            )
+        for i, row in enumerate(reader):
+            if max_rows is not None and i >= max_rows:
+                break
+            try:
+                users.append(int(row[0]))
+                movies.append(int(row[1]))
+                ratings.append(float(row[2]))
+            except (ValueError, IndexError):
+                raise ValueError(f"{path}: malformed row {i + 2}: {row!r}") from None
+    return np.array(users, np.int64), np.array(movies, np.int64), np.array(ratings, np.float64)
+
+
+def load_movielens(
+    ratings_path: str | os.PathLike[str],
+    movies_path: str | os.PathLike[str],
+    *,
+    like_threshold: float = 4.0,
+    min_ratings: int = 1,
+    max_rows: int | None = None,
+) -> MovieLensData:
+    """Read local MovieLens CSVs (module docstring); ``max_rows`` reads only the first rows
+    (paper 004 trains on ratings among the first 500,000), ``min_ratings`` drops users with
+    fewer ratings."""
+    rp = _check_file(ratings_path, "ratings_path")
+    mp = _check_file(movies_path, "movies_path")
+    if isinstance(min_ratings, bool) or not isinstance(min_ratings, int) or min_ratings < 1:
+        raise ValueError(f"min_ratings must be an integer >= 1, got {min_ratings!r}")
+    if max_rows is not None and (
+        isinstance(max_rows, bool) or not isinstance(max_rows, int) or max_rows < 1
+    ):
+        raise ValueError(f"max_rows must be None or an integer >= 1, got {max_rows!r}")
+    genres = _read_movies(mp)
+    u, m, r = _read_ratings(rp, max_rows)
+    known = np.array([mid in genres for mid in m], dtype=bool)
+    u, m, r = u[known], m[known], r[known]
+    user_ids, uidx, counts = np.unique(u, return_inverse=True, return_counts=True)
+    keep_user = counts >= min_ratings
+    keep = keep_user[uidx]
+    u, m, r = u[keep], m[keep], r[keep]
+    user_ids, uidx = np.unique(u, return_inverse=True)
+    movie_ids, midx = np.unique(m, return_inverse=True)
+    items = (
+        np.stack([genres[int(i)] for i in movie_ids])
+        if movie_ids.size
+        else np.zeros((0, len(GENRES)))
+    )
+    g = len(GENRES)
+    like = np.zeros((user_ids.size, g))
+    dislike = np.zeros((user_ids.size, g))
+    liked = r >= like_threshold
+    np.add.at(like, uidx[liked], items[midx[liked]])
+    np.add.at(dislike, uidx[~liked], items[midx[~liked]])
+    for half in (like, dislike):
+        tot = half.sum(axis=1, keepdims=True)
+        half[:] = np.where(tot > 0, half / np.where(tot > 0, tot, 1.0), 1.0 / g)
+    return MovieLensData(
+        user_ids=user_ids.astype(np.int64),
+        features=np.concatenate([like, dislike], axis=1),
+        movie_ids=movie_ids.astype(np.int64),
+        items=items,
+        user_index=uidx.astype(np.int64),
+        movie_index=midx.astype(np.int64),
+        ratings=r,
+    )
+
+
+@dataclass(frozen=True)
+class FittedWorld:
+    """A bilinear rating model fitted to MovieLens; ``train`` are the public users."""
+
+    train: FloatArray
+    items: FloatArray
+    W: FloatArray  # (2G, G)
+    w: FloatArray  # (G,)
+    c: float
+
+    def utility(self, f: FloatArray) -> FloatArray:
+        fa = np.asarray(f, dtype=np.float64)
+        return np.clip(self.c + self.items @ self.w + (fa @ self.W) @ self.items.T, 0.0, 5.0)
+
+
+def fit_world(
+    data: MovieLensData, *, ridge: float = 1.0, train_users: int | None = None, rng: int = 0
+) -> FittedWorld:
+    """Ridge fit of ``rating ~ c + w . b + f^T W b`` on all ratings (chunked normal equations).
+
+    ``train_users`` (default all) users drawn at random form the public training set.
+    """
+    if not (isinstance(ridge, (int, float)) and ridge >= 0):
+        raise ValueError(f"ridge must be a number >= 0, got {ridge!r}")
+    if data.ratings.size == 0:
+        raise ValueError("no ratings to fit")
+    g = data.items.shape[1]
+    d = data.features.shape[1]
+    n_par = 1 + g + d * g
+    xtx = np.zeros((n_par, n_par))
+    xty = np.zeros(n_par)
+    for s in range(0, data.ratings.size, 20_000):
+        f = data.features[data.user_index[s : s + 20_000]]
+        b = data.items[data.movie_index[s : s + 20_000]]
+        x = np.concatenate(
+            [np.ones((f.shape[0], 1)), b, (f[:, :, None] * b[:, None, :]).reshape(f.shape[0], -1)],
+            axis=1,
+        )
+        xtx += x.T @ x
+        xty += x.T @ data.ratings[s : s + 20_000]
+    beta = np.asarray(np.linalg.solve(xtx + ridge * np.eye(n_par), xty), dtype=np.float64)
+    n = data.features.shape[0]
+    if train_users is None or train_users >= n:
+        train = data.features
+    else:
+        pick = np.random.default_rng(rng).choice(n, size=int(train_users), replace=False)
+        train = data.features[np.sort(pick)]
+    return FittedWorld(
+        train=train,
+        items=data.items,
+        W=beta[1 + g :].reshape(d, g),
+        w=beta[1 : 1 + g],
+        c=float(beta[0]),
+    )
