@@ -124,7 +124,7 @@ METHODS: tuple[str, ...] = ("grid", "smith")
 #: Default number of grid intervals: candidates ``lo + j (hi - lo) / 2**16``, ``j = 0..2**16``.
 DEFAULT_GRID_SIZE = 2**16
 #: Default extra base mass of each end point, as a fraction of the whole grid's mass.
-DEFAULT_ENDPOINT_MASS = 0.25
+DEFAULT_ENDPOINT_MASS = 0.1
 
 
 def _check_method(method: Any) -> str:
