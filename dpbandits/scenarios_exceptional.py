@@ -38,6 +38,7 @@ __all__ = [
     "PANEL_EPSILON",
     "Exceptional",
     "correlations",
+    "exceptional_figure",
     "plot_exceptional",
     "selection_probabilities",
 ]
@@ -192,6 +193,7 @@ def plot_exceptional(
     selections: Mapping[tuple[str, str], NDArray[np.float64]] | None = None,
     *,
     figure: Literal["fig4", "fig18"] = "fig4",
+    epsilon: float = PANEL_EPSILON,
     column_width: float = 3.8,
 ) -> Figure:
     """Fig. 4 or Fig. 18: one column per scenario.
@@ -200,7 +202,7 @@ def plot_exceptional(
     correlations; second row: MSE against eps. For ``figure="fig4"``, one more row per selector
     in ``selections`` (``(scenario name, selector) -> (K,)`` probabilities from
     :func:`selection_probabilities`): the candidates drawn with an area proportional to the
-    probability of being selected (Fig. 4e-4h).
+    probability of being selected (Fig. 4e-4h) at ``epsilon``.
     """
     from matplotlib.figure import Figure
 
@@ -225,6 +227,10 @@ def plot_exceptional(
         c = correlations(q, d)
         ax = axes[0, j]
         ax.scatter(q, d, s=14, color="#40004b", alpha=0.6)
+        pairs, counts = np.unique(np.stack([q, d], axis=1), axis=0, return_counts=True)
+        for (x, y), c_xy in zip(pairs, counts, strict=True):
+            if c_xy > 1:  # overlaid candidates (Fig. 4a: 18 at score 1, sensitivity 0.1)
+                ax.annotate(f"×{c_xy}", (x, y), textcoords="offset points", xytext=(-14, 6))
         ax.set_xlabel("score q")
         ax.set_ylabel("sensitivity")
         ax.set_title(
@@ -253,7 +259,7 @@ def plot_exceptional(
             ax.scatter(q, d, s=2000 * np.asarray(p), color=selector_style(name)["color"], alpha=0.5)
             best = q == q.max()
             ax.set_title(
-                f"selected by {name} at eps = {PANEL_EPSILON:g}: "
+                f"selected by {name} at eps = {epsilon:g}: "
                 f"P(optimal) = {float(np.asarray(p)[best].sum()):.2f}",
                 fontsize=8,
             )
@@ -261,6 +267,26 @@ def plot_exceptional(
             ax.set_ylabel("sensitivity")
     fig.suptitle("Fig. 4 (§V-B)" if figure == "fig4" else "Fig. 18 (App. I)")
     return fig
+
+
+def exceptional_figure(
+    evaluations: Sequence[Evaluation],
+    figure: Literal["fig4", "fig18"] = "fig4",
+    *,
+    epsilon: float = PANEL_EPSILON,
+    n_draws: int = 100_000,
+    seed: int | None = 0,
+) -> Figure:
+    """The whole of Fig. 4 (with the GEM and mGEM selection panels at ``epsilon``) or Fig. 18
+    from the evaluations of ``exc1`` and ``exc2`` (what ``dpbandits scenarios -s fig4`` draws)."""
+    selections: dict[tuple[str, str], NDArray[np.float64]] = {}
+    if figure == "fig4":
+        for ev in evaluations:
+            for name in ("gem", "mgem"):
+                selections[(ev.scenario, name)] = selection_probabilities(
+                    ev.scenario, name, epsilon, n_draws, seed
+                )
+    return plot_exceptional(evaluations, selections, figure=figure, epsilon=epsilon)
 
 
 # Fig. 4 / Fig. 18 groups and the scenario names, for dpbandits.scenarios.get and the CLI.
