@@ -332,7 +332,8 @@ def dp_quantiles(
         util = _utility(xa.shape[-1], levels, eps / len(levels))
         return _exponential_quantile(_intervals(xa, lo_f, hi_f), util, gen)[0]
     lead, n = xa.shape[:-1], xa.shape[-1]
-    k = np.sort(_snap(np.clip(xa, lo_f, hi_f).reshape(-1, n), lo_f, hi_f, m), axis=1)
+    rows = math.prod(lead)
+    k = np.sort(_snap(np.clip(xa, lo_f, hi_f).reshape(rows, n), lo_f, hi_f, m), axis=1)
     j = _grid_quantile(k, levels, eps / len(levels), m, w, gen)
     return _grid_values(j, lo_f, hi_f, m).reshape(lead + (len(levels),))
 
