@@ -52,6 +52,17 @@ def true_range(n_runs: int, n_arms: int, rng: Any) -> TrueRange:
     return TrueRange(n_runs, n_arms, rng)
 
 
+def _cell(x: np.ndarray) -> str:
+    return f"{x.mean():,.0f} ± {x.std(ddof=1) / math.sqrt(x.size):,.0f}"
+
+
+def _ratio(x: np.ndarray, base: np.ndarray) -> str:
+    """Ratio of mean regrets and the paired z of the difference (the runs share the noise)."""
+    diff = x - base
+    z = diff.mean() / (diff.std(ddof=1) / math.sqrt(x.size))
+    return f"{x.mean() / base.mean():.3f} ({z:+.1f})"
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--runs", type=int, default=40)
@@ -89,22 +100,14 @@ def main() -> None:
     print("|---|---|---|---|---|---|---|")
     for sel in params:
         tot = {m: res.data[f"{sel}/{m}"]["total_regret"] for m in ("smith", "grid", "oracle")}
-        n = tot["smith"].size
-
-        def cell(x: np.ndarray) -> str:
-            return f"{x.mean():,.0f} ± {x.std(ddof=1) / math.sqrt(n):,.0f}"
-
-        def ratio(m: str) -> str:
-            diff = tot[m] - tot["smith"]
-            z = diff.mean() / (diff.std(ddof=1) / math.sqrt(n))
-            return f"{tot[m].mean() / tot['smith'].mean():.3f} ({z:+.1f})"
-
+        cells = [_cell(tot[m]) for m in ("smith", "grid", "oracle")]
+        ratios = [_ratio(tot[m], tot["smith"]) for m in ("grid", "oracle")]
         d_end = {
             m: float(res.data[f"{sel}/{m}"]["sensitivities"][-1].mean()) for m in ("smith", "grid")
         }
         print(
-            f"| {sel} | {cell(tot['smith'])} | {cell(tot['grid'])} | {cell(tot['oracle'])} "
-            f"| {ratio('grid')} | {ratio('oracle')} | {d_end['smith']:.3f} / {d_end['grid']:.3f} |"
+            f"| {sel} | {' | '.join(cells)} | {' | '.join(ratios)} "
+            f"| {d_end['smith']:.3f} / {d_end['grid']:.3f} |"
         )
 
 

@@ -79,7 +79,9 @@ def all_equal(draws: int) -> None:
 def beta_median(draws: int) -> None:
     print("## 3. Beta(2, 5), n = 1000: median absolute error of the DP median")
     print()
-    print("| eps | vs population median: smith, grid, ratio | vs sample median: smith, grid, ratio |")
+    print(
+        "| eps | vs population median: smith, grid, ratio | vs sample median: smith, grid, ratio |"
+    )
     print("|---|---|---|")
     rng = np.random.default_rng(2)
     x = rng.beta(2.0, 5.0, size=(draws, 1000))

@@ -271,7 +271,7 @@ def plot_exceptional(
 
 def exceptional_figure(
     evaluations: Sequence[Evaluation],
-    figure: Literal["fig4", "fig18"] = "fig4",
+    figure: str = "fig4",
     *,
     epsilon: float = PANEL_EPSILON,
     n_draws: int = 100_000,
@@ -279,6 +279,8 @@ def exceptional_figure(
 ) -> Figure:
     """The whole of Fig. 4 (with the GEM and mGEM selection panels at ``epsilon``) or Fig. 18
     from the evaluations of ``exc1`` and ``exc2`` (what ``dpbandits scenarios -s fig4`` draws)."""
+    if figure not in ("fig4", "fig18"):
+        raise ValueError(f"figure must be 'fig4' or 'fig18', got {figure!r}")
     selections: dict[tuple[str, str], NDArray[np.float64]] = {}
     if figure == "fig4":
         for ev in evaluations:
@@ -286,7 +288,8 @@ def exceptional_figure(
                 selections[(ev.scenario, name)] = selection_probabilities(
                     ev.scenario, name, epsilon, n_draws, seed
                 )
-    return plot_exceptional(evaluations, selections, figure=figure, epsilon=epsilon)
+    kind: Literal["fig4", "fig18"] = "fig4" if figure == "fig4" else "fig18"
+    return plot_exceptional(evaluations, selections, figure=kind, epsilon=epsilon)
 
 
 # Fig. 4 / Fig. 18 groups and the scenario names, for dpbandits.scenarios.get and the CLI.
