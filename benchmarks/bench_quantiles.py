@@ -35,7 +35,12 @@ import numpy as np  # noqa: E402
 from scipy import stats  # noqa: E402
 
 from dpbandits.audit import clopper_pearson  # noqa: E402
-from dpbandits.quantiles import WindowedSensitivity, dp_quantile, dp_quantiles  # noqa: E402
+from dpbandits.quantiles import (  # noqa: E402
+    DEFAULT_ENDPOINT_MASS,
+    WindowedSensitivity,
+    dp_quantile,
+    dp_quantiles,
+)
 
 METHODS = ("smith", "grid")
 
@@ -108,12 +113,34 @@ PAIRS = {
         0.1,
     ),
     "ten 0.5 vs one of them at 0, median": ([0.5] * 10, [0.0] + [0.5] * 9, 0.5),
+    "six values, a 0 replaced by 1, median": (
+        [0.875, 0.125, 0.0, 0.875, 1.0, 0.0],
+        [0.875, 0.125, 1.0, 0.875, 1.0, 0.0],
+        0.5,
+    ),
     "spread data, one value moved across the median": (
         [0.05, 0.15, 0.25, 0.35, 0.45, 0.55, 0.65, 0.75, 0.85, 0.95],
         [0.05, 0.15, 0.25, 0.35, 0.45, 0.55, 0.65, 0.75, 0.85, 0.02],
         0.5,
     ),
 }
+
+
+def exact_grid_loss(x: list[float], xp: list[float], q: float, eps: float, m: int) -> float:
+    """max_j |log P(j | x) - log P(j | x')| of the grid mechanism, from its definition."""
+
+    def logp(data: list[float]) -> np.ndarray:
+        k = np.clip(np.rint(np.asarray(data) * m), 0, m)
+        j = np.arange(m + 1)
+        below = (k[None, :] < j[:, None]).sum(axis=1)
+        upto = (k[None, :] <= j[:, None]).sum(axis=1)
+        qn = q * len(data)
+        dist = np.maximum(np.maximum(below - qn, qn - upto), 0.0)
+        mass = np.where((j == 0) | (j == m), 1.0 + DEFAULT_ENDPOINT_MASS * (m + 1), 1.0)
+        lw = np.log(mass) - eps * dist / 2
+        return lw - np.logaddexp.reduce(lw)
+
+    return float(np.abs(logp(x) - logp(xp)).max())
 
 
 def _bins(out: np.ndarray, method: str, grid_size: int) -> np.ndarray:
@@ -125,8 +152,8 @@ def _bins(out: np.ndarray, method: str, grid_size: int) -> np.ndarray:
 def privacy(draws: int) -> None:
     print("## 4. Empirical privacy loss on neighbouring data sets (one value replaced)")
     print()
-    print("| pair | eps | method | plug-in loss | lower bound (alpha 1e-6) |")
-    print("|---|---|---|---|---|")
+    print("| pair | eps | method | plug-in loss | lower bound (alpha 1e-6) | exact (grid) |")
+    print("|---|---|---|---|---|---|")
     grid_size = 16
     for name, (x, xp, q) in PAIRS.items():
         for eps in (0.5, 1.0, 4.0):
@@ -143,7 +170,11 @@ def privacy(draws: int) -> None:
                 with np.errstate(divide="ignore"):
                     plug = np.abs(np.log(c[both]) - np.log(cp[both])).max()
                     lower = np.maximum(np.log(lo) - np.log(hi_p), np.log(lo_p) - np.log(hi))
-                print(f"| {name} | {eps:g} | {m} | {plug:.3f} | {max(0.0, lower.max()):.3f} |")
+                exact = f"{exact_grid_loss(x, xp, q, eps, grid_size):.3f}" if m == "grid" else ""
+                print(
+                    f"| {name} | {eps:g} | {m} | {plug:.3f} | {max(0.0, lower.max()):.3f} "
+                    f"| {exact} |"
+                )
     print()
 
 
@@ -169,13 +200,22 @@ def speed(steps: int) -> None:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true")
+    ap.add_argument(
+        "--only", nargs="+", choices=("bernoulli", "all_equal", "beta", "privacy", "speed")
+    )
     args = ap.parse_args()
     q = args.quick
-    bernoulli(1000 if q else 10_000)
-    all_equal(1000 if q else 10_000)
-    beta_median(300 if q else 3000)
-    privacy(20_000 if q else 400_000)
-    speed(1000 if q else 4000)
+    parts = ("bernoulli", "all_equal", "beta", "privacy", "speed") if not args.only else args.only
+    if "bernoulli" in parts:
+        bernoulli(1000 if q else 10_000)
+    if "all_equal" in parts:
+        all_equal(1000 if q else 10_000)
+    if "beta" in parts:
+        beta_median(300 if q else 3000)
+    if "privacy" in parts:
+        privacy(20_000 if q else 400_000)
+    if "speed" in parts:
+        speed(1000 if q else 4000)
 
 
 if __name__ == "__main__":

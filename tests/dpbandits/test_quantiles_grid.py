@@ -109,7 +109,8 @@ def test_exact_privacy_loss_is_at_most_eps_and_nearly_attained() -> None:
     [
         ([0.0] * 2 + [1.0] * 18, [0.0] * 3 + [1.0] * 17, 0.1),  # Bernoulli at the 10% boundary
         ([0.5] * 10, [0.0] + [0.5] * 9, 0.5),  # all equal, one moved to an end point
-        ([0.0, 0.0, 1.0], [0.0, 1.0, 1.0], 0.5),  # the worst pair found by the exact search
+        # the pair of largest exact loss in the search above (0.85 eps, endpoint_mass 0)
+        ([0.875, 0.125, 0.0, 0.875, 1.0, 0.0], [0.875, 0.125, 1.0, 0.875, 1.0, 0.0], 0.5),
     ],
 )
 def test_empirical_privacy_loss_on_neighbouring_data(x, xp, q) -> None:
