@@ -13,7 +13,9 @@ Not part of the test suite. Prints, all measured in this run (seed 0):
    outputs (grid points; Smith's outputs binned on 16 equal bins), the plug-in
    ``max |log p - log p'|`` and its lower confidence bound (Clopper-Pearson, family-wise
    alpha = 1e-6), against eps;
-5. the time per estimate of ``WindowedSensitivity`` (grid / Smith).
+5. the time per estimate of ``WindowedSensitivity`` (grid / Smith);
+6. the 10%-90% range of 200-reward windows (clipped Gaussians, Bernoulli, discrete values):
+   Smith's, the grid of ``WindowedSensitivity`` (64 intervals) and the fine grid (2^16).
 
 Usage: ``python benchmarks/bench_quantiles.py [--quick]``.
 """
@@ -178,6 +180,34 @@ def privacy(draws: int) -> None:
     print()
 
 
+def windowed(draws: int) -> None:
+    print("## 6. 10%-90% range of 200-reward windows, eps_p = 1: mean / mean absolute error")
+    print()
+    from scipy.stats import norm
+
+    rng = np.random.default_rng(4)
+    cases = []
+    for mu, sd in ((0.2, 0.1), (0.8, 0.3), (0.5, 0.1), (0.5, 0.02)):
+        x = np.clip(rng.normal(mu, sd, (draws, 200)), 0, 1)
+        tq = np.clip(norm.ppf([0.1, 0.9], mu, sd), 0, 1)
+        cases.append((f"clip N({mu}, {sd}^2)", x, tq[1] - tq[0]))
+    x = (rng.random((draws, 200)) < 0.8).astype(float)
+    cases.append(("Bernoulli(0.8)", x, 1.0))
+    for vals in ([0.2, 0.4, 0.6, 0.8], [0.2, 0.4, 0.6, 0.8, 1.0]):
+        x = rng.choice(vals, size=(draws, 200))
+        cases.append((f"uniform on {vals}", x, vals[-1] - vals[0]))
+    print("| rewards (true range) | Smith | grid, 64 (window default) | grid, 2^16 |")
+    print("|---|---|---|---|")
+    for name, x, true in cases:
+        cells = []
+        for method, m in (("smith", 2**16), ("grid", 2**6), ("grid", 2**16)):
+            o = dp_quantiles(x, (0.1, 0.9), 1.0, 0, 1, rng=1, method=method, grid_size=m)
+            r = o[:, 1] - o[:, 0]
+            cells.append(f"{r.mean():.3f} / {np.abs(r - true).mean():.3f}")
+        print(f"| {name} ({true:.3f}) | " + " | ".join(cells) + " |")
+    print()
+
+
 def speed(steps: int) -> None:
     print("## 5. WindowedSensitivity.update, R = 1000, K = 2, uniform rewards")
     print()
@@ -201,11 +231,14 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true")
     ap.add_argument(
-        "--only", nargs="+", choices=("bernoulli", "all_equal", "beta", "privacy", "speed")
+        "--only",
+        nargs="+",
+        choices=("bernoulli", "all_equal", "beta", "privacy", "windowed", "speed"),
     )
     args = ap.parse_args()
     q = args.quick
-    parts = ("bernoulli", "all_equal", "beta", "privacy", "speed") if not args.only else args.only
+    all_parts = ("bernoulli", "all_equal", "beta", "privacy", "windowed", "speed")
+    parts = args.only or all_parts
     if "bernoulli" in parts:
         bernoulli(1000 if q else 10_000)
     if "all_equal" in parts:
@@ -214,6 +247,8 @@ def main() -> None:
         beta_median(300 if q else 3000)
     if "privacy" in parts:
         privacy(20_000 if q else 400_000)
+    if "windowed" in parts:
+        windowed(1000 if q else 10_000)
     if "speed" in parts:
         speed(1000 if q else 4000)
 
