@@ -17,6 +17,7 @@ Two mechanisms, chosen by ``method`` (see ``docs/quantiles.md``):
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Sequence
 from typing import Any
@@ -197,6 +198,7 @@ def _grid_quantile(
     half_eps = 0.5 * epsilon
     qn = np.asarray(levels, dtype=np.float64)[:, None] * n  # (L, 1)
     ranks = np.arange(n + 1, dtype=np.float64)
+    gap_util, below_util = _grid_tables(n, tuple(levels), half_eps)
     # log-weights of the 2n + 3 blocks, (M, L, B): gaps 0..n, data positions, lo, hi
     logits = np.empty((m_rows, n_lev, 2 * n + 3))
     # gaps: the candidates strictly between consecutive sorted values (with sentinels);
@@ -210,17 +212,19 @@ def _grid_quantile(
     np.maximum(gap_count, 0, out=gap_count)  # -1 between tied values
     with np.errstate(divide="ignore"):
         log_gap = np.log(gap_count)  # log 0 = -inf: an empty gap is never chosen
-    logits[:, :, : n + 1] = log_gap[:, None, :] - half_eps * np.abs(ranks - qn)
+    np.add(log_gap[:, None, :], gap_util, out=logits[:, :, : n + 1])
     if n:
         # data positions: L = p, U = 1 + position of the value's last occurrence; only a
         # value's first occurrence carries the grid point's mass
-        dup = k[:, 1:] == k[:, :-1]  # position p + 1 repeats position p
-        last_pos = np.where(np.concatenate([~dup, np.ones((m_rows, 1), bool)], 1), ranks[1:], n)
+        repeat = np.zeros((m_rows, n + 1), dtype=bool)  # position p repeats position p - 1
+        np.equal(k[:, 1:], k[:, :-1], out=repeat[:, 1:-1])
+        last_pos = np.where(repeat[:, 1:], n, ranks[1:])  # p + 1 where p is a value's last
         upper = np.minimum.accumulate(last_pos[:, ::-1], axis=1)[:, ::-1]  # (M, n)
-        dist = np.maximum(ranks[:-1] - qn, 0.0) + np.maximum(qn[None] - upper[:, None, :], 0.0)
-        pos_logits = logits[:, :, n + 1 : 2 * n + 1]
-        np.multiply(dist, -half_eps, out=pos_logits)
-        pos_logits[:, :, 1:][np.broadcast_to(dup[:, None, :], pos_logits[:, :, 1:].shape)] = -np.inf
+        above = np.maximum(qn[None] - upper[:, None, :], 0.0)  # (M, L, n)
+        above *= -half_eps
+        above += below_util
+        above += np.where(repeat[:, :-1], -np.inf, 0.0)[:, None, :]  # log mass: 1 or 0
+        logits[:, :, n + 1 : 2 * n + 1] = above
         n_lo = np.where(k[:, 0] == 0, upper[:, 0], 0)  # values at the lower end point
         n_hi = n - (k < grid_size).sum(axis=1)  # values at the upper end point
     else:
@@ -244,6 +248,20 @@ def _grid_quantile(
     j[b == 2 * n + 1] = 0
     j[b == 2 * n + 2] = grid_size
     return j
+
+
+@functools.lru_cache(maxsize=64)
+def _grid_tables(
+    n: int, levels: tuple[float, ...], half_eps: float
+) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+    """The data-independent parts of the block utilities: ``-eps/2 |i - q n|`` of the gaps
+    ``i = 0..n`` (L, n+1) and ``-eps/2 max(p - q n, 0)`` of the data positions (L, n)."""
+    qn = np.asarray(levels, dtype=np.float64)[:, None] * n
+    ranks = np.arange(n + 1, dtype=np.float64)
+    gap = -half_eps * np.abs(ranks - qn)
+    below = -half_eps * np.maximum(ranks[:-1] - qn, 0.0)
+    gap.flags.writeable = below.flags.writeable = False
+    return gap, below
 
 
 def _grid_values(j: NDArray[np.int64], lo: float, hi: float, grid_size: int) -> NDArray[np.float64]:
