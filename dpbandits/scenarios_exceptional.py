@@ -33,7 +33,6 @@ if TYPE_CHECKING:
     from dpbandits.evaluation import Evaluation
 
 __all__ = [
-    "FIG4_SELECTORS",
     "FIG18_SELECTORS",
     "PANEL_EPSILON",
     "Exceptional",
@@ -45,8 +44,8 @@ __all__ = [
 
 #: eps of the selected-candidates panels (Fig. 4e-4h).
 PANEL_EPSILON = 0.05
-#: Mechanisms of the MSE panels: Fig. 4c/4d show the §VI set; Fig. 18 "a subset".
-FIG4_SELECTORS: tuple[str, ...] = ("uniform", "krr", "rnm", "rnmh", "rs", "gem", "mgem")
+#: Mechanisms of Fig. 18's MSE panels ("a subset"; Fig. 4 shows the §VI set, the default of
+#: ``dpbandits.evaluation``).
 FIG18_SELECTORS: tuple[str, ...] = ("rnm", "gem", "mgem")
 
 
