@@ -63,6 +63,10 @@ class PrivateAgent(Agent):
         estimator (``update`` and ``values -> (R, K)``). A plug-in point for ablations (e.g.
         exact means) and for tests that inject known scores. Accounting then still reports the
         configured epsilons: it describes the default mechanisms.
+    quantile_method:
+        The DP quantile mechanism of the sensitivity estimates: ``"grid"`` (default; right on
+        tied and discrete rewards such as Bernoulli ones, see ``docs/quantiles.md``) or
+        ``"smith"`` (the paper's continuous mechanism, noise on tied rewards).
     **selector_params:
         Passed to :func:`dpbandits.selectors.make` (e.g. ``beta=0.05`` for ``gem``,
         ``gamma=0.05`` for ``rs``).
@@ -83,6 +87,7 @@ class PrivateAgent(Agent):
         clip_means: bool = False,
         means: EstimatorFactory | None = None,
         sensitivity: EstimatorFactory | None = None,
+        quantile_method: str = "grid",
         **selector_params: Any,
     ) -> None:
         self.selector = selector
@@ -91,6 +96,7 @@ class PrivateAgent(Agent):
         self.epsilon_quantiles = epsilon_quantiles
         self.window = window
         self.levels = levels
+        self.quantile_method = quantile_method
         self.lo = lo
         self.hi = hi
         self.clip_means = clip_means
@@ -105,6 +111,12 @@ class PrivateAgent(Agent):
         positive_number(epsilon_means, "epsilon_means")
         positive_number(epsilon_quantiles, "epsilon_quantiles")
         positive_int(window, "window")
+        from dpbandits.quantiles import METHODS
+
+        if not isinstance(quantile_method, str) or quantile_method not in METHODS:
+            raise ValueError(
+                f"quantile_method must be one of {list(METHODS)}, got {quantile_method!r}"
+            )
 
     @property
     def selector_(self) -> Any:
@@ -147,6 +159,7 @@ class PrivateAgent(Agent):
                 self._sens = WindowedSensitivity(
                     r, k, eps_p, lo=self.lo, hi=self.hi, window=window,
                     levels=tuple(self.levels), rng=rng_quantiles,
+                    method=self.quantile_method,
                 )  # fmt: skip
             else:
                 self._sens = self.sensitivity(r, k, rng_quantiles)

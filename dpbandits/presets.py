@@ -46,9 +46,12 @@ def shift_agents(
         raise ValueError("labels must name at least one agent")
 
     def private(selector: str, eps_s: float = epsilon_select, **params: Any) -> Any:
+        # App. H's quantile mechanism (Smith's): the Fig. 9 rewards are continuous, where it is
+        # the more accurate one (docs/quantiles.md); agents built elsewhere default to "grid"
         return agents_pkg.PrivateAgent(
             selector, epsilon_select=eps_s, epsilon_means=epsilon_means,
-            epsilon_quantiles=epsilon_quantiles, window=window, levels=levels, **params,
+            epsilon_quantiles=epsilon_quantiles, window=window, levels=levels,
+            quantile_method="smith", **params,
         )  # fmt: skip
 
     builders: dict[str, Callable[[], Any]] = {

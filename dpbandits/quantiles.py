@@ -1,14 +1,23 @@
-"""DP quantiles (Smith's exponential mechanism) and windowed sensitivities (App. H).
+"""DP quantiles (exponential mechanisms) and windowed sensitivities (App. H; docs/quantiles.md).
 
 - :func:`dp_quantile` -- one eps-DP quantile per leading index of ``x`` (batched);
 - :func:`dp_quantiles` -- several levels of the same data, eps split equally (sequential
   composition);
 - :class:`WindowedSensitivity` -- the App. H sensitivity estimate of every (replication, arm):
   ``d[a] = max(|p_0.9 - p_0.1|, floor)`` from disjoint windows of ``w`` rewards.
+
+Two mechanisms, chosen by ``method`` (see ``docs/quantiles.md``):
+
+- ``"grid"`` (default): the exponential mechanism over a data-independent grid of
+  ``grid_size + 1`` points of ``[lo, hi]`` (end points included, as OpenDP's quantile) with the
+  inverse-sensitivity utility, which is right on tied and discrete data;
+- ``"smith"``: Smith's (2011) continuous mechanism, as in App. H; on tied data it gives the
+  ties zero weight (see :func:`dp_quantile`).
 """
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Sequence
 from typing import Any
@@ -19,14 +28,19 @@ from numpy.typing import ArrayLike, NDArray
 from dpbandits import checks
 from dpbandits.checks import positive_int, positive_number
 
-__all__ = ["WindowedSensitivity", "dp_quantile", "dp_quantiles"]
+__all__ = [
+    "DEFAULT_ENDPOINT_MASS",
+    "DEFAULT_GRID_SIZE",
+    "DEFAULT_WINDOW_GRID_SIZE",
+    "METHODS",
+    "WindowedSensitivity",
+    "dp_quantile",
+    "dp_quantiles",
+]
 
 
 def _check_level(q: Any, name: str = "q") -> float:
-    try:
-        qf = float(q)
-    except (TypeError, ValueError):
-        raise TypeError(f"{name} must be a real number, got {q!r}") from None
+    qf = checks.number(q, name)
     if not 0.0 <= qf <= 1.0:
         raise ValueError(f"{name} must be in [0, 1], got {q!r}")
     return qf
@@ -101,6 +115,154 @@ def _exponential_quantile(
     return value.reshape(lead + (n_lev,)), i.reshape(lead + (n_lev,))
 
 
+# --------------------------------------------------------------------------------------------
+# The grid mechanism: right on tied and discrete data
+# --------------------------------------------------------------------------------------------
+
+#: Quantile mechanisms accepted by ``method``.
+METHODS: tuple[str, ...] = ("grid", "smith")
+#: Default number of grid intervals: candidates ``lo + j (hi - lo) / 2**16``, ``j = 0..2**16``.
+DEFAULT_GRID_SIZE = 2**16
+#: Default grid of :class:`WindowedSensitivity`: 64 intervals of the reward range. Its estimate
+#: is a noise scale, whose DP error (a few hundredths of the range for 200 rewards at eps_p = 1)
+#: dwarfs 1/64; a coarse grid resolves ties between interior values, narrow reward
+#: distributions and the end points better (docs/quantiles.md).
+DEFAULT_WINDOW_GRID_SIZE = 2**6
+#: Default extra base mass of each end point, as a fraction of the whole grid's mass.
+DEFAULT_ENDPOINT_MASS = 0.1
+
+
+def _check_method(method: Any) -> str:
+    if not isinstance(method, str) or method not in METHODS:
+        raise ValueError(f"method must be one of {list(METHODS)}, got {method!r}")
+    return method
+
+
+def _check_grid_size(grid_size: Any) -> int:
+    grid_size = checks.integer(grid_size, "grid_size")
+    # 2**52: every grid index and every count of grid points is exact in float64
+    if not 1 <= grid_size <= 2**52:
+        raise ValueError(f"grid_size must be in [1, 2**52], got {grid_size!r}")
+    return int(grid_size)
+
+
+def _check_endpoint_mass(endpoint_mass: Any) -> float:
+    w = checks.number(endpoint_mass, "endpoint_mass")
+    if not 0.0 <= w <= 1e6:
+        raise ValueError(f"endpoint_mass must be finite and in [0, 1e6], got {endpoint_mass!r}")
+    return w
+
+
+def _snap(x: NDArray[np.float64], lo: float, hi: float, grid_size: int) -> NDArray[np.int64]:
+    """Index of the nearest grid point of every value of ``x`` (already inside ``[lo, hi]``).
+
+    A fixed map applied to each value separately, so replacing one value of ``x`` replaces one
+    index: neighbouring data stay neighbouring.
+    """
+    k = np.rint((x - lo) * (grid_size / (hi - lo)))
+    return np.clip(k, 0, grid_size).astype(np.int64)
+
+
+def _grid_quantile(
+    k: NDArray[np.int64],
+    levels: Sequence[float],
+    epsilon: float,
+    grid_size: int,
+    endpoint_mass: float,
+    rng: np.random.Generator,
+) -> NDArray[np.int64]:
+    """Grid index of the eps-DP quantile of each row of sorted snapped data ``k`` (M, n).
+
+    The exponential mechanism (McSherry and Talwar 2007) over the candidates ``j = 0..m``
+    (``m = grid_size``) with base mass 1 each, plus two extra candidates at the end points
+    ``0`` and ``m`` with base mass ``endpoint_mass * (m + 1)`` each (the base measure is data
+    independent).  The utility of candidate ``j`` for level ``q`` is minus the inverse
+    sensitivity (Asi and Duchi 2020) of the quantile: ``-dist(q n, [L_j, U_j])`` with
+    ``L_j = #{k < j}`` and ``U_j = #{k <= j}``, the number of values that must change for ``j``
+    to be a ``q``-quantile; replacing one value moves ``L_j`` and ``U_j`` by at most 1, so the
+    sensitivity is 1 and ``P(j) ∝ mass_j exp(-eps dist / 2)`` is eps-DP.  Between two distinct
+    data values the utility is constant (it equals Smith's ``-|i - q n|``), so the candidates
+    form ``2n + 3`` blocks: ``n + 1`` gaps, the ``n`` data positions (only a value's first
+    occurrence carries mass) and the two end points.  A block is drawn by inverse CDF on
+    log-space weights, then a uniform candidate inside it.  Returns (M, L) indices.
+    """
+    m_rows, n = k.shape
+    n_lev = len(levels)
+    half_eps = 0.5 * epsilon
+    qn = np.asarray(levels, dtype=np.float64)[:, None] * n  # (L, 1)
+    ranks = np.arange(n + 1, dtype=np.float64)
+    gap_util, below_util = _grid_tables(n, tuple(levels), half_eps)
+    # log-weights of the 2n + 3 blocks, (M, L, B): gaps 0..n, data positions, lo, hi
+    logits = np.empty((m_rows, n_lev, 2 * n + 3))
+    # gaps: the candidates strictly between consecutive sorted values (with sentinels);
+    # L = U = i there, so the utility is Smith's -|i - q n|
+    kk = np.empty((m_rows, n + 2), dtype=np.int64)
+    kk[:, 0] = -1
+    kk[:, -1] = grid_size + 1
+    kk[:, 1:-1] = k
+    gap_count = kk[:, 1:] - kk[:, :-1]
+    gap_count -= 1
+    np.maximum(gap_count, 0, out=gap_count)  # -1 between tied values
+    with np.errstate(divide="ignore"):
+        log_gap = np.log(gap_count)  # log 0 = -inf: an empty gap is never chosen
+    np.add(log_gap[:, None, :], gap_util, out=logits[:, :, : n + 1])
+    if n:
+        # data positions: L = p, U = 1 + position of the value's last occurrence; only a
+        # value's first occurrence carries the grid point's mass
+        repeat = np.zeros((m_rows, n + 1), dtype=bool)  # position p repeats position p - 1
+        np.equal(k[:, 1:], k[:, :-1], out=repeat[:, 1:-1])
+        last_pos = np.where(repeat[:, 1:], n, ranks[1:])  # p + 1 where p is a value's last
+        upper = np.minimum.accumulate(last_pos[:, ::-1], axis=1)[:, ::-1]  # (M, n)
+        above = np.maximum(qn[None] - upper[:, None, :], 0.0)  # (M, L, n)
+        above *= -half_eps
+        above += below_util
+        above += np.where(repeat[:, :-1], -np.inf, 0.0)[:, None, :]  # log mass: 1 or 0
+        logits[:, :, n + 1 : 2 * n + 1] = above
+        n_lo = np.where(k[:, 0] == 0, upper[:, 0], 0)  # values at the lower end point
+        n_hi = n - (k < grid_size).sum(axis=1)  # values at the upper end point
+    else:
+        n_lo = n_hi = np.zeros(m_rows, dtype=np.int64)
+    # end points: [0, n_lo] and [n - n_hi, n], extra base mass endpoint_mass * (m + 1) each
+    log_end = math.log(endpoint_mass * (grid_size + 1)) if endpoint_mass > 0 else -math.inf
+    logits[:, :, -2] = log_end - half_eps * np.maximum(qn.T - n_lo[:, None], 0.0)
+    logits[:, :, -1] = log_end - half_eps * np.maximum((n - n_hi)[:, None] - qn.T, 0.0)
+    logits -= logits.max(axis=-1, keepdims=True)  # a block at distance 0 exists: max finite
+    np.exp(logits, out=logits)
+    cum = np.cumsum(logits, axis=-1)
+    uu = rng.random((m_rows, n_lev, 2))  # one draw for the block, one for the point in it
+    b = (cum < (1.0 - uu[..., :1]) * cum[..., -1:]).sum(axis=-1)  # first cum >= target
+    np.minimum(b, 2 * n + 2, out=b)  # zero-weight blocks are never chosen
+    rows = np.arange(m_rows)[:, None]
+    gi = np.minimum(b, n)
+    count = gap_count[rows, gi]
+    in_gap = kk[rows, gi] + 1 + np.minimum((uu[..., 1] * count).astype(np.int64), count - 1)
+    at_value = k[rows, np.clip(b - (n + 1), 0, max(n - 1, 0))] if n else in_gap
+    j = np.where(b <= n, in_gap, at_value)
+    j[b == 2 * n + 1] = 0
+    j[b == 2 * n + 2] = grid_size
+    return j
+
+
+@functools.lru_cache(maxsize=64)
+def _grid_tables(
+    n: int, levels: tuple[float, ...], half_eps: float
+) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+    """The data-independent parts of the block utilities: ``-eps/2 |i - q n|`` of the gaps
+    ``i = 0..n`` (L, n+1) and ``-eps/2 max(p - q n, 0)`` of the data positions (L, n)."""
+    qn = np.asarray(levels, dtype=np.float64)[:, None] * n
+    ranks = np.arange(n + 1, dtype=np.float64)
+    gap = -half_eps * np.abs(ranks - qn)
+    below = -half_eps * np.maximum(ranks[:-1] - qn, 0.0)
+    gap.flags.writeable = below.flags.writeable = False
+    return gap, below
+
+
+def _grid_values(j: NDArray[np.int64], lo: float, hi: float, grid_size: int) -> NDArray[np.float64]:
+    """Grid point ``lo + j (hi - lo) / m`` of each index, exactly ``lo`` and ``hi`` at the ends."""
+    v = lo + (hi - lo) * (j / grid_size)
+    return np.where(j >= grid_size, hi, np.minimum(v, hi))
+
+
 def dp_quantile(
     x: ArrayLike,
     q: float,
@@ -108,19 +270,46 @@ def dp_quantile(
     lo: float,
     hi: float,
     rng: np.random.Generator | int | None = None,
+    *,
+    method: str = "grid",
+    grid_size: int = DEFAULT_GRID_SIZE,
+    endpoint_mass: float = DEFAULT_ENDPOINT_MASS,
 ) -> NDArray[np.float64] | float:
-    """eps-DP ``q``-quantile of the last axis of ``x`` by Smith's exponential mechanism (App. H).
+    """eps-DP ``q``-quantile of the last axis of ``x`` (App. H; ``docs/quantiles.md``).
 
-    ``x`` (..., n) is clipped to ``[lo, hi]`` and sorted; with ``z_0 = lo`` and ``z_{n+1} = hi``,
-    interval ``i`` is chosen with probability ``∝ (z_{i+1} - z_i) exp(-eps |i - q n| / 2)`` and a
-    uniform point of it is returned (utility sensitivity 1 for replace-one neighbours, fixed n;
-    used in App. H for the 0.1/0.9 reward quantiles).  One independent draw per leading index;
-    returns an array of shape ``x.shape[:-1]`` (a float for 1-d ``x``), always in ``[lo, hi]``.
-    Degenerate data (all equal, n = 1, even n = 0) are fine: the end points keep the total width
-    ``hi - lo > 0``.  NaN in ``x`` raises ValueError (values outside ``[lo, hi]`` are clipped).
+    ``x`` (..., n) is clipped to ``[lo, hi]``; neighbouring data sets replace one value (fixed
+    ``n``).  One independent draw per leading index; returns an array of shape
+    ``x.shape[:-1]`` (a float for 1-d ``x``), always in ``[lo, hi]``.  NaN in ``x`` raises
+    ValueError.
+
+    ``method="grid"`` (default): the values are snapped to the nearest of the grid points
+    ``lo + j (hi - lo) / grid_size`` and the exponential mechanism (McSherry and Talwar 2007)
+    chooses a grid point ``j`` with probability ``∝ mass_j exp(-eps dist(q n, [L_j, U_j]) / 2)``,
+    ``L_j = #{x < j}``, ``U_j = #{x <= j}`` (the inverse sensitivity of Asi and Duchi 2020;
+    OpenDP's quantile is the same kind of mechanism over a user-given candidate set).  The base
+    mass is 1 per grid point plus ``endpoint_mass * (grid_size + 1)`` at ``lo`` and at ``hi``:
+    rewards clipped to ``[lo, hi]`` (and Bernoulli rewards) pile up exactly there.  The output
+    is a grid point.  Right on tied data: on ``n`` equal values the median is their grid point
+    (error at most ``(hi - lo) / (2 grid_size)``) except with probability about
+    ``(1 + 2 endpoint_mass) grid_size exp(-eps n / 4)``.
+
+    ``method="smith"``: Smith's (2011) mechanism.  With the sorted clipped values and
+    ``z_0 = lo``, ``z_{n+1} = hi``, interval ``i`` is chosen with probability
+    ``∝ (z_{i+1} - z_i) exp(-eps |i - q n| / 2)`` and a uniform point of it is returned.
+    Tied values make zero-width intervals, which have probability exactly 0, so the output
+    never equals a tied value (except ``lo``/``hi`` themselves with probability 0): on ``n``
+    equal values ``v`` it is uniform on ``[lo, v]`` with probability
+    ``(v - lo) e^{-eps q n / 2} / ((v - lo) e^{-eps q n / 2} + (hi - v) e^{-eps (1 - q) n / 2})``
+    and uniform on ``[v, hi]`` otherwise; on data taking few distinct values (e.g. Bernoulli
+    rewards) it is a draw on the gaps between them, whatever eps.  It is still eps-DP and
+    always defined (the end points keep a total width ``hi - lo > 0``, even for ``n = 0``).
     """
     qf = _check_level(q)  # checked here so that the error names ``q``, not ``qs``
-    value = dp_quantiles(x, [qf], epsilon, lo, hi, rng)[..., 0]  # one level: all of epsilon
+    # one level: all of epsilon
+    value = dp_quantiles(
+        x, [qf], epsilon, lo, hi, rng,
+        method=method, grid_size=grid_size, endpoint_mass=endpoint_mass,
+    )[..., 0]  # fmt: skip
     return float(value) if value.ndim == 0 else value
 
 
@@ -131,35 +320,58 @@ def dp_quantiles(
     lo: float,
     hi: float,
     rng: np.random.Generator | int | None = None,
+    *,
+    method: str = "grid",
+    grid_size: int = DEFAULT_GRID_SIZE,
+    endpoint_mass: float = DEFAULT_ENDPOINT_MASS,
 ) -> NDArray[np.float64]:
     """Several DP quantiles of the same data, each with ``epsilon / len(qs)`` (App. H).
 
     Sequential composition: the whole vector is eps-DP.  Returns shape ``x.shape[:-1] +
-    (len(qs),)``; the data are sorted once.
+    (len(qs),)``; the data are sorted once.  ``method``, ``grid_size`` and ``endpoint_mass``
+    as in :func:`dp_quantile`.
     """
-    levels = [_check_level(q, "qs") for q in np.atleast_1d(np.asarray(qs, dtype=np.float64))]
+    levels = [_check_level(q, "qs") for q in np.atleast_1d(checks.real_array(qs, "qs"))]
     if not levels:
         raise ValueError("qs must contain at least one quantile level")
     eps = positive_number(epsilon, "epsilon")
     lo_f, hi_f = checks.bounds(lo, hi)
-    xa = np.asarray(x, dtype=np.float64)
+    meth = _check_method(method)
+    m = _check_grid_size(grid_size)
+    w = _check_endpoint_mass(endpoint_mass)
+    xa = checks.real_array(x, "x", finite=False)  # NaN is refused below, +-inf clipped
     if xa.ndim == 0:
         raise ValueError("x must have at least one axis (the data axis)")
     if np.isnan(xa).any():
         raise ValueError("x must not contain NaN")
     gen = np.random.default_rng(rng)
-    util = _utility(xa.shape[-1], levels, eps / len(levels))
-    return _exponential_quantile(_intervals(xa, lo_f, hi_f), util, gen)[0]
+    if meth == "smith":
+        util = _utility(xa.shape[-1], levels, eps / len(levels))
+        return _exponential_quantile(_intervals(xa, lo_f, hi_f), util, gen)[0]
+    lead, n = xa.shape[:-1], xa.shape[-1]
+    rows = math.prod(lead)
+    k = np.sort(_snap(np.clip(xa, lo_f, hi_f).reshape(rows, n), lo_f, hi_f, m), axis=1)
+    j = _grid_quantile(k, levels, eps / len(levels), m, w, gen)
+    return _grid_values(j, lo_f, hi_f, m).reshape(lead + (len(levels),))
 
 
 class WindowedSensitivity:
-    """Windowed DP sensitivity estimate of every (replication, arm) (App. H).
+    """Windowed DP sensitivity estimate of every (replication, arm) (App. H; docs/quantiles.md).
 
     Each arm's rewards (clipped to ``[lo, hi]``) fill a buffer; when ``window`` new rewards have
-    arrived, ``p_lo, p_hi = dp_quantiles(buffer, levels, epsilon)`` (``epsilon`` = eps_p for the
-    pair, split equally: eps_p/2 each), ``d[a] = max(|p_hi - p_lo|, floor)`` and the buffer is
-    emptied -- each reward is used in exactly one estimate, so the pairs are computed on
-    disjoint data (App. H).  Before the first estimate ``d[a] = initial`` (default ``hi - lo``).
+    arrived, ``p_lo, p_hi = dp_quantiles(buffer, levels, epsilon, method=method, ...)``
+    (``epsilon`` = eps_p for the pair, split equally: eps_p/2 each),
+    ``d[a] = max(|p_hi - p_lo|, floor)`` and the buffer is emptied -- each reward is used in
+    exactly one estimate, so the pairs are computed on disjoint data (App. H).  Before the
+    first estimate ``d[a] = initial`` (default ``hi - lo``).
+
+    ``method="grid"`` (default) is right on tied and discrete rewards (Bernoulli rewards, or
+    clipped rewards piling up at ``lo``/``hi``) as well as on continuous ones; ``"smith"`` is
+    the paper's mechanism, which returns noise on tied rewards (see :func:`dp_quantile`).  The
+    method is a fixed parameter, never chosen from the rewards: a choice made by looking at the
+    private rewards (e.g. "are there ties?") would itself leak them.  The default grid is
+    coarser than :func:`dp_quantile`'s: ``grid_size=64`` intervals of ``[lo, hi]``
+    (:data:`DEFAULT_WINDOW_GRID_SIZE`).
 
     ``update(actions (R,), rewards (R,))`` is O(R) numpy per step; estimates run only for the
     buffers that filled in this step, batched.  ``values`` (R, K) current estimates,
@@ -179,8 +391,15 @@ class WindowedSensitivity:
         floor: float = 1e-6,
         initial: float | None = None,
         rng: np.random.Generator | int | None = None,
+        *,
+        method: str = "grid",
+        grid_size: int = DEFAULT_WINDOW_GRID_SIZE,
+        endpoint_mass: float = DEFAULT_ENDPOINT_MASS,
     ) -> None:
         self.n_runs = positive_int(n_runs, "n_runs")
+        self.method = _check_method(method)
+        self.grid_size = _check_grid_size(grid_size)
+        self.endpoint_mass = _check_endpoint_mass(endpoint_mass)
         self.n_arms = positive_int(n_arms, "n_arms")
         self.epsilon = positive_number(epsilon, "epsilon")
         self.lo, self.hi = checks.bounds(lo, hi)
@@ -212,7 +431,9 @@ class WindowedSensitivity:
         return (
             f"WindowedSensitivity(n_runs={self.n_runs}, n_arms={self.n_arms}, "
             f"epsilon={self.epsilon}, lo={self.lo}, hi={self.hi}, window={self.window}, "
-            f"levels={self.levels}, floor={self.floor}, initial={self.initial})"
+            f"levels={self.levels}, floor={self.floor}, initial={self.initial}, "
+            f"method={self.method!r}, grid_size={self.grid_size}, "
+            f"endpoint_mass={self.endpoint_mass})"
         )
 
     @property
@@ -246,9 +467,20 @@ class WindowedSensitivity:
 
         Same mechanism as ``dp_quantiles(buffer, levels, eps_p)`` (both levels at once, eps_p/2
         each), written for the per-step hot path: no re-validation, ``exp(util)`` precomputed,
-        the buffers are already clipped.  Falls back to the general log-space code if a row's
-        total weight could underflow.
+        the buffers are already clipped.  Smith's mechanism falls back to the general
+        log-space code if a row's total weight could underflow.
         """
+        if self.method == "grid":
+            k = _snap(self._buf[full], self.lo, self.hi, self.grid_size)
+            k.sort(axis=1)
+            j = _grid_quantile(
+                k, self.levels, self.epsilon / 2, self.grid_size, self.endpoint_mass, self._rng
+            )
+            p = _grid_values(j, self.lo, self.hi, self.grid_size)
+            self._values[full] = np.maximum(np.abs(p[:, 1] - p[:, 0]), self.floor)
+            self._n_est[full] += 1
+            self._fill[full] = 0  # each reward is used in exactly one estimate
+            return
         z = _intervals(self._buf[full], self.lo, self.hi, clip=False)  # clipped in update
         weights = np.diff(z, axis=1)[:, None, :] * self._exp_util  # (m, 2, w+1)
         cum = np.cumsum(weights, axis=2)

@@ -61,6 +61,7 @@ __all__ = [
     "get",
     "available",
     "figure_scenarios",
+    "register",
 ]
 
 #: The paper's eps grid: 12 values, log-spaced from 0.01 to 16 (§VI, App. H).
@@ -595,9 +596,24 @@ _PROP_RE = re.compile(r"^(?P<k>[123]):p=(?P<p>[-+0-9.eE]+)$")
 _GROUPS_RE = re.compile(r"^groups:sigma=(?P<s>[-+0-9.eE]+)$")
 
 
+#: Scenarios added by other modules with :func:`register` (Figs. 4/18: exc1, exc2).
+_REGISTERED: dict[str, Callable[[], Scenario]] = {}
+
+
 def available() -> list[str]:
     """Names accepted by :func:`get` (besides the parametrised ``corr:t=``, ``k:p=`` forms)."""
-    return list(_NUMBERED) + list(FIGURES["fig6"])
+    return list(_NUMBERED) + list(FIGURES["fig6"]) + list(_REGISTERED)
+
+
+def register(name: str, factory: Callable[[], Scenario]) -> None:
+    """Make ``get(name)`` return ``factory()`` (a lower-case name that is not yet taken)."""
+    if not isinstance(name, str) or not name or name != name.strip().lower():
+        raise ValueError(f"name must be a non-empty lower-case string, got {name!r}")
+    if name in _NUMBERED or name in _REGISTERED:
+        raise ValueError(f"scenario {name!r} is already defined")
+    if not callable(factory):
+        raise TypeError(f"factory must be callable, got {type(factory).__name__}")
+    _REGISTERED[name] = factory
 
 
 def get(scenario: int | str | Scenario) -> Scenario:
@@ -624,6 +640,8 @@ def get(scenario: int | str | Scenario) -> Scenario:
     key = key.removeprefix("scenario")
     if key in _NUMBERED:
         return _NUMBERED[key]()
+    if key in _REGISTERED:
+        return _REGISTERED[key]()
     try:
         if m := _CORR_RE.match(key):
             return IncreasingCorrelation(t=float(m["t"]))
@@ -646,5 +664,9 @@ def figure_scenarios(spec: str) -> list[Scenario]:
     if key in FIGURES:
         return [get(s) for s in FIGURES[key]]
     if key == "all":
-        return [get(s) for s in (*_NUMBERED, *FIGURES["fig6"])]
+        return [get(s) for s in (*_NUMBERED, *FIGURES["fig6"], *_REGISTERED)]
     return [get(spec)]
+
+
+# The exceptional scenarios of §V-B (Figs. 4, 18) register themselves (exc1, exc2, fig4, fig18).
+import dpbandits.scenarios_exceptional  # noqa: E402, F401

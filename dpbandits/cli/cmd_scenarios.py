@@ -1,4 +1,4 @@
-"""``dpbandits scenarios``: the selection scenarios of §VI-§VII (Figs. 1, 5, 6, 7, 13).
+"""``dpbandits scenarios``: the selection scenarios of §V-§VII (Figs. 1, 4, 5, 6, 7, 13, 18).
 
 Examples::
 
@@ -6,6 +6,7 @@ Examples::
     dpbandits scenarios --scenario 4 5 6         # Fig. 5
     dpbandits scenarios --scenario fig6 --trials 2000
     dpbandits scenarios --scenario fig13         # App. E proportion sweep at eps = 2
+    dpbandits scenarios --scenario fig4 fig18    # §V-B exceptional scenarios, App. I
     dpbandits scenarios -s 1 --selectors rnm mgem my_selector --plugin my_selector.py
 
 Writes one PNG per requested scenario group, ``scenarios.md`` and ``scenarios.csv`` in
@@ -31,7 +32,7 @@ from dpbandits.cli.options import (
     split_list,
 )
 
-HELP = "selection scenarios of the paper (Figs. 1, 5, 6, 7, 13): MSE against eps"
+HELP = "selection scenarios of the paper (Figs. 1, 4, 5, 6, 7, 13, 18): MSE against eps"
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -45,7 +46,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         p, "--scenario", "-s", metavar="S",
         help="paper scenario 1-8, 'corr:t=<t>', '<1|2|3>:p=<proportion>', or a figure group "
         "fig1 (1-3), fig5 (4-6), fig6 (correlation family), fig7 (7-8), fig13 (proportion "
-        "sweep), all; each value gives one figure, '1+4' puts two in one (default: fig1)",
+        "sweep), fig4 and fig18 (exc1, exc2 of §V-B), all; each value gives one figure, '1+4' "
+        "puts two in one (default: fig1)",
     )  # fmt: skip
     add_list_option(
         p, "--selector", "--selectors", metavar="SEL",
@@ -88,6 +90,15 @@ def _default_selectors(names: list[str] | None, scenario: Any) -> Any:
     if isinstance(scenario, TwoGroups):
         return (*DEFAULT_SELECTORS, "combined_gem")
     return DEFAULT_SELECTORS
+
+
+def _group_selectors(key: str, names: list[str] | None, scenario: Any) -> Any:
+    """Fig. 18 shows "a subset of the algorithms": RNM, GEM and mGEM by default."""
+    if names is None and key == "fig18":
+        from dpbandits.scenarios_exceptional import FIG18_SELECTORS
+
+        return FIG18_SELECTORS
+    return _default_selectors(names, scenario)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -154,7 +165,7 @@ def run(args: argparse.Namespace) -> int:
                 t_sc = time.perf_counter()
                 ev = evaluation.evaluate(
                     sc,
-                    _default_selectors(names, sc),
+                    _group_selectors(key, names, sc),
                     eps,
                     args.trials,
                     args.seed,
@@ -176,7 +187,12 @@ def run(args: argparse.Namespace) -> int:
 
                 name = key if key.startswith("fig") or key == "all" else "scenario_" + slug(key)
                 path = os.path.join(args.out, f"{name}.{args.format}")
-                save_figure(plot_evaluations(evs), path)
+                if key in ("fig4", "fig18"):
+                    from dpbandits.scenarios_exceptional import exceptional_figure
+
+                    save_figure(exceptional_figure(evs, key, seed=args.seed), path)
+                else:
+                    save_figure(plot_evaluations(evs), path)
                 figures.append(path)
         elapsed = time.perf_counter() - t_start
 

@@ -23,6 +23,7 @@ import importlib.metadata
 from collections.abc import Callable
 from typing import Any
 
+from dpbandits.selectors.advisor import Recommendation, recommend
 from dpbandits.selectors.base import FunctionSelector, Selector, from_function
 from dpbandits.selectors.gem import GEM, MGEM, CombinedGEM, gem_scores
 from dpbandits.selectors.heuristics import spearman, weighted_correlation
@@ -44,12 +45,14 @@ __all__ = [
     "FunctionSelector",
     "Greedy",
     "PermuteAndFlip",
+    "Recommendation",
     "Selector",
     "Uniform",
     "available",
     "from_function",
     "gem_scores",
     "make",
+    "recommend",
     "refresh_plugins",
     "register",
     "sample_tnb",

@@ -1,7 +1,8 @@
-"""DP quantiles (Smith's exponential mechanism) and windowed sensitivities (App. H).
+"""Smith's DP quantile mechanism (``method="smith"``) and windowed sensitivities (App. H).
 
 The exact interval probabilities are computed here with a plain loop over intervals,
-independently of the implementation.
+independently of the implementation. The grid mechanism (the default) is tested in
+``test_quantiles_grid.py``.
 """
 
 from __future__ import annotations
@@ -56,7 +57,9 @@ def test_interval_choice_and_output_distribution_match_exact() -> None:
     x = [0.05, 0.21, 0.22, 0.4, 0.55, 0.61, 0.9, 1.7, -0.3]  # two values outside [0, 1]
     q, eps, lo, hi = 0.3, 2.0, 0.0, 1.0
     probs, z = exact_interval_probs(x, q, eps, lo, hi)
-    draws = dp_quantile(np.broadcast_to(x, (200_000, len(x))), q, eps, lo, hi, rng=1)
+    draws = dp_quantile(
+        np.broadcast_to(x, (200_000, len(x))), q, eps, lo, hi, rng=1, method="smith"
+    )
     assert draws.shape == (200_000,)
     assert draws.min() >= lo and draws.max() <= hi
     # intervals are recovered from the output (ties at end points have probability 0)
@@ -87,19 +90,22 @@ def test_log_space_path_for_huge_epsilon() -> None:
     q, eps = 0.5, 1200.0  # intervals [0, .3] and [.3, 1] both have utility -eps: exp underflows
     probs, z = exact_interval_probs(x, q, eps, 0.0, 1.0)
     np.testing.assert_allclose(probs[[0, 4]], [0.3, 0.7])
-    draws = dp_quantile(np.broadcast_to(x, (50_000, 4)), q, eps, 0.0, 1.0, rng=rng)
+    draws = dp_quantile(np.broadcast_to(x, (50_000, 4)), q, eps, 0.0, 1.0, rng=rng, method="smith")
     counts = np.array([(draws < 0.3).sum(), 0, 0, 0, (draws > 0.3).sum()])
     assert counts.sum() == draws.size
     assert_counts_match_pmf(counts, probs)
     # huge scores and eps in the usual regime, no overflow / NaN
-    out = dp_quantile(np.linspace(-1e6, 1e6, 1001), 0.9, 1e3, -1e6, 1e6, rng=4)
-    assert math.isfinite(out) and abs(out - 0.8e6) < 1e4
+    for method in ("smith", "grid"):
+        out = dp_quantile(np.linspace(-1e6, 1e6, 1001), 0.9, 1e3, -1e6, 1e6, rng=4, method=method)
+        assert math.isfinite(out) and abs(out - 0.8e6) < 1e4
 
 
 def test_dp_quantiles_split_epsilon_equally() -> None:
     x = [0.1, 0.2, 0.45, 0.5, 0.8]
     eps = 3.0
-    out = dp_quantiles(np.broadcast_to(x, (100_000, 5)), [0.1, 0.9], eps, 0.0, 1.0, rng=5)
+    out = dp_quantiles(
+        np.broadcast_to(x, (100_000, 5)), [0.1, 0.9], eps, 0.0, 1.0, rng=5, method="smith"
+    )
     assert out.shape == (100_000, 2)
     for j, q in enumerate([0.1, 0.9]):
         probs, z = exact_interval_probs(x, q, eps / 2, 0.0, 1.0)
@@ -112,33 +118,37 @@ def test_output_always_inside_bounds_and_batched_shapes() -> None:
     for lo, hi in [(0.0, 1.0), (-3.0, -2.999999), (1.0, 1.0 + 1e-12), (-1e9, 1e9)]:
         x = rng.normal(loc=(lo + hi) / 2, scale=(hi - lo), size=(50, 20, 7))
         for q in [0.0, 0.1, 0.5, 1.0]:
-            out = dp_quantile(x, q, 0.5, lo, hi, rng=rng)
-            assert out.shape == (50, 20)
-            assert np.all((out >= lo) & (out <= hi))
+            for method in ("smith", "grid"):
+                out = dp_quantile(x, q, 0.5, lo, hi, rng=rng, method=method)
+                assert out.shape == (50, 20)
+                assert np.all((out >= lo) & (out <= hi))
     assert isinstance(dp_quantile([0.5], 0.5, 1.0, 0.0, 1.0), float)
 
 
 def test_degenerate_data() -> None:
     rng = np.random.default_rng(7)
     # all equal: only [lo, v] and [v, hi] have positive width
-    out = dp_quantile(np.full((20_000, 10), 0.25), 0.1, 1.0, 0.0, 1.0, rng=rng)
+    out = dp_quantile(np.full((20_000, 10), 0.25), 0.1, 1.0, 0.0, 1.0, rng=rng, method="smith")
     probs, _ = exact_interval_probs([0.25] * 10, 0.1, 1.0, 0.0, 1.0)
     assert_counts_match_pmf([(out < 0.25).sum(), (out > 0.25).sum()], probs[[0, 10]])
     # n = 1 and all data at an end point
     for x in ([0.7], [0.0, 0.0, 0.0], [1.0]):
-        out = dp_quantile(np.broadcast_to(x, (1000, len(x))), 0.5, 1.0, 0.0, 1.0, rng=rng)
+        out = dp_quantile(
+            np.broadcast_to(x, (1000, len(x))), 0.5, 1.0, 0.0, 1.0, rng=rng, method="smith"
+        )
         assert np.all(np.isfinite(out)) and out.min() >= 0 and out.max() <= 1
     # no data at all: uniform on [lo, hi]
-    out = dp_quantile(np.empty((5000, 0)), 0.5, 1.0, 2.0, 4.0, rng=rng)
+    out = dp_quantile(np.empty((5000, 0)), 0.5, 1.0, 2.0, 4.0, rng=rng, method="smith")
     assert stats.kstest(out, stats.uniform(2.0, 2.0).cdf).pvalue > P_MIN
 
 
 def test_quantile_seed_determinism() -> None:
     x = np.random.default_rng(0).random((10, 30))
-    np.testing.assert_array_equal(
-        dp_quantiles(x, [0.1, 0.9], 1.0, 0, 1, rng=11),
-        dp_quantiles(x, [0.1, 0.9], 1.0, 0, 1, rng=11),
-    )
+    for method in ("smith", "grid"):
+        np.testing.assert_array_equal(
+            dp_quantiles(x, [0.1, 0.9], 1.0, 0, 1, rng=11, method=method),
+            dp_quantiles(x, [0.1, 0.9], 1.0, 0, 1, rng=11, method=method),
+        )
 
 
 def test_quantile_bad_input() -> None:
@@ -174,7 +184,7 @@ def test_windowed_each_reward_used_exactly_once(monkeypatch: pytest.MonkeyPatch)
 
     monkeypatch.setattr(quantiles_module, "_intervals", spy)
     n_runs, n_arms, w = 4, 3, 5
-    ws = WindowedSensitivity(n_runs, n_arms, 1.0, lo=0.0, hi=2.0, window=w, rng=0)
+    ws = WindowedSensitivity(n_runs, n_arms, 1.0, lo=0.0, hi=2.0, window=w, rng=0, method="smith")
     rng = np.random.default_rng(1)
     fed: dict[tuple[int, int], list[float]] = {
         (r, a): [] for r in range(n_runs) for a in range(n_arms)
@@ -214,14 +224,14 @@ def test_windowed_estimate_distribution_matches_dp_quantiles() -> None:
     rng = np.random.default_rng(8)
     window, eps_p, n_runs = 6, 2.0, 30_000
     data = np.array([0.2, 0.9, 0.35, 0.5, 0.1, 0.65])
-    ws = WindowedSensitivity(n_runs, 2, eps_p, window=window, rng=9)
+    ws = WindowedSensitivity(n_runs, 2, eps_p, window=window, rng=9, method="smith")
     for t in range(window):
         ws.update(np.ones(n_runs, dtype=np.int64), np.full(n_runs, data[t]))
     got = ws.values[:, 1]
     assert (ws.values[:, 0] == 1.0).all() and (ws.n_estimates[:, 1] == 1).all()
     x = np.broadcast_to(data, (n_runs, window))
-    p_lo = dp_quantile(x, 0.1, eps_p / 2, 0.0, 1.0, rng=rng)
-    p_hi = dp_quantile(x, 0.9, eps_p / 2, 0.0, 1.0, rng=rng)
+    p_lo = dp_quantile(x, 0.1, eps_p / 2, 0.0, 1.0, rng=rng, method="smith")
+    p_hi = dp_quantile(x, 0.9, eps_p / 2, 0.0, 1.0, rng=rng, method="smith")
     assert_same_distribution(got, np.maximum(np.abs(p_hi - p_lo), 1e-6))
 
 
@@ -233,7 +243,7 @@ def test_windowed_floor_initial_and_accuracy() -> None:
     assert (ws.values[:, 0] >= 0.8).all() and (ws.values[:, 1] == 0.3).all()
     # with a huge eps the mechanism picks interval i = q n (weight ratio e^-2500 otherwise):
     # p_lo in [x_(20), x_(21)], p_hi in [x_(180), x_(181)] (1-based order statistics)
-    ws = WindowedSensitivity(200, 1, 1e4, lo=-5.0, hi=5.0, window=200, rng=1)
+    ws = WindowedSensitivity(200, 1, 1e4, lo=-5.0, hi=5.0, window=200, rng=1, method="smith")
     r = np.random.default_rng(2).normal(0.0, 1.0, size=(200, 200))
     for t in range(200):
         ws.update(np.zeros(200, dtype=np.int64), r[:, t])
@@ -246,7 +256,7 @@ def test_windowed_underflow_fallback() -> None:
     """Constant windows and a huge eps: every positive-width interval's weight underflows in
     the direct form, so the log-space path runs; p_lo ~ U[0, .5], p_hi ~ U[.5, 1], hence
     d = p_hi - p_lo is triangular on [0, 1]."""
-    ws = WindowedSensitivity(20_000, 1, 1e4, window=10, rng=5)
+    ws = WindowedSensitivity(20_000, 1, 1e4, window=10, rng=5, method="smith")
     for _ in range(10):
         ws.update(np.zeros(20_000, dtype=np.int64), np.full(20_000, 0.5))
     d = ws.values[:, 0]

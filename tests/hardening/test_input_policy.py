@@ -124,3 +124,23 @@ def test_extreme_but_accepted_epsilon_never_gives_nan(selector, eps):
 def test_private_agent_validates_at_construction():
     with pytest.raises(TypeError, match="epsilon_means must be a real number"):
         agents.PrivateAgent("rnm", epsilon_means=True)
+
+
+@pytest.mark.parametrize(
+    "bad", [np.array([0.1 + 1j, 0.5]), np.array(["0.1", "0.5"]), [True, False]]
+)
+def test_dp_quantile_refuses_non_real_data(bad):
+    from dpbandits.quantiles import dp_quantile
+
+    with pytest.raises(TypeError, match="x must be an array of real numbers"):
+        dp_quantile(bad, 0.5, 1.0, 0.0, 1.0, rng=0)
+
+
+@pytest.mark.parametrize("bad", [True, "0.5", 0.5 + 0j])
+def test_dp_quantile_refuses_non_real_levels_and_epsilon(bad):
+    from dpbandits.quantiles import dp_quantile
+
+    with pytest.raises(TypeError):
+        dp_quantile([0.1, 0.2], bad, 1.0, 0.0, 1.0, rng=0)
+    with pytest.raises(TypeError):
+        dp_quantile([0.1, 0.2], 0.5, bad, 0.0, 1.0, rng=0)

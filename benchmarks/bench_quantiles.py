@@ -1,0 +1,257 @@
+"""DP quantiles on tied, discrete and continuous data: grid against Smith (docs/quantiles.md).
+
+Not part of the test suite. Prints, all measured in this run (seed 0):
+
+1. the mean 10%-90% range ``p_0.9 - p_0.1`` of ``dp_quantiles(x, (0.1, 0.9), eps_p, 0, 1)`` on
+   200 Bernoulli(p) rewards (true range 1), p in {0.2, 0.5, 0.8}, eps_p in {0.5, 1, 4, 16};
+2. the median on 200 equal values (0.3, 0.0, 1.0, 0.123456) at eps = 1: largest error and the
+   fraction of draws more than 0.01 away;
+3. Beta(2, 5), n = 1000: median absolute error of the DP median, against the population median
+   and against the sample median, for each method, and the ratio grid / Smith, at eps in
+   {0.1, 1, 10};
+4. the empirical privacy loss on neighbouring data sets (one value replaced): histograms of the
+   outputs (grid points; Smith's outputs binned on 16 equal bins), the plug-in
+   ``max |log p - log p'|`` and its lower confidence bound (Clopper-Pearson, family-wise
+   alpha = 1e-6), against eps;
+5. the time per estimate of ``WindowedSensitivity`` (grid / Smith);
+6. the 10%-90% range of 200-reward windows (clipped Gaussians, Bernoulli, discrete values):
+   Smith's, the grid of ``WindowedSensitivity`` (64 intervals) and the fine grid (2^16).
+
+Usage: ``python benchmarks/bench_quantiles.py [--quick]``.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+# Run as a script, this directory is sys.path[0], where benchmarks/selectors.py would shadow the
+# standard library's ``selectors``: drop it before any other import.
+_HERE = Path(__file__).resolve().parent
+sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != _HERE]
+
+import argparse  # noqa: E402
+import time  # noqa: E402
+
+import numpy as np  # noqa: E402
+from scipy import stats  # noqa: E402
+
+from dpbandits.audit import clopper_pearson  # noqa: E402
+from dpbandits.quantiles import (  # noqa: E402
+    DEFAULT_ENDPOINT_MASS,
+    WindowedSensitivity,
+    dp_quantile,
+    dp_quantiles,
+)
+
+METHODS = ("smith", "grid")
+
+
+def bernoulli(draws: int) -> None:
+    print("## 1. Bernoulli(p), n = 200: mean estimated 10%-90% range (true: 1)")
+    print()
+    print("| p | eps_p | smith: mean range, E abs | grid: mean range |")
+    print("|---|---|---|---|")
+    rng = np.random.default_rng(0)
+    for p in (0.2, 0.5, 0.8):
+        x = (rng.random((draws, 200)) < p).astype(np.float64)
+        for eps in (0.5, 1.0, 4.0, 16.0):
+            r = {}
+            for m in METHODS:
+                out = dp_quantiles(x, (0.1, 0.9), eps, 0.0, 1.0, rng=rng, method=m)
+                r[m] = out[:, 1] - out[:, 0]
+            se = r["grid"].std(ddof=1) / np.sqrt(draws)
+            print(
+                f"| {p} | {eps:g} | {r['smith'].mean():+.3f}, {np.abs(r['smith']).mean():.3f} "
+                f"| {r['grid'].mean():.3f} ± {se:.3f} |"
+            )
+    print()
+
+
+def all_equal(draws: int) -> None:
+    print("## 2. Median of 200 equal values, eps = 1")
+    print()
+    print("| value | smith: max error, P(error > 0.01) | grid: max error, P(error > 0.01) |")
+    print("|---|---|---|")
+    for v in (0.3, 0.0, 1.0, 0.123456):
+        x = np.full((draws, 200), v)
+        cells = []
+        for m in METHODS:
+            err = np.abs(dp_quantile(x, 0.5, 1.0, 0.0, 1.0, rng=1, method=m) - v)
+            cells.append(f"{err.max():.2e}, {np.mean(err > 0.01):.3f}")
+        print(f"| {v} | {cells[0]} | {cells[1]} |")
+    print()
+
+
+def beta_median(draws: int) -> None:
+    print("## 3. Beta(2, 5), n = 1000: median absolute error of the DP median")
+    print()
+    print(
+        "| eps | vs population median: smith, grid, ratio | vs sample median: smith, grid, ratio |"
+    )
+    print("|---|---|---|")
+    rng = np.random.default_rng(2)
+    x = rng.beta(2.0, 5.0, size=(draws, 1000))
+    true = stats.beta(2.0, 5.0).median()
+    sample = np.median(x, axis=1)
+    for eps in (0.1, 1.0, 10.0):
+        e_pop, e_smp = {}, {}
+        for m in METHODS:
+            out = dp_quantile(x, 0.5, eps, 0.0, 1.0, rng=3, method=m)
+            e_pop[m] = np.median(np.abs(out - true))
+            e_smp[m] = np.median(np.abs(out - sample))
+        print(
+            f"| {eps:g} | {e_pop['smith']:.2e}, {e_pop['grid']:.2e}, "
+            f"{e_pop['grid'] / e_pop['smith']:.3f} | {e_smp['smith']:.2e}, {e_smp['grid']:.2e}, "
+            f"{e_smp['grid'] / e_smp['smith']:.3f} |"
+        )
+    print()
+
+
+PAIRS = {
+    "bernoulli n=20, 2 vs 3 zeros, q=0.1": (
+        [0.0] * 2 + [1.0] * 18,
+        [0.0] * 3 + [1.0] * 17,
+        0.1,
+    ),
+    "ten 0.5 vs one of them at 0, median": ([0.5] * 10, [0.0] + [0.5] * 9, 0.5),
+    "six values, a 0 replaced by 1, median": (
+        [0.875, 0.125, 0.0, 0.875, 1.0, 0.0],
+        [0.875, 0.125, 1.0, 0.875, 1.0, 0.0],
+        0.5,
+    ),
+    "spread data, one value moved across the median": (
+        [0.05, 0.15, 0.25, 0.35, 0.45, 0.55, 0.65, 0.75, 0.85, 0.95],
+        [0.05, 0.15, 0.25, 0.35, 0.45, 0.55, 0.65, 0.75, 0.85, 0.02],
+        0.5,
+    ),
+}
+
+
+def exact_grid_loss(x: list[float], xp: list[float], q: float, eps: float, m: int) -> float:
+    """max_j |log P(j | x) - log P(j | x')| of the grid mechanism, from its definition."""
+
+    def logp(data: list[float]) -> np.ndarray:
+        k = np.clip(np.rint(np.asarray(data) * m), 0, m)
+        j = np.arange(m + 1)
+        below = (k[None, :] < j[:, None]).sum(axis=1)
+        upto = (k[None, :] <= j[:, None]).sum(axis=1)
+        qn = q * len(data)
+        dist = np.maximum(np.maximum(below - qn, qn - upto), 0.0)
+        mass = np.where((j == 0) | (j == m), 1.0 + DEFAULT_ENDPOINT_MASS * (m + 1), 1.0)
+        lw = np.log(mass) - eps * dist / 2
+        return lw - np.logaddexp.reduce(lw)
+
+    return float(np.abs(logp(x) - logp(xp)).max())
+
+
+def _bins(out: np.ndarray, method: str, grid_size: int) -> np.ndarray:
+    if method == "grid":
+        return np.rint(out * grid_size).astype(np.int64)
+    return np.minimum((out * 16).astype(np.int64), 15)
+
+
+def privacy(draws: int) -> None:
+    print("## 4. Empirical privacy loss on neighbouring data sets (one value replaced)")
+    print()
+    print("| pair | eps | method | plug-in loss | lower bound (alpha 1e-6) | exact (grid) |")
+    print("|---|---|---|---|---|---|")
+    grid_size = 16
+    for name, (x, xp, q) in PAIRS.items():
+        for eps in (0.5, 1.0, 4.0):
+            for m in METHODS:
+                kw = {"method": m, "grid_size": grid_size}
+                o = dp_quantile(np.broadcast_to(x, (draws, len(x))), q, eps, 0, 1, rng=5, **kw)
+                op = dp_quantile(np.broadcast_to(xp, (draws, len(xp))), q, eps, 0, 1, rng=6, **kw)
+                k = grid_size + 1
+                c = np.bincount(_bins(o, m, grid_size), minlength=k)
+                cp = np.bincount(_bins(op, m, grid_size), minlength=k)
+                lo, hi = clopper_pearson(c, draws, 1e-6 / (4 * k))
+                lo_p, hi_p = clopper_pearson(cp, draws, 1e-6 / (4 * k))
+                both = (c > 0) & (cp > 0)
+                with np.errstate(divide="ignore"):
+                    plug = np.abs(np.log(c[both]) - np.log(cp[both])).max()
+                    lower = np.maximum(np.log(lo) - np.log(hi_p), np.log(lo_p) - np.log(hi))
+                exact = f"{exact_grid_loss(x, xp, q, eps, grid_size):.3f}" if m == "grid" else ""
+                print(
+                    f"| {name} | {eps:g} | {m} | {plug:.3f} | {max(0.0, lower.max()):.3f} "
+                    f"| {exact} |"
+                )
+    print()
+
+
+def windowed(draws: int) -> None:
+    print("## 6. 10%-90% range of 200-reward windows, eps_p = 1: mean / mean absolute error")
+    print()
+    from scipy.stats import norm
+
+    rng = np.random.default_rng(4)
+    cases = []
+    for mu, sd in ((0.2, 0.1), (0.8, 0.3), (0.5, 0.1), (0.5, 0.02)):
+        x = np.clip(rng.normal(mu, sd, (draws, 200)), 0, 1)
+        tq = np.clip(norm.ppf([0.1, 0.9], mu, sd), 0, 1)
+        cases.append((f"clip N({mu}, {sd}^2)", x, tq[1] - tq[0]))
+    x = (rng.random((draws, 200)) < 0.8).astype(float)
+    cases.append(("Bernoulli(0.8)", x, 1.0))
+    for vals in ([0.2, 0.4, 0.6, 0.8], [0.2, 0.4, 0.6, 0.8, 1.0]):
+        x = rng.choice(vals, size=(draws, 200))
+        cases.append((f"uniform on {vals}", x, vals[-1] - vals[0]))
+    print("| rewards (true range) | Smith | grid, 64 (window default) | grid, 2^16 |")
+    print("|---|---|---|---|")
+    for name, x, true in cases:
+        cells = []
+        for method, m in (("smith", 2**16), ("grid", 2**6), ("grid", 2**16)):
+            o = dp_quantiles(x, (0.1, 0.9), 1.0, 0, 1, rng=1, method=method, grid_size=m)
+            r = o[:, 1] - o[:, 0]
+            cells.append(f"{r.mean():.3f} / {np.abs(r - true).mean():.3f}")
+        print(f"| {name} ({true:.3f}) | " + " | ".join(cells) + " |")
+    print()
+
+
+def speed(steps: int) -> None:
+    print("## 5. WindowedSensitivity.update, R = 1000, K = 2, uniform rewards")
+    print()
+    rng = np.random.default_rng(0)
+    a = rng.integers(0, 2, size=(steps, 1000))
+    x = rng.random((steps, 1000))
+    times = {}
+    for m in METHODS:
+        ws = WindowedSensitivity(1000, 2, 1.0, rng=0, method=m)
+        t0 = time.perf_counter()
+        for s in range(steps):
+            ws.update(a[s], x[s])
+        times[m] = time.perf_counter() - t0
+    print(
+        f"{steps} steps: smith {times['smith']:.2f} s, grid {times['grid']:.2f} s, "
+        f"ratio grid / smith {times['grid'] / times['smith']:.2f}"
+    )
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--quick", action="store_true")
+    ap.add_argument(
+        "--only",
+        nargs="+",
+        choices=("bernoulli", "all_equal", "beta", "privacy", "windowed", "speed"),
+    )
+    args = ap.parse_args()
+    q = args.quick
+    all_parts = ("bernoulli", "all_equal", "beta", "privacy", "windowed", "speed")
+    parts = args.only or all_parts
+    if "bernoulli" in parts:
+        bernoulli(1000 if q else 10_000)
+    if "all_equal" in parts:
+        all_equal(1000 if q else 10_000)
+    if "beta" in parts:
+        beta_median(300 if q else 3000)
+    if "privacy" in parts:
+        privacy(20_000 if q else 400_000)
+    if "windowed" in parts:
+        windowed(1000 if q else 10_000)
+    if "speed" in parts:
+        speed(1000 if q else 4000)
+
+
+if __name__ == "__main__":
+    main()
