@@ -18,8 +18,12 @@ from envs.core import Schedule, expected_clipped_normal
 from envs.drifting import (
     DriftingBandit,
     DriftingBanditVectorEnv,
+    DriftProfile,
+    drift_profile,
     linear_drift,
+    piecewise_linear_drift,
     sinusoidal_drift,
+    step_drift,
 )
 from envs.piecewise import PiecewiseStationaryBandit, PiecewiseStationaryBanditVectorEnv
 from envs.two_armed_shift import TwoArmedShift, TwoArmedShiftVectorEnv
@@ -32,15 +36,19 @@ __all__ = [
     "BanditVectorEnv",
     "DriftingBandit",
     "DriftingBanditVectorEnv",
+    "DriftProfile",
     "PiecewiseStationaryBandit",
     "PiecewiseStationaryBanditVectorEnv",
     "Schedule",
     "TwoArmedShift",
     "TwoArmedShiftVectorEnv",
+    "drift_profile",
     "expected_clipped_normal",
     "linear_drift",
+    "piecewise_linear_drift",
     "register_envs",
     "sinusoidal_drift",
+    "step_drift",
 ]
 
 register_envs()
