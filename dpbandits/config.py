@@ -61,6 +61,7 @@ __all__ = [
     "load_experiment",
     "parse_agent_option",
     "parse_value",
+    "split_values",
     "resolve_env",
     "to_toml",
 ]
@@ -158,7 +159,7 @@ def parse_value(text: str) -> Any:
         return text.strip()
 
 
-def _split_top(text: str) -> list[str]:
+def split_values(text: str) -> list[str]:
     """Split at commas outside brackets, braces and quotes."""
     parts, depth, quote, cur = [], 0, "", []
     for ch in text:
@@ -183,7 +184,7 @@ def parse_assignments(items: list[str] | None, option: str) -> dict[str, Any]:
     """``["a=1", "b=[1,2],c=x"]`` -> ``{"a": 1, "b": [1, 2], "c": "x"}``."""
     out: dict[str, Any] = {}
     for item in items or []:
-        for part in _split_top(item):
+        for part in split_values(item):
             key, sep, value = part.partition("=")
             if not sep or not key.strip():
                 raise ValueError(f"{option}: expected KEY=VALUE, got {part!r}")
@@ -205,7 +206,7 @@ def parse_agent_option(items: list[str] | None) -> dict[str, dict[str, Any]]:
     out: dict[str, dict[str, Any]] = {}
     current: dict[str, Any] | None = None
     for item in items or []:
-        for part in _split_top(item):
+        for part in split_values(item):
             head, colon, rest = part.partition(":")
             label, eq, kind = head.partition("=")
             starts_agent = (
