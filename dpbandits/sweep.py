@@ -80,9 +80,40 @@ class CellTask:
     plugins: tuple[str, ...] = ()
 
 
+_exit_with_parent_done = False
+
+
+def _exit_with_parent() -> None:
+    """In a worker process on Linux: be killed when the parent dies.
+
+    A pool worker waits for its next task forever; if the sweep's main process is killed with
+    SIGKILL (which it cannot catch to stop its workers) the workers would outlive it.
+    """
+    global _exit_with_parent_done
+    if _exit_with_parent_done or not sys.platform.startswith("linux"):
+        return
+    import multiprocessing
+
+    if multiprocessing.parent_process() is None:  # the main process: never
+        return
+    _exit_with_parent_done = True
+    try:
+        import ctypes
+        import signal
+
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(1, int(signal.SIGKILL), 0, 0, 0)  # PR_SET_PDEATHSIG
+        parent = multiprocessing.parent_process()
+        if parent is not None and os.getppid() != parent.pid:  # the parent died already
+            os._exit(1)
+    except (OSError, AttributeError):  # pragma: no cover - no prctl: nothing to do
+        pass
+
+
 def run_cell(task: CellTask) -> dict[str, Any]:
     """Run one cell; never raises: ``{"ok": True, "results": ...}`` or ``{"ok": False,
     "error": one line, "traceback": text}`` so that a failing cell does not stop the others."""
+    _exit_with_parent()
     try:
         _ensure_plugins(task.plugins)
         exp = Experiment.from_dict(task.config, check=False)
@@ -144,7 +175,7 @@ def _executor(scheduler: str, n_jobs: int) -> Iterator[Any]:
         if scheduler == "local":
             cluster = distributed.LocalCluster(
                 n_workers=n_jobs, threads_per_worker=1, processes=True,
-                dashboard_address=None, silence_logs=logging.ERROR,
+                dashboard_address=":0", silence_logs=logging.ERROR,
             )  # fmt: skip
             client = distributed.Client(cluster)
         else:
