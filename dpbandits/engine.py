@@ -388,8 +388,10 @@ def _check_picklable(spec: dict[str, Any], agent_map: dict[str, Any], where: str
         except Exception as exc:  # noqa: BLE001 (any pickling failure has the same fix)
             raise ValueError(
                 f"{what} cannot be sent to worker processes ({where}): {exc}. Use picklable "
-                "objects (module-level functions or classes, e.g. the drift profiles of "
-                "envs.drifting, not a lambda or a local function), or run with n_jobs=1"
+                "objects: module-level functions or classes, not a lambda or a local function; "
+                "for drifting means the named profiles envs.linear_drift, "
+                "envs.sinusoidal_drift, envs.step_drift, envs.piecewise_linear_drift (or "
+                "{'profile': 'linear', ...} in a config); or run with n_jobs=1"
             ) from None
 
 
