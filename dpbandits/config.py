@@ -422,8 +422,8 @@ class Experiment:
 
     @classmethod
     def from_results(cls, results: Results) -> Experiment:
-        """The experiment that produced ``results`` (``results.config["experiment"]``)."""
-        cfg = results.config.get("experiment")
+        """The experiment that produced ``results`` (``results.config["experiment_config"]``)."""
+        cfg = results.config.get("experiment_config")
         if not isinstance(cfg, Mapping):
             raise ValueError("these results were not produced from an experiment config")
         return cls.from_dict(cfg, check=False)
@@ -632,8 +632,8 @@ class Experiment:
     ) -> Results:
         """Run the experiment (no sweep) with :func:`dpbandits.engine.run`.
 
-        The results carry this config in ``results.config["experiment"]``. ``seed`` overrides
-        the config's (a sweep cell's derived seed).
+        The results carry this config in ``results.config["experiment_config"]``. ``seed``
+        overrides the config's (a sweep cell's derived seed).
         """
         if self.sweep:
             raise ValueError("this experiment has a [sweep] table: run it with dpbandits.sweep "
@@ -655,7 +655,7 @@ class Experiment:
         )
         from dpbandits.files import jsonable
 
-        results.config["experiment"] = jsonable(self.to_dict())
+        results.config["experiment_config"] = jsonable(self.to_dict())
         return results
 
 
