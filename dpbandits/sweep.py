@@ -11,9 +11,11 @@ writes
   ``agent``, ``n_runs``, ``regret_mean``, ``regret_sd``, ``regret_se``, ``regret_segment_<j>``
   (regret in each segment between the environment's change points) and ``result`` (the cell's
   file, relative to ``out``);
-- ``out/cells.csv`` -- one row per cell: index, swept values, seed, key, status, result file;
+- ``out/cells.csv`` -- one row per cell: index, swept values, seed, key, status, result file,
+  curves figure;
 - ``out/sweep.toml`` -- the config that was run; ``out/failed_cells.txt`` when cells failed;
-- ``out/plots/`` -- final regret against each swept numeric key, regret curves of every cell.
+- ``out/plots/`` -- final regret against each swept numeric key (``regret_vs_<key>``), regret
+  curves of every cell (``curves/<key[:16]>``, kept across re-runs).
 
 Seeds: a cell's seed is derived from the root seed and the cell's swept values
 (:func:`dpbandits.config.cell_seed`), and each cell runs the engine with that seed, whose results
@@ -364,12 +366,14 @@ def sweep(
     status |= {i: "failed" for i in res.failed}
     cell_rows = [
         {**c.params, "cell": c.index, "seed": c.seed, "key": k, "status": status[c.index],
-         "result": _rel(store, k, out) if status[c.index] != "failed" else ""}
+         "result": _rel(store, k, out) if status[c.index] != "failed" else "",
+         "curves": f"plots/curves/{k[:16]}.{fmt}" if plots and status[c.index] != "failed"
+         else ""}
         for c, k in zip(cells, keys, strict=True)
     ]  # fmt: skip
     res.files.append(
         write_csv(out / "cells.csv", cell_rows,
-                  ["cell", *swept, "seed", "key", "status", "result"])  # fmt: skip
+                  ["cell", *swept, "seed", "key", "status", "result", "curves"])  # fmt: skip
     )
     failed_file = out / "failed_cells.txt"
     if res.failed:

@@ -22,6 +22,8 @@ import numpy as np
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
+from dpbandits.files import atomic_open
+
 if TYPE_CHECKING:
     from dpbandits.results import Results
     from dpbandits.sweep import SweepResult
@@ -112,7 +114,12 @@ def _slug(text: str, limit: int = 120) -> str:
 
 def write_sweep_plots(res: SweepResult, fmt: str = "png") -> list[Path]:
     """Write ``plots/regret_vs_<key>.<fmt>`` for each swept numeric key and
-    ``plots/curves/cell_<i>.<fmt>`` for every cell with results; returns the paths."""
+    ``plots/curves/<key>.<fmt>`` for every cell with results (named by the first 16 hex digits
+    of the cell's store key, listed in ``cells.csv``); returns the paths.
+
+    A cell's curve figure depends only on its stored results, so an existing one is kept: a
+    re-run draws only the figures of new cells.
+    """
     from dpbandits.results import Results
 
     plots = res.out / "plots"
@@ -122,7 +129,8 @@ def write_sweep_plots(res: SweepResult, fmt: str = "png") -> list[Path]:
     for key in numeric_keys(res.rows, keys):
         fig = plot_final_regret(res.rows, key, keys)
         p = plots / f"regret_vs_{_slug(key)}.{fmt}"
-        fig.savefig(p, dpi=110)
+        with atomic_open(p, "wb") as f:
+            fig.savefig(f, dpi=100, format=fmt)
         written.append(p)
     for cell in res.cells:
         if cell.index in res.failed:
@@ -130,9 +138,12 @@ def write_sweep_plots(res: SweepResult, fmt: str = "png") -> list[Path]:
         path = res.result_path(cell.index)
         if not path.is_file():
             continue
-        title = ", ".join(f"{k}={v}" for k, v in cell.params.items())
-        fig = plot_cell_curves(Results.load(path), f"cell {cell.index}: {title}")
-        p = plots / "curves" / f"cell_{cell.index:03d}.{fmt}"
-        fig.savefig(p, dpi=90)
+        p = plots / "curves" / f"{res.keys[cell.index][:16]}.{fmt}"
         written.append(p)
+        if p.is_file():
+            continue
+        title = ", ".join(f"{k}={v}" for k, v in cell.params.items())
+        fig = plot_cell_curves(Results.load(path), title)
+        with atomic_open(p, "wb") as f:
+            fig.savefig(f, dpi=80, format=fmt)
     return written
