@@ -161,7 +161,9 @@ def parse_value(text: str) -> Any:
 
 def split_values(text: str) -> list[str]:
     """Split at commas outside brackets, braces and quotes."""
-    parts, depth, quote, cur = [], 0, "", []
+    parts: list[str] = []
+    cur: list[str] = []
+    depth, quote = 0, ""
     for ch in text:
         if quote:
             quote = "" if ch == quote else quote
@@ -288,7 +290,7 @@ def _env_signature(env_id: str) -> tuple[set[str], bool] | None:
     import gymnasium
 
     try:
-        ep = gymnasium.spec(env_id).entry_point
+        ep: Any = gymnasium.spec(env_id).entry_point
         if isinstance(ep, str):
             mod, _, attr = ep.partition(":")
             ep = getattr(importlib.import_module(mod), attr)
@@ -503,7 +505,7 @@ class Experiment:
 
         key = canonical_json([self.env, self.env_kwargs, self.horizon])
         if key in probes:
-            return probes[key]  # type: ignore[no-any-return]
+            return probes[key]
         env_id = resolve_env(self.env)
         sig = _env_signature(env_id)
         if sig is not None:
@@ -541,7 +543,7 @@ class Experiment:
                 f"{self.horizon}"
             )  # fmt: skip
         probes[key] = (int(n), int(horizon))
-        return probes[key]  # type: ignore[no-any-return]
+        return probes[key]
 
     def _aliases(self, label: str) -> dict[str, str]:
         # a private agent's selector reports its own argument name, "epsilon"

@@ -74,7 +74,10 @@ def test_toml_round_trip_and_defaults(tmp_path):
     # odd keys and values survive TOML output
     cfg = {"experiment": {"env": "x", "env_kwargs": {"a b": "q\"uote", "m": {"profile": "linear"}}},
            "agents": {"my agent": {"kind": "ucb", "alpha": 1e-300}}}  # fmt: skip
-    import tomllib
+    try:
+        import tomllib
+    except ImportError:  # Python 3.10
+        import tomli as tomllib
 
     assert tomllib.loads(to_toml(cfg)) == cfg
 
