@@ -424,10 +424,14 @@ class Experiment:
 
     @classmethod
     def from_results(cls, results: Results) -> Experiment:
-        """The experiment that produced ``results`` (``results.config["experiment_config"]``)."""
+        """The experiment that produced ``results`` (``results.config["experiment_config"]``),
+        with the seed the engine used (a sweep cell's derived seed): running it again gives the
+        same numbers."""
         cfg = results.config.get("experiment_config")
         if not isinstance(cfg, Mapping):
             raise ValueError("these results were not produced from an experiment config")
+        cfg = copy.deepcopy(dict(cfg))
+        cfg["experiment"]["seed"] = int(results.config["seed"])
         return cls.from_dict(cfg, check=False)
 
     # -- writing --------------------------------------------------------------------------
@@ -782,10 +786,18 @@ def load_experiment(
 ) -> Experiment:
     """A config file (or none) with the command line's quick flags applied, validated once.
 
+    ``source`` is a TOML file, or a results file (``.npz``) written from a config: its
+    experiment, with the seed it ran with.
+
     ``env``/``env_args``/``agents``/``n_runs``/``seed`` replace or add to the file's values;
     ``sets`` assigns any key path; ``grid`` adds sweep lists.
     """
-    if source is not None:
+    if source is not None and str(source).endswith(".npz"):
+        # a results file: the experiment that produced it
+        from dpbandits.results import Results
+
+        cfg = Experiment.from_results(Results.load(source)).to_dict()
+    elif source is not None:
         text, where = _read_toml_source(source)
         try:
             cfg: dict[str, Any] = tomllib.loads(text)

@@ -303,7 +303,7 @@ def sweep(
     cells = experiment.cells()
     swept = list(experiment.sweep)
     store = Store(out / "store")
-    keys = [cell_key(c.experiment.to_dict(), c.seed) for c in cells]
+    keys = [cell_key(_identity(c.experiment), c.seed) for c in cells]
     res = SweepResult(out=out, cells=cells, keys=keys, scheduler=scheduler)
     out.mkdir(parents=True, exist_ok=True)
     atomic_write(out / "sweep.toml", experiment.to_toml())
@@ -388,6 +388,14 @@ def sweep(
 
         res.files += write_sweep_plots(res, fmt)
     return res
+
+
+def _identity(exp: Experiment) -> dict[str, Any]:
+    """What a cell's result depends on: its config without the free-text keys."""
+    cfg = exp.to_dict()
+    for key in ("name", "description"):
+        cfg["experiment"].pop(key, None)
+    return cfg
 
 
 def _rel(store: Store, key: str, out: Path) -> str:

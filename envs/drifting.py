@@ -292,7 +292,7 @@ DEFAULT_MEANS: DriftProfile = SinusoidalDrift(0.5, 0.3, 20_000, (0.0, np.pi))
 
 def drifting_schedule(
     means: Any = DEFAULT_MEANS,
-    sds: Any = 0.1,
+    sds: Any = "auto",
     horizon: int = 50_000,
     *,
     arm: str = "gaussian",
@@ -306,6 +306,9 @@ def drifting_schedule(
     lo, hi = check_bounds(lo, hi)
     if isinstance(means, Mapping):
         means = drift_profile(means)
+    if isinstance(sds, str) and sds == "auto":
+        # 0.1 for Gaussian arms, none for Bernoulli arms (a config file has no None to write)
+        sds = 0.1 if arm_t == "gaussian" else None
     if isinstance(sds, Mapping):
         sds = drift_profile(sds)
     if callable(means):
@@ -366,7 +369,7 @@ class DriftingBandit(BanditEnv):
     | Parameter     | Default                        | Description                           |
     |---------------|--------------------------------|---------------------------------------|
     | `means`       | 2 arms, `sinusoidal_drift(0.5, 0.3, 20_000, (0, pi))` | callable or vector |
-    | `sds`         | `0.1`                          | scalar, vector, callable; Bernoulli: `None` |
+    | `sds`         | `"auto"`: 0.1 (Gaussian), `None` (Bernoulli) | scalar, vector, callable |
     | `horizon`     | `50_000`                       | number of steps                       |
     | `arm`         | `"gaussian"`                   | or `"bernoulli"`                      |
     | `lo`, `hi`    | `0.0`, `1.0`                   | clipping bounds                       |
@@ -377,7 +380,7 @@ class DriftingBandit(BanditEnv):
     def __init__(
         self,
         means: Any = DEFAULT_MEANS,
-        sds: Any = 0.1,
+        sds: Any = "auto",
         horizon: int = 50_000,
         arm: str = "gaussian",
         lo: float = 0.0,
@@ -398,7 +401,7 @@ class DriftingBanditVectorEnv(BanditVectorEnv):
         self,
         num_envs: int = 1,
         means: Any = DEFAULT_MEANS,
-        sds: Any = 0.1,
+        sds: Any = "auto",
         horizon: int = 50_000,
         arm: str = "gaussian",
         lo: float = 0.0,

@@ -10,8 +10,8 @@ from dpbandits.cli._plugins import add_plugin_argument, load_plugins
 
 def add_experiment_arguments(parser: argparse.ArgumentParser, command: str) -> None:
     parser.add_argument("config", nargs="?", metavar="CONFIG.toml",
-                        help="experiment config (docs/experiments.md); optional with "
-                        "--env")  # fmt: skip
+                        help="experiment config (docs/experiments.md), or a results file (.npz) "
+                        "to re-run or print its config; optional with --env")  # fmt: skip
     parser.add_argument("--env", default=None, metavar="ID",
                         help="environment: a registered id or module:Class (replaces the "
                         "config's)")  # fmt: skip

@@ -76,6 +76,21 @@ def test_summary_csv_has_one_row_per_cell_and_agent_with_segments(reference):
     assert Experiment.from_toml(out / "sweep.toml") == Experiment.from_dict(cfg)
 
 
+def test_a_cell_reruns_on_its_own_from_its_results_file(reference, capsys):
+    from dpbandits.cli import main
+
+    _, out, res = reference
+    stored = Results.load(res.result_path(3))
+    exp = Experiment.from_results(stored)
+    assert exp.seed == res.cells[3].seed and not exp.sweep
+    again = exp.run(n_jobs=1, progress=False)
+    for label in stored.labels:
+        for key, arr in stored.data[label].items():
+            assert (again.data[label][key] == arr).all(), key
+    assert main(["run", str(res.result_path(3)), "--print-config"]) == 0
+    assert Experiment.from_toml(capsys.readouterr().out) == exp
+
+
 def test_rerun_computes_nothing_and_a_grown_grid_only_the_new_cells(reference, tmp_path):
     cfg, out, _ = reference
     work = tmp_path / "sweep"
