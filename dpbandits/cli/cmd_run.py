@@ -34,7 +34,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from dpbandits.files import atomic_write, write_csv, write_json
+    from dpbandits.files import atomic_open, atomic_write, write_csv, write_json
     from dpbandits.sweep import summary_rows
 
     exp = experiment_from_args(args)
@@ -75,7 +75,8 @@ def run(args: argparse.Namespace) -> int:
 
         fig = plotting.plot_cumulative(results)
         p = out / f"cumulative.{args.format}"
-        fig.savefig(p, dpi=120)
+        with atomic_open(p, "wb") as f:
+            fig.savefig(f, dpi=120, format=args.format)
         written.append(p)
     if args.json_path:
         written.append(write_json(args.json_path, results.to_json()))
