@@ -792,15 +792,18 @@ def load_experiment(
     ``env``/``env_args``/``agents``/``n_runs``/``seed`` replace or add to the file's values;
     ``sets`` assigns any key path; ``grid`` adds sweep lists.
     """
+    cfg: dict[str, Any]
     if source is not None and str(source).endswith(".npz"):
         # a results file: the experiment that produced it
         from dpbandits.results import Results
 
+        if not Path(source).is_file():
+            raise ConfigError("", f"no results file {str(source)!r}")
         cfg = Experiment.from_results(Results.load(source)).to_dict()
     elif source is not None:
         text, where = _read_toml_source(source)
         try:
-            cfg: dict[str, Any] = tomllib.loads(text)
+            cfg = tomllib.loads(text)
         except tomllib.TOMLDecodeError as exc:
             raise ConfigError("", f"{where} is not valid TOML: {exc}") from None
     else:
