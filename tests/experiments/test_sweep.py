@@ -198,14 +198,15 @@ def test_a_failing_cell_is_reported_and_the_others_finish(tmp_path, capsys):
     assert [c["status"] for c in _rows(out / "cells.csv")] == ["reused", "failed", "reused"]
 
 
+@pytest.mark.slow
 def test_kill_9_in_the_middle_then_rerun_is_bit_identical(tmp_path):
     """Kill the sweep CLI with SIGKILL once some cells are stored; the re-run computes only the
     rest, leaves stored files alone, and writes the summary of an uninterrupted sweep."""
     from tests.experiments.conftest import PIECEWISE
 
     cfg = copy.deepcopy(PIECEWISE)
-    cfg["experiment"]["env_kwargs"]["horizon"] = 1000
-    cfg["sweep"] = {"agents.mGEM.epsilon_select": [0.25, 0.5, 1.0, 2.0, 4.0, 8.0]}
+    cfg["experiment"]["env_kwargs"]["horizon"] = 800
+    cfg["sweep"] = {"agents.mGEM.epsilon_select": [0.25, 0.5, 1.0, 2.0, 4.0]}
     path = tmp_path / "kill.toml"
     path.write_text(to_toml(cfg))
     out = tmp_path / "killed"
@@ -223,13 +224,13 @@ def test_kill_9_in_the_middle_then_rerun_is_bit_identical(tmp_path):
         proc.wait(timeout=30)
     assert proc.returncode == -signal.SIGKILL
     done = _files(out)
-    assert 1 <= len(done) < 6, "the kill should land in the middle of the sweep"
+    assert 1 <= len(done) < 5, "the kill should land in the middle of the sweep"
     assert not (out / "summary.csv").exists()
 
     rerun = subprocess.run(argv, env=env, cwd=tmp_path, capture_output=True, text=True,
                            timeout=300)  # fmt: skip
     assert rerun.returncode == 0, rerun.stderr
-    assert (f"6 cells: {6 - len(done)} computed, {len(done)} reused from the store, 0 failed"
+    assert (f"5 cells: {5 - len(done)} computed, {len(done)} reused from the store, 0 failed"
             in rerun.stdout)  # fmt: skip
     after = _files(out)
     assert {k: after[k] for k in done} == done  # finished cells were not recomputed
