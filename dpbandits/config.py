@@ -373,8 +373,11 @@ class Experiment:
             raise ConfigError("agents", "must define at least one agent ([agents.LABEL])")
         agents_out: dict[str, dict[str, Any]] = {}
         for label, spec in agents_tbl.items():
-            if not label.strip() or label == "*":
-                raise ConfigError(f"agents.{label}", "agent labels must be non-empty names")
+            if not label.strip() or label == "*" or "." in label:
+                raise ConfigError(
+                    f"agents.{label}",
+                    "agent labels must be non-empty names without '.' (key paths use it)",
+                )
             spec = _table(f"agents.{label}", spec)
             if "kind" not in spec:
                 raise ConfigError(f"agents.{label}.kind", "missing (a name of agents.available())")

@@ -305,7 +305,10 @@ def sweep(
     store = Store(out / "store")
     keys = [cell_key(_identity(c.experiment), c.seed) for c in cells]
     res = SweepResult(out=out, cells=cells, keys=keys, scheduler=scheduler)
-    out.mkdir(parents=True, exist_ok=True)
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise ValueError(f"out: cannot create the directory {str(out)!r} ({exc})") from None
     atomic_write(out / "sweep.toml", experiment.to_toml())
 
     rows_by_cell: dict[int, list[dict[str, Any]]] = {}

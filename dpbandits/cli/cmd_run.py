@@ -51,9 +51,12 @@ def run(args: argparse.Namespace) -> int:
         raise ValueError(f"--out: {str(out)!r} exists and is not a directory")
     if args.json_path and Path(args.json_path).is_dir():
         raise ValueError(f"--json: {args.json_path!r} is a directory")
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise ValueError(f"--out: cannot create the directory {str(out)!r} ({exc})") from None
 
     results = exp.run(n_jobs=args.jobs, progress=not args.no_progress)
-    out.mkdir(parents=True, exist_ok=True)
     written = [results.save(out / "results.npz")]
     written.append(atomic_write(out / "config.toml", exp.to_toml()))
     rows = summary_rows(results, {})
