@@ -77,6 +77,11 @@ def test_segment_regret_for_every_change_point_sums_to_the_total(piecewise):
     for a, b in res.segments():
         assert f"regret in [{a}, {b})" in text
     assert "regret_segment_3" in res.to_json()["agents"]["mGEM"]
+    pd = pytest.importorskip("pandas")
+    runs = res.to_frame("runs")
+    assert isinstance(runs, pd.DataFrame)
+    np.testing.assert_array_equal(runs.loc[runs.agent == "mGEM", "regret_segment_2"],
+                                  res.data["mGEM"]["segment_regret"][2])  # fmt: skip
 
 
 def test_segments_without_change_points_and_old_files(tmp_path):
