@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
+from matplotlib.ticker import NullLocator
 
 from dpbandits.files import atomic_open
 
@@ -63,13 +64,14 @@ def plot_final_regret(
     n = len(groups)
     ncols = min(n, 3)
     nrows = math.ceil(n / ncols)
-    fig = Figure(figsize=(5.2 * ncols, 3.8 * nrows), layout="constrained")
+    fig = Figure(figsize=(5.2 * ncols + 1.3, 3.8 * nrows), layout="constrained")
     FigureCanvasAgg(fig)
     axes = fig.subplots(nrows, ncols, squeeze=False).ravel()
     from matplotlib import colormaps
 
-    cmap = colormaps["tab10"]
     agents = list(dict.fromkeys(r["agent"] for r in rows))
+    cmap = colormaps["tab10" if len(agents) <= 10 else "tab20"]
+    ncolors = 10 if len(agents) <= 10 else 20
     for ax, (gkey, grows) in zip(axes, groups.items(), strict=False):
         for i, agent in enumerate(agents):
             pts = sorted((r[key], r["regret_mean"], r.get("regret_se", math.nan))
@@ -77,14 +79,18 @@ def plot_final_regret(
             if not pts:
                 continue
             x, y, se = (np.array(v, dtype=float) for v in zip(*pts, strict=True))
-            ax.plot(x, y, marker="o", color=cmap(i % 10), label=agent, linewidth=1.5)
+            color = cmap(i % ncolors)
+            ax.plot(x, y, marker="o", color=color, label=agent, linewidth=1.5)
             ok = np.isfinite(se)
             if ok.any():
-                ax.fill_between(x[ok], (y - _Z * se)[ok], (y + _Z * se)[ok], color=cmap(i % 10),
+                ax.fill_between(x[ok], (y - _Z * se)[ok], (y + _Z * se)[ok], color=color,
                                 alpha=0.2, linewidth=0)  # fmt: skip
-        xs = [r[key] for r in grows]
+        xs = sorted({float(r[key]) for r in grows})
         if _log_x(key, xs):
             ax.set_xscale("log")
+            # the swept values as ticks, plainly written (no crowded minor labels)
+            ax.xaxis.set_minor_locator(NullLocator())
+            ax.set_xticks(xs, [f"{v:g}" for v in xs])
         ax.set_xlabel(key)
         ax.set_ylabel("final regret (mean, 95% CI)")
         if others:
@@ -93,7 +99,7 @@ def plot_final_regret(
         ax.grid(alpha=0.3)
     for ax in axes[n:]:
         ax.set_visible(False)
-    axes[0].legend(fontsize="small")
+    axes[min(n, ncols) - 1].legend(fontsize="small", loc="upper left", bbox_to_anchor=(1.02, 1))
     return fig
 
 

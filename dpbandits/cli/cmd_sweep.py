@@ -75,8 +75,11 @@ def run(args: argparse.Namespace) -> int:
     if res.rows and len(res.rows) <= 60:
         print()
         print(_table(res.rows, list(exp.sweep)))
+    n_fig = sum(1 for p in res.files if "plots" in p.parts)
     print(f"\nWrote: {res.out / 'summary.csv'}, {res.out / 'cells.csv'}, "
-          f"{res.out / 'store'}/ ({len(res.files)} files)")  # fmt: skip
+          f"{res.out / 'sweep.toml'}" + (f", {n_fig} figures in {res.out / 'plots'}" if n_fig
+                                         else "")
+          + f"; results of each cell in {res.out / 'store'}/")  # fmt: skip
     if res.failed:
         print(f"{len(res.failed)} cell(s) failed; details in {res.out / 'failed_cells.txt'}; "
               "re-run the command to retry them", file=sys.stderr)  # fmt: skip
