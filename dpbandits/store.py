@@ -66,6 +66,24 @@ class Store:
         """Store ``results`` under ``key`` atomically; returns the file's path."""
         return results.save(self.path(key))
 
+    def remove_partial(self, older_than: float = 3600.0) -> list[Path]:
+        """Delete temporary files of writes interrupted by a crash (``kill -9`` during a save),
+        older than ``older_than`` seconds (a younger one may belong to a sweep running now)."""
+        import time
+
+        if not self.root.is_dir():
+            return []
+        now = time.time()
+        removed = []
+        for p in self.root.glob("??/.*.tmp"):
+            try:
+                if now - p.stat().st_mtime > older_than:
+                    p.unlink()
+                    removed.append(p)
+            except OSError:  # gone already (another sweep cleaned it)
+                continue
+        return removed
+
     def keys(self) -> list[str]:
         """Keys of every stored result."""
         if not self.root.is_dir():

@@ -310,6 +310,7 @@ def sweep(
     except OSError as exc:
         raise ValueError(f"out: cannot create the directory {str(out)!r} ({exc})") from None
     atomic_write(out / "sweep.toml", experiment.to_toml())
+    store.remove_partial()
 
     rows_by_cell: dict[int, list[dict[str, Any]]] = {}
     todo: list[CellTask] = []

@@ -277,3 +277,26 @@ def test_plot_functions_return_figures(reference):
     assert isinstance(plot_cell_curves(Results.load(res.result_path(0)), "cell 0"), Figure)
     with pytest.raises(ValueError, match="numeric value"):
         plot_final_regret([{**res.rows[0], keys[0]: "x"}], keys[0])
+
+
+def test_store_keys_paths_and_partial_writes(tmp_path):
+    from dpbandits.store import Store, cell_key
+
+    key = cell_key({"experiment": {"env": "x"}}, 3, version="1")
+    assert key == cell_key({"experiment": {"env": "x"}}, 3, version="1") and len(key) == 64
+    assert key != cell_key({"experiment": {"env": "x"}}, 4, version="1")
+    assert key != cell_key({"experiment": {"env": "x"}}, 3, version="2")
+    store = Store(tmp_path)
+    assert store.path(key) == tmp_path / key[:2] / f"{key}.npz" and key not in store
+    assert store.get(key) is None
+    store.path(key).parent.mkdir()
+    store.path(key).write_bytes(b"PK\x03\x04 truncated")  # an unreadable file is recomputed
+    assert store.get(key) is None
+    old = store.path(key).parent / f".{key}.npz.abc.tmp"
+    new = store.path(key).parent / f".{key}.npz.def.tmp"
+    old.write_bytes(b"x")
+    new.write_bytes(b"x")
+    os.utime(old, (time.time() - 7200, time.time() - 7200))
+    assert store.remove_partial() == [old] and new.exists() and not old.exists()
+    with pytest.raises(ValueError, match="hex digest"):
+        store.path("../etc")
