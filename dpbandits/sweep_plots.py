@@ -114,7 +114,7 @@ def plot_cell_curves(results: Results, title: str = "") -> Figure:
 
 
 def _slug(text: str, limit: int = 120) -> str:
-    s = re.sub(r"[^A-Za-z0-9.=+-]+", "_", text).strip("_")
+    s = re.sub(r"[^A-Za-z0-9.=+-]+", "_", text.replace("*", "all")).strip("_")
     return s[:limit]
 
 
