@@ -10,6 +10,8 @@ The core library. Submodules (one idea each; docs/architecture.md has the map):
 - :mod:`dpbandits.results` -- :class:`~dpbandits.results.Results` and summary tables
 - :mod:`dpbandits.presets` -- the paper's Fig. 9 configuration
 - :mod:`dpbandits.experiments` -- the experiment API in one place (run, Results, presets)
+- :mod:`dpbandits.config` -- an experiment as data (TOML/dict -> validated ``Experiment``)
+- :mod:`dpbandits.sweep`, :mod:`dpbandits.store` -- parameter sweeps in a resumable store
 - :mod:`dpbandits.scenarios` -- the paper's synthetic selection scenarios
 - :mod:`dpbandits.plotting` -- matplotlib figures
 - :mod:`dpbandits.testing` -- the conformance kit for selector authors (``check_selector``)

@@ -96,7 +96,7 @@ def resolve_agents(agents_arg: Any) -> dict[str, Any]:
     elif isinstance(agents_arg, Sequence) and not isinstance(agents_arg, str):
         items = []
         for a in agents_arg:
-            base = a if isinstance(a, str) else str(getattr(a, "name", type(a).__name__))
+            base = _default_label(a)
             label, n = base, 1
             while label in {k for k, _ in items}:
                 n += 1
@@ -130,6 +130,22 @@ def resolve_agents(agents_arg: Any) -> dict[str, Any]:
     return out
 
 
+def _default_label(agent: Any) -> str:
+    """The label of an agent given in a list: its registered name (a string, or the ``name`` of
+    a config mapping) or, for an object, its ``name`` attribute or class name."""
+    if isinstance(agent, str):
+        return agent
+    if isinstance(agent, Mapping):
+        name = agent.get("name")
+        if not isinstance(name, str) or not name:
+            raise ValueError(
+                f"agent config needs a 'name' key (a registered agent), got {dict(agent)}"
+            )
+        return name
+    name = getattr(agent, "name", None)
+    return name if isinstance(name, str) and name else type(agent).__name__
+
+
 def _agent_config(agent: Any) -> dict[str, Any]:
     get_params = getattr(agent, "get_params", None)
     params = get_params() if callable(get_params) else {}
@@ -159,6 +175,9 @@ class _Task:
     table: NDArray[np.float64] | None
     change_point: int | None
     keep_actions: bool
+    #: Every change point in ``(0, horizon)``, sorted: segment ``j`` is the steps
+    #: ``[c_j, c_{j+1})`` with ``c_0 = 0`` and a last bound ``horizon``.
+    change_points: tuple[int, ...] = ()
 
 
 def _coerce_actions(a: Any, n: int, n_arms: int, label: str) -> NDArray[np.int64]:
@@ -253,9 +272,18 @@ def _run_task(task: _Task, progress: Callable[[int], None] | None = None) -> dic
 
 
 def _regret_from_actions(actions: NDArray[Any], task: _Task) -> dict[str, NDArray[np.float64]]:
-    """Cumulative dynamic pseudo-regret per run from the actions and the expected-reward table."""
+    """Cumulative dynamic pseudo-regret per run from the actions and the expected-reward table.
+
+    Besides the curve and the total: ``segment_regret`` (S, n), the regret accumulated in each
+    segment between consecutive change points (S = number of change points + 1; the rows sum to
+    the total), and for back-compatibility ``pre_change_regret`` / ``post_change_regret``, the
+    split at the first change point.
+    """
     T, n = actions.shape
     rec = task.record_steps
+    cps = [c for c in (task.change_points or
+                       ((task.change_point,) if task.change_point is not None else ()))
+           if 0 < c < T]  # fmt: skip
     if task.table is None:
         nan_runs = np.full(n, np.nan)
         return {
@@ -263,13 +291,15 @@ def _regret_from_actions(actions: NDArray[Any], task: _Task) -> dict[str, NDArra
             "total_regret": nan_runs,
             "pre_change_regret": nan_runs.copy(),
             "post_change_regret": nan_runs.copy(),
+            "segment_regret": np.full((len(cps) + 1, n), np.nan),
         }
     table = task.table
     best = table.max(axis=1)
     curve = np.empty((rec.size, n))
     cum = np.zeros(n)
-    pre = np.full(n, np.nan)
-    cp = task.change_point
+    # cumulative regret after c steps, for every change point c
+    at_change = np.zeros((len(cps), n))
+    cp_arr = np.asarray(cps, dtype=np.int64)
     for s0 in range(0, T, _BLOCK):
         s1 = min(s0 + _BLOCK, T)
         blk = actions[s0:s1].astype(np.intp)
@@ -279,15 +309,19 @@ def _regret_from_actions(actions: NDArray[Any], task: _Task) -> dict[str, NDArra
         # recorded steps are 1-based counts: step s is row s - 1 - s0 of this block
         sel = (rec > s0) & (rec <= s1)
         curve[sel] = creg[rec[sel] - 1 - s0]
-        if cp is not None and s0 < cp <= s1:
-            pre = creg[cp - 1 - s0].copy()
+        csel = (cp_arr > s0) & (cp_arr <= s1)
+        if csel.any():
+            at_change[csel] = creg[cp_arr[csel] - 1 - s0]
         cum = creg[-1]
     total = cum.copy()
-    post = total - pre if cp is not None else np.full(n, np.nan)
-    if cp is None:
-        pre = total.copy()
+    bounds = np.concatenate([np.zeros((1, n)), at_change, total[None, :]])
+    segments = np.diff(bounds, axis=0)
+    if cps:
+        pre, post = at_change[0].copy(), total - at_change[0]
+    else:
+        pre, post = total.copy(), np.full(n, np.nan)
     return {"regret": curve, "total_regret": total, "pre_change_regret": pre,
-            "post_change_regret": post}  # fmt: skip
+            "post_change_regret": post, "segment_regret": segments}  # fmt: skip
 
 
 def _action_frequencies(
@@ -364,8 +398,10 @@ def _check_picklable(spec: dict[str, Any], agent_map: dict[str, Any], where: str
         except Exception as exc:  # noqa: BLE001 (any pickling failure has the same fix)
             raise ValueError(
                 f"{what} cannot be sent to worker processes ({where}): {exc}. Use picklable "
-                "objects (module-level functions or classes, e.g. the drift profiles of "
-                "envs.drifting, not a lambda or a local function), or run with n_jobs=1"
+                "objects: module-level functions or classes, not a lambda or a local function; "
+                "for drifting means the named profiles envs.linear_drift, "
+                "envs.sinusoidal_drift, envs.step_drift, envs.piecewise_linear_drift (or "
+                "{'profile': 'linear', ...} in a config); or run with n_jobs=1"
             ) from None
 
 
@@ -506,7 +542,7 @@ def run(
               for i in range(math.ceil(n_runs / chunk_size))]  # fmt: skip
     tasks = [
         _Task(label, copy.deepcopy(agent_map[label]), i, n, spec, horizon, n_arms, seed,
-              rec, trace_steps, table, change_point, keep_actions)
+              rec, trace_steps, table, change_point, keep_actions, tuple(change_points))
         for label in labels
         for i, n in chunks
     ]  # fmt: skip
@@ -562,7 +598,8 @@ def run(
     for label in labels:
         parts = [outputs[j] for j, tk in enumerate(tasks) if tk.label == label]
         d: dict[str, NDArray[Any]] = {}
-        for key in ("regret", "reward", "private_means", "sensitivities", "actions"):
+        for key in ("regret", "reward", "private_means", "sensitivities", "actions",
+                    "segment_regret"):  # fmt: skip
             if all(key in p for p in parts):
                 d[key] = np.concatenate([p[key] for p in parts], axis=1)
         for key in ("total_regret", "total_reward", "pre_change_regret", "post_change_regret",
@@ -588,6 +625,8 @@ def run(
         "trace_stride": tstride if trace else None,
         "n_arms": n_arms,
         "change_points": change_points,
+        "segments": [[a, b] for a, b in zip([0, *change_points], [*change_points, horizon],
+                                            strict=True)],  # fmt: skip
         "agents": {label: _agent_config(agent_map[label]) for label in labels},
         "quantile_levels": list(quantile_levels),
         "versions": {

@@ -10,12 +10,14 @@ from __future__ import annotations
 
 import concurrent.futures as cf
 import contextlib
+import os
 import queue as queue_mod
 import signal
+import sys
 from collections.abc import Callable, Sequence
 from typing import Any, TypeVar
 
-__all__ = ["Terminated", "handle_termination", "report_progress", "run_tasks"]
+__all__ = ["Terminated", "exit_with_parent", "handle_termination", "report_progress", "run_tasks"]
 
 T = TypeVar("T")
 R = TypeVar("R")
@@ -48,12 +50,45 @@ def handle_termination() -> Any:
         signal.signal(signal.SIGTERM, previous)
 
 
+_exited_with_parent = False
+
+
+def exit_with_parent() -> None:
+    """In a worker process on Linux: be killed when the parent process dies.
+
+    A pool worker waits for its next task forever; if the main process is killed with SIGKILL
+    (which it cannot catch to stop its workers), the workers would outlive it. Elsewhere, and in
+    the main process, this does nothing.
+    """
+    global _exited_with_parent
+    if _exited_with_parent or not sys.platform.startswith("linux"):
+        return
+    import multiprocessing
+
+    parent = multiprocessing.parent_process()
+    if parent is None:  # the main process: never
+        return
+    _exited_with_parent = True
+    try:
+        import ctypes
+
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(1, int(signal.SIGKILL), 0, 0, 0)  # PR_SET_PDEATHSIG
+        if os.getppid() != parent.pid:  # the parent died before prctl: go now
+            os._exit(1)
+    except (OSError, AttributeError):  # pragma: no cover - no prctl: nothing to do
+        pass
+
+
 def _init_worker(q: Any) -> None:
     global _progress_queue
     _progress_queue = q
-    # Ctrl-C in a terminal reaches the whole process group; the parent decides what to do and
-    # terminates the workers, which would otherwise each print a traceback.
+    # A forked worker inherits the parent's handlers: SIGTERM must stop it, not raise
+    # Terminated in it, and Ctrl-C (sent to the whole process group) is the parent's to handle:
+    # it terminates the workers, which would otherwise each print a traceback.
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    exit_with_parent()
 
 
 def report_progress(n: int) -> None:

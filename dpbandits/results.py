@@ -57,19 +57,35 @@ def _privacy_short(report: Any) -> str:
 
 
 class SummaryTable:
-    """The summary of a run: one row (a dict) per agent; ``str()`` is an aligned text table."""
+    """The summary of a run: one row (a dict) per agent; ``str()`` is an aligned text table.
 
-    columns = (
-        ("agent", "agent"),
-        ("regret", "total regret (mean ± SE)"),
-        ("pre_change_regret", "pre-change"),
-        ("post_change_regret", "post-change"),
-        ("reward_mean", "final cum. reward"),
-        ("privacy", "privacy spent"),
-    )
+    Each row has ``regret_mean``, ``regret_sd``, ``regret_se``, ``regret_segment_<j>`` (mean
+    regret accumulated in segment ``j``, the steps ``[c_j, c_{j+1})`` between consecutive change
+    points of the environment, for every change point), ``pre_change_regret`` /
+    ``post_change_regret`` (the split at the first change point), ``reward_mean``,
+    ``reward_se`` and ``privacy``. The text table shows one column per segment when the
+    environment declares change points.
+    """
 
-    def __init__(self, rows: list[dict[str, Any]]) -> None:
+    def __init__(
+        self, rows: list[dict[str, Any]], segments: list[tuple[int, int]] | None = None
+    ) -> None:
         self.rows = rows
+        self.segments = list(segments or [])
+
+    @property
+    def columns(self) -> tuple[tuple[str, str], ...]:
+        """``(key, title)`` of every column of the text table."""
+        seg_cols = (
+            tuple((f"regret_segment_{j}", f"regret in [{a}, {b})")
+            for j, (a, b) in enumerate(self.segments))
+            if len(self.segments) > 1 else ()
+        )  # fmt: skip
+        return (
+            (("agent", "agent"), ("regret", "total regret (mean ± SE)"))
+            + seg_cols
+            + (("reward_mean", "final cum. reward"), ("privacy", "privacy spent"))
+        )
 
     def __iter__(self) -> Any:
         return iter(self.rows)
@@ -84,24 +100,25 @@ class SummaryTable:
         raise KeyError(label)
 
     def to_dict(self) -> dict[str, dict[str, Any]]:
-        """``{label: {regret_mean, regret_se, pre_change_regret, ...}}`` (JSON-able)."""
+        """``{label: {regret_mean, regret_se, regret_segment_0, ...}}`` (JSON-able)."""
         return {r["agent"]: {k: v for k, v in r.items() if k != "agent"} for r in self.rows}
 
     def _cells(self, r: dict[str, Any]) -> list[str]:
-        return [
-            r["agent"],
-            f"{fixed(r['regret_mean'])} ± {fixed(r['regret_se'])}",
-            fixed(r["pre_change_regret"]),
-            fixed(r["post_change_regret"]),
-            fixed(r["reward_mean"]),
-            r["privacy"],
-        ]
+        cells = []
+        for key, _ in self.columns:
+            if key == "agent" or key == "privacy":
+                cells.append(str(r[key]))
+            elif key == "regret":
+                cells.append(f"{fixed(r['regret_mean'])} ± {fixed(r['regret_se'])}")
+            else:
+                cells.append(fixed(r.get(key, math.nan)))
+        return cells
 
     def __str__(self) -> str:
         head = [title for _, title in self.columns]
         body = [self._cells(r) for r in self.rows]
         widths = [max(len(str(c)) for c in col) for col in zip(head, *body, strict=True)]
-        right = [False, True, True, True, True, False]
+        right = [key not in ("agent", "privacy") for key, _ in self.columns]
 
         def line(cells: list[str]) -> str:
             return "  ".join(
@@ -142,7 +159,9 @@ class Results:
         realised reward at ``steps``; ``total_regret``, ``total_reward``, ``pre_change_regret``
         (steps before the first change point), ``post_change_regret`` (R,) (without a change
         point: pre = total and post = NaN, "not applicable"; an environment without expected
-        rewards gives NaN regret, which the summary shows as "-"); ``action_counts``
+        rewards gives NaN regret, which the summary shows as "-"); ``segment_regret`` (S, R)
+        the regret in each segment between consecutive change points (``config["segments"]``;
+        its rows sum to ``total_regret``); ``action_counts``
         (R, K); ``action_freq`` (P, K) fraction of pulls of each arm in each recorded interval;
         for private agents ``private_means`` and ``sensitivities`` (Q, R, K); ``actions`` (T, R)
         when ``keep_actions``.
@@ -186,19 +205,52 @@ class Results:
         return np.asarray(x.std(axis=1, ddof=1) / math.sqrt(x.shape[1]))
 
     # -- tables ---------------------------------------------------------------------------
+    def segments(self) -> list[tuple[int, int]]:
+        """The segments ``[(start, end), ...]`` (0-based steps, end excluded) between consecutive
+        change points of the environment; a single ``(0, horizon)`` without change points."""
+        segs = self.config.get("segments")
+        if segs:
+            return [(int(a), int(b)) for a, b in segs]
+        horizon = int(self.config["horizon"])
+        cps = [int(c) for c in self.config.get("change_points", []) if 0 < int(c) < horizon]
+        return list(zip([0, *cps], [*cps, horizon], strict=True))
+
+    def segment_regret(self, label: str) -> NDArray[np.float64]:
+        """Per-run regret accumulated in each segment, ``(S, R)``; the rows sum to the total."""
+        self._check_label(label)
+        d = self.data[label]
+        if "segment_regret" in d:
+            return np.asarray(d["segment_regret"])
+        # files written before segments were recorded: the split at the first change point
+        if len(self.segments()) == 2:
+            return np.stack([d["pre_change_regret"], d["post_change_regret"]])
+        if len(self.segments()) == 1:
+            return np.asarray(d["total_regret"])[None, :]
+        raise ValueError(
+            f"{label!r}: this results file records regret at the first change point only "
+            "(re-run the experiment for every segment)"
+        )
+
     def summary(self) -> SummaryTable:
-        """Per agent: total regret mean ± SE, pre-/post-change regret, final cumulative reward,
-        privacy spent."""
+        """Per agent: total regret mean, SD and SE, regret per segment between change points
+        (and the pre-/post-first-change split), final cumulative reward, privacy spent."""
         rows = []
         for label in self.labels:
             d = self.data[label]
             tot = d["total_regret"]
             n = tot.size
-            rows.append(
+            sd = float(tot.std(ddof=1)) if n > 1 else math.nan
+            row: dict[str, Any] = {
+                "agent": label,
+                "n_runs": int(n),
+                "regret_mean": float(tot.mean()),
+                "regret_sd": sd,
+                "regret_se": sd / math.sqrt(n) if n > 1 else math.nan,
+            }
+            for j, seg in enumerate(self.segment_regret(label)):
+                row[f"regret_segment_{j}"] = float(seg.mean())
+            row.update(
                 {
-                    "agent": label,
-                    "regret_mean": float(tot.mean()),
-                    "regret_se": float(tot.std(ddof=1) / math.sqrt(n)) if n > 1 else math.nan,
                     "pre_change_regret": float(d["pre_change_regret"].mean()),
                     "post_change_regret": float(d["post_change_regret"].mean()),
                     "reward_mean": float(d["total_reward"].mean()),
@@ -208,7 +260,8 @@ class Results:
                     "privacy": _privacy_short(self.privacy.get(label)),
                 }
             )
-        return SummaryTable(rows)
+            rows.append(row)
+        return SummaryTable(rows, self.segments())
 
     def privacy_text(self) -> str:
         """The privacy report of every private agent as readable text."""
@@ -235,7 +288,8 @@ class Results:
         """A tidy ``pandas.DataFrame`` (pandas is imported only here).
 
         ``kind="curves"``: one row per (agent, step) with mean and SE of cumulative regret and
-        reward. ``kind="runs"``: one row per (agent, run) with the per-run totals.
+        reward. ``kind="runs"``: one row per (agent, run) with the per-run totals, including
+        ``regret_segment_<j>`` for every segment between change points.
         """
         try:
             import pandas as pd
@@ -266,6 +320,10 @@ class Results:
                             "total_regret": d["total_regret"],
                             "pre_change_regret": d["pre_change_regret"],
                             "post_change_regret": d["post_change_regret"],
+                            **{
+                                f"regret_segment_{j}": seg
+                                for j, seg in enumerate(self.segment_regret(label))
+                            },
                             "total_reward": d["total_reward"],
                         }
                     )

@@ -21,8 +21,12 @@ from envs.core import Schedule, expected_clipped_normal
 from envs.drifting import (
     DriftingBandit,
     DriftingBanditVectorEnv,
+    DriftProfile,
+    drift_profile,
     linear_drift,
+    piecewise_linear_drift,
     sinusoidal_drift,
+    step_drift,
 )
 from envs.k_armed import (
     KArmedBernoulli,
@@ -43,6 +47,7 @@ __all__ = [
     "BanditVectorEnv",
     "DriftingBandit",
     "DriftingBanditVectorEnv",
+    "DriftProfile",
     "KArmedBernoulli",
     "KArmedBernoulliVectorEnv",
     "KArmedGaussian",
@@ -54,10 +59,13 @@ __all__ = [
     "Schedule",
     "TwoArmedShift",
     "TwoArmedShiftVectorEnv",
+    "drift_profile",
     "expected_clipped_normal",
     "linear_drift",
+    "piecewise_linear_drift",
     "register_envs",
     "sinusoidal_drift",
+    "step_drift",
 ]
 
 register_envs()

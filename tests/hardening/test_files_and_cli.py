@@ -251,3 +251,26 @@ def test_broken_pipe_is_quiet(tmp_path):
         text=True, env={**os.environ, "PYTHONPATH": str(ROOT)},
     )  # fmt: skip
     assert "Traceback" not in proc.stderr and "BrokenPipe" not in proc.stderr
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="parent-death signal is Linux-only")
+def test_sigkill_of_the_main_process_leaves_no_worker(tmp_path):
+    cmd = [sys.executable, "-m", "dpbandits", "shift", "--runs", "400", "--horizon", "50000",
+           "--jobs", "2", "--no-progress", "--out", str(tmp_path / "out")]  # fmt: skip
+    proc = subprocess.Popen(
+        cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+    )  # fmt: skip
+    deadline = time.monotonic() + 60
+    workers: list[int] = []
+    while time.monotonic() < deadline and len(workers) < 2:
+        time.sleep(0.2)
+        workers = _children(proc.pid)
+    assert workers, "the run never started its workers"
+    time.sleep(0.5)
+    proc.kill()
+    proc.wait(timeout=10)
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline and any(_alive(w) for w in workers):
+        time.sleep(0.1)
+    assert not any(_alive(w) for w in workers)
