@@ -1,4 +1,4 @@
-"""Make the starter files from the solutions, and the copies under ``examples/course/``.
+"""Make the starter files of the course exercises from their solutions.
 
 The single source of truth is ``dpbandits/course/exercises/solutions/ex*.py``. In a solution,
 
@@ -8,8 +8,8 @@ The single source of truth is ``dpbandits/course/exercises/solutions/ex*.py``. I
   become ``# Your answer:``.
 
 ``python -m dpbandits.course.build`` (from the repository root) rewrites the starters in
-``dpbandits/course/exercises/`` and both copies in ``examples/course/``; the tests check that
-everything is in sync.
+``dpbandits/course/exercises/`` (``examples/course/`` is a link to that folder); the tests check
+that they are in sync.
 """
 
 from __future__ import annotations
@@ -59,14 +59,10 @@ def starter_from_solution(text: str, name: str = "<solution>") -> str:
 def expected_files(root: Path) -> dict[Path, str]:
     """Every generated file under ``root`` (the repository) and its expected text."""
     package = root / "dpbandits" / "course" / "exercises"
-    examples = root / "examples" / "course"
     out: dict[Path, str] = {}
     for src in sorted((package / "solutions").glob("ex*.py")):
-        text = src.read_text(encoding="utf-8")
-        starter = starter_from_solution(text, src.name)
+        starter = starter_from_solution(src.read_text(encoding="utf-8"), src.name)
         out[package / src.name] = starter
-        out[examples / src.name] = starter
-        out[examples / "solutions" / src.name] = text
     return out
 
 
