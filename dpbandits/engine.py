@@ -64,6 +64,8 @@ DEFAULT_CHUNK_SIZE = 100
 DEFAULT_POINTS = 1000  # recorded points per curve when record_stride is not given
 PROGRESS_EVERY = 1000  # steps between progress reports
 _BLOCK = 8192  # steps per block when turning actions into regret after the loop
+_INT64 = np.dtype(np.int64)
+_UINT64 = np.dtype(np.uint64)
 
 
 # ----------------------------------------------------------------------------------------------
@@ -201,22 +203,38 @@ def _run_task(task: _Task, progress: Callable[[int], None] | None = None) -> dic
     sens_trace = np.full((tr.size, n, K), np.nan) if traced else None
     sens_fn = getattr(agent, "sensitivities", None) if traced else None
 
-    act, update, step = agent.act, agent.update, venv.step
+    act, update = agent.act, agent.update
+    # The project's vector environments have ``pull`` (rewards only, no info dict): the hot
+    # path. Any other VectorEnv goes through ``step``.
+    pull = getattr(venv, "pull", None)
+    if not callable(pull):
+        step = venv.step
+
+        def pull(a: NDArray[np.int64]) -> Any:
+            return step(a)[1]
+
     shape = (n,)
+    umax = np.maximum.reduce
+    u64, i64 = _UINT64, _INT64
     ri, next_rec = 0, int(rec[0])
     ti, next_tr = 0, (int(tr[0]) if traced else -1)
     next_prog = PROGRESS_EVERY
+    # One comparison per step: the next step at which something is recorded or reported.
+    next_event = min(x for x in (next_rec, next_tr, next_prog) if x > 0)
     for t in range(T):
         a = act()
-        if type(a) is not np.ndarray or a.dtype != np.int64 or a.shape != shape:
+        if type(a) is not np.ndarray or a.dtype is not i64 or a.shape != shape:
             a = _coerce_actions(a, n, K, label)
-        if a.view(np.uint64).max() >= K:
+        # one reduction checks both ends: negative actions are huge as unsigned
+        if umax(a.view(u64)) >= K:
             venv.close()
             raise _invalid_actions(a, K, label, t)
         actions[t] = a
-        r = step(a)[1]
+        r = pull(a)
         reward_sum += r  # before update: an agent may not keep r intact
         update(a, r)
+        if t + 1 != next_event:
+            continue
         s = t + 1
         if s == next_rec:
             reward_curve[ri] = reward_sum
@@ -234,6 +252,7 @@ def _run_task(task: _Task, progress: Callable[[int], None] | None = None) -> dic
         if s == next_prog:
             progress(PROGRESS_EVERY * n)
             next_prog += PROGRESS_EVERY
+        next_event = min((x for x in (next_rec, next_tr, next_prog) if x > s), default=-1)
     progress((T % PROGRESS_EVERY) * n)
     venv.close()
 

@@ -1,0 +1,153 @@
+"""Scaling benchmark of the engine: CPU per agent-step across T, R and K, fixed per-step cost.
+
+Prints, for every built-in agent, the CPU time per agent-step (one agent, one replication, one
+step; ``time.process_time`` of the task, minimum over ``--repeat`` repetitions) measured through
+:func:`dpbandits.engine.run` in this process (``n_jobs=1``, one chunk holding all runs):
+
+1. per agent at R = 100 (the Fig. 9 chunk), with a plain per-step Python loop over
+   ``gymnasium.Env`` (``n_runs=1``) of the same agent measured in the same run, and their ratio;
+2. the fixed per-step cost ``c0`` and the marginal cost per run ``c1`` of the model
+   ``time per step = c0 + c1 R``, fitted on R = 1 and R = 100 (issue "fast at every scale");
+3. the cost across T, R (10 .. 10 000) and K (2 .. 1000) for a few agents; a log-log slope of
+   the *total* time above 1.15 between the two largest values is flagged as super-linear;
+4. the peak resident memory of a summary-only run (``--big``: 10 000 runs x 100 000 steps of
+   UCB, minutes of CPU; off by default).
+
+Run:  python benchmarks/bench_scaling.py [--quick] [--repeat 3] [--only UCB,TS]
+Other processes on the same cores slow every number down: the load average is printed, and
+only ratios measured in the same run should be compared across machines.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import os
+import resource
+import time
+from collections.abc import Callable
+from typing import Any
+
+import gymnasium
+import numpy as np
+
+import dpbandits  # noqa: F401  (registers the environments)
+from dpbandits.experiments import run, shift_agents, shift_env
+
+ALL_AGENTS = ("UCB", "TS", "kRR", "RNM", "RS", "GEM", "mGEM",
+              "UCB1", "TS-Beta", "SW-UCB", "D-UCB", "Exp3")  # fmt: skip
+
+
+def stationary_env(k: int, horizon: int) -> dict[str, Any]:
+    """A stationary K-armed clipped-Gaussian bandit with means spread over [0.2, 0.8]."""
+    means = np.linspace(0.2, 0.8, k).tolist()
+    sds = [0.2] * k
+    return {"id": "dpbandits/PiecewiseBandit-v0", "segments": [(0, means, sds)],
+            "horizon": horizon}  # fmt: skip
+
+
+def engine_ns(label: str, env: dict[str, Any], runs: int, horizon: int, repeat: int) -> float:
+    """Minimum over ``repeat`` runs of the task CPU time per agent-step, in ns."""
+    best = math.inf
+    for i in range(repeat):
+        res = run(env, shift_agents([label]), n_runs=runs, seed=i, horizon=horizon,
+                  progress=False, trace=False, n_jobs=1, chunk_size=runs)  # fmt: skip
+        best = min(best, res.timing["cpu_seconds"][label] / (runs * horizon))
+    return best * 1e9
+
+
+def loop_ns(label: str, horizon: int, steps: int, repeat: int) -> float:
+    """CPU ns per step of the plain loop ``a = agent.act(); env.step(a); agent.update``."""
+    best = math.inf
+    for i in range(repeat):
+        agent = shift_agents([label])[label]
+        env = gymnasium.make("dpbandits/TwoArmedShift-v0", horizon=horizon,
+                             t_shift=int(horizon * 0.6))  # fmt: skip
+        env.reset(seed=i)
+        agent.reset(1, 2, horizon=horizon, rng=i)
+        reward = np.empty(1)
+        t0 = time.process_time()
+        for _ in range(steps):
+            a = agent.act()
+            reward[0] = env.step(int(a[0]))[1]
+            agent.update(a, reward)
+        best = min(best, (time.process_time() - t0) / steps)
+    return best * 1e9
+
+
+def slope(xs: list[float], ys: list[float]) -> float:
+    """Log-log slope of total cost between the two largest x."""
+    return math.log(ys[-1] / ys[-2]) / math.log(xs[-1] / xs[-2])
+
+
+def sweep(name: str, values: list[int], per_step_ns: Callable[[int], float],
+          total_factor: Callable[[int], float]) -> None:  # fmt: skip
+    ns = [per_step_ns(v) for v in values]
+    totals = [n * total_factor(v) for n, v in zip(ns, values)]
+    s = slope([float(v) for v in values], totals)
+    flag = "  SUPER-LINEAR" if s > 1.15 else ""
+    cells = "  ".join(f"{v}: {n:7.0f}" for v, n in zip(values, ns))
+    print(f"    {name:4s} {cells}   (slope of total {s:.2f}){flag}", flush=True)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--horizon", type=int, default=20_000)
+    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--only", default=",".join(ALL_AGENTS))
+    parser.add_argument("--quick", action="store_true", help="fewer points, shorter runs")
+    parser.add_argument("--big", action="store_true",
+                        help="also run 10 000 runs x 100 000 steps of UCB (peak memory)")
+    parser.add_argument("--no-sweeps", action="store_true")
+    args = parser.parse_args()
+    labels = [s.strip() for s in args.only.split(",") if s.strip()]
+    T = 5000 if args.quick else args.horizon
+    rep = 1 if args.quick else args.repeat
+    print(f"machine: {os.cpu_count()} cores, load average {os.getloadavg()}; "
+          f"T = {T}, min of {rep}", flush=True)  # fmt: skip
+    env = shift_env(t_shift=int(T * 0.6), horizon=T)
+
+    print("\n[1] CPU ns per agent-step at R = 100; plain per-step Env loop (R = 1); ratio")
+    print("[2] fixed per-step cost c0 (us) and marginal cost per run c1 (ns): t = c0 + c1 R")
+    print(f"    {'agent':8s} {'R=100':>8s} {'loop':>9s} {'ratio':>7s} {'R=1 us':>8s} "
+          f"{'c0 us':>7s} {'c1 ns':>7s}")  # fmt: skip
+    loop_steps = min(T, 5000)
+    for label in labels:
+        e100 = engine_ns(label, env, 100, T, rep)
+        e1 = engine_ns(label, env, 1, T, rep)
+        lp = loop_ns(label, T, loop_steps, rep)
+        c1 = max((e100 * 100 - e1) / 99, 0.0)
+        c0 = e1 - c1
+        print(f"    {label:8s} {e100:8.0f} {lp:9.0f} {lp / e100:6.0f}x {e1 / 1e3:8.2f} "
+              f"{c0 / 1e3:7.2f} {c1:7.0f}", flush=True)  # fmt: skip
+
+    if not args.no_sweeps:
+        sweep_agents = [a for a in ("UCB", "TS", "mGEM", "RS") if a in labels]
+        print("\n[3] CPU ns per agent-step; a total-cost slope > 1.15 is flagged")
+        ts = [2000, 8000, 32000] if args.quick else [5000, 20000, 80000]
+        rs = [10, 100, 1000] if args.quick else [10, 100, 1000, 10000]
+        ks = [2, 10, 100] if args.quick else [2, 10, 100, 1000]
+        for label in sweep_agents:
+            print(f"  {label}")
+            sweep("T", ts, lambda t: engine_ns(label, shift_env(int(t * 0.6), t), 100, t, rep),
+                  float)
+            sweep("R", rs, lambda r: engine_ns(label, env, r, max(T * 100 // r, 500), rep),
+                  float)
+            sweep("K", ks, lambda k: engine_ns(label, stationary_env(k, T // 2), 100, T // 2,
+                                               rep), float)  # fmt: skip
+
+    if args.big:
+        t0 = time.perf_counter()
+        res = run(shift_env(60_000, 100_000), shift_agents(["UCB"]), n_runs=10_000, seed=0,
+                  progress=False, trace=False)  # fmt: skip
+        wall = time.perf_counter() - t0
+        print(f"\n[4] 10 000 runs x 100 000 steps of UCB: wall {wall:.0f} s, "
+              f"mean regret {res.data['UCB']['total_regret'].mean():.1f}")
+    self_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    child_mb = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
+    print(f"\npeak RSS: this process {self_mb:.0f} MB, largest worker {child_mb:.0f} MB")
+    print(f"load average after: {os.getloadavg()}")
+
+
+if __name__ == "__main__":
+    main()
