@@ -68,8 +68,14 @@ def _min_over_candidates(
 
 def _gem_chunk_pairwise(s: FloatArray, d: FloatArray, out: FloatArray) -> None:
     """eq. (6) by brute force: a loop over a' with ``(rows, K)`` temporaries, O(K^2) per row."""
+    # two work buffers for all a' and positional out= arguments: at K = 2 this loop is on the
+    # private agents' per-step path, where the number of numpy calls is the cost
+    num, den = np.empty_like(s), np.empty_like(s)
     for b in range(s.shape[1]):
-        _min_over_candidates(s, d, s[:, b : b + 1], d[:, b : b + 1], out)
+        np.subtract(s, s[:, b, None], num)
+        np.add(d, d[:, b, None], den)
+        np.divide(num, den, num)
+        np.minimum(out, num, out=out)
 
 
 def _try_candidates(
@@ -200,9 +206,13 @@ def _resolve_method(method: str, k: int) -> str:
 def _shifted_scores(q: FloatArray, d: FloatArray, t: float | FloatArray, out: FloatArray) -> None:
     """``out = q - t * d`` (``t`` a float or per-row ``(rows, 1)``), which must be finite."""
     with np.errstate(over="ignore"):
-        np.multiply(d, t, out=out)
-        np.subtract(q, out, out=out)
-    if not (out.max() < np.inf and out.min() > -np.inf):  # never NaN: q, d and t are finite
+        np.multiply(d, t, out)
+        np.subtract(q, out, out)
+    # One cheap test first: the dot product is finite when every entry is (it can overflow
+    # for entries beyond 1e154, and then the exact test decides). Never NaN: q, d, t finite.
+    if not math.isfinite(np.vdot(out, out)) and not (
+        out.max() < np.inf and out.min() > -np.inf
+    ):
         raise ValueError("q - t * d overflows for GEM; rescale q and d")
 
 
@@ -263,7 +273,7 @@ def gem_select(
         qp = gem_scores(q, d, t)
         return rnm_select(qp, np.full((r, 1), 2.0 / epsilon), noise, rng)
     method = _resolve_method("auto", k)
-    tt = np.asarray(t, dtype=np.float64)
+    tt = t if type(t) is float else np.asarray(t, dtype=np.float64)
     idx = np.empty(r, dtype=np.int64)
     rows = max(1, BLOCK // k)
     m = min(rows, r)
@@ -272,9 +282,8 @@ def gem_select(
         for r0 in range(0, r, rows):
             n = min(rows, r - r0)
             s, u = sbuf[:n], ubuf[:n]
-            _shifted_scores(
-                q[r0 : r0 + n], d[r0 : r0 + n], tt if tt.ndim == 0 else tt[r0 : r0 + n], s
-            )
+            tb = tt if type(tt) is float or tt.ndim == 0 else tt[r0 : r0 + n]
+            _shifted_scores(q[r0 : r0 + n], d[r0 : r0 + n], tb, s)
             u.fill(0.0)  # the a' = a term is exactly 0
             _gem_block(s, d[r0 : r0 + n], u, method)
             u *= lam  # q' <= 0 with max 0: 0 stays 0, -inf stays -inf

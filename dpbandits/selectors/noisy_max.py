@@ -51,6 +51,8 @@ NOISES: tuple[str, ...] = ("exponential", "gumbel", "laplace")
 #: about 1.5x faster than whole-batch temporaries, and it also bounds the memory.
 BLOCK = 2**14
 
+_umin, _umax = np.minimum.reduce, np.maximum.reduce
+
 
 def row_blocks(r: int, k: int) -> range:
     """Start rows of the blocks of ``max(1, BLOCK // k)`` rows covering ``r`` rows."""
@@ -124,7 +126,8 @@ def blocked_gaps_argmax(
     range ``-inf`` (probability 0), never NaN.
     """
     r, k = q.shape
-    if not (lam.min() > 0.0 and lam.max() < np.inf):
+    # (the ufuncs' own reductions: the ndarray methods add a Python layer per call)
+    if not (_umin(lam, None) > 0.0 and _umax(lam, None) < np.inf):
         # 1/scale under- or overflowed (extreme eps or d): the careful whole-batch path
         with np.errstate(over="ignore", divide="ignore"):
             u = normalised_gaps(q, 1.0 / lam)
