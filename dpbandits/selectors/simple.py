@@ -96,6 +96,9 @@ class KRR(Selector):
             p_keep = 1.0 / (1.0 + (k - 1) * np.exp(-self.epsilon))
             self._p_keep[(k, self.epsilon)] = p_keep
         keep = rng.random(r) < p_keep
-        other = rng.integers(0, k - 1, size=r, dtype=np.int64)
+        if k > 2:
+            other = rng.integers(0, k - 1, size=r, dtype=np.int64)
+        else:  # integers(0, 1) is constant 0 and draws nothing: skip its overhead
+            other = np.zeros(r, dtype=np.int64)
         other += other >= best  # uniform over the K-1 candidates other than `best`
         return np.where(keep, best, other)
