@@ -46,6 +46,12 @@ def stationary_env(k: int, horizon: int) -> dict[str, Any]:
             "horizon": horizon}  # fmt: skip
 
 
+def r_cell(runs: int, horizon: int) -> tuple[dict[str, Any], int, int]:
+    """R runs of about ``100 * horizon / R`` steps: the same number of agent-steps."""
+    h = max(horizon * 100 // runs, 500)
+    return shift_env(int(h * 0.6), h), runs, h
+
+
 def engine_ns(label: str, env: dict[str, Any], runs: int, horizon: int, repeat: int) -> float:
     """Minimum over ``repeat`` runs of the task CPU time per agent-step, in ns."""
     best = math.inf
@@ -80,14 +86,26 @@ def slope(xs: list[float], ys: list[float]) -> float:
     return math.log(ys[-1] / ys[-2]) / math.log(xs[-1] / xs[-2])
 
 
-def sweep(name: str, values: list[int], per_step_ns: Callable[[int], float],
-          total_factor: Callable[[int], float]) -> None:  # fmt: skip
-    ns = [per_step_ns(v) for v in values]
-    totals = [n * total_factor(v) for n, v in zip(ns, values)]
+def sweep(
+    label: str,
+    name: str,
+    values: list[int],
+    cell: Callable[[int], tuple[dict[str, Any], int, int]],
+    repeat: int,
+) -> None:
+    """CPU ns per agent-step at each value; ``cell(v) -> (env, runs, horizon)``."""
+    ns = []
+    for v in values:
+        env, runs, horizon = cell(v)
+        ns.append(engine_ns(label, env, runs, horizon, repeat))
+    # T and R: the number of agent-steps grows like v, so the total cost is ns x v; K: the
+    # work of one agent-step may grow like K (it is linear if ns itself grows at most like K)
+    totals = ns if name == "K" else [n * v for v, n in zip(values, ns, strict=True)]
     s = slope([float(v) for v in values], totals)
     flag = "  SUPER-LINEAR" if s > 1.15 else ""
-    cells = "  ".join(f"{v}: {n:7.0f}" for v, n in zip(values, ns))
-    print(f"    {name:4s} {cells}   (slope of total {s:.2f}){flag}", flush=True)
+    cells = "  ".join(f"{v}: {n:7.0f}" for v, n in zip(values, ns, strict=True))
+    what = "per agent-step" if name == "K" else "total"
+    print(f"    {name:4s} {cells}   (log-log slope of {what} {s:.2f}){flag}", flush=True)
 
 
 def main() -> None:
@@ -96,8 +114,11 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--only", default=",".join(ALL_AGENTS))
     parser.add_argument("--quick", action="store_true", help="fewer points, shorter runs")
-    parser.add_argument("--big", action="store_true",
-                        help="also run 10 000 runs x 100 000 steps of UCB (peak memory)")
+    parser.add_argument(
+        "--big",
+        action="store_true",
+        help="also run 10 000 runs x 100 000 steps of UCB (peak memory)",
+    )
     parser.add_argument("--no-sweeps", action="store_true")
     args = parser.parse_args()
     labels = [s.strip() for s in args.only.split(",") if s.strip()]
@@ -129,20 +150,19 @@ def main() -> None:
         ks = [2, 10, 100] if args.quick else [2, 10, 100, 1000]
         for label in sweep_agents:
             print(f"  {label}")
-            sweep("T", ts, lambda t: engine_ns(label, shift_env(int(t * 0.6), t), 100, t, rep),
-                  float)
-            sweep("R", rs, lambda r: engine_ns(label, env, r, max(T * 100 // r, 500), rep),
-                  float)
-            sweep("K", ks, lambda k: engine_ns(label, stationary_env(k, T // 2), 100, T // 2,
-                                               rep), float)  # fmt: skip
+            sweep(label, "T", ts, lambda t: (shift_env(int(t * 0.6), t), 100, t), rep)
+            sweep(label, "R", rs, lambda r: r_cell(r, T), rep)
+            sweep(label, "K", ks, lambda k: (stationary_env(k, T // 2), 100, T // 2), rep)
 
     if args.big:
         t0 = time.perf_counter()
         res = run(shift_env(60_000, 100_000), shift_agents(["UCB"]), n_runs=10_000, seed=0,
                   progress=False, trace=False)  # fmt: skip
         wall = time.perf_counter() - t0
-        print(f"\n[4] 10 000 runs x 100 000 steps of UCB: wall {wall:.0f} s, "
-              f"mean regret {res.data['UCB']['total_regret'].mean():.1f}")
+        print(
+            f"\n[4] 10 000 runs x 100 000 steps of UCB: wall {wall:.0f} s, "
+            f"mean regret {res.data['UCB']['total_regret'].mean():.1f}"
+        )
     self_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     child_mb = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
     print(f"\npeak RSS: this process {self_mb:.0f} MB, largest worker {child_mb:.0f} MB")
