@@ -201,14 +201,18 @@ class PrivateAgent(Agent):
         self._base = np.arange(r, dtype=np.intp) * k
         self._lo_f, self._hi_f = float(self.lo), float(self.hi)
         self._chosen: Any = None
+        if self._fast:
+            # Live read-only views of the estimators' state (updated in place): select_batch
+            # never writes into q or d.
+            # (clipped means are a fresh array at every step: no view to keep)
+            self._q_view = None if self.clip_means else self._means.means(copy=False)
+            self._d_view = self._sens.current if self._uses_d else self._ones
 
     # -- protocol -------------------------------------------------------------------------
     def choose(self) -> NDArray[np.int64]:
         if self._fast:
-            # read-only views of the estimators' state: select_batch never writes into q, d
-            q = self._means.means(copy=False)
-            d = self._sens.current if self._uses_d else self._ones
-            out = self._selector.select_batch(q, d, self._rng_select)
+            q = self._q_view if self._q_view is not None else self._means.means(copy=False)
+            out = self._selector.select_batch(q, self._d_view, self._rng_select)
             if out.dtype != np.int64:
                 out = out.astype(np.int64)
             self._chosen = out

@@ -16,6 +16,7 @@ import agents
 import dpbandits  # noqa: F401  (registers the environments)
 from dpbandits.continual import PrivateMeans
 from dpbandits.quantiles import WindowedSensitivity
+from dpbandits.selectors import Selector
 
 ENV = "dpbandits/TwoArmedShift-v0"
 
@@ -106,3 +107,32 @@ def test_private_agent_validates_foreign_actions_and_nan_rewards():
     for _ in range(5):  # its own actions take the fast path
         agent.update(agent.act(), np.full(4, 0.5))
     assert agent.private_means().shape == (4, 2)
+
+
+class _Recorder(Selector):
+    """Plays arm 0 and records the scores it was given."""
+
+    name = "recorder"
+
+    def __init__(self, epsilon: float = 1.0) -> None:
+        super().__init__(epsilon)
+        self.seen: list[np.ndarray] = []
+
+    def select_batch(self, q, d, rng):  # type: ignore[no-untyped-def]
+        self.seen.append(q.copy())
+        return np.zeros(q.shape[0], dtype=np.int64)
+
+
+@pytest.mark.parametrize("clip", [False, True])
+def test_private_agent_selects_on_the_current_means(clip: bool):
+    """The selector sees the released means of this step (clipped when asked), not stale ones."""
+    rec = _Recorder()
+    agent = agents.PrivateAgent(rec, epsilon_means=0.05, clip_means=clip)
+    agent.reset(3, 2, horizon=50, rng=1)
+    for _ in range(20):
+        a = agent.act()
+        if agent.t >= 2:
+            assert np.array_equal(rec.seen[-1], agent.private_means())
+        agent.update(a, np.full(3, 0.5))
+    spread = np.concatenate(rec.seen)
+    assert (spread.min() >= 0.0 and spread.max() <= 1.0) == clip  # eps 0.05: noise leaves [0, 1]

@@ -204,10 +204,12 @@ def _resolve_method(method: str, k: int) -> str:
 
 
 def _shifted_scores(q: FloatArray, d: FloatArray, t: float | FloatArray, out: FloatArray) -> None:
-    """``out = q - t * d`` (``t`` a float or per-row ``(rows, 1)``), which must be finite."""
-    with np.errstate(over="ignore"):
-        np.multiply(d, t, out)
-        np.subtract(q, out, out)
+    """``out = q - t * d`` (``t`` a float or per-row ``(rows, 1)``), which must be finite.
+
+    Callers hold ``errstate(over="ignore")``: an overflow is reported by the test below.
+    """
+    np.multiply(d, t, out)
+    np.subtract(q, out, out)
     # One cheap test first: the dot product is finite when every entry is (it can overflow
     # for entries beyond 1e154, and then the exact test decides). Never NaN: q, d, t finite.
     if not math.isfinite(np.vdot(out, out)) and not (out.max() < np.inf and out.min() > -np.inf):
@@ -272,8 +274,9 @@ def gem_select(
         return rnm_select(qp, np.full((r, 1), 2.0 / epsilon), noise, rng)
     method = _resolve_method("auto", k)
     tt = t if type(t) is float else np.asarray(t, dtype=np.float64)
-    idx = np.empty(r, dtype=np.int64)
     rows = max(1, BLOCK // k)
+    one = r <= rows  # a single block (the bandit agents' case): no index array to fill
+    idx = np.empty(0 if one else r, dtype=np.int64)
     m = min(rows, r)
     sbuf, ubuf, zbuf = np.empty((m, k)), np.empty((m, k)), np.empty((m, k))
     with np.errstate(over="ignore", divide="ignore", invalid="ignore"):
@@ -285,7 +288,10 @@ def gem_select(
             u.fill(0.0)  # the a' = a term is exactly 0
             _gem_block(s, d[r0 : r0 + n], u, method)
             u *= lam  # q' <= 0 with max 0: 0 stays 0, -inf stays -inf
-            np.argmax(add_standard_noise(noise, u, zbuf[:n], rng), axis=1, out=idx[r0 : r0 + n])
+            noisy = add_standard_noise(noise, u, zbuf[:n], rng)
+            if one:
+                return noisy.argmax(1)
+            noisy.argmax(1, out=idx[r0 : r0 + n])
     return idx
 
 

@@ -132,8 +132,9 @@ def blocked_gaps_argmax(
         with np.errstate(over="ignore", divide="ignore"):
             u = normalised_gaps(q, 1.0 / lam)
             return np.asarray(pick(u, np.empty_like(u)), dtype=np.int64)
-    idx = np.empty(r, dtype=np.int64)
     rows = max(1, BLOCK // k)
+    one = r <= rows  # a single block (the bandit agents' case): no index array to fill
+    idx = np.empty(0 if one else r, dtype=np.int64)
     ubuf, zbuf = np.empty((min(rows, r), k)), np.empty((min(rows, r), k))
     with np.errstate(over="ignore", divide="ignore"):  # a gap beyond the float range -> -inf
         for r0 in row_blocks(r, k):
@@ -142,6 +143,8 @@ def blocked_gaps_argmax(
             u = ubuf[:n]
             np.subtract(qb, row_max(qb), out=u)
             u *= lam[r0 : r0 + n]  # finite lam > 0: 0 stays 0, -inf stays -inf
+            if one:
+                return pick(u, zbuf)
             idx[r0 : r0 + n] = pick(u, zbuf[:n])
     return idx
 
@@ -149,7 +152,7 @@ def blocked_gaps_argmax(
 def _add_noise_argmax(
     noise: str, rng: np.random.Generator, u: FloatArray, buf: FloatArray
 ) -> IntArray:
-    return np.argmax(add_standard_noise(noise, u, buf, rng), axis=1)
+    return add_standard_noise(noise, u, buf, rng).argmax(1)
 
 
 def rnm_select(q: FloatArray, scale: FloatArray, noise: str, rng: np.random.Generator) -> IntArray:
