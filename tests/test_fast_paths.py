@@ -136,3 +136,23 @@ def test_private_agent_selects_on_the_current_means(clip: bool):
         agent.update(a, np.full(3, 0.5))
     spread = np.concatenate(rec.seen)
     assert (spread.min() >= 0.0 and spread.max() <= 1.0) == clip  # eps 0.05: noise leaves [0, 1]
+
+
+class _NegativeAgent(agents.Agent):
+    """Plays arm -1 (invalid) from step ``when`` on."""
+
+    def __init__(self, when: int = 1500) -> None:
+        self.when = when
+
+    def choose(self):  # type: ignore[no-untyped-def]
+        bad = self.t >= self.when
+        return np.full(self.n_runs, -1 if bad else 0, dtype=np.int64)
+
+
+@pytest.mark.parametrize(("when", "value"), [(1500, -1), (2, -1), (1995, -1)])
+def test_engine_reports_negative_actions_with_their_step(when: int, value: int):
+    from dpbandits.experiments import run
+
+    with pytest.raises(ValueError, match=rf"invalid actions at step {when}: \[{value}"):
+        run({"id": ENV, "t_shift": 1000, "horizon": 2000}, {"neg": _NegativeAgent(when)},
+            n_runs=3, progress=False, n_jobs=1)  # fmt: skip
