@@ -73,10 +73,12 @@ class ThompsonSampling(Agent):
     def observe(self, actions: NDArray[np.int64], rewards: NDArray[np.float64]) -> None:
         if self.model == "bernoulli":
             r = np.asarray(rewards, dtype=float)
-            if not (r.min() >= 0.0 and r.max() <= 1.0):
+            # (ufunc reductions: the ndarray methods add a Python layer on this per-step path)
+            if not (np.minimum.reduce(r) >= 0.0 and np.maximum.reduce(r) <= 1.0):
                 raise ValueError(
                     "ThompsonSampling(model='bernoulli') needs rewards in [0, 1], got "
                     f"min {r.min()}, max {r.max()}"
                 )
-            rewards = (self.rng.random(self.n_runs) < r).astype(float)
+            # the binarised rewards as booleans: the statistics store them as 0.0 / 1.0
+            rewards = self.rng.random(self.n_runs) < r  # type: ignore[assignment]
         self.stats.update(actions, rewards)
