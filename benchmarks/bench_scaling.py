@@ -11,7 +11,11 @@ step; ``time.process_time`` of the task, minimum over ``--repeat`` repetitions) 
 3. the cost across T, R (10 .. 10 000) and K (2 .. 1000) for a few agents; a log-log slope of
    the *total* time above 1.15 between the two largest values is flagged as super-linear;
 4. the peak resident memory of a summary-only run (``--big``: 10 000 runs x 100 000 steps of
-   UCB, minutes of CPU; off by default).
+   UCB, minutes of CPU; off by default);
+5. with ``--baseline DIR`` (a checkout of another version, e.g. ``git worktree add /tmp/old
+   <commit>``): before/after at R = 100 and R = 1 per agent, both versions measured the same
+   way in fresh processes, alternating, minimum over ``--repeat`` -- the table of
+   docs/performance.md.
 
 Run:  python benchmarks/bench_scaling.py [--quick] [--repeat 3] [--only UCB,TS]
 Other processes on the same cores slow every number down: the load average is printed, and
@@ -21,9 +25,12 @@ only ratios measured in the same run should be compared across machines.
 from __future__ import annotations
 
 import argparse
+import json
 import math
 import os
 import resource
+import subprocess
+import sys
 import time
 from collections.abc import Callable
 from typing import Any
@@ -81,6 +88,51 @@ def loop_ns(label: str, horizon: int, steps: int, repeat: int) -> float:
     return best * 1e9
 
 
+_CHILD = """
+import json, sys
+from dpbandits.experiments import run, shift_agents, shift_env
+label, runs, horizon, seed = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4])
+res = run(shift_env(t_shift=int(horizon * 0.6), horizon=horizon), shift_agents([label]),
+          n_runs=runs, seed=seed, progress=False, trace=False, n_jobs=1, chunk_size=runs)
+print(json.dumps(res.timing["cpu_seconds"][label] / (runs * horizon)))
+"""
+
+
+def child_ns(tree: str, label: str, runs: int, horizon: int, seed: int) -> float:
+    """CPU ns per agent-step of one engine run in a fresh process importing ``tree``."""
+    env = dict(os.environ, PYTHONPATH=tree)
+    out = subprocess.run([sys.executable, "-c", _CHILD, label, str(runs), str(horizon),
+                          str(seed)], env=env, cwd=tree, capture_output=True, text=True,
+                         check=True)  # fmt: skip
+    return float(json.loads(out.stdout.strip().splitlines()[-1])) * 1e9
+
+
+def compare(baseline: str, labels: list[str], horizon: int, repeat: int) -> None:
+    """Before/after per agent at R = 100 and R = 1, alternating the two trees."""
+    here = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    print(f"\n[5] before ({baseline}) / after ({here}); CPU per agent-step, min of {repeat}")
+    print(
+        f"    {'agent':8s} {'R=100 before':>12s} {'after':>7s} {'x':>5s}   "
+        f"{'R=1 us before':>13s} {'after':>7s} {'x':>5s}   {'c0 us before':>12s} {'after':>6s}"
+    )
+    for label in labels:
+        best: dict[tuple[str, int], float] = {}
+        for i in range(repeat):
+            for tree in (baseline, here):
+                for runs, h in ((100, horizon), (1, max(horizon // 2, 5000))):
+                    v = child_ns(tree, label, runs, h, i)
+                    best[tree, runs] = min(best.get((tree, runs), math.inf), v)
+        b100, a100 = best[baseline, 100], best[here, 100]
+        b1, a1 = best[baseline, 1], best[here, 1]
+        c0b = b1 - max((b100 * 100 - b1) / 99, 0.0)
+        c0a = a1 - max((a100 * 100 - a1) / 99, 0.0)
+        print(
+            f"    {label:8s} {b100:12.0f} {a100:7.0f} {b100 / a100:5.2f}   {b1 / 1e3:13.2f} "
+            f"{a1 / 1e3:7.2f} {b1 / a1:5.2f}   {c0b / 1e3:12.2f} {c0a / 1e3:6.2f}",
+            flush=True,
+        )
+
+
 def slope(xs: list[float], ys: list[float]) -> float:
     """Log-log slope of total cost between the two largest x."""
     return math.log(ys[-1] / ys[-2]) / math.log(xs[-1] / xs[-2])
@@ -120,6 +172,13 @@ def main() -> None:
         help="also run 10 000 runs x 100 000 steps of UCB (peak memory)",
     )
     parser.add_argument("--no-sweeps", action="store_true")
+    parser.add_argument("--no-table", action="store_true", help="skip [1] and [2]")
+    parser.add_argument(
+        "--baseline",
+        default=None,
+        metavar="DIR",
+        help="another version's source tree: print the before/after table",
+    )
     args = parser.parse_args()
     labels = [s.strip() for s in args.only.split(",") if s.strip()]
     T = 5000 if args.quick else args.horizon
@@ -133,7 +192,7 @@ def main() -> None:
     print(f"    {'agent':8s} {'R=100':>8s} {'loop':>9s} {'ratio':>7s} {'R=1 us':>8s} "
           f"{'c0 us':>7s} {'c1 ns':>7s}")  # fmt: skip
     loop_steps = min(T, 5000)
-    for label in labels:
+    for label in [] if args.no_table else labels:
         e100 = engine_ns(label, env, 100, T, rep)
         e1 = engine_ns(label, env, 1, T, rep)
         lp = loop_ns(label, T, loop_steps, rep)
@@ -153,6 +212,9 @@ def main() -> None:
             sweep(label, "T", ts, lambda t: (shift_env(int(t * 0.6), t), 100, t), rep)
             sweep(label, "R", rs, lambda r: r_cell(r, T), rep)
             sweep(label, "K", ks, lambda k: (stationary_env(k, T // 2), 100, T // 2), rep)
+
+    if args.baseline:
+        compare(os.path.abspath(args.baseline), labels, T, rep)
 
     if args.big:
         t0 = time.perf_counter()
