@@ -283,7 +283,7 @@ def gem_select(
         for r0 in range(0, r, rows):
             n = min(rows, r - r0)
             s, u = sbuf[:n], ubuf[:n]
-            tb = tt if type(tt) is float or tt.ndim == 0 else tt[r0 : r0 + n]
+            tb = tt if isinstance(tt, float) or tt.ndim == 0 else tt[r0 : r0 + n]
             _shifted_scores(q[r0 : r0 + n], d[r0 : r0 + n], tb, s)
             u.fill(0.0)  # the a' = a term is exactly 0
             _gem_block(s, d[r0 : r0 + n], u, method)
