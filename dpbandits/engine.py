@@ -218,7 +218,11 @@ def _run_task(task: _Task, progress: Callable[[int], None] | None = None) -> dic
     act, update = agent.act, agent.update
     # The project's vector environments have ``pull`` (rewards only, no info dict): the hot
     # path. Any other VectorEnv goes through ``step``.
-    pull: Callable[[NDArray[np.int64]], Any] | None = getattr(venv, "pull", None)
+    from envs.base import BanditVectorEnv
+
+    pull: Callable[[NDArray[np.int64]], Any] | None = (
+        venv.pull if isinstance(venv, BanditVectorEnv) else None
+    )
     # Actions are checked at every step, except with ``pull``: there an action >= K or < -K
     # makes its index fall outside the reward tape (IndexError, turned into the error below at
     # once) and one in [-K, -1] is stored exactly in ``actions`` and found by the check of each
