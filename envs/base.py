@@ -276,9 +276,12 @@ class BanditVectorEnv(_ScheduleMixin, VectorEnv[IntArray, IntArray, npt.NDArray[
     def pull(self, actions: IntArray) -> FloatArray:
         """Rewards only: one step of every copy without ``obs``, flags or ``info``.
 
-        The batched engine's hot path (``dpbandits.engine``): ``actions`` must already be a
-        valid int64 array of shape ``(num_envs,)`` (not checked here), and the episode must not
-        be over. Same draws and same state change as :meth:`step`, so the two can be mixed.
+        The batched engine's hot path (``dpbandits.engine``): ``actions`` must be an int64
+        array of shape ``(num_envs,)``, and the episode must not be over. Validity is not
+        checked, except that an action ``>= K`` or ``< -K`` falls outside the reward tape and
+        raises ``IndexError``; the caller must reject actions in ``[-K, -1]`` itself (the engine
+        checks the actions it stores). Same draws and same state change as :meth:`step`, so the
+        two can be mixed.
         """
         core = self._core
         if self._prev_done or not core.started:

@@ -156,3 +156,11 @@ def test_engine_reports_negative_actions_with_their_step(when: int, value: int):
     with pytest.raises(ValueError, match=rf"invalid actions at step {when}: \[{value}"):
         run({"id": ENV, "t_shift": 1000, "horizon": 2000}, {"neg": _NegativeAgent(when)},
             n_runs=3, progress=False, n_jobs=1)  # fmt: skip
+
+
+def test_pull_raises_index_error_outside_the_tape():
+    env = _vec(3)
+    env.reset(seed=0)
+    for bad in (2, 7, -3):
+        with pytest.raises(IndexError):
+            env.pull(np.full(3, bad, dtype=np.int64))
