@@ -237,9 +237,8 @@ class PrivateAgent(Agent):
         if r.shape != (self.n_runs,):
             raise ValueError(f"rewards must have shape ({self.n_runs},), got {r.shape}")
         x = np.minimum(np.maximum(r, self._lo_f), self._hi_f)  # clip; NaN stays NaN
-        # x.x is NaN iff some x is (x is clipped, so otherwise finite or +inf): the cheapest
-        # NaN test on this path (a dot product costs less than a ufunc reduction)
-        if math.isnan(x.dot(x)):
+        # the sum is NaN iff some x is (x is clipped, so otherwise finite): one reduction
+        if math.isnan(np.add.reduce(x)):
             raise ValueError(f"rewards must not be NaN, got {r}")
         flat = self._base + actions
         if self._uses_d:
