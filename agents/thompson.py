@@ -43,6 +43,7 @@ class ThompsonSampling(Agent):
         self._shape = (self.n_runs, self.n_arms)
         self._theta = np.empty(self._shape)
         self._work = np.empty(self._shape)
+        self._ab = np.empty((*self._shape, 2))  # Beta parameters (a, b), interleaved
         # Gaussian model: the generator draws nothing else, so the (R, K) normals of the next
         # ``_block`` steps are drawn at once -- the same stream as one draw per step.
         self._block = max(1, _NOISE_BLOCK // (self.n_runs * self.n_arms))
@@ -66,8 +67,20 @@ class ThompsonSampling(Agent):
         else:
             # sums holds the successes of the binarised rewards.
             successes = self.stats.sums
-            np.add(counts, 1.0, work)
-            theta = self.rng.beta(1.0 + successes, work - successes)
+            if self.t < self.n_arms:  # (not reached through act(): every arm is pulled first)
+                np.add(counts, 1.0, work)
+                return np.asarray(self.rng.beta(1.0 + successes, work - successes).argmax(1))
+            # Beta(a, b) with a + b >= 3 (every arm pulled once) is numpy's gamma branch,
+            # Ga / (Ga + Gb) with Ga ~ Gamma(a) drawn before Gb ~ Gamma(b), element by element:
+            # one standard_gamma call on the interleaved (a, b) pairs makes exactly those draws,
+            # and costs less than Generator.beta (whose argument checks dominate at small R).
+            ab = self._ab
+            np.add(successes, 1.0, ab[:, :, 0])
+            np.subtract(counts, successes, ab[:, :, 1])
+            ab[:, :, 1] += 1.0
+            g = self.rng.standard_gamma(ab)
+            np.add(g[:, :, 0], g[:, :, 1], work)
+            np.divide(g[:, :, 0], work, theta)
         return theta.argmax(1)
 
     def observe(self, actions: NDArray[np.int64], rewards: NDArray[np.float64]) -> None:

@@ -164,3 +164,24 @@ def test_pull_raises_index_error_outside_the_tape():
     for bad in (2, 7, -3):
         with pytest.raises(IndexError):
             env.pull(np.full(3, bad, dtype=np.int64))
+
+
+def test_thompson_bernoulli_gamma_pairs_are_generator_beta():
+    """Beta TS draws Beta(a, b) as interleaved gamma pairs: the same draws as Generator.beta."""
+    r, k, steps = 50, 3, 300
+    agent = agents.ThompsonSampling(model="bernoulli")
+    agent.reset(r, k, rng=8)
+    ref = np.random.default_rng(8)
+    succ, counts = np.zeros((r, k)), np.zeros((r, k))
+    env_rng = np.random.default_rng(9)
+    rows = np.arange(r)
+    for t in range(steps):
+        a = agent.act()
+        if t >= k:
+            theta = ref.beta(1.0 + succ, counts + 1.0 - succ)
+            assert np.array_equal(a, np.argmax(theta, axis=1))
+        rew = env_rng.random(r)
+        b = ref.random(r) < rew  # the agent's binarisation draw, same generator
+        counts[rows, a] += 1.0
+        succ[rows, a] += b
+        agent.update(a, rew)
