@@ -49,20 +49,29 @@ class ArmStatistics:
     def __init__(self, n_runs: int, n_arms: int) -> None:
         self.n_runs = n_runs
         self.n_arms = n_arms
-        self.counts = np.zeros((n_runs, n_arms))
-        self.sums = np.zeros((n_runs, n_arms))
-        self._counts_flat = self.counts.reshape(-1)
-        self._sums_flat = self.sums.reshape(-1)
+        s = n_runs * n_arms
+        # counts and sums are the two rows of one (2, R K) array, so that one fancy-indexed
+        # addition of (1, reward) updates both (the per-step cost is the number of numpy calls)
+        self._both = np.zeros(2 * s)
+        self._counts_flat = self._both[:s]
+        self._sums_flat = self._both[s:]
+        self.counts = self._counts_flat.reshape(n_runs, n_arms)
+        self.sums = self._sums_flat.reshape(n_runs, n_arms)
         self._offsets = np.arange(n_runs, dtype=np.int64) * n_arms
+        self._offsets2 = np.stack([self._offsets, self._offsets + s])  # (2, R)
+        self._idx2 = np.empty((2, n_runs), dtype=np.int64)
+        self._idx2_flat = self._idx2.reshape(-1)
+        inc = np.ones((2, n_runs))  # row 0: +1 pull, row 1: the rewards
+        self._inc_flat, self._inc_rewards = inc.reshape(-1), inc[1]
 
     def flat_index(self, actions: NDArray[np.int64]) -> NDArray[np.int64]:
         """Index of ``(r, actions[r])`` in the flattened ``(R, K)`` arrays."""
         return self._offsets + actions
 
     def update(self, actions: NDArray[np.int64], rewards: NDArray[np.float64]) -> None:
-        idx = self._offsets + actions
-        self._counts_flat[idx] += 1.0
-        self._sums_flat[idx] += rewards
+        np.add(self._offsets2, actions, out=self._idx2)
+        self._inc_rewards[...] = rewards
+        self._both[self._idx2_flat] += self._inc_flat
 
     def means(self) -> NDArray[np.float64]:
         """Empirical means; an arm never pulled has mean 0 (agents pull every arm first)."""

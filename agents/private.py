@@ -18,6 +18,7 @@ ledger (:class:`dpbandits.accounting.PrivacyLedger`) is filled from the agent's 
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from typing import Any
 
@@ -181,21 +182,56 @@ class PrivateAgent(Agent):
             and k >= 2
         )
         self._ones = np.ones((r, k))
+        # Fast observe: with the built-in estimators the rewards are clipped and checked once
+        # for both (instead of once in each), and actions this agent chose itself are known to
+        # be valid (checked by identity, so any other array still goes through validation).
+        self._fast_observe = self.means is None and (self.sensitivity is None or not self._uses_d)
+        self._base = np.arange(r, dtype=np.intp) * k
+        self._lo_f, self._hi_f = float(self.lo), float(self.hi)
+        self._chosen: Any = None
+        if self._fast:
+            # Live read-only views of the estimators' state (updated in place): select_batch
+            # never writes into q or d.
+            # (clipped means are a fresh array at every step: no view to keep)
+            self._q_view = None if self.clip_means else self._means.means(copy=False)
+            self._d_view = self._sens.current if self._uses_d else self._ones
 
     # -- protocol -------------------------------------------------------------------------
     def choose(self) -> NDArray[np.int64]:
-        q = self._means.means()
         if self._fast:
-            d = self._sens.values if self._uses_d else self._ones
-            out = self._selector.select_batch(q, d, self._rng_select)
-            return out if out.dtype == np.int64 else out.astype(np.int64)
+            q = self._q_view if self._q_view is not None else self._means.means(copy=False)
+            out = self._selector.select_batch(q, self._d_view, self._rng_select)
+            if out.dtype != np.int64:
+                out = out.astype(np.int64)
+            self._chosen = out
+            return out
+        q = self._means.means()
         d = self._sens.values if self._uses_d else None
         return self._select(q, d, rng=self._rng_select)
 
     def observe(self, actions: NDArray[np.int64], rewards: NDArray[np.float64]) -> None:
-        self._means.update(actions, rewards)
+        if not self._fast_observe:
+            self._means.update(actions, rewards)
+            if self._uses_d:
+                self._sens.update(actions, rewards)
+            return
+        if actions is not self._chosen:
+            from dpbandits.checks import pulls as check_pulls
+
+            actions = check_pulls(actions, rewards, self.n_runs, self.n_arms, self.lo, self.hi)[0]
+        r = rewards
+        if type(r) is not np.ndarray or r.dtype != np.float64:
+            r = np.asarray(r, dtype=np.float64)
+        if r.shape != (self.n_runs,):
+            raise ValueError(f"rewards must have shape ({self.n_runs},), got {r.shape}")
+        x = np.minimum(np.maximum(r, self._lo_f), self._hi_f)  # clip; NaN stays NaN
+        # the sum is NaN iff some x is (x is clipped, so otherwise finite): one reduction
+        if math.isnan(np.add.reduce(x)):
+            raise ValueError(f"rewards must not be NaN, got {r}")
+        flat = self._base + actions
         if self._uses_d:
-            self._sens.update(actions, rewards)
+            self._sens.update_flat(flat, x)  # copies x into its windows
+        self._means.update_flat(flat, x)
 
     # -- hooks for plots and reports ------------------------------------------------------
     def private_means(self) -> NDArray[np.float64]:

@@ -44,15 +44,27 @@ class UCB(Agent):
                 raise ValueError("UCB(log='T') needs the horizon: reset(..., horizon=T)")
             self._log_horizon = math.log(self.horizon)
         self.stats = ArmStatistics(self.n_runs, self.n_arms)
+        self._index_buf = np.empty((self.n_runs, self.n_arms))
+        self._bonus_buf = np.empty((self.n_runs, self.n_arms))
+
+    def _index(self, out: NDArray[np.float64], bonus: NDArray[np.float64]) -> NDArray[np.float64]:
+        """``out = sums / N + alpha * sqrt(log_term / N)`` with ``bonus`` as work space."""
+        log_term = self._log_horizon if self.log == "T" else math.log(max(self.t, 1))
+        counts = self.stats.counts
+        # positional out= arguments: the cheapest ufunc calls on these small arrays
+        np.divide(log_term, counts, bonus)
+        np.sqrt(bonus, bonus)
+        np.multiply(bonus, self._alpha, bonus)
+        np.divide(self.stats.sums, counts, out)
+        np.add(out, bonus, out)
+        return out
 
     def index(self) -> NDArray[np.float64]:
         """The ``(R, K)`` UCB indices at the current step."""
-        log_term = self._log_horizon if self.log == "T" else math.log(max(self.t, 1))
-        counts = self.stats.counts
-        return self.stats.sums / counts + self._alpha * np.sqrt(log_term / counts)
+        return self._index(np.empty_like(self._index_buf), np.empty_like(self._bonus_buf))
 
     def choose(self) -> NDArray[np.int64]:
-        return np.argmax(self.index(), axis=1)
+        return self._index(self._index_buf, self._bonus_buf).argmax(1)
 
     def observe(self, actions: NDArray[np.int64], rewards: NDArray[np.float64]) -> None:
         self.stats.update(actions, rewards)

@@ -1,17 +1,15 @@
-"""Benchmark of the bandit-under-shift experiment (App. H, Fig. 9; issue 5 targets).
+"""Benchmark of the bandit-under-shift experiment (App. H, Fig. 9; performance targets).
 
-1. The full Fig. 9 configuration -- 7 agents x 100 replications x 50_000 steps -- through
-   :func:`dpbandits.experiments.run` on all cores: wall time, CPU time and peak memory (largest
-   resident set of this process and of its worker processes).
-2. The same agents stepped one replication at a time through ``gymnasium.Env`` (a plain
-   ``for t: a = agent.act(); env.step(a)`` loop with ``n_runs=1``) on a subsample of one
-   replication (by default over the whole horizon), measured in the same run, expressed per
-   agent-step (one agent, one replication, one step).
-3. The speed-up per agent-step, engine vs the per-step Env loop, using CPU time on both sides
-   (single-core work; the engine's wall-clock speed-up is larger by the number of cores used).
+1. The full Fig. 9 configuration -- 7 agents x 100 replications x 50_000 steps -- in a fresh
+   Python process (``python -c "...run(...)"``): wall time *including process start-up*, imports
+   and the worker pool, on all cores. Target <= 3 s on 2 idle cores.
+2. The same run in this process, for the CPU time of every agent per agent-step (one agent, one
+   replication, one step; ``time.process_time`` inside each task) and the peak memory.
+3. The same agents stepped one replication at a time through ``gymnasium.Env`` (a plain
+   ``for t: a = agent.act(); env.step(a); agent.update(...)`` loop with ``n_runs=1``), measured in
+   the same run, per agent-step, and the speed-up (CPU on both sides). Target >= 120x.
 
-Targets: <= 30 s wall, <= 2 GB peak memory, >= 50x per agent-step.
-Run:  python benchmarks/bench_shift.py [--runs 100] [--horizon 50000] [--loop-steps N]  (~1 min)
+Run:  python benchmarks/bench_shift.py [--runs 100] [--horizon 50000] [--loop-steps 10000]
 The machine's load is printed: other processes on the same cores slow every number down.
 """
 
@@ -20,6 +18,8 @@ from __future__ import annotations
 import argparse
 import os
 import resource
+import subprocess
+import sys
 import time
 
 import gymnasium
@@ -45,6 +45,18 @@ def env_loop_seconds_per_step(
     return (time.process_time() - t0) / n_steps
 
 
+def fresh_process_wall(runs: int, horizon: int, t_shift: int, jobs: int | None) -> float:
+    """Wall seconds of the whole Fig. 9 run in a new interpreter, start-up included."""
+    code = (
+        "from dpbandits.experiments import run, shift_agents, shift_env\n"
+        f"run(shift_env(t_shift={t_shift}, horizon={horizon}), shift_agents(), n_runs={runs}, "
+        f"seed=0, progress=False, trace=False, n_jobs={jobs!r})\n"
+    )
+    t0 = time.perf_counter()
+    subprocess.run([sys.executable, "-c", code], check=True)
+    return time.perf_counter() - t0
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--runs", type=int, default=100)
@@ -53,17 +65,27 @@ def main() -> None:
     parser.add_argument(
         "--loop-steps",
         type=int,
-        default=None,
-        help="steps of the one-replication Env loop per agent (default: the whole horizon, "
-        "so both sides cover the same phases of the run)",
+        default=10_000,
+        help="steps of the one-replication Env loop per agent (from the start of the run)",
     )
     parser.add_argument("--jobs", type=int, default=None)
+    parser.add_argument("--repeat", type=int, default=1, help="fresh-process runs (minimum)")
     args = parser.parse_args()
-    loop_steps = args.horizon if args.loop_steps is None else args.loop_steps
+    loop_steps = min(args.loop_steps, args.horizon)
 
-    print(f"machine: {os.cpu_count()} cores, load average {os.getloadavg()}")
+    print(f"machine: {os.cpu_count()} cores, load average {os.getloadavg()}", flush=True)
     agent_map = shift_agents()
     n_agents = len(agent_map)
+    agent_steps = n_agents * args.runs * args.horizon
+
+    walls = [fresh_process_wall(args.runs, args.horizon, args.t_shift, args.jobs)
+             for _ in range(args.repeat)]  # fmt: skip
+    print(
+        f"\n[1] Fig. 9 in a fresh process ({n_agents} agents x {args.runs} runs x "
+        f"{args.horizon} steps, start-up included): wall {min(walls):.2f} s "
+        f"(min of {len(walls)}; target <= 3 s on 2 idle cores)",
+        flush=True,
+    )
 
     cpu0 = time.process_time()
     t0 = time.perf_counter()
@@ -79,37 +101,34 @@ def main() -> None:
     self_usage = resource.getrusage(resource.RUSAGE_SELF)
     child_usage = resource.getrusage(resource.RUSAGE_CHILDREN)
     cpu_total = (time.process_time() - cpu0) + child_usage.ru_utime + child_usage.ru_stime
-    peak_self_mb = self_usage.ru_maxrss / 1024
-    peak_child_mb = child_usage.ru_maxrss / 1024
-    agent_steps = n_agents * args.runs * args.horizon
     print(
-        f"\n[1] engine: {n_agents} agents x {args.runs} runs x {args.horizon} steps "
-        f"on {res.timing['n_jobs']} worker(s)"
+        f"\n[2] in this process (traces on): wall {wall:.2f} s on {res.timing['n_jobs']} "
+        f"worker(s); CPU {cpu_total:.1f} s (children include the fresh process of [1])"
     )
-    print(f"    wall {wall:.1f} s (target <= 30 s); CPU {cpu_total:.1f} s")
     print(
-        f"    peak RSS: main {peak_self_mb:.0f} MB, largest worker {peak_child_mb:.0f} MB; "
-        f"all workers at once <= {peak_self_mb + res.timing['n_jobs'] * peak_child_mb:.0f} MB "
-        "(target <= 2048 MB)"
+        f"    peak RSS: main {self_usage.ru_maxrss / 1024:.0f} MB, largest child "
+        f"{child_usage.ru_maxrss / 1024:.0f} MB"
     )
 
-    print("\n[2] per agent-step (one agent, one replication, one step), microseconds (CPU)")
-    print(f"    {'agent':6s} {'engine':>8s} {'Env loop':>9s} {'speed-up':>9s}")
+    print("\n[3] per agent-step (one agent, one replication, one step), CPU")
+    print(f"    {'agent':6s} {'engine ns':>10s} {'Env loop us':>12s} {'speed-up':>9s}")
     engine_total = loop_total = 0.0
     for label, agent in shift_agents().items():
         engine = res.timing["cpu_seconds"][label] / (args.runs * args.horizon)
         loop = env_loop_seconds_per_step(agent, loop_steps, args.horizon, args.t_shift)
         engine_total += engine
         loop_total += loop
-        print(f"    {label:6s} {engine * 1e6:8.2f} {loop * 1e6:9.1f} {loop / engine:8.0f}x")
+        print(f"    {label:6s} {engine * 1e9:10.0f} {loop * 1e6:12.1f} {loop / engine:8.0f}x",
+              flush=True)  # fmt: skip
     print(
-        f"    {'all':6s} {engine_total / n_agents * 1e6:8.2f} {loop_total / n_agents * 1e6:9.1f} "
-        f"{loop_total / engine_total:8.0f}x   (target >= 50x)"
+        f"    {'all':6s} {engine_total / n_agents * 1e9:10.0f} "
+        f"{loop_total / n_agents * 1e6:12.1f} {loop_total / engine_total:8.0f}x   "
+        "(target >= 120x)"
     )
-    wall_per_step = wall / agent_steps
+    wall_per_step = min(walls) / agent_steps
     print(
-        f"\n[3] wall-clock per agent-step: engine {wall_per_step * 1e6:.2f} us "
-        f"(all cores) vs Env loop {loop_total / n_agents * 1e6:.1f} us: "
+        f"\n    wall-clock per agent-step of [1]: {wall_per_step * 1e9:.0f} ns (all cores, "
+        f"start-up included) vs Env loop {loop_total / n_agents * 1e6:.1f} us: "
         f"{loop_total / n_agents / wall_per_step:.0f}x"
     )
     print(f"\nload average after: {os.getloadavg()}")

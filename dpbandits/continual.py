@@ -676,20 +676,32 @@ class PrivateMeans:
     def update(self, actions: ArrayLike, rewards: ArrayLike) -> None:
         """Record one pull per replication: arm ``actions[r]`` gave ``rewards[r]``."""
         a, x = checks.pulls(actions, rewards, self.n_runs, self.n_arms, self.lo, self.hi)
-        flat = self._base + a
-        n = self._counts[flat]
+        self.update_flat(self._base + a, x)
+
+    def update_flat(self, flat: NDArray[np.intp], x: NDArray[np.float64]) -> None:
+        """:meth:`update` on validated input, the agents' per-step hot path.
+
+        ``flat[r] = r * K + actions[r]`` (distinct streams, one per replication) and ``x`` the
+        rewards already clipped to ``[lo, hi]`` (not modified). No checks beyond ``n_max``.
+        """
+        n = self._counts.take(flat)
         n += 1
         z = self._noise.at(flat, n, self._counts)  # raises (n_max) before any state change
-        x += self._sums[flat]
-        self._counts[flat] = n
-        self._sums[flat] = x
-        x += z
-        x /= n
-        self._means[flat] = x
+        s = self._sums.take(flat)
+        s += x
+        self._counts.put(flat, n)
+        self._sums.put(flat, s)
+        s += z
+        s /= n
+        self._means.put(flat, s)
 
-    def means(self) -> NDArray[np.float64]:
-        """Released private means (R, K); midpoint for arms never pulled."""
+    def means(self, copy: bool = True) -> NDArray[np.float64]:
+        """Released private means (R, K); midpoint for arms never pulled.
+
+        ``copy=False`` returns the internal array itself when no clipping is asked for (a
+        read-only use on the hot path: it changes at the next :meth:`update`).
+        """
         out = self._means.reshape(self.n_runs, self.n_arms)
         if self.clip_means:
             return np.clip(out, self.lo, self.hi)
-        return out.copy()
+        return out.copy() if copy else out

@@ -64,6 +64,8 @@ DEFAULT_CHUNK_SIZE = 100
 DEFAULT_POINTS = 1000  # recorded points per curve when record_stride is not given
 PROGRESS_EVERY = 1000  # steps between progress reports
 _BLOCK = 8192  # steps per block when turning actions into regret after the loop
+_INT64 = np.dtype(np.int64)
+_UINT64 = np.dtype(np.uint64)
 
 
 # ----------------------------------------------------------------------------------------------
@@ -197,6 +199,18 @@ def _invalid_actions(a: NDArray[np.int64], n_arms: int, label: str, t: int) -> V
     )
 
 
+def _check_stored_actions(
+    actions: NDArray[Any], s0: int, s1: int, K: int, label: str, venv: Any
+) -> None:
+    """Raise the invalid-action error for the first step in ``s0 .. s1 - 1`` whose stored
+    actions are negative (with ``pull``, larger ones already raised IndexError)."""
+    block = actions[s0:s1]
+    if block.size and block.min() < 0:
+        t = s0 + int(np.argmax((block < 0).any(axis=1)))
+        venv.close()
+        raise _invalid_actions(actions[t].astype(np.int64), K, label, t)
+
+
 def _run_task(task: _Task, progress: Callable[[int], None] | None = None) -> dict[str, Any]:
     """Play one chunk of replications of one agent; return its per-run arrays."""
     if progress is None:
@@ -220,22 +234,55 @@ def _run_task(task: _Task, progress: Callable[[int], None] | None = None) -> dic
     sens_trace = np.full((tr.size, n, K), np.nan) if traced else None
     sens_fn = getattr(agent, "sensitivities", None) if traced else None
 
-    act, update, step = agent.act, agent.update, venv.step
+    act, update = agent.act, agent.update
+    # The project's vector environments have ``pull`` (rewards only, no info dict): the hot
+    # path. Any other VectorEnv goes through ``step``.
+    from envs.base import BanditVectorEnv
+
+    pull: Callable[[NDArray[np.int64]], Any] | None = (
+        venv.pull if isinstance(venv, BanditVectorEnv) else None
+    )
+    # Actions are checked at every step, except with ``pull``: there an action >= K or < -K
+    # makes its index fall outside the reward tape (IndexError, turned into the error below at
+    # once) and one in [-K, -1] is stored exactly in ``actions`` and found by the check of each
+    # block of PROGRESS_EVERY steps -- one reduction per block instead of two numpy calls per
+    # step, and no result is ever returned from an invalid action.
+    check_each_step = not callable(pull)
+    if check_each_step:
+        step = venv.step
+
+        def step_rewards(a: NDArray[np.int64]) -> Any:
+            return step(a)[1]
+
+        pull = step_rewards
+    assert pull is not None
+
     shape = (n,)
+    umax = np.maximum.reduce
+    u64, i64 = _UINT64, _INT64
     ri, next_rec = 0, int(rec[0])
     ti, next_tr = 0, (int(tr[0]) if traced else -1)
     next_prog = PROGRESS_EVERY
+    # One comparison per step: the next step at which something is recorded or reported.
+    next_event = min(x for x in (next_rec, next_tr, next_prog) if x > 0)
     for t in range(T):
         a = act()
-        if type(a) is not np.ndarray or a.dtype != np.int64 or a.shape != shape:
+        if type(a) is not np.ndarray or a.dtype is not i64 or a.shape != shape:
             a = _coerce_actions(a, n, K, label)
-        if a.view(np.uint64).max() >= K:
+        # one reduction checks both ends: negative actions are huge as unsigned
+        if check_each_step and umax(a.view(u64)) >= K:
             venv.close()
             raise _invalid_actions(a, K, label, t)
         actions[t] = a
-        r = step(a)[1]
+        try:
+            r = pull(a)
+        except IndexError:
+            venv.close()
+            raise _invalid_actions(a, K, label, t) from None
         reward_sum += r  # before update: an agent may not keep r intact
         update(a, r)
+        if t + 1 != next_event:
+            continue
         s = t + 1
         if s == next_rec:
             reward_curve[ri] = reward_sum
@@ -251,8 +298,13 @@ def _run_task(task: _Task, progress: Callable[[int], None] | None = None) -> dic
             ti += 1
             next_tr = int(tr[ti]) if ti < tr.size else -1
         if s == next_prog:
+            if not check_each_step:
+                _check_stored_actions(actions, s - PROGRESS_EVERY, s, K, label, venv)
             progress(PROGRESS_EVERY * n)
             next_prog += PROGRESS_EVERY
+        next_event = min((x for x in (next_rec, next_tr, next_prog) if x > s), default=-1)
+    if not check_each_step:
+        _check_stored_actions(actions, T - T % PROGRESS_EVERY, T, K, label, venv)
     progress((T % PROGRESS_EVERY) * n)
     venv.close()
 

@@ -454,13 +454,22 @@ class WindowedSensitivity:
     def update(self, actions: ArrayLike, rewards: ArrayLike) -> None:
         """Record one reward per replication; estimate where a window just filled."""
         a, x = checks.pulls(actions, rewards, self.n_runs, self.n_arms, self.lo, self.hi)
-        flat = self._base + a
-        pos = self._fill[flat]
-        self._buf_flat[flat * self.window + pos] = x
+        self.update_flat(self._base + a, x)
+
+    def update_flat(self, flat: NDArray[np.intp], x: NDArray[np.float64]) -> None:
+        """:meth:`update` on validated input (the agents' hot path): ``flat[r] = r K +
+        actions[r]`` and ``x`` the rewards already clipped to ``[lo, hi]``; no checks."""
+        pos = self._fill.take(flat)
+        self._buf_flat.put(flat * self.window + pos, x)
         pos += 1
-        self._fill[flat] = pos
+        self._fill.put(flat, pos)
         if np.maximum.reduce(pos) == self.window:
             self._estimate(flat[pos == self.window])
+
+    @property
+    def current(self) -> NDArray[np.float64]:
+        """The current estimates (R, K) without a copy (read-only use; see :attr:`values`)."""
+        return self._values.reshape(self.n_runs, self.n_arms)
 
     def _estimate(self, full: NDArray[np.intp]) -> None:
         """Estimate the streams ``full`` whose windows just filled; empty their buffers.

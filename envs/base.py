@@ -273,6 +273,23 @@ class BanditVectorEnv(_ScheduleMixin, VectorEnv[IntArray, IntArray, npt.NDArray[
         truncated = np.ones(R, dtype=np.bool_) if done else np.zeros(R, dtype=np.bool_)
         return np.zeros(R, dtype=np.int64), rewards, np.zeros(R, dtype=np.bool_), truncated, info
 
+    def pull(self, actions: IntArray) -> FloatArray:
+        """Rewards only: one step of every copy without ``obs``, flags or ``info``.
+
+        The batched engine's hot path (``dpbandits.engine``): ``actions`` must be an int64
+        array of shape ``(num_envs,)``, and the episode must not be over. Validity is not
+        checked, except that an action ``>= K`` or ``< -K`` falls outside the reward tape and
+        raises ``IndexError``; the caller must reject actions in ``[-K, -1]`` itself (the engine
+        checks the actions it stores). Same draws and same state change as :meth:`step`, so the
+        two can be mixed.
+        """
+        core = self._core
+        if self._prev_done or not core.started:
+            raise ResetNeeded("pull() needs a running episode: call reset() first")
+        rewards = core.pull(actions)
+        self._prev_done = core.t >= core.schedule.horizon - 1
+        return rewards
+
     def render(self) -> tuple[str, ...] | None:
         """``"ansi"``: one line per copy with ``t``, the current means and its last action."""
         if self.render_mode is None:

@@ -271,6 +271,7 @@ class BanditCore:
         self._i = 0  # position inside the current block
         self._n = 0  # length of the current block
         self._t0 = 0  # step of the current block's first row
+        self._info_t0 = -1  # block whose info arrays are built (-1: none)
         self.last_actions: IntArray | None = None
         self.last_rewards: FloatArray | None = None
 
@@ -306,6 +307,15 @@ class BanditCore:
             u = rng.random((n, R))
             cand = (u[:, None, :] < sch.means[rows, :, None]).astype(np.float64)
         self._cand = cand.reshape(n, K * R)
+        self._t0, self._n, self._i = t0, n, 0
+        self._info_t0 = -1  # the info arrays of this block are built on the first step()
+
+    def _fill_info(self) -> None:
+        """The per-step ``info`` arrays of the current block (only :meth:`step` needs them)."""
+        sch = self.schedule
+        t0, n = self._t0, self._n
+        rows = slice(t0, t0 + n)
+        R, K = self.n_copies, self.n_arms
         regret = np.empty((n, K, R))
         regret[...] = sch.regret[rows, :, None]
         self._regret = regret.reshape(n, K * R)
@@ -315,7 +325,7 @@ class BanditCore:
         self._steps[...] = np.arange(t0, t0 + n, dtype=np.int64)[:, None]
         self._optimal = np.empty((n, R), dtype=np.int64)
         self._optimal[...] = sch.optimal[rows, None]
-        self._t0, self._n, self._i = t0, n, 0
+        self._info_t0 = t0
 
     def step(
         self, actions: IntArray
@@ -327,6 +337,8 @@ class BanditCore:
         """
         if self._i == self._n:
             self._refill()
+        if self._info_t0 != self._t0:
+            self._fill_info()
         i = self._i
         idx = actions * self.n_copies
         idx += self._base
@@ -338,6 +350,26 @@ class BanditCore:
         self.last_rewards = rewards
         # expected_rewards: an (R, K) transposed view of this step's fresh (K, R) block row.
         return rewards, self._expected[i].T, self._steps[i], self._optimal[i], regret
+
+    def pull(self, actions: IntArray) -> FloatArray:
+        """The rewards ``(R,)`` of one step, nothing else: :meth:`step` without ``info``.
+
+        Same draws and same state change as :meth:`step` (the two can be mixed); validated
+        int64 ``actions`` of shape ``(R,)``, and the caller checks that the episode is not over.
+        Three numpy calls: the batched engine's per-step hot path.
+        """
+        i = self._i
+        if i == self._n:
+            self._refill()
+            i = 0
+        idx = actions * self.n_copies
+        idx += self._base
+        rewards = self._cand[i].take(idx)
+        self._i = i + 1
+        self.t += 1
+        self.last_actions = actions
+        self.last_rewards = rewards
+        return rewards
 
 
 def check_actions(actions: Any, n_copies: int, n_arms: int) -> IntArray:

@@ -67,8 +67,14 @@ def _min_over_candidates(
 
 def _gem_chunk_pairwise(s: FloatArray, d: FloatArray, out: FloatArray) -> None:
     """eq. (6) by brute force: a loop over a' with ``(rows, K)`` temporaries, O(K^2) per row."""
+    # two work buffers for all a' and positional out= arguments: at K = 2 this loop is on the
+    # private agents' per-step path, where the number of numpy calls is the cost
+    num, den = np.empty_like(s), np.empty_like(s)
     for b in range(s.shape[1]):
-        _min_over_candidates(s, d, s[:, b : b + 1], d[:, b : b + 1], out)
+        np.subtract(s, s[:, b, None], num)
+        np.add(d, d[:, b, None], den)
+        np.divide(num, den, num)
+        np.minimum(out, num, out=out)
 
 
 def _try_candidates(
@@ -197,23 +203,29 @@ def _resolve_method(method: str, k: int) -> str:
 
 
 def _shifted_scores(q: FloatArray, d: FloatArray, t: float | FloatArray, out: FloatArray) -> None:
-    """``out = q - t * d`` (``t`` a float or per-row ``(rows, 1)``), which must be finite."""
-    with np.errstate(over="ignore"):
-        np.multiply(d, t, out=out)
-        np.subtract(q, out, out=out)
-    if not (out.max() < np.inf and out.min() > -np.inf):  # never NaN: q, d and t are finite
-        t_max = float(np.max(np.abs(t)))
-        td = t_max * float(d.max())
-        if not td <= checks.MAX_NOISE_SCALE:
-            raise ValueError(
-                f"epsilon is too small for GEM/mGEM with these sensitivities: the threshold "
-                f"t = 2 ln(K/beta)/epsilon = {t_max:.3g} times max d = {float(d.max()):.3g} "
-                f"overflows; use an epsilon at least {td / checks.MAX_NOISE_SCALE:.3g} times larger"
-                if math.isfinite(t_max)
-                else "epsilon is too small for GEM/mGEM: the threshold t = 2 ln(K/beta)/epsilon "
-                "is infinite; use a larger epsilon"
-            )
-        raise ValueError("q - t * d overflows for GEM: the scores are too large; rescale q and d")
+    """``out = q - t * d`` (``t`` a float or per-row ``(rows, 1)``), which must be finite.
+
+    Callers hold ``errstate(over="ignore")``: an overflow is reported by the test below.
+    """
+    np.multiply(d, t, out)
+    np.subtract(q, out, out)
+    # One cheap test first: the sum is finite when every entry is (it can overflow for huge
+    # entries, and then the exact test decides). Never NaN: q, d, t finite. (Not a BLAS dot
+    # product: OpenBLAS threads it for large arrays, which is 1000x slower on a busy machine.)
+    if math.isfinite(np.add.reduce(out, axis=None)) or (out.max() < np.inf and out.min() > -np.inf):
+        return
+    t_max = float(np.max(np.abs(t)))
+    td = t_max * float(d.max())
+    if not td <= checks.MAX_NOISE_SCALE:
+        raise ValueError(
+            f"epsilon is too small for GEM/mGEM with these sensitivities: the threshold "
+            f"t = 2 ln(K/beta)/epsilon = {t_max:.3g} times max d = {float(d.max()):.3g} "
+            f"overflows; use an epsilon at least {td / checks.MAX_NOISE_SCALE:.3g} times larger"
+            if math.isfinite(t_max)
+            else "epsilon is too small for GEM/mGEM: the threshold t = 2 ln(K/beta)/epsilon "
+            "is infinite; use a larger epsilon"
+        )
+    raise ValueError("q - t * d overflows for GEM: the scores are too large; rescale q and d")
 
 
 def gem_scores(
@@ -273,22 +285,25 @@ def gem_select(
         qp = gem_scores(q, d, t)
         return rnm_select(qp, np.full((r, 1), 2.0 / epsilon), noise, rng)
     method = _resolve_method("auto", k)
-    tt = np.asarray(t, dtype=np.float64)
-    idx = np.empty(r, dtype=np.int64)
+    tt = t if type(t) is float else np.asarray(t, dtype=np.float64)
     rows = max(1, BLOCK // k)
+    one = r <= rows  # a single block (the bandit agents' case): no index array to fill
+    idx = np.empty(0 if one else r, dtype=np.int64)
     m = min(rows, r)
     sbuf, ubuf, zbuf = np.empty((m, k)), np.empty((m, k)), np.empty((m, k))
     with np.errstate(over="ignore", divide="ignore", invalid="ignore"):
         for r0 in range(0, r, rows):
             n = min(rows, r - r0)
             s, u = sbuf[:n], ubuf[:n]
-            _shifted_scores(
-                q[r0 : r0 + n], d[r0 : r0 + n], tt if tt.ndim == 0 else tt[r0 : r0 + n], s
-            )
+            tb = tt if isinstance(tt, float) or tt.ndim == 0 else tt[r0 : r0 + n]
+            _shifted_scores(q[r0 : r0 + n], d[r0 : r0 + n], tb, s)
             u.fill(0.0)  # the a' = a term is exactly 0
             _gem_block(s, d[r0 : r0 + n], u, method)
             u *= lam  # q' <= 0 with max 0: 0 stays 0, -inf stays -inf
-            np.argmax(add_standard_noise(noise, u, zbuf[:n], rng), axis=1, out=idx[r0 : r0 + n])
+            noisy = add_standard_noise(noise, u, zbuf[:n], rng)
+            if one:
+                return noisy.argmax(1)
+            noisy.argmax(1, out=idx[r0 : r0 + n])
     return idx
 
 

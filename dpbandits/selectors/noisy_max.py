@@ -52,6 +52,8 @@ NOISES: tuple[str, ...] = ("exponential", "gumbel", "laplace")
 #: about 1.5x faster than whole-batch temporaries, and it also bounds the memory.
 BLOCK = 2**14
 
+_umin, _umax = np.minimum.reduce, np.maximum.reduce
+
 
 def row_blocks(r: int, k: int) -> range:
     """Start rows of the blocks of ``max(1, BLOCK // k)`` rows covering ``r`` rows."""
@@ -124,30 +126,41 @@ def blocked_gaps_argmax(
     two buffers, so the work stays in cache. Maximisers get exactly 0 and gaps beyond the float
     range ``-inf`` (probability 0), never NaN.
     """
+    with np.errstate(over="ignore", divide="ignore"):
+        return _gaps_argmax(q, lam, pick)
+
+
+def _gaps_argmax(
+    q: FloatArray, lam: FloatArray, pick: Callable[[FloatArray, FloatArray], IntArray]
+) -> IntArray:
+    """:func:`blocked_gaps_argmax` for a caller that holds ``errstate(over="ignore",
+    divide="ignore")`` (one context per selection on the agents' per-step path)."""
     r, k = q.shape
-    if not (lam.min() > 0.0 and lam.max() < np.inf):
+    # (the ufuncs' own reductions: the ndarray methods add a Python layer per call)
+    if not (_umin(lam, None) > 0.0 and _umax(lam, None) < np.inf):
         # 1/scale under- or overflowed (extreme eps or d): the careful whole-batch path
-        with np.errstate(over="ignore", divide="ignore"):
-            u = normalised_gaps(q, 1.0 / lam)
-            return np.asarray(pick(u, np.empty_like(u)), dtype=np.int64)
-    idx = np.empty(r, dtype=np.int64)
+        u = normalised_gaps(q, 1.0 / lam)
+        return np.asarray(pick(u, np.empty_like(u)), dtype=np.int64)
     rows = max(1, BLOCK // k)
+    one = r <= rows  # a single block (the bandit agents' case): no index array to fill
+    idx = np.empty(0 if one else r, dtype=np.int64)
     ubuf, zbuf = np.empty((min(rows, r), k)), np.empty((min(rows, r), k))
-    with np.errstate(over="ignore", divide="ignore"):  # a gap beyond the float range -> -inf
-        for r0 in row_blocks(r, k):
-            qb = q[r0 : r0 + rows]
-            n = qb.shape[0]
-            u = ubuf[:n]
-            np.subtract(qb, row_max(qb), out=u)
-            u *= lam[r0 : r0 + n]  # finite lam > 0: 0 stays 0, -inf stays -inf
-            idx[r0 : r0 + n] = pick(u, zbuf[:n])
+    for r0 in row_blocks(r, k):  # under errstate: a gap beyond the float range -> -inf
+        qb = q[r0 : r0 + rows]
+        n = qb.shape[0]
+        u = ubuf[:n]
+        np.subtract(qb, row_max(qb), out=u)
+        u *= lam[r0 : r0 + n]  # finite lam > 0: 0 stays 0, -inf stays -inf
+        if one:
+            return pick(u, zbuf)
+        idx[r0 : r0 + n] = pick(u, zbuf[:n])
     return idx
 
 
 def _add_noise_argmax(
     noise: str, rng: np.random.Generator, u: FloatArray, buf: FloatArray
 ) -> IntArray:
-    return np.argmax(add_standard_noise(noise, u, buf, rng), axis=1)
+    return add_standard_noise(noise, u, buf, rng).argmax(1)
 
 
 def rnm_select(q: FloatArray, scale: FloatArray, noise: str, rng: np.random.Generator) -> IntArray:
@@ -184,7 +197,7 @@ class RNM(Selector):
     def select_batch(self, q: FloatArray, d: FloatArray, rng: np.random.Generator) -> IntArray:
         with np.errstate(over="ignore", divide="ignore"):
             lam = self.epsilon / (2.0 * row_max(d))  # 1 / (2D/eps)
-        return blocked_gaps_argmax(q, lam, functools.partial(_add_noise_argmax, self.noise, rng))
+            return _gaps_argmax(q, lam, functools.partial(_add_noise_argmax, self.noise, rng))
 
 
 class ExponentialMechanism(RNM):
@@ -229,9 +242,10 @@ class PermuteAndFlip(Selector):
             rng.standard_exponential(out=x)
             x += u  # E >= -u <=> E + u >= 0 exactly: a rounded sum has the sign of the exact one
             np.copyto(x, np.inf, where=x < 0.0)  # rejected candidates never come first
-            return np.argmin(x, axis=1)
+            return x.argmin(1)
 
-        return blocked_gaps_argmax(q, lam, pick)
+        with np.errstate(over="ignore", divide="ignore"):
+            return _gaps_argmax(q, lam, pick)
 
 
 class RNMH(Selector):

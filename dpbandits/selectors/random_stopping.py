@@ -44,6 +44,8 @@ __all__ = [
 ]
 
 _LOG2 = math.log(2.0)
+_umin, _umax = np.minimum.reduce, np.maximum.reduce
+_NONE = np.zeros(0, dtype=np.intp)
 #: Longest inverse-CDF table for D_{eta,gamma} (entries); 2**22 float64 = 32 MB.
 MAX_TABLE = 2**22
 #: The table stops where the tail mass is below this (far below float resolution 2**-53).
@@ -122,7 +124,7 @@ def sample_tnb(
     if eta == 0.0:
         return gen.logseries(1.0 - gamma, size=size).astype(np.int64)
     if eta == 1.0:
-        return gen.geometric(gamma, size=size).astype(np.int64)
+        return gen.geometric(gamma, size=size).astype(np.int64, copy=False)
     if eta > 0.0 and eta * math.log(gamma) <= -_LOG2:
         n = np.asarray(gen.negative_binomial(eta, gamma, size=size), dtype=np.int64)
         flat = n.reshape(-1)
@@ -147,9 +149,14 @@ def max_laplace(m: ArrayLike, rng: RNGLike = None) -> FloatArray:
     mm = np.asarray(m, dtype=np.float64)
     if np.any(~(mm >= 1)):
         raise ValueError("m must be >= 1")
-    gen = np.random.default_rng(rng)
+    return _max_laplace(mm, np.random.default_rng(rng))
+
+
+def _max_laplace(mm: FloatArray, gen: np.random.Generator) -> FloatArray:
+    """:func:`max_laplace` for a float array ``mm >= 1`` (checked by the caller)."""
     e = gen.standard_exponential(mm.shape)
-    zero = np.flatnonzero(e.reshape(-1) == 0.0)
+    # one reduction in the common case (no exact zero) instead of a comparison and a search
+    zero = np.flatnonzero(e.reshape(-1) == 0.0) if _umin(e, None) == 0.0 else _NONE
     while zero.size:  # E = 0 (U = 1) has probability 0; redraw so that log(0) never happens
         e.reshape(-1)[zero] = gen.standard_exponential(zero.size)
         zero = zero[e.reshape(-1)[zero] == 0.0]
@@ -166,6 +173,14 @@ def max_laplace(m: ArrayLike, rng: RNGLike = None) -> FloatArray:
     return np.where(low, log_v, high)
 
 
+@functools.lru_cache(maxsize=32)
+def _row_offsets(r: int, k: int) -> NDArray[np.int64]:
+    """``[0, K, 2K, ...]`` (read-only, cached: the per-step path asks for it every step)."""
+    out = np.arange(r, dtype=np.int64) * k
+    out.setflags(write=False)
+    return out
+
+
 def _split_uniformly(n: NDArray[np.int64], k: int, rng: np.random.Generator) -> NDArray[np.int64]:
     """Counts ``m ~ Mult(n[r], (1/K, ..., 1/K))`` per row, shape ``(R, K)``.
 
@@ -174,9 +189,9 @@ def _split_uniformly(n: NDArray[np.int64], k: int, rng: np.random.Generator) -> 
     otherwise ``Generator.multinomial`` (K binomials per row, O(R K)). Same law either way.
     """
     r = n.shape[0]
-    total = int(n.sum())
+    total = int(np.add.reduce(n))
     if total <= min(4 * r * k, 2**24):
-        cell = np.repeat(np.arange(r, dtype=np.int64) * k, n)
+        cell = np.repeat(_row_offsets(r, k), n)
         cell += rng.integers(0, k, size=total, dtype=np.int64)
         return np.bincount(cell, minlength=r * k).reshape(r, k)
     return rng.multinomial(n, np.full(k, 1.0 / k))
@@ -192,27 +207,28 @@ def _rs_select(
 ) -> IntArray:
     r, k = q.shape
     # (2 + eta) d / eps is increasing in d: it overflows somewhere iff it does at max d
-    if not math.isfinite((2.0 + eta) * float(d.max()) / epsilon):
+    if not math.isfinite((2.0 + eta) * float(_umax(d, None)) / epsilon):
         raise ValueError(
             f"epsilon={epsilon!r} is too small for random stopping with max d = "
-            f"{float(d.max()):.3g}: the noise scale (2 + eta) d / epsilon overflows; "
+            f"{float(_umax(d, None)):.3g}: the noise scale (2 + eta) d / epsilon overflows; "
             "use epsilon >= "
-            f"{(2.0 + eta) * float(d.max()) / checks.MAX_NOISE_SCALE:.3g}"
+            f"{(2.0 + eta) * float(_umax(d, None)) / checks.MAX_NOISE_SCALE:.3g}"
         )
     n_draws = sample_tnb(eta, gamma, r, rng)
     counts = _split_uniformly(n_draws, k, rng).reshape(-1)
     # Noise only the drawn (row, candidate) cells (~min(K, 1/gamma) per row); undrawn cells
     # stay -inf and are never output.
-    cells = np.flatnonzero(counts > 0)  # nonzero() on a bool array is ~4x faster than on ints
+    cells = (counts > 0).nonzero()[0]  # nonzero() on a bool array is ~4x faster than on ints
     row = cells // k
     col = cells - row * k
-    value = max_laplace(counts[cells], rng)
+    m = counts[cells].astype(np.float64)
+    value = _max_laplace(m, rng)  # m >= 1 by construction
     value *= (2.0 + eta) * d[row, col] / epsilon
     with np.errstate(over="ignore"):  # exact shift keeps the noise's resolution
         value += q[row, col] - row_max(q)[row, 0]  # a gap beyond the float range: -inf, fine
     noisy = np.full(r * k, -np.inf)
     noisy[cells] = value
-    return np.argmax(noisy.reshape(r, k), axis=1)
+    return noisy.reshape(r, k).argmax(1)
 
 
 class RandomStoppingTNB(Selector):

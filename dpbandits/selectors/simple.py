@@ -20,10 +20,11 @@ def argmax_random_ties(q: FloatArray, rng: np.random.Generator) -> IntArray:
     rank ``j`` in ``[0, c)`` picks the ``j``-th maximiser, a uniform choice among them.
     """
     is_max = q == row_max(q)
-    out = np.argmax(is_max, axis=1).astype(np.int64)
-    n_max = is_max.sum(axis=1)
-    tied = np.flatnonzero(n_max > 1)
-    if tied.size:
+    out = is_max.argmax(1).astype(np.int64, copy=False)
+    # the common case has one maximiser per row: one count instead of per-row sums
+    if np.count_nonzero(is_max) > q.shape[0]:
+        n_max = is_max.sum(axis=1)
+        tied = np.flatnonzero(n_max > 1)
         rank = rng.integers(0, n_max[tied])  # uniform rank among the tied maximisers
         position = np.cumsum(is_max[tied], axis=1) - 1  # rank of each maximiser in its row
         hit = is_max[tied] & (position == rank[:, None])
@@ -76,12 +77,22 @@ class KRR(Selector):
     uses_sensitivities = False
     summary = "argmax w.p. e^eps/(e^eps+K-1), else a uniform other candidate"
 
+    def __init__(self, epsilon: float = 1.0) -> None:
+        super().__init__(epsilon)
+        self._p_keep: dict[tuple[int, float], float] = {}  # per (K, eps): computed once
+
     def select_batch(self, q: FloatArray, d: FloatArray, rng: np.random.Generator) -> IntArray:
         r, k = q.shape
         best = argmax_random_ties(q, rng)
-        # e^eps/(e^eps+K-1) written as 1/(1+(K-1)e^-eps): no overflow for large eps.
-        p_keep = 1.0 / (1.0 + (k - 1) * np.exp(-self.epsilon))
+        p_keep = self._p_keep.get((k, self.epsilon))
+        if p_keep is None:
+            # e^eps/(e^eps+K-1) written as 1/(1+(K-1)e^-eps): no overflow for large eps.
+            p_keep = 1.0 / (1.0 + (k - 1) * np.exp(-self.epsilon))
+            self._p_keep[(k, self.epsilon)] = p_keep
         keep = rng.random(r) < p_keep
-        other = rng.integers(0, k - 1, size=r, dtype=np.int64)
+        if k > 2:
+            other = rng.integers(0, k - 1, size=r, dtype=np.int64)
+        else:  # integers(0, 1) is constant 0 and draws nothing: skip its overhead
+            other = np.zeros(r, dtype=np.int64)
         other += other >= best  # uniform over the K-1 candidates other than `best`
         return np.where(keep, best, other)
