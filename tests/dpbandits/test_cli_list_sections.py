@@ -40,8 +40,8 @@ def test_list_shows_environments_with_parameters_and_defaults(capsys):
         creator = gymnasium.spec(env_id).entry_point.split(":")[1]
         assert f"{creator}: " in out
     assert "t_shift=30000" in flat and "horizon=50000" in flat and "arm='gaussian'" in flat
-    # a callable default shows the function that made it, not a memory address
-    assert "means=sinusoidal_drift(...)" in flat and " at 0x" not in out
+    # a profile default shows its class, not a memory address
+    assert "means=SinusoidalDrift(...)" in flat and " at 0x" not in out
 
 
 PLUGIN = '''
