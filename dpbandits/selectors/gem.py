@@ -213,7 +213,9 @@ def _shifted_scores(q: FloatArray, d: FloatArray, t: float | FloatArray, out: Fl
     # One cheap test first: the sum is finite when every entry is (it can overflow for huge
     # entries, and then the exact test decides). Never NaN: q, d, t finite. (Not a BLAS dot
     # product: OpenBLAS threads it for large arrays, which is 1000x slower on a busy machine.)
-    if not math.isfinite(np.add.reduce(out, axis=None)) and not (out.max() < np.inf and out.min() > -np.inf):
+    if not math.isfinite(np.add.reduce(out, axis=None)) and not (
+        out.max() < np.inf and out.min() > -np.inf
+    ):
         raise ValueError("q - t * d overflows for GEM; rescale q and d")
 
 
