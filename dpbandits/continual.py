@@ -59,6 +59,9 @@ __all__ = [
 
 # Largest number of tree levels we ever need: counts are int64, so m < 2^63.
 _MAX_LEVELS = 63
+# PrivateMeans' noise blocks: the default, and the smallest size chosen from n_max / K.
+_DEFAULT_BLOCK = 2048
+_MIN_AUTO_BLOCK = 64
 
 
 def _floor_log2(n: NDArray[np.int64]) -> NDArray[np.int64]:
@@ -613,12 +616,16 @@ class PrivateMeans:
       unless ``clip_means=True`` (clipping to ``[lo, hi]`` is post-processing, still DP).
     - ``counts`` (R, K) int; ``n_max`` (optional) caps the count per arm (exceeding it raises).
 
-    Noise is drawn lazily in blocks of ``block`` counts per stream (a power of two, default
-    2048, or the smallest power of two above ``n_max`` if that is smaller), two blocks held per
-    stream, so memory is ``2 R K block`` float64 (6.5 MB for R=100, K=2) whatever the horizon,
-    instead of the ``R K n_max`` of a full table (80 MB for n_max=50_000): several agents run
-    side by side in the engine.  float64 throughout (noise scale times 1e-16 is far below any
-    effect we measure).  Distribution identical to :func:`hybrid_noise` (see
+    Noise is drawn lazily in blocks of ``block`` counts per stream (a power of two, at most the
+    smallest power of two above ``n_max``), two blocks held per stream, so memory is
+    ``2 R K block`` float64 (6.5 MB for R=100, K=2) whatever the horizon, instead of the
+    ``R K n_max`` of a full table (80 MB for n_max=50_000): several agents run side by side in
+    the engine.  ``block=None`` (default) takes 2048, or, when ``n_max`` is given, the power of
+    two above ``2 n_max / K`` if that is smaller (but at least 64): with many arms each arm is
+    pulled about ``n_max / K`` times, and a fixed 2048 would cost 3.3 GB at R=100, K=1000.
+    (For K <= 2 this is exactly the former default 2048 capped by ``n_max``; the block size
+    changes which numbers are drawn, never their law.)  float64 throughout (noise scale times
+    1e-16 is far below any effect we measure).  Distribution identical to :func:`hybrid_noise` (see
     :class:`_HybridNoiseBlocks`).
     """
 
@@ -632,7 +639,7 @@ class PrivateMeans:
         n_max: int | None = None,
         rng: np.random.Generator | int | None = None,
         clip_means: bool = False,
-        block: int = 2048,
+        block: int | None = None,
     ) -> None:
         self.n_runs = positive_int(n_runs, "n_runs")
         self.n_arms = positive_int(n_arms, "n_arms")
@@ -640,6 +647,11 @@ class PrivateMeans:
         self.lo, self.hi = checks.bounds(lo, hi)
         self.n_max = None if n_max is None else positive_int(n_max, "n_max")
         self.clip_means = bool(clip_means)
+        if block is None:
+            block = _DEFAULT_BLOCK
+            if n_max is not None:
+                per_arm = 1 << (2 * positive_int(n_max, "n_max") // self.n_arms).bit_length()
+                block = min(block, max(_MIN_AUTO_BLOCK, per_arm))
         block = positive_int(block, "block")
         if block < 2 or block & (block - 1):
             raise ValueError(f"block must be a power of two >= 2, got {block!r}")

@@ -185,3 +185,44 @@ def test_thompson_bernoulli_gamma_pairs_are_generator_beta():
         counts[rows, a] += 1.0
         succ[rows, a] += b
         agent.update(a, rew)
+
+
+def test_private_means_default_block():
+    """2048 capped by n_max for K <= 2 (the former default); smaller with many arms."""
+    assert PrivateMeans(3, 2, 1.0, n_max=50_000).block == 2048
+    assert PrivateMeans(3, 2, 1.0, n_max=1000).block == 1024
+    assert PrivateMeans(3, 2, 1.0, n_max=1024).block == 2048
+    assert PrivateMeans(3, 1, 1.0, n_max=20).block == 32
+    assert PrivateMeans(3, 2, 1.0).block == 2048
+    assert PrivateMeans(3, 1000, 1.0, n_max=10_000).block == 64
+    assert PrivateMeans(3, 100, 1.0, n_max=50_000).block == 1024
+    assert PrivateMeans(3, 1000, 1.0, n_max=10_000, block=512).block == 512
+
+
+def test_many_arms_block_change_keeps_the_regret_distribution():
+    """The one stream change (the noise block of PrivateMeans for K > ~n_max / 1024): the
+    regret of a private agent with the old block (2048 capped by n_max) and with the new one,
+    on independent seeds, are two samples of one law (two-sample KS test, p > 1e-6)."""
+    from scipy.stats import ks_2samp
+
+    from dpbandits.experiments import run
+
+    k, horizon, runs = 64, 400, 300
+    assert PrivateMeans(1, k, 1.0, n_max=horizon).block == 64  # the new block here
+    env = {"id": "dpbandits/PiecewiseBandit-v0", "horizon": horizon,
+           "segments": [(0, np.linspace(0.2, 0.8, k).tolist(), [0.2] * k)]}  # fmt: skip
+
+    def old_means(r: int, kk: int, rng: np.random.Generator) -> PrivateMeans:
+        return PrivateMeans(r, kk, 1.0, n_max=horizon, rng=rng, block=2048)  # capped: 512
+
+    def regret(agent: agents.PrivateAgent, seed: int) -> np.ndarray:
+        res = run(env, {"a": agent}, n_runs=runs, seed=seed, progress=False, trace=False,
+                  n_jobs=1, chunk_size=runs)  # fmt: skip
+        return res.data["a"]["total_regret"]
+
+    new = regret(agents.PrivateAgent("rnm"), 1)
+    old = regret(agents.PrivateAgent("rnm", means=old_means), 2)
+    assert ks_2samp(new, old).pvalue > 1e-6
+    # and the test sees a real difference: a much smaller eps_M (0.02 instead of 1)
+    worse = regret(agents.PrivateAgent("rnm", epsilon_means=0.02), 3)
+    assert ks_2samp(new, worse).pvalue < 1e-6

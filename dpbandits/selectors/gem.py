@@ -212,7 +212,9 @@ def _shifted_scores(q: FloatArray, d: FloatArray, t: float | FloatArray, out: Fl
     # One cheap test first: the sum is finite when every entry is (it can overflow for huge
     # entries, and then the exact test decides). Never NaN: q, d, t finite. (Not a BLAS dot
     # product: OpenBLAS threads it for large arrays, which is 1000x slower on a busy machine.)
-    if math.isfinite(np.add.reduce(out, axis=None)) or (out.max() < np.inf and out.min() > -np.inf):
+    if math.isfinite(np.add.reduce(out, axis=None)) or (
+        out.max() < np.inf and out.min() > -np.inf
+    ):
         return
     t_max = float(np.max(np.abs(t)))
     td = t_max * float(d.max())
