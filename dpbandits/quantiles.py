@@ -99,8 +99,12 @@ def _exponential_quantile(
     if np.minimum.reduce(cum[..., -1], axis=None) < 1e-250:
         logw = np.full(width.shape, -np.inf)
         np.log(width, out=logw, where=width > 0)
-        logits = logw[:, None, :] + util  # (M, L, n+1)
-        logits -= logits.max(axis=-1, keepdims=True)
+        # Shift the utilities by their maximum over the intervals of positive width *before*
+        # adding log widths: at a huge eps the utilities are ~1e16 apart and adding log widths
+        # to them first would round the widths away (float64 spacing there is ~8).
+        masked = np.where(np.isfinite(logw)[:, None, :], util, -np.inf)  # (M, L, n+1)
+        logits = util - masked.max(axis=-1, keepdims=True)
+        logits += logw[:, None, :]
         np.exp(logits, out=logits)
         cum = np.cumsum(logits, axis=-1)
     uu = rng.random((m, n_lev, 2))  # one draw for the interval, one for the point in it

@@ -144,3 +144,18 @@ def test_dp_quantile_refuses_non_real_levels_and_epsilon(bad):
         dp_quantile([0.1, 0.2], bad, 1.0, 0.0, 1.0, rng=0)
     with pytest.raises(TypeError):
         dp_quantile([0.1, 0.2], 0.5, bad, 0.0, 1.0, rng=0)
+
+
+@pytest.mark.parametrize("eps", [1.0, 1e15, 1e300])
+def test_smith_quantile_on_tied_data_keeps_its_law_at_a_huge_epsilon(eps):
+    """On n equal values v, Smith's mechanism is uniform on [lo, v] with probability
+    (v - lo) / (hi - lo) when the two end intervals have equal utility (q n = n - q n): the law
+    does not depend on eps, also where eps * n overflows every weight."""
+    from dpbandits.quantiles import dp_quantile
+
+    n_draws, v = 40_000, 0.3
+    x = np.broadcast_to(np.full(200, v), (n_draws, 200))
+    out = dp_quantile(x, 0.5, eps, 0.0, 1.0, rng=5, method="smith")
+    left = float((out < v).mean())
+    z = (left - v) / math.sqrt(v * (1 - v) / n_draws)
+    assert abs(z) < 5
