@@ -117,7 +117,7 @@ class _Transformed(Selector):
         params["epsilon"] = self.epsilon
         return params
 
-    def with_epsilon(self, epsilon: float) -> Selector:
+    def with_epsilon(self, epsilon: float) -> _Transformed:
         params = self.get_params()
         params["inner"] = self.inner.with_epsilon(epsilon)
         params["epsilon"] = None

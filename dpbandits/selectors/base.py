@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import inspect
 from collections.abc import Callable
-from typing import Any, ClassVar
+from typing import Any, ClassVar, TypeVar
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
@@ -32,6 +32,7 @@ from dpbandits import checks
 
 __all__ = [
     "FunctionSelector",
+    "Mechanism",
     "RNGLike",
     "Selector",
     "from_function",
@@ -133,7 +134,49 @@ def prepare_inputs(
 _ONE = np.ones(())
 
 
-class Selector:
+M = TypeVar("M", bound="Mechanism")
+
+
+class Mechanism:
+    """What every DP mechanism object shares (selectors, top-k selectors): an ``epsilon``,
+    scikit-learn style constructor parameters (stored under their own names, validated, shown
+    by ``repr``), and :meth:`with_epsilon` to rebuild it at another privacy parameter."""
+
+    epsilon: float
+
+    def __init__(self, epsilon: float = 1.0) -> None:
+        self.epsilon = checks.positive_number(epsilon, "epsilon")
+
+    @classmethod
+    def _param_names(cls) -> list[str]:
+        return list(cls.param_defaults())
+
+    @classmethod
+    def param_defaults(cls) -> dict[str, Any]:
+        """Constructor parameters and their defaults (``inspect.Parameter.empty`` if none)."""
+        sig = inspect.signature(cls.__init__)
+        return {
+            p.name: p.default
+            for p in sig.parameters.values()
+            if p.name != "self" and p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)
+        }
+
+    def get_params(self) -> dict[str, Any]:
+        """The constructor arguments of this mechanism (enough to rebuild it)."""
+        return {name: getattr(self, name) for name in self._param_names()}
+
+    def with_epsilon(self: M, epsilon: float) -> M:
+        """A copy with another privacy parameter (experiments and scenarios sweep eps)."""
+        params = self.get_params()
+        params["epsilon"] = epsilon
+        return type(self)(**params)
+
+    def __repr__(self) -> str:
+        args = ", ".join(f"{k}={v!r}" for k, v in self.get_params().items())
+        return f"{type(self).__name__}({args})"
+
+
+class Selector(Mechanism):
     """Base class of all DP selectors (§IV).
 
     Attributes
@@ -155,45 +198,6 @@ class Selector:
     guarantee: ClassVar[str] = "eps-DP"
     uses_sensitivities: ClassVar[bool] = True
     summary: ClassVar[str] = ""
-
-    epsilon: float
-
-    def __init__(self, epsilon: float = 1.0) -> None:
-        self.epsilon = checks.positive_number(epsilon, "epsilon")
-
-    # -- scikit-learn style parameter handling -------------------------------------------
-    @classmethod
-    def _param_names(cls) -> list[str]:
-        sig = inspect.signature(cls.__init__)
-        return [
-            p.name
-            for p in sig.parameters.values()
-            if p.name != "self" and p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)
-        ]
-
-    @classmethod
-    def param_defaults(cls) -> dict[str, Any]:
-        """Constructor parameters and their defaults (``inspect.Parameter.empty`` if none)."""
-        sig = inspect.signature(cls.__init__)
-        return {
-            p.name: p.default
-            for p in sig.parameters.values()
-            if p.name != "self" and p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)
-        }
-
-    def get_params(self) -> dict[str, Any]:
-        """The constructor arguments of this selector (enough to rebuild it)."""
-        return {name: getattr(self, name) for name in self._param_names()}
-
-    def with_epsilon(self, epsilon: float) -> Selector:
-        """A copy of this selector with another privacy parameter (scenarios sweep eps)."""
-        params = self.get_params()
-        params["epsilon"] = epsilon
-        return type(self)(**params)
-
-    def __repr__(self) -> str:
-        args = ", ".join(f"{k}={v!r}" for k, v in self.get_params().items())
-        return f"{type(self).__name__}({args})"
 
     # -- selection ------------------------------------------------------------------------
     def select(self, q: ArrayLike, d: ArrayLike | None = None, rng: RNGLike = None) -> IntArray:

@@ -20,14 +20,12 @@ scores would leak information the mechanism does not release.
 
 from __future__ import annotations
 
-import inspect
 from typing import Any, ClassVar
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from dpbandits import checks
-from dpbandits.selectors.base import RNGLike, prepare_inputs
+from dpbandits.selectors.base import Mechanism, RNGLike, prepare_inputs
 
 __all__ = ["TopKSelector", "check_k", "prepare_topk_inputs"]
 
@@ -55,7 +53,7 @@ def prepare_topk_inputs(
     return q2, np.asarray(big, dtype=np.float64), kk, batch_shape
 
 
-class TopKSelector:
+class TopKSelector(Mechanism):
     """Base class of the private top-k selectors.
 
     Attributes
@@ -77,34 +75,6 @@ class TopKSelector:
     guarantee: ClassVar[str] = "eps-DP"
     ordered: ClassVar[bool] = True
     summary: ClassVar[str] = ""
-
-    epsilon: float
-
-    def __init__(self, epsilon: float = 1.0) -> None:
-        self.epsilon = checks.positive_number(epsilon, "epsilon")
-
-    @classmethod
-    def _param_names(cls) -> list[str]:
-        sig = inspect.signature(cls.__init__)
-        return [
-            p.name
-            for p in sig.parameters.values()
-            if p.name != "self" and p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)
-        ]
-
-    def get_params(self) -> dict[str, Any]:
-        """The constructor arguments of this selector (enough to rebuild it)."""
-        return {name: getattr(self, name) for name in self._param_names()}
-
-    def with_epsilon(self, epsilon: float) -> TopKSelector:
-        """A copy with another privacy parameter (experiments sweep eps)."""
-        params = self.get_params()
-        params["epsilon"] = epsilon
-        return type(self)(**params)
-
-    def __repr__(self) -> str:
-        args = ", ".join(f"{k}={v!r}" for k, v in self.get_params().items())
-        return f"{type(self).__name__}({args})"
 
     def select(
         self,
