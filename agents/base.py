@@ -22,7 +22,8 @@ three small methods:
   the initial round).
 
 Nothing inside a step loops over replications or arms in Python; :class:`ArmStatistics` is the
-batched bookkeeping of pull counts and reward sums that most agents need.
+batched bookkeeping of pull counts and reward sums that most agents need (its home is
+:mod:`dpbandits.arms`, the per-(replication, arm) layout shared with the private parts).
 """
 
 from __future__ import annotations
@@ -33,49 +34,10 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from dpbandits.arms import ArmStatistics
 from dpbandits.checks import positive_int
 
 __all__ = ["Agent", "ArmStatistics"]
-
-
-class ArmStatistics:
-    """Pull counts and reward sums of every arm in every replication.
-
-    ``counts`` and ``sums`` are ``(R, K)`` float arrays; :meth:`update` adds one pull per
-    replication with two fancy-indexed additions on flat views (no loop, no allocation beyond
-    the index).
-    """
-
-    def __init__(self, n_runs: int, n_arms: int) -> None:
-        self.n_runs = n_runs
-        self.n_arms = n_arms
-        s = n_runs * n_arms
-        # counts and sums are the two rows of one (2, R K) array, so that one fancy-indexed
-        # addition of (1, reward) updates both (the per-step cost is the number of numpy calls)
-        self._both = np.zeros(2 * s)
-        self._counts_flat = self._both[:s]
-        self._sums_flat = self._both[s:]
-        self.counts = self._counts_flat.reshape(n_runs, n_arms)
-        self.sums = self._sums_flat.reshape(n_runs, n_arms)
-        self._offsets = np.arange(n_runs, dtype=np.int64) * n_arms
-        self._offsets2 = np.stack([self._offsets, self._offsets + s])  # (2, R)
-        self._idx2 = np.empty((2, n_runs), dtype=np.int64)
-        self._idx2_flat = self._idx2.reshape(-1)
-        inc = np.ones((2, n_runs))  # row 0: +1 pull, row 1: the rewards
-        self._inc_flat, self._inc_rewards = inc.reshape(-1), inc[1]
-
-    def flat_index(self, actions: NDArray[np.int64]) -> NDArray[np.int64]:
-        """Index of ``(r, actions[r])`` in the flattened ``(R, K)`` arrays."""
-        return self._offsets + actions
-
-    def update(self, actions: NDArray[np.int64], rewards: NDArray[np.float64]) -> None:
-        np.add(self._offsets2, actions, out=self._idx2)
-        self._inc_rewards[...] = rewards
-        self._both[self._idx2_flat] += self._inc_flat
-
-    def means(self) -> NDArray[np.float64]:
-        """Empirical means; an arm never pulled has mean 0 (agents pull every arm first)."""
-        return self.sums / np.maximum(self.counts, 1.0)
 
 
 class Agent:

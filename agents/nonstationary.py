@@ -66,16 +66,16 @@ class SlidingWindowUCB(Agent):
         stats = self.stats
         if self.t >= self._tau:
             old = self._buf_idx[slot]
-            stats._counts_flat[old] -= 1.0
-            stats._sums_flat[old] -= self._buf_rew[slot]
+            stats.counts_flat[old] -= 1.0
+            stats.sums_flat[old] -= self._buf_rew[slot]
         idx = stats.flat_index(actions)
-        stats._counts_flat[idx] += 1.0
-        stats._sums_flat[idx] += rewards
+        stats.counts_flat[idx] += 1.0
+        stats.sums_flat[idx] += rewards
         self._buf_idx[slot] = idx
         self._buf_rew[slot] = rewards
         if slot == self._tau - 1:
             # The buffer now holds exactly the window: recompute the sums without drift.
-            stats._sums_flat[:] = np.bincount(
+            stats.sums_flat[:] = np.bincount(
                 self._buf_idx.ravel(), weights=self._buf_rew.ravel(), minlength=stats.sums.size
             )
 

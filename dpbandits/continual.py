@@ -43,6 +43,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from dpbandits import checks
+from dpbandits.arms import RunArms
 from dpbandits.checks import positive_int, positive_number
 
 #: Largest epoch index k of the hybrid mechanism for int64 counts (n < 2^63); its binary part
@@ -641,8 +642,8 @@ class PrivateMeans:
         clip_means: bool = False,
         block: int | None = None,
     ) -> None:
-        self.n_runs = positive_int(n_runs, "n_runs")
-        self.n_arms = positive_int(n_arms, "n_arms")
+        self.layout = RunArms(n_runs, n_arms)
+        self.n_runs, self.n_arms = self.layout.n_runs, self.layout.n_arms
         self.epsilon = positive_number(epsilon, "epsilon")
         self.lo, self.hi = checks.bounds(lo, hi)
         self.n_max = None if n_max is None else positive_int(n_max, "n_max")
@@ -660,11 +661,10 @@ class PrivateMeans:
         self.block = block
         self.sensitivity = self.hi - self.lo
         checks.noise_scale(2 * _MAX_EPOCH * self.sensitivity, self.epsilon, "the hybrid mechanism")
-        s = self.n_runs * self.n_arms
+        s = self.layout.size
         self._noise = _HybridNoiseBlocks(
             s, self.epsilon, self.sensitivity, block, np.random.default_rng(rng), self.n_max
         )
-        self._base = np.arange(self.n_runs, dtype=np.intp) * self.n_arms
         self._counts = np.zeros(s, dtype=np.int64)
         self._sums = np.zeros(s)
         self._means = np.full(s, 0.5 * (self.lo + self.hi))
@@ -678,17 +678,16 @@ class PrivateMeans:
     @property
     def counts(self) -> NDArray[np.int64]:
         """Number of pulls of each arm, shape (R, K)."""
-        return self._counts.reshape(self.n_runs, self.n_arms).copy()
+        return self.layout.matrix(self._counts).copy()
 
     @property
     def sums(self) -> NDArray[np.float64]:
         """Exact clipped reward sums (R, K) -- non-private, for tests and diagnostics only."""
-        return self._sums.reshape(self.n_runs, self.n_arms).copy()
+        return self.layout.matrix(self._sums).copy()
 
     def update(self, actions: ArrayLike, rewards: ArrayLike) -> None:
         """Record one pull per replication: arm ``actions[r]`` gave ``rewards[r]``."""
-        a, x = checks.pulls(actions, rewards, self.n_runs, self.n_arms, self.lo, self.hi)
-        self.update_flat(self._base + a, x)
+        self.update_flat(*self.layout.pulls(actions, rewards, self.lo, self.hi))
 
     def update_flat(self, flat: NDArray[np.intp], x: NDArray[np.float64]) -> None:
         """:meth:`update` on validated input, the agents' per-step hot path.
@@ -713,7 +712,7 @@ class PrivateMeans:
         ``copy=False`` returns the internal array itself when no clipping is asked for (a
         read-only use on the hot path: it changes at the next :meth:`update`).
         """
-        out = self._means.reshape(self.n_runs, self.n_arms)
+        out = self.layout.matrix(self._means)
         if self.clip_means:
             return np.clip(out, self.lo, self.hi)
         return out.copy() if copy else out

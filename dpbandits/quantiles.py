@@ -26,6 +26,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from dpbandits import checks
+from dpbandits.arms import RunArms
 from dpbandits.checks import positive_int, positive_number
 
 __all__ = [
@@ -400,11 +401,11 @@ class WindowedSensitivity:
         grid_size: int = DEFAULT_WINDOW_GRID_SIZE,
         endpoint_mass: float = DEFAULT_ENDPOINT_MASS,
     ) -> None:
-        self.n_runs = positive_int(n_runs, "n_runs")
+        self.layout = RunArms(n_runs, n_arms)
+        self.n_runs, self.n_arms = self.layout.n_runs, self.layout.n_arms
         self.method = _check_method(method)
         self.grid_size = _check_grid_size(grid_size)
         self.endpoint_mass = _check_endpoint_mass(endpoint_mass)
-        self.n_arms = positive_int(n_arms, "n_arms")
         self.epsilon = positive_number(epsilon, "epsilon")
         self.lo, self.hi = checks.bounds(lo, hi)
         self.window = positive_int(window, "window")
@@ -419,8 +420,7 @@ class WindowedSensitivity:
         if not math.isfinite(self.initial) or self.initial <= 0:
             raise ValueError(f"initial must be finite and > 0, got {initial!r}")
         self._rng = np.random.default_rng(rng)
-        s = self.n_runs * self.n_arms
-        self._base = np.arange(self.n_runs, dtype=np.intp) * self.n_arms
+        s = self.layout.size
         self._buf = np.empty((s, self.window))
         self._buf_flat = self._buf.reshape(-1)
         self._fill = np.zeros(s, dtype=np.int64)
@@ -443,22 +443,21 @@ class WindowedSensitivity:
     @property
     def values(self) -> NDArray[np.float64]:
         """Current sensitivity estimates d (R, K)."""
-        return self._values.reshape(self.n_runs, self.n_arms).copy()
+        return self.layout.matrix(self._values).copy()
 
     @property
     def n_estimates(self) -> NDArray[np.int64]:
         """Number of quantile pairs released so far per (replication, arm), (R, K)."""
-        return self._n_est.reshape(self.n_runs, self.n_arms).copy()
+        return self.layout.matrix(self._n_est).copy()
 
     @property
     def fill(self) -> NDArray[np.int64]:
         """Rewards waiting in each buffer (not yet used in any estimate), (R, K)."""
-        return self._fill.reshape(self.n_runs, self.n_arms).copy()
+        return self.layout.matrix(self._fill).copy()
 
     def update(self, actions: ArrayLike, rewards: ArrayLike) -> None:
         """Record one reward per replication; estimate where a window just filled."""
-        a, x = checks.pulls(actions, rewards, self.n_runs, self.n_arms, self.lo, self.hi)
-        self.update_flat(self._base + a, x)
+        self.update_flat(*self.layout.pulls(actions, rewards, self.lo, self.hi))
 
     def update_flat(self, flat: NDArray[np.intp], x: NDArray[np.float64]) -> None:
         """:meth:`update` on validated input (the agents' hot path): ``flat[r] = r K +
@@ -473,7 +472,7 @@ class WindowedSensitivity:
     @property
     def current(self) -> NDArray[np.float64]:
         """The current estimates (R, K) without a copy (read-only use; see :attr:`values`)."""
-        return self._values.reshape(self.n_runs, self.n_arms)
+        return self.layout.matrix(self._values)
 
     def _estimate(self, full: NDArray[np.intp]) -> None:
         """Estimate the streams ``full`` whose windows just filled; empty their buffers.

@@ -1,0 +1,98 @@
+"""Per-(replication, arm) state: the one layout shared by agents, private means and sensitivities.
+
+Everything that keeps one value per arm of every replication -- pull counts and reward sums
+(:class:`ArmStatistics`), the hybrid mechanism of each arm
+(:class:`dpbandits.continual.PrivateMeans`), the reward windows of the sensitivity estimates
+(:class:`dpbandits.quantiles.WindowedSensitivity`) -- stores it as a flat array of ``R * K``
+*streams*, stream ``r * K + a`` being arm ``a`` of replication ``r``. One step of a bandit
+touches exactly one stream per replication, so a step is a handful of fancy-indexed numpy calls
+on ``R`` distinct flat indices, never a Python loop. :class:`RunArms` is that layout: the sizes,
+the flat index of a step's pulls, and the validation of a step given by a user.
+"""
+
+from __future__ import annotations
+
+from typing import TypeVar
+
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+
+from dpbandits import checks
+
+__all__ = ["ArmStatistics", "RunArms"]
+
+_T = TypeVar("_T", bound=np.generic)
+
+
+class RunArms:
+    """The flat ``(R * K)`` layout of per-(replication, arm) streams.
+
+    ``n_runs`` (R) replications of a bandit with ``n_arms`` (K) arms; ``size = R * K`` streams.
+    """
+
+    def __init__(self, n_runs: int, n_arms: int) -> None:
+        self.n_runs = checks.positive_int(n_runs, "n_runs")
+        self.n_arms = checks.positive_int(n_arms, "n_arms")
+        self.size = self.n_runs * self.n_arms
+        #: first stream of each replication: ``base[r] = r * K``
+        self.base = np.arange(self.n_runs, dtype=np.intp) * self.n_arms
+
+    def flat(self, actions: NDArray[np.int64]) -> NDArray[np.intp]:
+        """Stream ``r * K + actions[r]`` pulled by each replication (``actions`` trusted)."""
+        return self.base + actions
+
+    def pulls(
+        self, actions: ArrayLike, rewards: ArrayLike, lo: float, hi: float
+    ) -> tuple[NDArray[np.intp], NDArray[np.float64]]:
+        """Validate one step given by a user -- ``actions`` (R,) arms in ``[0, K)``, ``rewards``
+        (R,) not NaN -- and return the pulled streams and the rewards clipped to ``[lo, hi]``
+        (the clipping of App. H; infinite rewards clip to the bounds)."""
+        a, x = checks.pulls(actions, rewards, self.n_runs, self.n_arms, lo, hi)
+        return self.base + a, x
+
+    def matrix(self, values: NDArray[_T]) -> NDArray[_T]:
+        """A per-stream array seen as ``(R, K)`` (a view, no copy)."""
+        return values.reshape(self.n_runs, self.n_arms)
+
+
+class ArmStatistics:
+    """Pull counts and reward sums of every arm in every replication.
+
+    ``counts`` and ``sums`` are ``(R, K)`` float arrays, views of the flat per-stream arrays
+    ``counts_flat`` and ``sums_flat`` (:class:`RunArms` layout; agents that also *remove* pulls,
+    such as the sliding-window UCB, update those directly). :meth:`update` adds one pull per
+    replication with one fancy-indexed addition (no loop, no allocation beyond the index).
+    """
+
+    def __init__(self, n_runs: int, n_arms: int) -> None:
+        self.layout = RunArms(n_runs, n_arms)
+        self.n_runs = self.layout.n_runs
+        self.n_arms = self.layout.n_arms
+        s = self.layout.size
+        # counts and sums are the two rows of one (2, R K) array, so that one fancy-indexed
+        # addition of (1, reward) updates both (the per-step cost is the number of numpy calls)
+        self._both = np.zeros(2 * s)
+        self.counts_flat = self._both[:s]
+        self.sums_flat = self._both[s:]
+        self.counts = self.layout.matrix(self.counts_flat)
+        self.sums = self.layout.matrix(self.sums_flat)
+        offsets = self.layout.base.astype(np.int64)
+        self._offsets2 = np.stack([offsets, offsets + s])  # (2, R)
+        self._idx2 = np.empty((2, self.n_runs), dtype=np.int64)
+        self._idx2_flat = self._idx2.reshape(-1)
+        inc = np.ones((2, self.n_runs))  # row 0: +1 pull, row 1: the rewards
+        self._inc_flat, self._inc_rewards = inc.reshape(-1), inc[1]
+
+    def flat_index(self, actions: NDArray[np.int64]) -> NDArray[np.intp]:
+        """Index of ``(r, actions[r])`` in the flat arrays (:meth:`RunArms.flat`)."""
+        return self.layout.flat(actions)
+
+    def update(self, actions: NDArray[np.int64], rewards: NDArray[np.float64]) -> None:
+        """One pull per replication: arm ``actions[r]`` gave ``rewards[r]`` (trusted input)."""
+        np.add(self._offsets2, actions, out=self._idx2)
+        self._inc_rewards[...] = rewards
+        self._both[self._idx2_flat] += self._inc_flat
+
+    def means(self) -> NDArray[np.float64]:
+        """Empirical means; an arm never pulled has mean 0 (agents pull every arm first)."""
+        return self.sums / np.maximum(self.counts, 1.0)
