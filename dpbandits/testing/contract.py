@@ -99,7 +99,7 @@ def _shapes_output(ctx: Context) -> str:
         for batch in _BATCH_SHAPES:
             q = gen.normal(size=(*batch, k)) * ctx.scale()
             d = gen.uniform(0.5, 2.0, size=k)
-            out = draw(ctx.sel, q, d, ctx.seed("shapes.output", done), f"q {q.shape}")
+            out = draw(ctx.sel, q, d, ctx.seed("shapes.output", done), f"q {q.shape}, K = {k}")
             if k == 1 and np.any(out != 0):
                 raise Failure(f"K = 1 must give index 0, got {show(out)}")
             done += 1

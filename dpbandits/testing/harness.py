@@ -53,17 +53,18 @@ def is_real_number(x: Any) -> bool:
     )
 
 
-def call(sel: Any, q: ArrayLike, d: ArrayLike | None, rng: Any) -> Any:
-    """``sel.select(q, d, rng)``; a warning on valid input is a failure (a NaN on its way)."""
+def call(sel: Any, q: ArrayLike, d: ArrayLike | None, rng: Any, what: str) -> Any:
+    """``sel.select(q, d, rng)``; a warning on valid input is a failure (a NaN on its way).
+    ``what`` names the call in the failure message."""
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         try:
             out = sel.select(q, d, rng)
         except Exception as exc:
-            raise Failure(f"select raised {describe_exc(exc)} on valid input") from exc
+            raise Failure(f"{what}: select raised {describe_exc(exc)} on valid input") from exc
     if caught:
         w = caught[0]
-        raise Failure(f"select emitted {w.category.__name__}: {w.message} on valid input")
+        raise Failure(f"{what}: select emitted {w.category.__name__}: {w.message} on valid input")
     return out
 
 
@@ -89,7 +90,7 @@ def indices(out: Any, batch_shape: tuple[int, ...], k: int, what: str) -> NDArra
 def draw(sel: Any, q: ArrayLike, d: ArrayLike | None, rng: Any, what: str) -> NDArray[np.int64]:
     """``sel.select(q, d, rng)`` on valid input, its output checked by :func:`indices`."""
     qa = np.asarray(q)
-    return indices(call(sel, q, d, rng), qa.shape[:-1], qa.shape[-1], what)
+    return indices(call(sel, q, d, rng, what), qa.shape[:-1], qa.shape[-1], what)
 
 
 def verdict(p: float, failure: str, success: str) -> str:

@@ -1,6 +1,7 @@
 """The conformance kit dpbandits.testing.check_selector: it passes every correct built-in selector,
 finds the privacy violation of the non-private ones, and catches third-party selectors that are
-subtly wrong (too little noise), unseeded, batch-unsafe, out of range or unvalidated."""
+subtly wrong: too little noise or eps spent twice, batch-unsafe, unseeded or on the global random
+state, out of range for some K, biased on ties or broken by large/negative scores, unvalidated."""
 
 import copy
 import importlib.util
@@ -13,7 +14,7 @@ import numpy as np
 import pytest
 
 from dpbandits import selectors
-from dpbandits.selectors.base import prepare_inputs
+from dpbandits.selectors.base import prepare_inputs, row_max
 from dpbandits.testing import (
     CHECK_NAMES,
     GROUPS,
@@ -207,6 +208,164 @@ def gumbel_max(q, d, epsilon, rng):
     return np.argmax(q / scale + rng.gumbel(size=q.shape), axis=1)
 
 
+# Subtle mistakes of a selector author, one class each; all subclass the public hook only
+# (Selector.select_batch), except where the mistake needs the duck-typed form.
+def inverse_cdf(log_w, rng):
+    """One draw per row from the weights exp(log_w) (shifted by the row maximum: no overflow)."""
+    cdf = np.cumsum(np.exp(log_w - row_max(log_w)), axis=1)
+    u = rng.random(log_w.shape[0])[:, None] * cdf[:, -1:]
+    return (cdf <= u).sum(axis=1)
+
+
+class QuarterNoiseRNM(selectors.Selector):
+    """(a) RNM with noise scale D/(2 eps) instead of 2D/eps (eq. (3)): loss 4 eps on 'shift2'."""
+
+    name = "quarter_noise_rnm"
+
+    def select_batch(self, q, d, rng):
+        scale = row_max(d) / (2.0 * self.epsilon)
+        return np.argmax(q + rng.exponential(size=q.shape) * scale, axis=1)
+
+
+class BestOfTwoEM(selectors.Selector):
+    """(a) eps spent twice: two exponential-mechanism draws at eps, the better one kept.
+    On 'shift2' (q = (0, 2) -> (1, 1)) candidate 0 has probability 0.269^2 vs 1/2: loss 1.93."""
+
+    name = "best_of_two_em"
+
+    def select_batch(self, q, d, rng):
+        log_w = self.epsilon * q / (2.0 * row_max(d))
+        a, b = inverse_cdf(log_w, rng), inverse_cdf(log_w, rng)
+        rows = np.arange(q.shape[0])
+        return np.where(q[rows, a] >= q[rows, b], a, b)
+
+
+class AxisSlipEM(selectors.Selector):
+    """(b) scores centred by the maximum over the batch (axis=0) instead of the row (axis=1)."""
+
+    name = "axis_slip_em"
+
+    def select_batch(self, q, d, rng):
+        return inverse_cdf(self.epsilon * (q - q.max(axis=0)) / (2.0 * row_max(d)), rng)
+
+
+class SingleRowShortcutEM(selectors.Selector):
+    """(b) a shortcut for one row that forgot the 2 of eps/(2D): single calls spend 2 eps."""
+
+    name = "single_row_shortcut_em"
+
+    def select_batch(self, q, d, rng):
+        two = 1.0 if q.shape[0] == 1 else 2.0
+        return inverse_cdf(self.epsilon * q / (two * row_max(d)), rng)
+
+
+class GlobalStateRNM(selectors.Selector):
+    """(c) noise from numpy's global random state instead of rng."""
+
+    name = "global_state_rnm"
+
+    def select_batch(self, q, d, rng):
+        z = np.random.exponential(size=q.shape)  # noqa: NPY002 (the mistake under test)
+        return np.argmax(q + z * 2.0 * row_max(d) / self.epsilon, axis=1)
+
+
+class Uint8IndicesRNM(selectors.Selector):
+    """(d) indices stored as uint8 to save memory: index 299 wraps to 43 at K = 300."""
+
+    name = "uint8_rnm"
+
+    def select_batch(self, q, d, rng):
+        z = rng.exponential(size=q.shape) * 2.0 * row_max(d) / self.epsilon
+        return np.argmax(q + z, axis=1).astype(np.uint8)
+
+
+class TwoCandidateRNM(selectors.Selector):
+    """(d) written for the two-armed bandit: compares candidates 0 and 1 only, whatever K."""
+
+    name = "two_candidate_rnm"
+
+    def select_batch(self, q, d, rng):
+        z = rng.exponential(size=q.shape) * 2.0 * row_max(d) / self.epsilon
+        return (q[:, 1] + z[:, 1] > q[:, 0] + z[:, 0]).astype(np.int64)
+
+
+class DuckKRRNoK1:
+    """(d) a duck-typed kRR whose draw among the K-1 others breaks at K = 1."""
+
+    name = "duck_krr"
+    private = True
+    guarantee = "eps-DP"
+
+    def __init__(self, epsilon=1.0):
+        self.epsilon = epsilon
+
+    def select(self, q, d=None, rng=None):
+        q2, _, shape = prepare_inputs(q, d)
+        gen = np.random.default_rng(rng)
+        r, k = q2.shape
+        best = selectors.Greedy().select(q2, None, gen)
+        keep = gen.random(r) < 1.0 / (1.0 + (k - 1) * math.exp(-self.epsilon))
+        other = gen.integers(0, k - 1, size=r)  # K = 1: integers(0, 0) raises
+        other += other >= best
+        return np.where(keep, best, other).reshape(shape)
+
+
+class FirstMaxKRR(selectors.Selector):
+    """(e) kRR whose 'argmax' is np.argmax: ties always go to the first maximiser."""
+
+    name = "first_max_krr"
+    uses_sensitivities = False
+
+    def select_batch(self, q, d, rng):
+        r, k = q.shape
+        best = np.argmax(q, axis=1)
+        keep = rng.random(r) < 1.0 / (1.0 + (k - 1) * math.exp(-self.epsilon))
+        other = rng.integers(0, k - 1, size=r)
+        other += other >= best
+        return np.where(keep, best, other)
+
+
+class NaiveSoftmaxEM(selectors.Selector):
+    """(e) the exponential mechanism with weights exp(eps q / 2D) not shifted by the row maximum
+    (warnings silenced): large scores overflow, negative ones underflow, and index 0 wins."""
+
+    name = "naive_softmax_em"
+
+    def select_batch(self, q, d, rng):
+        with np.errstate(all="ignore"):
+            w = np.exp(self.epsilon * q / (2.0 * row_max(d)))
+            p = w / w.sum(axis=1, keepdims=True)
+        u = rng.random(q.shape[0])[:, None]
+        return np.minimum((np.cumsum(p, axis=1) <= u).sum(axis=1), q.shape[1] - 1)
+
+
+class UncheckedEpsilonEM(selectors.Selector):
+    """(f) an __init__ that stores epsilon without validating it (no super().__init__)."""
+
+    name = "unchecked_epsilon_em"
+
+    def __init__(self, epsilon=1.0):
+        self.epsilon = epsilon
+
+    def select_batch(self, q, d, rng):
+        return inverse_cdf(self.epsilon * q / (2.0 * row_max(d)), rng)
+
+
+class SkipsValidationEM(selectors.Selector):
+    """(f) skips the validation for 2-D float arrays (the agents' hot path): NaN gets through."""
+
+    name = "skips_validation_em"
+
+    def select(self, q, d=None, rng=None):
+        if isinstance(q, np.ndarray) and q.ndim == 2 and q.dtype == np.float64:
+            d2 = np.broadcast_to(1.0 if d is None else np.asarray(d, dtype=float), q.shape)
+            return self.select_batch(q, d2, np.random.default_rng(rng))
+        return super().select(q, d, rng)
+
+    def select_batch(self, q, d, rng):
+        return inverse_cdf(self.epsilon * q / (2.0 * row_max(d)), rng)
+
+
 # ---------------------------------------------------------------------------------------------
 # built-ins
 # ---------------------------------------------------------------------------------------------
@@ -271,7 +430,14 @@ def test_correct_third_party_selectors_pass(sel):
 
 
 @pytest.mark.parametrize(
-    "cls,pair", [(HalfNoiseRNM, "shift2"), (KRRDoubleEps, "swap"), (KRRIgnoresK, "one_up")]
+    "cls,pair",
+    [
+        (HalfNoiseRNM, "shift2"),
+        (KRRDoubleEps, "swap"),
+        (KRRIgnoresK, "one_up"),
+        (QuarterNoiseRNM, "shift2"),
+        (BestOfTwoEM, "shift2"),
+    ],
 )
 def test_subtly_wrong_selector_fails_only_the_privacy_audit(cls, pair):
     sel = cls(epsilon=1.0)
@@ -282,8 +448,11 @@ def test_subtly_wrong_selector_fails_only_the_privacy_audit(cls, pair):
     assert failed(report) == {"privacy"}, str(report)
     assert "privacy" in str(info.value)
     worst = {r.pair: r for r in report.audit}[pair]
-    # the true loss is 2 eps on this pair (1 + log 9 for KRRIgnoresK): well resolved
+    # the true loss is 2 eps on this pair (1 + log 9 for KRRIgnoresK, 4 eps for QuarterNoiseRNM,
+    # log(0.5 / 0.269^2) = 1.93 for BestOfTwoEM): the lower bound sits ~5.5 standard errors
+    # (~0.07) below it, far above 1.5
     assert worst.loss_lower > 1.5, str(worst)
+    assert "too little noise" in report["privacy"].message
 
 
 def test_half_noise_rnm_is_caught_at_every_seed_and_other_eps():
@@ -316,6 +485,56 @@ def test_broken_selector_is_caught(sel, expected):
     assert expected <= failed(report), str(report)
     for name in expected:
         assert report[name].message
+
+
+@pytest.mark.parametrize(
+    "sel,expected,exact,fragment",
+    [
+        (AxisSlipEM(), {"batch.rows_separate"}, True, "depend on that row only"),
+        (SingleRowShortcutEM(), {"batch.identical_rows"}, True, "single calls"),
+        (GlobalStateRNM(), {"seeding.global_state", "seeding.same_seed"}, False, "np.random"),
+        (Uint8IndicesRNM(), {"shapes.select_batch"}, True, "uint8, which cannot hold index 299"),
+        (TwoCandidateRNM(), {"symmetry.permutation", "symmetry.ties"}, True, "reverse order"),
+        (DuckKRRNoK1(), {"shapes.output"}, True, "K = 1: select raised ValueError"),
+        (FirstMaxKRR(), {"symmetry.permutation", "symmetry.ties"}, True, "uniformly at random"),
+        (NaiveSoftmaxEM(), {"symmetry.shift", "symmetry.ties"}, True, "changes the law"),
+        (UncheckedEpsilonEM(), {"validation.epsilon", "epsilon.with_epsilon"}, True, "-1.0"),
+        (SkipsValidationEM(), {"validation.q_nan", "validation.d_negative"}, False, "float64"),
+    ],
+    ids=lambda x: type(x).__name__ if not isinstance(x, (set, bool, str)) else "",
+)
+def test_subtle_mistake_is_caught_with_the_check_named(sel, expected, exact, fragment):
+    # the privacy audit is not needed to find these (and is run for class (a) above); every
+    # other check fails a correct selector with probability at most P_MIN = 1e-6, so `exact`
+    # states that the kit pinpoints the mistake
+    with pytest.raises(SelectorCheckError) as info:
+        check_selector(sel, skip=["privacy"])
+    report = info.value.report
+    assert (failed(report) == expected) if exact else (expected <= failed(report)), str(report)
+    text = str(info.value)
+    for name in expected:
+        assert f"FAIL            {name}: " in text  # the error names each failed check
+    assert any(fragment in report[name].message for name in expected), str(report)
+
+
+def test_global_state_check_restores_the_callers_stream():
+    np.random.seed(7)  # noqa: NPY002 (the caller's global stream the kit must leave alone)
+    expected = np.random.random()  # noqa: NPY002
+    np.random.seed(7)  # noqa: NPY002
+    report = check_selector(
+        "rnm", raise_on_failure=False, skip=[g for g in GROUPS if g != "seeding"]
+    )
+    assert report.passed
+    assert np.random.random() == expected  # noqa: NPY002
+
+
+def test_symmetry_group_passes_correct_selectors_at_any_seed():
+    # the symmetry checks are exact laws of the paper's selectors, not properties of one seed:
+    # 3 tests x 4 selectors x 5 seeds each fail a correct selector with probability <= 1e-6
+    for name in ["rnm", "krr", "gem", "greedy"]:
+        for seed in range(5):
+            report = check_selector(name, rng=seed, skip=[g for g in GROUPS if g != "symmetry"])
+            assert report.passed and len(report) == 3
 
 
 def test_out_of_range_indices_are_named():
