@@ -14,7 +14,8 @@ candidate.) docs/selectors.md explains each step.
 
 1. ``select_batch`` is the only method to write: the base class validates ``q``, ``d`` and
    ``rng``, handles any leading shape and K = 1, and calls it with float arrays ``(R, K)``.
-2. ``check_selector`` runs the API contract and the empirical privacy audit (raises if broken).
+2. ``check_selector`` runs the API contract (shapes, one independent draw per row, seeding,
+   symmetric law, validation) and the empirical privacy audit (raises if broken).
 3. ``selectors.register`` makes the name usable everywhere a selector name is: agents, the
    engine, ``dpbandits scenarios/audit/list --plugin examples/custom_selector.py``.
 

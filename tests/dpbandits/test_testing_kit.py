@@ -490,18 +490,73 @@ def test_broken_selector_is_caught(sel, expected):
 @pytest.mark.parametrize(
     "sel,expected,exact,fragment",
     [
-        (AxisSlipEM(), {"batch.rows_separate"}, True, "depend on that row only"),
-        (SingleRowShortcutEM(), {"batch.identical_rows"}, True, "single calls"),
-        (GlobalStateRNM(), {"seeding.global_state", "seeding.same_seed"}, False, "np.random"),
-        (Uint8IndicesRNM(), {"shapes.select_batch"}, True, "uint8, which cannot hold index 299"),
-        (TwoCandidateRNM(), {"symmetry.permutation", "symmetry.ties"}, True, "reverse order"),
-        (DuckKRRNoK1(), {"shapes.output"}, True, "K = 1: select raised ValueError"),
-        (FirstMaxKRR(), {"symmetry.permutation", "symmetry.ties"}, True, "uniformly at random"),
-        (NaiveSoftmaxEM(), {"symmetry.shift", "symmetry.ties"}, True, "changes the law"),
-        (UncheckedEpsilonEM(), {"validation.epsilon", "epsilon.with_epsilon"}, True, "-1.0"),
-        (SkipsValidationEM(), {"validation.q_nan", "validation.d_negative"}, False, "float64"),
+        pytest.param(
+            AxisSlipEM(), {"batch.rows_separate"}, True, "depend on that row only", id="AxisSlipEM"
+        ),
+        pytest.param(
+            SingleRowShortcutEM(),
+            {"batch.identical_rows"},
+            True,
+            "single calls",
+            id="SingleRowShortcutEM",
+        ),
+        pytest.param(
+            GlobalStateRNM(),
+            {"seeding.global_state", "seeding.same_seed"},
+            False,
+            "np.random",
+            id="GlobalStateRNM",
+        ),
+        pytest.param(
+            Uint8IndicesRNM(),
+            {"shapes.select_batch"},
+            True,
+            "uint8, which cannot hold index 299",
+            id="Uint8IndicesRNM",
+        ),
+        pytest.param(
+            TwoCandidateRNM(),
+            {"symmetry.permutation", "symmetry.ties"},
+            True,
+            "reverse order",
+            id="TwoCandidateRNM",
+        ),
+        pytest.param(
+            DuckKRRNoK1(),
+            {"shapes.output"},
+            True,
+            "K = 1: select raised ValueError",
+            id="DuckKRRNoK1",
+        ),
+        pytest.param(
+            FirstMaxKRR(),
+            {"symmetry.permutation", "symmetry.ties"},
+            True,
+            "uniformly at random",
+            id="FirstMaxKRR",
+        ),
+        pytest.param(
+            NaiveSoftmaxEM(),
+            {"symmetry.shift", "symmetry.ties"},
+            True,
+            "changes the law",
+            id="NaiveSoftmaxEM",
+        ),
+        pytest.param(
+            UncheckedEpsilonEM(),
+            {"validation.epsilon", "epsilon.with_epsilon"},
+            True,
+            "-1.0",
+            id="UncheckedEpsilonEM",
+        ),
+        pytest.param(
+            SkipsValidationEM(),
+            {"validation.q_nan", "validation.d_negative"},
+            False,
+            "float64",
+            id="SkipsValidationEM",
+        ),
     ],
-    ids=lambda x: type(x).__name__ if not isinstance(x, (set, bool, str)) else "",
 )
 def test_subtle_mistake_is_caught_with_the_check_named(sel, expected, exact, fragment):
     # the privacy audit is not needed to find these (and is run for class (a) above); every
