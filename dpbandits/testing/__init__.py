@@ -20,7 +20,7 @@ states the contract they test; each group lives in its own module of this packag
 ``shapes`` (:mod:`~dpbandits.testing.contract`)
     integer indices of shape ``q.shape[:-1]`` in ``[0, K)`` for leading shapes ``()``, ``(1,)``,
     ``(5,)``, ``(2, 3)``, ``(0,)`` and ``K = 1, 2, 7, 300``; ``K = 1`` gives 0; the hook
-    ``select_batch`` itself returns ``R`` integer indices in a dtype that holds ``K - 1`` (an
+    ``select_batch`` itself returns ``R`` integer indices in a dtype that holds ``K - 1`` (a
     ``uint8`` wraps at ``K = 300`` before ``select`` casts it); a leading shape is only a
     reshape (same seed: ``q`` of shape ``(2, 3, K)`` gives the indices of ``q.reshape(6, K)``);
     every form of ``d`` (None, a scalar, ``(K,)``, the full shape) with the same values gives
