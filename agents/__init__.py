@@ -10,12 +10,16 @@ Every agent plays a batch of ``R`` independent replications in lockstep (the pro
     agent.update(actions, rewards)
 
 Built-in names (:func:`available`): ``ucb``, ``thompson``, ``sw_ucb``, ``d_ucb``, ``exp3``,
-``private``. :func:`register` adds a user's own agent class or factory under a new name.
+``private``. :func:`register` adds a user's own agent class or factory under a new name;
+:func:`describe` tells what a name builds and the parameters it takes (used by experiment configs
+and ``dpbandits list``).
 """
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 from agents.base import Agent, ArmStatistics
@@ -30,6 +34,7 @@ __dpbandits_package__ = "agents"  # checked by dpbandits.sibling_packages
 __all__ = [
     "UCB",
     "Agent",
+    "AgentKind",
     "ArmStatistics",
     "DiscountedUCB",
     "Exp3",
@@ -37,6 +42,7 @@ __all__ = [
     "SlidingWindowUCB",
     "ThompsonSampling",
     "available",
+    "describe",
     "make",
     "register",
 ]
@@ -84,3 +90,54 @@ def make(name: str, **params: Any) -> Any:
     if factory is None:
         raise ValueError(f"unknown agent {name!r}; available agents: {', '.join(available())}")
     return factory(**params)
+
+
+@dataclass(frozen=True)
+class AgentKind:
+    """A registered agent name: the class it builds and that class's constructor parameters.
+
+    ``cls`` and ``signature`` come from an agent built with the defaults; both are ``None``
+    (and ``error`` says why) when the factory needs arguments.
+    """
+
+    name: str
+    factory: Callable[..., Any]
+    cls: type | None
+    signature: inspect.Signature | None
+    error: str = ""
+
+    @property
+    def parameters(self) -> dict[str, inspect.Parameter]:
+        """The named parameters (``{}`` when the signature is unknown)."""
+        if self.signature is None:
+            return {}
+        return {
+            p.name: p
+            for p in self.signature.parameters.values()
+            if p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)
+        }
+
+    @property
+    def var_keyword(self) -> bool:
+        """Whether unknown keywords are accepted (passed on, e.g. to a private agent's selector);
+        ``True`` when the signature is unknown, as only the constructor can tell."""
+        if self.signature is None:
+            return True
+        return any(p.kind == p.VAR_KEYWORD for p in self.signature.parameters.values())
+
+
+def describe(name: str) -> AgentKind:
+    """What ``make(name)`` builds and the parameters it takes (an unknown name raises as
+    :func:`make` does)."""
+    if not isinstance(name, str) or name.lower() not in _REGISTRY:
+        make(name)  # raises the error of an unknown name
+    factory = _REGISTRY[name.lower()]
+    try:
+        cls = type(factory())
+    except Exception as exc:  # noqa: BLE001 (a factory may need arguments: still described)
+        return AgentKind(name.lower(), factory, None, None, f"{type(exc).__name__}: {exc}")
+    try:
+        sig: inspect.Signature | None = inspect.signature(cls)
+    except (TypeError, ValueError):
+        sig = None
+    return AgentKind(name.lower(), factory, cls, sig)
