@@ -45,9 +45,10 @@ __all__ = [
     "describe",
     "make",
     "register",
+    "unregister",
 ]
 
-_REGISTRY: dict[str, Callable[..., Any]] = {
+_BUILT_IN: dict[str, Callable[..., Any]] = {
     "ucb": UCB,
     "thompson": ThompsonSampling,
     "sw_ucb": SlidingWindowUCB,
@@ -55,6 +56,7 @@ _REGISTRY: dict[str, Callable[..., Any]] = {
     "exp3": Exp3,
     "private": PrivateAgent,
 }
+_REGISTRY: dict[str, Callable[..., Any]] = dict(_BUILT_IN)
 
 
 def available() -> list[str]:
@@ -76,6 +78,17 @@ def register(name: str, factory: Callable[..., Any], *, overwrite: bool = False)
     if key in _REGISTRY and not overwrite:
         raise ValueError(f"agent name {name!r} is already registered (pass overwrite=True)")
     _REGISTRY[key] = factory
+
+
+def unregister(name: str) -> None:
+    """Remove a name added by :func:`register` (built-in names cannot be removed)."""
+    key = name.lower() if isinstance(name, str) else name
+    if key not in _REGISTRY or (key in _BUILT_IN and _REGISTRY[key] is _BUILT_IN[key]):
+        raise ValueError(f"{name!r} is not a run-time registered agent")
+    if key in _BUILT_IN:  # a built-in name that was overwritten: back to the built-in
+        _REGISTRY[key] = _BUILT_IN[key]
+    else:
+        del _REGISTRY[key]
 
 
 def make(name: str, **params: Any) -> Any:
