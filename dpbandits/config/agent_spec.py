@@ -63,8 +63,8 @@ def build_agent(label: str, spec: Mapping[str, Any]) -> Any:
     """
     import agents as agents_pkg
 
-    params = dict(spec)
-    kind = params.pop("kind")
+    kind = check_kind(label, spec)
+    params = {k: v for k, v in spec.items() if k != "kind"}
     path = f"agents.{label}"
     info = agents_pkg.describe(kind)
     accepted = info.parameters
