@@ -10,12 +10,16 @@ Every agent plays a batch of ``R`` independent replications in lockstep (the pro
     agent.update(actions, rewards)
 
 Built-in names (:func:`available`): ``ucb``, ``thompson``, ``sw_ucb``, ``d_ucb``, ``exp3``,
-``private``. :func:`register` adds a user's own agent class or factory under a new name.
+``private``. :func:`register` adds a user's own agent class or factory under a new name;
+:func:`describe` tells what a name builds and the parameters it takes (used by experiment configs
+and ``dpbandits list``).
 """
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 from agents.base import Agent, ArmStatistics
@@ -30,6 +34,7 @@ __dpbandits_package__ = "agents"  # checked by dpbandits.sibling_packages
 __all__ = [
     "UCB",
     "Agent",
+    "AgentKind",
     "ArmStatistics",
     "DiscountedUCB",
     "Exp3",
@@ -37,11 +42,13 @@ __all__ = [
     "SlidingWindowUCB",
     "ThompsonSampling",
     "available",
+    "describe",
     "make",
     "register",
+    "unregister",
 ]
 
-_REGISTRY: dict[str, Callable[..., Any]] = {
+_BUILT_IN: dict[str, Callable[..., Any]] = {
     "ucb": UCB,
     "thompson": ThompsonSampling,
     "sw_ucb": SlidingWindowUCB,
@@ -49,6 +56,7 @@ _REGISTRY: dict[str, Callable[..., Any]] = {
     "exp3": Exp3,
     "private": PrivateAgent,
 }
+_REGISTRY: dict[str, Callable[..., Any]] = dict(_BUILT_IN)
 
 
 def available() -> list[str]:
@@ -72,6 +80,17 @@ def register(name: str, factory: Callable[..., Any], *, overwrite: bool = False)
     _REGISTRY[key] = factory
 
 
+def unregister(name: str) -> None:
+    """Remove a name added by :func:`register` (built-in names cannot be removed)."""
+    key = name.lower() if isinstance(name, str) else name
+    if key not in _REGISTRY or (key in _BUILT_IN and _REGISTRY[key] is _BUILT_IN[key]):
+        raise ValueError(f"{name!r} is not a run-time registered agent")
+    if key in _BUILT_IN:  # a built-in name that was overwritten: back to the built-in
+        _REGISTRY[key] = _BUILT_IN[key]
+    else:
+        del _REGISTRY[key]
+
+
 def make(name: str, **params: Any) -> Any:
     """A new agent by registered name (case-insensitive), e.g. ``make("ucb", log="t")``.
 
@@ -84,3 +103,54 @@ def make(name: str, **params: Any) -> Any:
     if factory is None:
         raise ValueError(f"unknown agent {name!r}; available agents: {', '.join(available())}")
     return factory(**params)
+
+
+@dataclass(frozen=True)
+class AgentKind:
+    """A registered agent name: the class it builds and that class's constructor parameters.
+
+    ``cls`` and ``signature`` come from an agent built with the defaults; both are ``None``
+    (and ``error`` says why) when the factory needs arguments.
+    """
+
+    name: str
+    factory: Callable[..., Any]
+    cls: type | None
+    signature: inspect.Signature | None
+    error: str = ""
+
+    @property
+    def parameters(self) -> dict[str, inspect.Parameter]:
+        """The named parameters (``{}`` when the signature is unknown)."""
+        if self.signature is None:
+            return {}
+        return {
+            p.name: p
+            for p in self.signature.parameters.values()
+            if p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)
+        }
+
+    @property
+    def var_keyword(self) -> bool:
+        """Whether unknown keywords are accepted (passed on, e.g. to a private agent's selector);
+        ``True`` when the signature is unknown, as only the constructor can tell."""
+        if self.signature is None:
+            return True
+        return any(p.kind == p.VAR_KEYWORD for p in self.signature.parameters.values())
+
+
+def describe(name: str) -> AgentKind:
+    """What ``make(name)`` builds and the parameters it takes (an unknown name raises as
+    :func:`make` does)."""
+    if not isinstance(name, str) or name.lower() not in _REGISTRY:
+        make(name)  # raises the error of an unknown name
+    factory = _REGISTRY[name.lower()]
+    try:
+        cls = type(factory())
+    except Exception as exc:  # noqa: BLE001 (a factory may need arguments: still described)
+        return AgentKind(name.lower(), factory, None, None, f"{type(exc).__name__}: {exc}")
+    try:
+        sig: inspect.Signature | None = inspect.signature(cls)
+    except (TypeError, ValueError):
+        sig = None
+    return AgentKind(name.lower(), factory, cls, sig)

@@ -48,25 +48,25 @@ def shift_agents(
     def private(selector: str, eps_s: float = epsilon_select, **params: Any) -> Any:
         # App. H's quantile mechanism (Smith's): the Fig. 9 rewards are continuous, where it is
         # the more accurate one (docs/quantiles.md); agents built elsewhere default to "grid"
-        return agents_pkg.PrivateAgent(
-            selector, epsilon_select=eps_s, epsilon_means=epsilon_means,
+        return agents_pkg.make(
+            "private", selector=selector, epsilon_select=eps_s, epsilon_means=epsilon_means,
             epsilon_quantiles=epsilon_quantiles, window=window, levels=levels,
             quantile_method="smith", **params,
         )  # fmt: skip
 
     builders: dict[str, Callable[[], Any]] = {
-        "ucb": lambda: agents_pkg.UCB(),
-        "ts": lambda: agents_pkg.ThompsonSampling(),
+        "ucb": lambda: agents_pkg.make("ucb"),
+        "ts": lambda: agents_pkg.make("thompson"),
         "krr": lambda: private("krr", epsilon_krr),
         "rnm": lambda: private("rnm"),
         "rs": lambda: private("rs", gamma=0.05),
         "gem": lambda: private("gem", beta=0.05),
         "mgem": lambda: private("mgem", beta=0.05),
-        "ucb1": lambda: agents_pkg.UCB(log="t"),
-        "ts-beta": lambda: agents_pkg.ThompsonSampling(model="bernoulli"),
-        "sw-ucb": lambda: agents_pkg.SlidingWindowUCB(),
-        "d-ucb": lambda: agents_pkg.DiscountedUCB(),
-        "exp3": lambda: agents_pkg.Exp3(),
+        "ucb1": lambda: agents_pkg.make("ucb", log="t"),
+        "ts-beta": lambda: agents_pkg.make("thompson", model="bernoulli"),
+        "sw-ucb": lambda: agents_pkg.make("sw_ucb"),
+        "d-ucb": lambda: agents_pkg.make("d_ucb"),
+        "exp3": lambda: agents_pkg.make("exp3"),
         "cgem": lambda: private("combined_gem", beta=0.05),
         "pf": lambda: private("permute_and_flip"),
         "rnm-gumbel": lambda: private("rnm", noise="gumbel"),

@@ -16,6 +16,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from dpbandits import checks
 from dpbandits.config import canonical_json
 
 if TYPE_CHECKING:
@@ -71,6 +72,9 @@ class Store:
         older than ``older_than`` seconds (a younger one may belong to a sweep running now)."""
         import time
 
+        older_than = checks.number(older_than, "older_than")
+        if older_than < 0:
+            raise ValueError(f"older_than must be >= 0 seconds, got {older_than!r}")
         if not self.root.is_dir():
             return []
         now = time.time()

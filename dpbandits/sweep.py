@@ -36,6 +36,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from dpbandits import checks
 from dpbandits.config import Cell, Experiment
 from dpbandits.files import atomic_write, write_csv
 from dpbandits.parallel import exit_with_parent, handle_termination, run_tasks
@@ -254,10 +255,7 @@ def sweep(
     if not isinstance(experiment, Experiment):
         raise TypeError(f"experiment must be an Experiment, got {type(experiment).__name__}")
     scheduler = check_scheduler(scheduler)
-    if n_jobs is None:
-        n_jobs = os.cpu_count() or 1
-    if isinstance(n_jobs, bool) or not isinstance(n_jobs, int) or n_jobs < 1:
-        raise ValueError(f"n_jobs must be an int >= 1, got {n_jobs!r}")
+    n_jobs = (os.cpu_count() or 1) if n_jobs is None else checks.positive_int(n_jobs, "n_jobs")
     if fmt not in ("png", "svg", "pdf"):
         raise ValueError(f"fmt must be png, svg or pdf, got {fmt!r}")
     out = Path(out)

@@ -58,15 +58,15 @@ def parse_grid(items: list[str] | None) -> dict[str, list[Any]]:
 
 def experiment_from_args(args: argparse.Namespace, grid: dict[str, list[Any]] | None = None) -> Any:
     """Load plug-ins, then the config with the quick flags applied (validated, no work)."""
+    from dpbandits import checks
     from dpbandits.config import load_experiment, parse_agent_option, parse_assignments
     from dpbandits.sweep import mark_plugins_loaded
 
     load_plugins(args.plugins)
     mark_plugins_loaded(args.plugins)
     for name in ("runs", "jobs"):
-        value = getattr(args, name)
-        if value is not None and value < 1:
-            raise ValueError(f"--{name} must be >= 1, got {value}")
+        if getattr(args, name) is not None:
+            checks.positive_int(getattr(args, name), f"--{name}")
     return load_experiment(
         args.config,
         env=args.env,

@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from dpbandits.config import (
+    EXAMPLE_TOML,
     ConfigError,
     Experiment,
     load_experiment,
@@ -22,27 +23,8 @@ from dpbandits.config import (
 
 ROOT = Path(__file__).resolve().parents[2]
 
-ISSUE_SHAPE = """
-[experiment]
-env = "dpbandits/PiecewiseBandit-v0"      # any registered id, or "module:Class"
-n_runs = 40
-seed = 7
-[experiment.env_kwargs]                   # passed to gymnasium.make / the env class
-horizon = 20000
-segments = [[0, [0.2, 0.8], [0.1, 0.1]], [4000, [0.8, 0.2], [0.1, 0.1]]]
-
-[agents.UCB]
-kind = "ucb"                              # a name of agents.available()
-[agents.mGEM]
-kind = "private"
-selector = "mgem"
-epsilon_select = 1.0
-beta = 0.05                               # selector parameters pass through
-
-[sweep]                                   # optional: the grid is the product of the lists
-"agents.mGEM.epsilon_select" = [0.5, 1.0, 4.0]
-"experiment.env_kwargs.horizon" = [10000, 20000]
-"""
+# the documented shape (the example of docs/experiments.md and dpbandits.config)
+ISSUE_SHAPE = EXAMPLE_TOML
 
 
 def test_the_documented_shape_reads_and_expands_to_its_grid():

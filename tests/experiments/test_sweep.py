@@ -300,3 +300,31 @@ def test_store_keys_paths_and_partial_writes(tmp_path):
     assert store.remove_partial() == [old] and new.exists() and not old.exists()
     with pytest.raises(ValueError, match="hex digest"):
         store.path("../etc")
+
+
+@pytest.mark.parametrize(("n_jobs", "error", "message"), [
+    (0, ValueError, "n_jobs must be >= 1, got 0"),
+    (True, TypeError, "n_jobs must be an integer, got bool True"),
+    (2.0, TypeError, "n_jobs must be an integer, got float 2.0"),
+])  # fmt: skip
+def test_sweep_refuses_a_bad_n_jobs_before_any_work(tmp_path, piecewise_sweep, n_jobs, error,
+                                                   message):  # fmt: skip
+    exp = Experiment.from_dict(piecewise_sweep, check=False)
+    with pytest.raises(error, match=f"^{message}$"):
+        sweep(exp, tmp_path / "o", n_jobs=n_jobs, scheduler="serial", progress=False)
+    assert not (tmp_path / "o").exists()
+
+
+def test_store_remove_partial_checks_its_age(tmp_path):
+    from dpbandits.store import Store
+
+    store = Store(tmp_path)
+    with pytest.raises(ValueError, match="older_than must be >= 0 seconds"):
+        store.remove_partial(-1.0)
+    with pytest.raises(TypeError, match="older_than must be a real number"):
+        store.remove_partial("1")  # type: ignore[arg-type]
+    (tmp_path / "ab").mkdir()
+    stale = tmp_path / "ab" / ".x.npz.tmp"
+    stale.write_bytes(b"partial")
+    os.utime(stale, (time.time() - 10, time.time() - 10))
+    assert store.remove_partial(5.0) == [stale] and not stale.exists()
