@@ -288,4 +288,4 @@ def test_registry_make_available_register():
         with pytest.raises(ValueError, match="already registered"):
             agents.register("greedy-test", Greedy)
     finally:
-        agents._REGISTRY.pop("greedy-test", None)
+        agents.unregister("greedy-test")
