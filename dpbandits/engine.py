@@ -32,6 +32,11 @@ How it runs
 - **Parallelism.** Tasks run on a ``concurrent.futures.ProcessPoolExecutor`` with ``n_jobs``
   workers (default ``os.cpu_count()``), the slowest (private) agents first. ``n_jobs=1`` runs
   in-process. The results are identical either way.
+
+The pieces: :mod:`dpbandits.envspec` and :mod:`dpbandits.agentspec` turn the arguments into
+picklable specs and agents, :mod:`dpbandits.chunk` plays one task, :mod:`dpbandits.regret` turns
+its actions into regret, :mod:`dpbandits.parallel` runs the tasks, and this module checks the
+arguments, makes the tasks and merges their outputs into :class:`~dpbandits.results.Results`.
 """
 
 from __future__ import annotations
