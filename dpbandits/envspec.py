@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-__all__ = ["env_spec", "make_env", "make_vector_env"]
+__all__ = ["env_spec", "make_env", "make_vector_env", "vector_class"]
 
 
 def _ensure_registered(env_id: str) -> None:
@@ -63,3 +63,18 @@ def make_vector_env(spec: dict[str, Any], num_envs: int) -> Any:
     return gymnasium.make_vec(
         spec["id"], num_envs=num_envs, vectorization_mode=mode, **spec["kwargs"]
     )
+
+
+def vector_class(spec: dict[str, Any]) -> type | None:
+    """The class :func:`make_vector_env` builds for ``spec`` (the environment's vector entry
+    point), or ``None`` when it has none or the entry point is not a class."""
+    import importlib
+
+    import gymnasium
+
+    _ensure_registered(spec["id"])
+    entry = gymnasium.spec(spec["id"]).vector_entry_point
+    if isinstance(entry, str):
+        module, _, name = entry.partition(":")
+        entry = getattr(importlib.import_module(module), name)
+    return entry if isinstance(entry, type) else None

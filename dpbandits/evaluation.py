@@ -438,13 +438,7 @@ def evaluate(
         bar.close()
 
     sp, wc, sp_m, wc_m, pos = _correlations(q, d, constant)
-    candidates = {
-        "centers": np.asarray(data.centers, dtype=np.float64),
-        "lower": np.asarray(data.lower, dtype=np.float64),
-        "upper": np.asarray(data.upper, dtype=np.float64),
-        "sensitivities": d,
-        "mean_scores": q.mean(axis=0),
-    }
+    candidates = {**data.candidate_arrays(), "mean_scores": q.mean(axis=0)}
     if data.groups is not None:
         for g in np.unique(data.groups):
             candidates[f"group{int(g)}_mean"] = q[data.groups == g].mean(axis=0)

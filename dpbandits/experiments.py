@@ -7,7 +7,8 @@ regret experiment::
     res = run(shift_env(), shift_agents(), n_runs=100, seed=0)
     print(res.summary())
 
-- :func:`~dpbandits.engine.run`, :func:`~dpbandits.engine.chunk_seeds` -- :mod:`dpbandits.engine`
+- :func:`~dpbandits.engine.run` -- :mod:`dpbandits.engine`; :func:`~dpbandits.chunk.chunk_seeds`
+  (the seeds of one task) -- :mod:`dpbandits.chunk`
 - :class:`~dpbandits.results.Results`, :class:`~dpbandits.results.SummaryTable`,
   :class:`~dpbandits.results.ResultsFileError` -- :mod:`dpbandits.results`
 - :func:`~dpbandits.presets.shift_env`, :func:`~dpbandits.presets.shift_agents`,
@@ -16,7 +17,8 @@ regret experiment::
 
 from __future__ import annotations
 
-from dpbandits.engine import chunk_seeds, run
+from dpbandits.chunk import chunk_seeds
+from dpbandits.engine import run
 from dpbandits.presets import EXTRA_LABELS, FIG9_LABELS, SHIFT_ENV_ID, shift_agents, shift_env
 from dpbandits.results import Results, ResultsFileError, SummaryTable
 

@@ -25,7 +25,9 @@ from typing import TYPE_CHECKING, Any, Literal
 import numpy as np
 from numpy.typing import NDArray
 
-from dpbandits.scenarios import FIGURES, Correlation, Scenario, ScenarioData, register
+from dpbandits import checks
+from dpbandits.scenarios import FIGURES, register
+from dpbandits.scenarios_base import ConstantScenario, Correlation, Scenario
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
@@ -50,7 +52,7 @@ FIG18_SELECTORS: tuple[str, ...] = ("rnm", "gem", "mgem")
 
 
 @dataclass(frozen=True)
-class Exceptional(Scenario):
+class Exceptional(ConstantScenario):
     """Scenario 1 or 2 of Fig. 4 (§V-B): fixed scores and sensitivities, positive correlation.
 
     As in §VI-b "there is no variability": every trial has the same ``(q_a, Delta_a)``, the
@@ -117,29 +119,6 @@ class Exceptional(Scenario):
             d = np.concatenate([0.1 + 1.9 * line, np.full(n_low, 2.0)])
         return q, d
 
-    def sample(
-        self, n_trials: int | None = None, seed: int | np.random.Generator | None = 0
-    ) -> ScenarioData:
-        n = self.default_trials if n_trials is None else _check_trials(n_trials)
-        q, d = self.parameters()
-        return ScenarioData(
-            name=self.name,
-            title=self.title,
-            scores=np.tile(q, (n, 1)),
-            sensitivities=d,
-            lower=q - d / 2,
-            upper=q + d / 2,
-            centers=q,
-        )
-
-
-def _check_trials(n_trials: object) -> int:
-    if isinstance(n_trials, bool) or not isinstance(n_trials, (int, np.integer)):
-        raise TypeError(f"n_trials must be an int, got {type(n_trials).__name__}")
-    if n_trials <= 0:
-        raise ValueError(f"n_trials must be > 0, got {n_trials}")
-    return int(n_trials)
-
 
 def correlations(q: Any, d: Any) -> dict[str, float]:
     """Pearson, Spearman and weighted (App. I eq. (17)) correlation of one problem ``(q, d)``."""
@@ -173,7 +152,7 @@ def selection_probabilities(
     sc = scenarios.get(scenario)
     if not isinstance(sc, Exceptional):
         raise TypeError(f"scenario must be an exceptional scenario (exc1, exc2), got {sc.name!r}")
-    n = _check_trials(n_draws)
+    n = checks.positive_int(n_draws, "n_draws")
     q, d = sc.parameters()
     ((_, base),) = resolve_selectors([selector])
     sel = base.with_epsilon(float(epsilon))

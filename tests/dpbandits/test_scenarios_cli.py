@@ -16,23 +16,8 @@ from dpbandits.two_candidate import hg_closed_map
 
 def test_scenarios_command_writes_figure_and_tables(tmp_path, capsys):
     out = tmp_path / "out"
-    code = main(
-        [
-            "scenarios",
-            "--scenario",
-            "1",
-            "2",
-            "--selector",
-            "uniform,rnm",
-            "gem",
-            "--epsilon",
-            "0.1,1",
-            "--trials",
-            "200",
-            "--out",
-            str(out),
-        ]
-    )
+    argv = "scenarios --scenario 1 2 --selector uniform,rnm gem --epsilon 0.1,1 --trials 200"
+    code = main([*argv.split(), "--out", str(out)])
     assert code == 0
     assert (out / "scenario_1.png").stat().st_size > 0
     assert (out / "scenario_2.png").stat().st_size > 0
@@ -102,20 +87,8 @@ def test_bad_arguments_are_one_line_errors(argv, message, capsys, tmp_path):
 
 
 def test_hg_command_writes_maps(tmp_path, capsys):
-    code = main(
-        [
-            "hg",
-            "--m2",
-            "rnmh",
-            "rs:gamma=0.5",
-            "--grid",
-            "lin:0.2:2:4",
-            "--draws",
-            "200",
-            "--out",
-            str(tmp_path),
-        ]
-    )
+    argv = "hg --m2 rnmh rs:gamma=0.5 --grid lin:0.2:2:4 --draws 200"
+    code = main([*argv.split(), "--out", str(tmp_path)])
     assert code == 0
     assert (tmp_path / "hg_custom.png").stat().st_size > 0
     rows = list(csv.DictReader(open(tmp_path / "hg_custom.csv")))
