@@ -9,6 +9,8 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
+from dpbandits.course.solution import solution_text
+
 __all__ = ["EXERCISE_MODULES", "Exercise", "Task", "exercise", "exercises"]
 
 #: One module per exercise, each defining ``EXERCISE``; add a module here to add an exercise.
@@ -51,9 +53,17 @@ class Exercise:
         return Path(str(resources.files("dpbandits.course") / "exercises" / self.filename))
 
     def solution_path(self) -> Path:
-        """The reference solution shipped inside the package (for teachers)."""
+        """The solved parts of the exercise file, shipped inside the package (for teachers)."""
         root = resources.files("dpbandits.course") / "exercises" / "solutions"
         return Path(str(root / self.filename))
+
+    def solution_text(self) -> str:
+        """The complete reference notebook: the exercise file with the solved parts filled in."""
+        return solution_text(
+            self.starter_path().read_text(encoding="utf-8"),
+            self.solution_path().read_text(encoding="utf-8"),
+            self.solution_path().name,
+        )
 
 
 def exercises() -> list[Exercise]:

@@ -290,7 +290,7 @@ SLOW_EXERCISES = {5, 6}
 
 def _mutated(tmp_path: Path, number: int, old: str, new: str) -> Path:
     ex = course.exercise(number)
-    text = ex.solution_path().read_text(encoding="utf-8")
+    text = ex.solution_text()  # the complete reference notebook
     assert old in text, f"the mistake {old!r} does not apply to {ex.filename}"
     path = tmp_path / ex.filename
     path.write_text(text.replace(old, new), encoding="utf-8")
