@@ -9,9 +9,9 @@ is the whole notebook (text, imports, experiments, questions) with every task's 
 and every answer to the questions by ``# Your answer:``. The file of the same name in
 ``exercises/solutions/`` holds only the solved parts: after a header line
 ``# Reference solution of exercise <N>: the solved parts only.``, one function per task, with
-the task's signature and its solved body (no docstring: the exercise file has it), and the
-answers as comment lines between ``# BEGIN ANSWER`` and ``# END ANSWER``, in the order of the
-questions.
+the task's parameter names and its solved body (the types, defaults and docstring are the
+exercise file's), and the answers as comment lines between ``# BEGIN ANSWER`` and
+``# END ANSWER``, in the order of the questions.
 
 :func:`solution_text` fills the exercise file with those parts: the complete, runnable
 reference notebook that ``dpbandits course start N DIR --solution`` writes and that
@@ -85,8 +85,10 @@ def _body(lines: list[str], node: ast.FunctionDef) -> str:
     return textwrap.dedent("".join(lines[last:end]))
 
 
-def _signature(node: ast.FunctionDef) -> str:
-    return ast.dump(node.args) + " -> " + (ast.dump(node.returns) if node.returns else "")
+def _parameters(node: ast.FunctionDef) -> list[str]:
+    a = node.args
+    names = [x.arg for x in (*a.posonlyargs, *a.args, *a.kwonlyargs)]
+    return names + [f"*{x.arg}" for x in (a.vararg,) if x] + [f"**{x.arg}" for x in (a.kwarg,) if x]
 
 
 def solution_text(exercise_text: str, parts_text: str, name: str = "<solution>") -> str:
@@ -116,9 +118,10 @@ def solution_text(exercise_text: str, parts_text: str, name: str = "<solution>")
         if (stripped, following) == TODO_LINES:
             if current is None or current not in solved:
                 raise ValueError(f"{name}: no solved function for the TODO of {current!r}")
-            if _signature(solved[current]) != _signature(tasks[current]):
+            if _parameters(solved[current]) != _parameters(tasks[current]):
                 raise ValueError(
-                    f"{name}: {current}() must have the signature of the exercise file's"
+                    f"{name}: {current}() must take the parameters of the exercise file's "
+                    f"{current}({', '.join(_parameters(tasks[current]))})"
                 )
             indent = line[: len(line) - len(line.lstrip())]
             out.append(textwrap.indent(_body(parts_lines, solved[current]), indent))

@@ -81,7 +81,7 @@ STARTER = (
 )
 PARTS = (
     "# Reference solution of exercise 9: the solved parts only.\n"
-    "def f(\n    x: int, y: int = 0\n) -> int:\n    # why\n    z = x + y\n\n    return z\n\n\n"
+    "def f(x, y):\n    # why\n    z = x + y\n\n    return z\n\n\n"
     "def g(self):\n    if self:\n        return 1\n    return 2\n"
     "# BEGIN ANSWER\n# 42\n# END ANSWER\n"
 )
@@ -103,8 +103,8 @@ def test_solution_text() -> None:
     [
         (PARTS.replace("def g(self)", "def h(self)"), "no solved function for the TODO of 'g'"),
         (PARTS + "def h():\n    pass\n", r"without a TODO in the exercise file: \['h'\]"),
-        (PARTS.replace("y: int = 0", "y: int = 1"), r"f\(\) must have the signature"),
-        (PARTS.replace(") -> int:", "):"), r"f\(\) must have the signature"),
+        (PARTS.replace("def f(x, y)", "def f(y, x)"), r"the exercise file's f\(x, y\)"),
+        (PARTS.replace("def g(self)", "def g(self, *a)"), r"g\(\) must take the parameters"),
         (PARTS.replace("# END ANSWER\n", ""), "BEGIN ANSWER is never closed"),
         (PARTS.replace("# BEGIN ANSWER\n", ""), "END ANSWER without BEGIN"),
         (PARTS + "# BEGIN ANSWER\n# END ANSWER\n", "2 answer blocks for 1"),

@@ -1,18 +1,18 @@
 # Reference solution of exercise 1: the solved parts only.
 #
-# The rest of the notebook is the exercise file, ../ex1_bandit_basics.py: each function below
-# is the solved body of the task of the same name there (whose docstring is there), and
-# the lines between BEGIN ANSWER and END ANSWER replace its "# Your answer:".
+# The rest of the notebook is the exercise file, ../ex1_bandit_basics.py: each function
+# below is the solved body of the task of the same name there (which has its types,
+# defaults and docstring), and the lines between BEGIN ANSWER and END ANSWER replace
+# its "# Your answer:".
 #   dpbandits course start 1 DIR --solution   writes the complete, runnable notebook;
 #   dpbandits course check 1 solutions/ex1_bandit_basics.py   grades it.
 
 from __future__ import annotations
 
-import gymnasium as gym
 import numpy as np
 
 
-def pull_arm_repeatedly(env: gym.Env, arm: int, n_steps: int, seed: int) -> tuple[float, float]:
+def pull_arm_repeatedly(env, arm, n_steps, seed):
     env.reset(seed=seed)
     total_reward = 0.0
     total_regret = 0.0
@@ -23,9 +23,7 @@ def pull_arm_repeatedly(env: gym.Env, arm: int, n_steps: int, seed: int) -> tupl
     return total_reward, total_regret
 
 
-def update_estimates(
-    counts: np.ndarray, means: np.ndarray, actions: np.ndarray, rewards: np.ndarray
-) -> tuple[np.ndarray, np.ndarray]:
+def update_estimates(counts, means, actions, rewards):
     counts = counts.copy()
     means = means.copy()
     rows = np.arange(counts.shape[0])
@@ -34,7 +32,7 @@ def update_estimates(
     return counts, means
 
 
-def epsilon_greedy(estimates: np.ndarray, epsilon: float, rng: np.random.Generator) -> np.ndarray:
+def epsilon_greedy(estimates, epsilon, rng):
     n_rows, k = estimates.shape
     greedy = np.argmax(estimates, axis=1)
     explore = rng.random(n_rows) < epsilon
@@ -42,7 +40,7 @@ def epsilon_greedy(estimates: np.ndarray, epsilon: float, rng: np.random.Generat
     return np.where(explore, random_arms, greedy)
 
 
-def greedy_regret_rate(means: np.ndarray, epsilon: float) -> float:
+def greedy_regret_rate(means, epsilon):
     means = np.asarray(means, dtype=float)
     return float(epsilon * (means.max() - means.mean()))
 

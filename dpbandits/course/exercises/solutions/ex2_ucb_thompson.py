@@ -1,8 +1,9 @@
 # Reference solution of exercise 2: the solved parts only.
 #
-# The rest of the notebook is the exercise file, ../ex2_ucb_thompson.py: each function below
-# is the solved body of the task of the same name there (whose docstring is there), and
-# the lines between BEGIN ANSWER and END ANSWER replace its "# Your answer:".
+# The rest of the notebook is the exercise file, ../ex2_ucb_thompson.py: each function
+# below is the solved body of the task of the same name there (which has its types,
+# defaults and docstring), and the lines between BEGIN ANSWER and END ANSWER replace
+# its "# Your answer:".
 #   dpbandits course start 2 DIR --solution   writes the complete, runnable notebook;
 #   dpbandits course check 2 solutions/ex2_ucb_thompson.py   grades it.
 
@@ -11,18 +12,16 @@ from __future__ import annotations
 import numpy as np
 
 
-def ucb_index(counts: np.ndarray, sums: np.ndarray, t: int, alpha: float) -> np.ndarray:
+def ucb_index(counts, sums, t, alpha):
     return sums / counts + alpha * np.sqrt(np.log(t) / counts)
 
 
-def thompson_choose(
-    successes: np.ndarray, failures: np.ndarray, rng: np.random.Generator
-) -> np.ndarray:
+def thompson_choose(successes, failures, rng):
     theta = rng.beta(1.0 + successes, 1.0 + failures)
     return np.argmax(theta, axis=1)
 
 
-def lai_robbins_constant(means: np.ndarray) -> float:
+def lai_robbins_constant(means):
     mu = np.asarray(means, dtype=float)
     best = mu.max()
     bad = mu[mu < best]

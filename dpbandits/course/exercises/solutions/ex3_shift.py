@@ -1,8 +1,9 @@
 # Reference solution of exercise 3: the solved parts only.
 #
-# The rest of the notebook is the exercise file, ../ex3_shift.py: each function below
-# is the solved body of the task of the same name there (whose docstring is there), and
-# the lines between BEGIN ANSWER and END ANSWER replace its "# Your answer:".
+# The rest of the notebook is the exercise file, ../ex3_shift.py: each function
+# below is the solved body of the task of the same name there (which has its types,
+# defaults and docstring), and the lines between BEGIN ANSWER and END ANSWER replace
+# its "# Your answer:".
 #   dpbandits course start 3 DIR --solution   writes the complete, runnable notebook;
 #   dpbandits course check 3 solutions/ex3_shift.py   grades it.
 
@@ -12,9 +13,7 @@ import numpy as np
 from scipy import stats
 
 
-def window_counts_sums(
-    actions: np.ndarray, rewards: np.ndarray, n_arms: int, window: int
-) -> tuple[np.ndarray, np.ndarray]:
+def window_counts_sums(actions, rewards, n_arms, window):
     recent_a = actions[:, -window:]
     recent_r = rewards[:, -window:]
     arms = np.arange(n_arms)
@@ -24,20 +23,13 @@ def window_counts_sums(
     return counts, sums
 
 
-def sw_ucb_index(
-    counts: np.ndarray,
-    sums: np.ndarray,
-    t: int,
-    window: int,
-    xi: float = 0.6,
-    bound: float = 1.0,
-) -> np.ndarray:
+def sw_ucb_index(counts, sums, t, window, xi, bound):
     safe = np.maximum(counts, 1.0)
     index = sums / safe + bound * np.sqrt(xi * np.log(min(t, window)) / safe)
     return np.where(counts > 0, index, np.inf)
 
 
-def ts_stale_probability(stale_sum: float, stale_pulls: int, threshold: float) -> float:
+def ts_stale_probability(stale_sum, stale_pulls, threshold):
     mean = stale_sum / (stale_pulls + 1)
     sd = 1.0 / np.sqrt(stale_pulls + 1)
     return float(stats.norm.sf(threshold, loc=mean, scale=sd))

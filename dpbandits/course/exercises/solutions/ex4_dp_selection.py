@@ -1,8 +1,9 @@
 # Reference solution of exercise 4: the solved parts only.
 #
-# The rest of the notebook is the exercise file, ../ex4_dp_selection.py: each function below
-# is the solved body of the task of the same name there (whose docstring is there), and
-# the lines between BEGIN ANSWER and END ANSWER replace its "# Your answer:".
+# The rest of the notebook is the exercise file, ../ex4_dp_selection.py: each function
+# below is the solved body of the task of the same name there (which has its types,
+# defaults and docstring), and the lines between BEGIN ANSWER and END ANSWER replace
+# its "# Your answer:".
 #   dpbandits course start 4 DIR --solution   writes the complete, runnable notebook;
 #   dpbandits course check 4 solutions/ex4_dp_selection.py   grades it.
 
@@ -11,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 
-def randomized_response(q: np.ndarray, epsilon: float, rng: np.random.Generator) -> np.ndarray:
+def randomized_response(q, epsilon, rng):
     n_rows, k = q.shape
     best = np.argmax(q, axis=1)
     keep = rng.random(n_rows) < np.exp(epsilon) / (np.exp(epsilon) + k - 1)
@@ -20,15 +21,13 @@ def randomized_response(q: np.ndarray, epsilon: float, rng: np.random.Generator)
     return np.where(keep, best, other)
 
 
-def report_noisy_max(
-    q: np.ndarray, d: np.ndarray, epsilon: float, rng: np.random.Generator
-) -> np.ndarray:
+def report_noisy_max(q, d, epsilon, rng):
     scale = 2.0 * d.max(axis=1, keepdims=True) / epsilon
     noisy = q + rng.gumbel(size=q.shape) * scale
     return np.argmax(noisy, axis=1)
 
 
-def privacy_loss(p: np.ndarray, p_prime: np.ndarray) -> float:
+def privacy_loss(p, p_prime):
     p = np.asarray(p, dtype=float)
     p_prime = np.asarray(p_prime, dtype=float)
     seen = (p > 0) | (p_prime > 0)
@@ -37,7 +36,7 @@ def privacy_loss(p: np.ndarray, p_prime: np.ndarray) -> float:
     return float(np.max(np.abs(np.log(p[seen]) - np.log(p_prime[seen]))))
 
 
-def expected_utility_krr(q: np.ndarray, epsilon: float) -> float:
+def expected_utility_krr(q, epsilon):
     q = np.asarray(q, dtype=float)
     k = q.size
     p_best = np.exp(epsilon) / (np.exp(epsilon) + k - 1)

@@ -1,8 +1,9 @@
 # Reference solution of exercise 5: the solved parts only.
 #
-# The rest of the notebook is the exercise file, ../ex5_binary_tree.py: each function below
-# is the solved body of the task of the same name there (whose docstring is there), and
-# the lines between BEGIN ANSWER and END ANSWER replace its "# Your answer:".
+# The rest of the notebook is the exercise file, ../ex5_binary_tree.py: each function
+# below is the solved body of the task of the same name there (which has its types,
+# defaults and docstring), and the lines between BEGIN ANSWER and END ANSWER replace
+# its "# Your answer:".
 #   dpbandits course start 5 DIR --solution   writes the complete, runnable notebook;
 #   dpbandits course check 5 solutions/ex5_binary_tree.py   grades it.
 
@@ -11,11 +12,11 @@ from __future__ import annotations
 import numpy as np
 
 
-def dyadic_decomposition(n: int) -> list[tuple[int, int]]:
+def dyadic_decomposition(n):
     return [(level, (n >> level) - 1) for level in range(n.bit_length()) if (n >> level) & 1]
 
 
-def binary_mechanism(x: np.ndarray, epsilon: float, rng: np.random.Generator) -> np.ndarray:
+def binary_mechanism(x, epsilon, rng):
     x = np.asarray(x, dtype=float)
     horizon = x.size
     levels = horizon.bit_length()  # floor(log2 T) + 1
@@ -33,7 +34,7 @@ def binary_mechanism(x: np.ndarray, epsilon: float, rng: np.random.Generator) ->
     return out
 
 
-def naive_prefix_sums(x: np.ndarray, epsilon: float, rng: np.random.Generator) -> np.ndarray:
+def naive_prefix_sums(x, epsilon, rng):
     x = np.asarray(x, dtype=float)
     return np.cumsum(x + rng.laplace(scale=1.0 / epsilon, size=x.size))
 

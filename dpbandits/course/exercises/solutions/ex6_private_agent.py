@@ -1,15 +1,13 @@
 # Reference solution of exercise 6: the solved parts only.
 #
-# The rest of the notebook is the exercise file, ../ex6_private_agent.py: each function below
-# is the solved body of the task of the same name there (whose docstring is there), and
-# the lines between BEGIN ANSWER and END ANSWER replace its "# Your answer:".
+# The rest of the notebook is the exercise file, ../ex6_private_agent.py: each function
+# below is the solved body of the task of the same name there (which has its types,
+# defaults and docstring), and the lines between BEGIN ANSWER and END ANSWER replace
+# its "# Your answer:".
 #   dpbandits course start 6 DIR --solution   writes the complete, runnable notebook;
 #   dpbandits course check 6 solutions/ex6_private_agent.py   grades it.
 
 from __future__ import annotations
-
-from collections.abc import Sequence
-from typing import Any
 
 import numpy as np
 
@@ -17,9 +15,7 @@ import agents
 from dpbandits import selectors
 
 
-def permute_and_flip(
-    q: np.ndarray, d: np.ndarray, epsilon: float, rng: np.random.Generator
-) -> np.ndarray:
+def permute_and_flip(q, d, epsilon, rng):
     n_rows, k = q.shape
     scale = 2.0 * d.max(axis=1, keepdims=True)
     p_accept = np.exp(epsilon * (q - q.max(axis=1, keepdims=True)) / scale)
@@ -30,12 +26,12 @@ def permute_and_flip(
     return order[np.arange(n_rows), first]
 
 
-def make_agent(epsilon: float) -> agents.PrivateAgent:
+def make_agent(epsilon):
     selector = selectors.from_function(permute_and_flip, name="my_pf", epsilon=epsilon)
     return agents.PrivateAgent(selector)
 
 
-def compare(epsilons: Sequence[float], n_runs: int, horizon: int, seed: int = 0) -> Any:
+def compare(epsilons, n_runs, horizon, seed):
     from dpbandits.experiments import run
 
     env = {"id": "dpbandits/TwoArmedShift-v0", "t_shift": 3 * horizon // 5, "horizon": horizon}
