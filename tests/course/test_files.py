@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import importlib
 import re
 from pathlib import Path
 
 import pytest
 
 from dpbandits import course
+from dpbandits.course.registry import EXERCISE_MODULES
 from dpbandits.course.solution import ANSWER_LINE, TODO_LINES, solution_text, solved_parts
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -63,6 +65,13 @@ def test_jupytext_percent_format_and_todos(ex: course.Exercise) -> None:
 
 def test_registry() -> None:
     assert [e.number for e in EXERCISES] == [1, 2, 3, 4, 5, 6]
+    for ex in EXERCISES:
+        # every check of the module grades a task of the catalogue, in the catalogue's order
+        module = importlib.import_module(EXERCISE_MODULES[ex.number - 1])
+        checks = [n for n, f in vars(module).items() if n.startswith("check_") and callable(f)]
+        assert checks == [f"check_{t.name}" for t in ex.tasks]
+        assert [t.check for t in ex.tasks] == [getattr(module, c) for c in checks]
+        assert ex.starter_path().is_file() and ex.solution_path().is_file()
     assert course.exercise("3").number == 3
     for bad in (0, 7, "x", 2.5):
         with pytest.raises(ValueError, match="exercise must be a number from 1 to 6"):
