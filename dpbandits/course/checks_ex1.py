@@ -43,12 +43,18 @@ def check_pull_arm_repeatedly(student: Student, rng: np.random.Generator) -> Non
             f"your total reward after {n} pulls of arm {arm} (mean {MEANS[arm]}) is "
             f"{fmt(reward, 6)}, expected about {fmt(n * MEANS[arm], 6)} (binomial {fmt_p(p)})"
         )
-    again = student.call("pull_arm_repeatedly", env, arm, n, seed)
-    reward2 = Student.number(again[0], "pull_arm_repeatedly (total_reward)")
-    if reward2 != reward:
+    # Same seed, same rewards. Checked on clipped-Gaussian arms: two Bernoulli totals of
+    # different draws are equal with probability about 1 %, two Gaussian totals never.
+    env = gym.make("dpbandits/KArmedGaussian-v0", means=list(MEANS), horizon=5000)
+    first, again = (
+        Student.number(student.call("pull_arm_repeatedly", env, arm, n, seed)[0],
+                       "pull_arm_repeatedly (total_reward)")
+        for _ in range(2)
+    )  # fmt: skip
+    if again != first:
         raise CheckFailed(
-            f"two calls with the same seed gave total rewards {fmt(reward, 6)} and "
-            f"{fmt(reward2, 6)}: pass `seed` to env.reset(seed=...)"
+            f"two calls with the same seed gave total rewards {fmt(first, 6)} and "
+            f"{fmt(again, 6)}: pass `seed` to env.reset(seed=...)"
         )
 
 
