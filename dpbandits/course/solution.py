@@ -50,7 +50,10 @@ def solved_parts(
     text: str, name: str = "<solution>"
 ) -> tuple[dict[str, ast.FunctionDef], list[str]]:
     """The solved functions of a parts file (by name) and its answer blocks (comment text)."""
-    tree = ast.parse(text, filename=name)
+    try:
+        tree = ast.parse(text, filename=name)
+    except SyntaxError as exc:
+        raise ValueError(f"{name}:{exc.lineno}: the solved parts do not parse: {exc.msg}") from None
     functions = {n.name: n for n in tree.body if isinstance(n, ast.FunctionDef)}
     answers: list[str] = []
     block: list[str] | None = None

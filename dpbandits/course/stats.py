@@ -5,6 +5,7 @@ of a correct solution and fails when the p-value of the test is below :data:`ALP
 An exercise runs fewer than 100 such tests, so a correct solution fails a whole exercise with
 probability below 100 * 1e-8 = 1e-6 (Bonferroni). The sample sizes are chosen so that plainly
 wrong solutions (wrong probability, wrong noise scale, ...) give p-values far below 1e-8.
+The test suite's assertions (``tests/stats.py``) use the same pooled chi-square.
 """
 
 from __future__ import annotations

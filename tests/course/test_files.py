@@ -118,6 +118,10 @@ def test_solution_text() -> None:
         (PARTS.replace("# BEGIN ANSWER\n", ""), "END ANSWER without BEGIN"),
         (PARTS + "# BEGIN ANSWER\n# END ANSWER\n", "2 answer blocks for 1"),
         (PARTS.replace("# BEGIN ANSWER\n# 42\n# END ANSWER\n", ""), "no answer block"),
+        (
+            PARTS.replace("def g(self):", "def g(self)"),
+            "ex9.py:9: the solved parts do not parse: expected",
+        ),
     ],
 )
 def test_solution_text_rejects_parts_that_do_not_fit(parts: str, msg: str) -> None:
