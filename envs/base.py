@@ -188,17 +188,22 @@ class BanditEnv(_ScheduleMixin, gym.Env[Any, Any]):
 
     #: The function that turns the environment's arguments into its :class:`Schedule`.
     build_schedule: ClassVar[Callable[..., Schedule]]
+    #: Its arguments, then ``render_mode``: what :meth:`__init__` takes.
+    arguments: ClassVar[inspect.Signature]
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
         if "build_schedule" in cls.__dict__:
-            cls.__signature__ = env_signature(cls.build_schedule)  # type: ignore[attr-defined]
+            cls.arguments = env_signature(cls.build_schedule)
+        # help() and inspect.signature show the arguments, unless a subclass has its own __init__
+        own_init = "__init__" in cls.__dict__
+        signature = None if own_init else getattr(cls, "arguments", None)
+        cls.__signature__ = signature  # type: ignore[attr-defined]
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         """The arguments of :attr:`build_schedule`, then ``render_mode`` (None or "ansi")."""
-        signature: inspect.Signature = self.__signature__  # type: ignore[attr-defined]
         try:
-            arguments = signature.bind(*args, **kwargs).arguments
+            arguments = self.arguments.bind(*args, **kwargs).arguments
         except TypeError as exc:
             raise TypeError(f"{type(self).__name__}() {exc}") from None
         render_mode = arguments.pop("render_mode", None)
@@ -280,8 +285,11 @@ class BanditVectorEnv(_ScheduleMixin, VectorEnv[IntArray, IntArray, npt.NDArray[
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
-        if "env_class" in cls.__dict__:
-            cls.__signature__ = vector_signature(cls.env_class)  # type: ignore[attr-defined]
+        # help() and inspect.signature show num_envs and the arguments of env_class, unless a
+        # subclass has its own __init__
+        own_init = "__init__" in cls.__dict__ or not hasattr(cls, "env_class")
+        signature = None if own_init else vector_signature(cls.env_class)
+        cls.__signature__ = signature  # type: ignore[attr-defined]
 
     def __init__(self, num_envs: int = 1, *args: Any, **kwargs: Any) -> None:
         """``num_envs`` copies of ``env_class(*args, **kwargs)``, which checks the arguments

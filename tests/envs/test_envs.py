@@ -586,3 +586,26 @@ def test_schedule_attributes_are_read_only() -> None:
         assert getattr(type(env), name).__doc__  # help() documents each one
         with pytest.raises(AttributeError, match=f"{name} is read-only"):
             setattr(env, name, 1)
+
+
+def test_subclass_with_its_own_init() -> None:
+    """A user's subclass shows and takes its own arguments; the schedule's still build it."""
+
+    class Flavoured(TwoArmedShift):
+        def __init__(self, flavour: str = "mint", **kwargs: Any) -> None:
+            self.flavour = flavour
+            super().__init__(**kwargs)
+
+    class FlavouredVector(TwoArmedShiftVectorEnv):
+        env_class = Flavoured
+
+    class Plain(TwoArmedShift):
+        pass
+
+    assert list(inspect.signature(Flavoured).parameters) == ["flavour", "kwargs"]
+    assert list(inspect.signature(FlavouredVector).parameters)[:2] == ["num_envs", "flavour"]
+    assert inspect.signature(Plain) == inspect.signature(TwoArmedShift)
+    env = Flavoured("lime", t_shift=3, horizon=5, render_mode="ansi")
+    assert (env.flavour, env.horizon, env.render_mode) == ("lime", 5, "ansi")
+    vec = FlavouredVector(2, "lime", t_shift=3, horizon=5)
+    assert vec.num_envs == 2 and vec.change_points == (3,)
