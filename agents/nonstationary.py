@@ -18,7 +18,28 @@ from dpbandits.checks import positive_int, positive_number
 __all__ = ["DiscountedUCB", "SlidingWindowUCB"]
 
 
-class SlidingWindowUCB(Agent):
+class _ForgettingUCB(Agent):
+    """What SW-UCB and D-UCB share: the constants ``xi`` and ``bound`` of the index, the arm
+    statistics they forget, and the choice of the arm of highest index (ties: lowest index)."""
+
+    def __init__(self, xi: float, bound: float) -> None:
+        self.xi = xi
+        self.bound = bound
+
+    def setup(self) -> None:
+        self._xi = positive_number(self.xi, "xi")
+        self._bound = positive_number(self.bound, "bound")
+        self.stats = ArmStatistics(self.n_runs, self.n_arms)
+
+    def index(self) -> NDArray[np.float64]:
+        """The ``(R, K)`` indices at the current step."""
+        raise NotImplementedError
+
+    def choose(self) -> NDArray[np.int64]:
+        return np.argmax(self.index(), axis=1)
+
+
+class SlidingWindowUCB(_ForgettingUCB):
     """Sliding-window UCB (SW-UCB, Garivier & Moulines 2011, Alg. 2).
 
     Only the last ``window`` steps count. With ``N_a`` pulls of arm ``a`` and reward sum ``S_a``
@@ -37,15 +58,12 @@ class SlidingWindowUCB(Agent):
     name = "sw_ucb"
 
     def __init__(self, window: int = 1000, xi: float = 0.6, bound: float = 1.0) -> None:
+        super().__init__(xi, bound)
         self.window = window
-        self.xi = xi
-        self.bound = bound
 
     def setup(self) -> None:
         self._tau = positive_int(self.window, "window")
-        self._xi = positive_number(self.xi, "xi")
-        self._bound = positive_number(self.bound, "bound")
-        self.stats = ArmStatistics(self.n_runs, self.n_arms)
+        super().setup()
         self._buf_idx = np.zeros((self._tau, self.n_runs), dtype=np.int64)
         self._buf_rew = np.zeros((self._tau, self.n_runs))
 
@@ -57,9 +75,6 @@ class SlidingWindowUCB(Agent):
         idx = self.stats.sums / safe + self._bound * np.sqrt(self._xi * log_term / safe)
         idx[counts == 0] = np.inf
         return idx
-
-    def choose(self) -> NDArray[np.int64]:
-        return np.argmax(self.index(), axis=1)
 
     def observe(self, actions: NDArray[np.int64], rewards: NDArray[np.float64]) -> None:
         slot = self.t % self._tau
@@ -80,7 +95,7 @@ class SlidingWindowUCB(Agent):
             )
 
 
-class DiscountedUCB(Agent):
+class DiscountedUCB(_ForgettingUCB):
     """Discounted UCB (D-UCB, Garivier & Moulines 2011, Alg. 1).
 
     Past pulls are discounted by ``gamma`` per step: ``N_a = sum_s gamma^(t-s) 1{a_s = a}``,
@@ -96,18 +111,15 @@ class DiscountedUCB(Agent):
     name = "d_ucb"
 
     def __init__(self, gamma: float = 0.999, xi: float = 0.6, bound: float = 1.0) -> None:
+        super().__init__(xi, bound)
         self.gamma = gamma
-        self.xi = xi
-        self.bound = bound
 
     def setup(self) -> None:
         g = float(self.gamma)
         if not (0.0 < g < 1.0):
             raise ValueError(f"gamma must be in (0, 1), got {self.gamma}")
         self._gamma = g
-        self._xi = positive_number(self.xi, "xi")
-        self._bound = positive_number(self.bound, "bound")
-        self.stats = ArmStatistics(self.n_runs, self.n_arms)
+        super().setup()
         self._gamma_t = 1.0  # gamma ** t, kept as a running product
 
     def index(self) -> NDArray[np.float64]:
@@ -116,9 +128,6 @@ class DiscountedUCB(Agent):
         n = (1.0 - self._gamma_t) / (1.0 - self._gamma)
         log_n = math.log(max(n, 1.0))
         return self.stats.sums / counts + 2.0 * self._bound * np.sqrt(self._xi * log_n / counts)
-
-    def choose(self) -> NDArray[np.int64]:
-        return np.argmax(self.index(), axis=1)
 
     def observe(self, actions: NDArray[np.int64], rewards: NDArray[np.float64]) -> None:
         self.stats.counts *= self._gamma

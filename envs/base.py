@@ -17,7 +17,9 @@ pseudo-regret). ``reset`` returns ``(0, {})``.
 
 from __future__ import annotations
 
-from typing import Any
+import inspect
+from collections.abc import Callable
+from typing import Any, ClassVar, Generic, TypeVar, overload
 
 import gymnasium as gym
 import numpy as np
@@ -41,39 +43,53 @@ from envs.core import (
 
 RENDER_MODES = ["ansi"]
 
+T = TypeVar("T")
+
+
+class _FromSchedule(Generic[T]):
+    """A read-only attribute of the environment: the schedule's attribute of the same name."""
+
+    def __init__(self, doc: str) -> None:
+        self.__doc__ = doc
+
+    def __set_name__(self, owner: type, name: str) -> None:
+        self.name = name
+
+    @overload
+    def __get__(self, obj: None, owner: type | None = None) -> _FromSchedule[T]: ...
+    @overload
+    def __get__(self, obj: object, owner: type | None = None) -> T: ...
+    def __get__(self, obj: object | None, owner: type | None = None) -> T | _FromSchedule[T]:
+        if obj is None:
+            return self
+        value: T = getattr(obj.schedule, self.name)  # type: ignore[attr-defined]
+        return value
+
+    def __set__(self, obj: object, value: object) -> None:
+        raise AttributeError(f"{self.name} is read-only (it is the schedule's)")
+
 
 class _ScheduleMixin:
     """Read-only views of the schedule shared by the ``Env`` and the ``VectorEnv``."""
 
     schedule: Schedule
 
-    @property
-    def n_arms(self) -> int:
-        """Number of arms ``K``."""
-        return self.schedule.n_arms
-
-    @property
-    def horizon(self) -> int:
-        """Episode length: the episode is truncated on step ``horizon - 1``."""
-        return self.schedule.horizon
-
-    @property
-    def change_points(self) -> tuple[int, ...]:
-        """0-based steps where a new segment starts: the first step with the new parameters."""
-        return self.schedule.change_points
-
-    @property
-    def arm(self) -> str:
-        """``"gaussian"`` (clipped to ``[lo, hi]``) or ``"bernoulli"``."""
-        return self.schedule.arm
-
-    @property
-    def lo(self) -> float:
-        return self.schedule.lo
-
-    @property
-    def hi(self) -> float:
-        return self.schedule.hi
+    n_arms: _FromSchedule[int] = _FromSchedule("Number of arms ``K``.")
+    horizon: _FromSchedule[int] = _FromSchedule(
+        "Episode length: the episode is truncated on step ``horizon - 1``."
+    )
+    change_points: _FromSchedule[tuple[int, ...]] = _FromSchedule(
+        "0-based steps where a new segment starts: the first step with the new parameters."
+    )
+    arm: _FromSchedule[str] = _FromSchedule(
+        '``"gaussian"`` (clipped to ``[lo, hi]``) or ``"bernoulli"``.'
+    )
+    lo: _FromSchedule[float] = _FromSchedule(
+        "Lower reward bound (clipping bound of Gaussian arms)."
+    )
+    hi: _FromSchedule[float] = _FromSchedule(
+        "Upper reward bound (clipping bound of Gaussian arms)."
+    )
 
     def expected_rewards(self, t: int) -> FloatArray:
         """Exact expected reward of every arm at 0-based step ``t``, shape ``(K,)`` (App. H-1)."""
@@ -139,12 +155,59 @@ class _ScheduleMixin:
         return "  ".join(parts)
 
 
+def env_signature(build_schedule: Callable[..., Any]) -> inspect.Signature:
+    """The signature of an environment built by ``build_schedule``: its arguments, then
+    ``render_mode`` (what ``help()`` and ``inspect.signature`` show for the class)."""
+    render_mode = inspect.Parameter(
+        "render_mode",
+        inspect.Parameter.POSITIONAL_OR_KEYWORD,
+        default=None,
+        annotation="str | None",
+    )
+    params = inspect.signature(build_schedule).parameters.values()
+    return inspect.Signature([*params, render_mode])
+
+
+def vector_signature(env_class: type) -> inspect.Signature:
+    """The signature of a vector environment that takes ``env_class``'s arguments after
+    ``num_envs``."""
+    num_envs = inspect.Parameter(
+        "num_envs", inspect.Parameter.POSITIONAL_OR_KEYWORD, default=1, annotation="int"
+    )
+    return inspect.Signature([num_envs, *inspect.signature(env_class).parameters.values()])
+
+
 class BanditEnv(_ScheduleMixin, gym.Env[Any, Any]):
-    """One replication of a bandit schedule; subclasses build ``self.schedule``."""
+    """One replication of a bandit schedule.
+
+    A subclass sets :attr:`build_schedule`; it takes that function's arguments, then
+    ``render_mode``.
+    """
 
     metadata: dict[str, Any] = {"render_modes": RENDER_MODES, "render_fps": 4}
 
-    def _setup(self, schedule: Schedule, render_mode: str | None) -> None:
+    #: The function that turns the environment's arguments into its :class:`Schedule`.
+    build_schedule: ClassVar[Callable[..., Schedule]]
+    #: Its arguments, then ``render_mode``: what :meth:`__init__` takes.
+    arguments: ClassVar[inspect.Signature]
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        if "build_schedule" in cls.__dict__:
+            cls.arguments = env_signature(cls.build_schedule)
+        # help() and inspect.signature show the arguments, unless a subclass has its own __init__
+        own_init = "__init__" in cls.__dict__
+        signature = None if own_init else getattr(cls, "arguments", None)
+        cls.__signature__ = signature  # type: ignore[attr-defined]
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        """The arguments of :attr:`build_schedule`, then ``render_mode`` (None or "ansi")."""
+        try:
+            arguments = self.arguments.bind(*args, **kwargs).arguments
+        except TypeError as exc:
+            raise TypeError(f"{type(self).__name__}() {exc}") from None
+        render_mode = arguments.pop("render_mode", None)
+        schedule = self.build_schedule(**arguments)
         if render_mode is not None and render_mode not in RENDER_MODES:
             raise ValueError(
                 f"render_mode must be None or one of {RENDER_MODES}, got {render_mode!r}"
@@ -217,14 +280,25 @@ class BanditVectorEnv(_ScheduleMixin, VectorEnv[IntArray, IntArray, npt.NDArray[
         "autoreset_mode": AutoresetMode.NEXT_STEP,
     }
 
-    def _setup(self, num_envs: int, schedule: Schedule, render_mode: str | None) -> None:
-        if render_mode is not None and render_mode not in RENDER_MODES:
-            raise ValueError(
-                f"render_mode must be None or one of {RENDER_MODES}, got {render_mode!r}"
-            )
+    #: The one-copy environment: a subclass takes its arguments, after ``num_envs``.
+    env_class: ClassVar[type[BanditEnv]]
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        # help() and inspect.signature show num_envs and the arguments of env_class, unless a
+        # subclass has its own __init__
+        own_init = "__init__" in cls.__dict__ or not hasattr(cls, "env_class")
+        signature = None if own_init else vector_signature(cls.env_class)
+        cls.__signature__ = signature  # type: ignore[attr-defined]
+
+    def __init__(self, num_envs: int = 1, *args: Any, **kwargs: Any) -> None:
+        """``num_envs`` copies of ``env_class(*args, **kwargs)``, which checks the arguments
+        and builds the schedule the copies share."""
+        single = self.env_class(*args, **kwargs)
+        schedule = single.schedule
         self.num_envs = check_int("num_envs", num_envs, minimum=1)
         self.schedule = schedule
-        self.render_mode = render_mode
+        self.render_mode = single.render_mode
         self.single_action_space = spaces.Discrete(schedule.n_arms)
         self.action_space = batch_space(self.single_action_space, self.num_envs)
         self.single_observation_space = spaces.Discrete(1)

@@ -118,6 +118,16 @@ def check_arm(arm: Any) -> ArmType:
     return arm
 
 
+def check_schedule_args(
+    horizon: Any, arm: Any, lo: Any, hi: Any
+) -> tuple[int, ArmType, float, float]:
+    """The arguments every schedule takes: ``horizon >= 1``, the arm type, the reward range."""
+    horizon = check_int("horizon", horizon, minimum=1)
+    arm_t = check_arm(arm)
+    lo, hi = check_bounds(lo, hi)
+    return horizon, arm_t, lo, hi
+
+
 def as_vector(name: str, value: Any, n_arms: int | None = None) -> FloatArray:
     """A finite 1-d float vector of length ``n_arms`` (if given); a copy, never a view."""
     try:

@@ -20,9 +20,8 @@ from envs.core import (
     FloatArray,
     Schedule,
     as_vector,
-    check_arm,
-    check_bounds,
     check_int,
+    check_schedule_args,
     evaluate_schedule,
 )
 
@@ -236,9 +235,7 @@ def drift_profile(spec: Any) -> DriftProfile:
     params = dict(spec)
     name = params.pop("profile", None)
     if name not in _PROFILES:
-        raise ValueError(
-            f"profile must be one of {', '.join(sorted(_PROFILES))}, got {name!r}"
-        )
+        raise ValueError(f"profile must be one of {', '.join(sorted(_PROFILES))}, got {name!r}")
     cls = _PROFILES[name]
     try:
         return cls(**params)
@@ -294,16 +291,13 @@ def drifting_schedule(
     means: Any = DEFAULT_MEANS,
     sds: Any = "auto",
     horizon: int = 50_000,
-    *,
     arm: str = "gaussian",
     lo: float = 0.0,
     hi: float = 1.0,
     vectorized: bool = True,
 ) -> Schedule:
     """Tabulate ``means(t)`` (and ``sds(t)`` if callable) over ``t = 0..horizon-1``."""
-    horizon = check_int("horizon", horizon, minimum=1)
-    arm_t = check_arm(arm)
-    lo, hi = check_bounds(lo, hi)
+    horizon, arm_t, lo, hi = check_schedule_args(horizon, arm, lo, hi)
     if isinstance(means, Mapping):
         means = drift_profile(means)
     if isinstance(sds, str) and sds == "auto":
@@ -377,39 +371,10 @@ class DriftingBandit(BanditEnv):
     | `render_mode` | `None`                         | `None` or `"ansi"`                    |
     """
 
-    def __init__(
-        self,
-        means: Any = DEFAULT_MEANS,
-        sds: Any = "auto",
-        horizon: int = 50_000,
-        arm: str = "gaussian",
-        lo: float = 0.0,
-        hi: float = 1.0,
-        vectorized: bool = True,
-        render_mode: str | None = None,
-    ) -> None:
-        schedule = drifting_schedule(
-            means, sds, horizon, arm=arm, lo=lo, hi=hi, vectorized=vectorized
-        )
-        self._setup(schedule, render_mode)
+    build_schedule = staticmethod(drifting_schedule)
 
 
 class DriftingBanditVectorEnv(BanditVectorEnv):
     """``num_envs`` copies of :class:`DriftingBandit` in numpy arrays (same arguments)."""
 
-    def __init__(
-        self,
-        num_envs: int = 1,
-        means: Any = DEFAULT_MEANS,
-        sds: Any = "auto",
-        horizon: int = 50_000,
-        arm: str = "gaussian",
-        lo: float = 0.0,
-        hi: float = 1.0,
-        vectorized: bool = True,
-        render_mode: str | None = None,
-    ) -> None:
-        schedule = drifting_schedule(
-            means, sds, horizon, arm=arm, lo=lo, hi=hi, vectorized=vectorized
-        )
-        self._setup(num_envs, schedule, render_mode)
+    env_class = DriftingBandit

@@ -52,7 +52,10 @@ def k_armed_means(
 
 
 def bernoulli_schedule(
-    n_arms: int | None, means: Sequence[float] | None, means_seed: Any, horizon: int
+    n_arms: int | None = None,
+    means: Sequence[float] | None = None,
+    means_seed: Any = 0,
+    horizon: int = DEFAULT_HORIZON,
 ) -> Schedule:
     """One segment of Bernoulli arms with success probabilities ``means``."""
     m = k_armed_means(n_arms, means, means_seed)
@@ -60,13 +63,13 @@ def bernoulli_schedule(
 
 
 def gaussian_schedule(
-    n_arms: int | None,
-    means: Sequence[float] | None,
-    sds: float | Sequence[float],
-    means_seed: Any,
-    horizon: int,
-    lo: float,
-    hi: float,
+    n_arms: int | None = None,
+    means: Sequence[float] | None = None,
+    sds: float | Sequence[float] = 0.2,
+    means_seed: Any = 0,
+    horizon: int = DEFAULT_HORIZON,
+    lo: float = 0.0,
+    hi: float = 1.0,
 ) -> Schedule:
     """One segment of Gaussian arms ``N(means, sds^2)`` clipped to ``[lo, hi]``."""
     m = k_armed_means(n_arms, means, means_seed, lo, hi)
@@ -122,31 +125,13 @@ class KArmedBernoulli(BanditEnv):
     ```
     """
 
-    def __init__(
-        self,
-        n_arms: int | None = None,
-        means: Sequence[float] | None = None,
-        means_seed: Any = 0,
-        horizon: int = DEFAULT_HORIZON,
-        render_mode: str | None = None,
-    ) -> None:
-        self._setup(bernoulli_schedule(n_arms, means, means_seed, horizon), render_mode)
+    build_schedule = staticmethod(bernoulli_schedule)
 
 
 class KArmedBernoulliVectorEnv(BanditVectorEnv):
     """``num_envs`` copies of :class:`KArmedBernoulli` (same bandit) in numpy arrays."""
 
-    def __init__(
-        self,
-        num_envs: int = 1,
-        n_arms: int | None = None,
-        means: Sequence[float] | None = None,
-        means_seed: Any = 0,
-        horizon: int = DEFAULT_HORIZON,
-        render_mode: str | None = None,
-    ) -> None:
-        schedule = bernoulli_schedule(n_arms, means, means_seed, horizon)
-        self._setup(num_envs, schedule, render_mode)
+    env_class = KArmedBernoulli
 
 
 class KArmedGaussian(BanditEnv):
@@ -186,35 +171,10 @@ class KArmedGaussian(BanditEnv):
     | `render_mode` | `None`  | `None` or `"ansi"`                                          |
     """
 
-    def __init__(
-        self,
-        n_arms: int | None = None,
-        means: Sequence[float] | None = None,
-        sds: float | Sequence[float] = 0.2,
-        means_seed: Any = 0,
-        horizon: int = DEFAULT_HORIZON,
-        lo: float = 0.0,
-        hi: float = 1.0,
-        render_mode: str | None = None,
-    ) -> None:
-        schedule = gaussian_schedule(n_arms, means, sds, means_seed, horizon, lo, hi)
-        self._setup(schedule, render_mode)
+    build_schedule = staticmethod(gaussian_schedule)
 
 
 class KArmedGaussianVectorEnv(BanditVectorEnv):
     """``num_envs`` copies of :class:`KArmedGaussian` (same bandit) in numpy arrays."""
 
-    def __init__(
-        self,
-        num_envs: int = 1,
-        n_arms: int | None = None,
-        means: Sequence[float] | None = None,
-        sds: float | Sequence[float] = 0.2,
-        means_seed: Any = 0,
-        horizon: int = DEFAULT_HORIZON,
-        lo: float = 0.0,
-        hi: float = 1.0,
-        render_mode: str | None = None,
-    ) -> None:
-        schedule = gaussian_schedule(n_arms, means, sds, means_seed, horizon, lo, hi)
-        self._setup(num_envs, schedule, render_mode)
+    env_class = KArmedGaussian

@@ -12,10 +12,9 @@ from envs.core import (
     FloatArray,
     Schedule,
     as_vector,
-    check_arm,
-    check_bounds,
     check_int,
     check_means,
+    check_schedule_args,
     check_sds,
 )
 
@@ -31,9 +30,8 @@ DEFAULT_HORIZON = 30_000
 
 
 def piecewise_schedule(
-    segments: Sequence[Any],
-    horizon: int,
-    *,
+    segments: Sequence[Any] = DEFAULT_SEGMENTS,
+    horizon: int = DEFAULT_HORIZON,
     arm: str = "gaussian",
     lo: float = 0.0,
     hi: float = 1.0,
@@ -45,9 +43,7 @@ def piecewise_schedule(
     Starts must be integers, begin at 0, strictly increase and stay below ``horizon``. For
     Bernoulli arms a segment is ``(start, means)`` or ``(start, means, None)``.
     """
-    horizon = check_int("horizon", horizon, minimum=1)
-    arm_t = check_arm(arm)
-    lo, hi = check_bounds(lo, hi)
+    horizon, arm_t, lo, hi = check_schedule_args(horizon, arm, lo, hi)
     if isinstance(segments, (str, bytes)) or not isinstance(segments, Sequence):
         raise TypeError(f"segments must be a sequence of (start, means, sds), got {segments!r}")
     if len(segments) == 0:
@@ -143,34 +139,10 @@ class PiecewiseStationaryBandit(BanditEnv):
     ```
     """
 
-    def __init__(
-        self,
-        segments: Sequence[Any] = DEFAULT_SEGMENTS,
-        horizon: int = DEFAULT_HORIZON,
-        arm: str = "gaussian",
-        lo: float = 0.0,
-        hi: float = 1.0,
-        render_mode: str | None = None,
-    ) -> None:
-        self._setup(piecewise_schedule(segments, horizon, arm=arm, lo=lo, hi=hi), render_mode)
+    build_schedule = staticmethod(piecewise_schedule)
 
 
 class PiecewiseStationaryBanditVectorEnv(BanditVectorEnv):
-    """``num_envs`` copies of :class:`PiecewiseStationaryBandit` in numpy arrays.
+    """``num_envs`` copies of :class:`PiecewiseStationaryBandit` in numpy arrays."""
 
-    Same arguments (plus ``num_envs``); see :class:`envs.base.BanditVectorEnv` for the batched
-    step, ``info`` and the ``NEXT_STEP`` autoreset.
-    """
-
-    def __init__(
-        self,
-        num_envs: int = 1,
-        segments: Sequence[Any] = DEFAULT_SEGMENTS,
-        horizon: int = DEFAULT_HORIZON,
-        arm: str = "gaussian",
-        lo: float = 0.0,
-        hi: float = 1.0,
-        render_mode: str | None = None,
-    ) -> None:
-        schedule = piecewise_schedule(segments, horizon, arm=arm, lo=lo, hi=hi)
-        self._setup(num_envs, schedule, render_mode)
+    env_class = PiecewiseStationaryBandit

@@ -30,6 +30,7 @@ The vector form draws all copies' requests in one batch and autoresets like
 
 from __future__ import annotations
 
+import inspect
 from typing import Any
 
 import gymnasium as gym
@@ -41,6 +42,7 @@ from gymnasium.vector import AutoresetMode, VectorEnv
 from gymnasium.vector.utils import batch_space
 
 from dpbandits.recommendation.synthetic import Requests, generate_requests
+from envs.base import vector_signature
 from envs.core import check_int
 
 __all__ = ["RecommendationEnv", "RecommendationVectorEnv"]
@@ -196,22 +198,22 @@ class RecommendationVectorEnv(_RequestsMixin, VectorEnv[Any, Any, Any]):
 
     metadata: dict[str, Any] = {"render_modes": [], "autoreset_mode": AutoresetMode.NEXT_STEP}
 
-    def __init__(
-        self,
-        num_envs: int = 1,
-        n_candidates: int | tuple[int, int] = 10,
-        extremeness: float = 1.0 / 3.0,
-        informativeness: float = 0.5,
-        mean: float = 0.5,
-        horizon: int = 1000,
-    ) -> None:
-        self._init_params(n_candidates, extremeness, informativeness, mean, horizon)
+    def __init__(self, num_envs: int = 1, *args: Any, **kwargs: Any) -> None:
+        """``num_envs`` streams; the other arguments are :class:`RecommendationEnv`'s."""
+        try:
+            arguments = inspect.signature(RecommendationEnv).bind(*args, **kwargs)
+        except TypeError as exc:
+            raise TypeError(f"{type(self).__name__}() {exc}") from None
+        arguments.apply_defaults()
+        self._init_params(**arguments.arguments)
         self.num_envs = check_int("num_envs", num_envs, minimum=1)
         self.single_action_space, self.single_observation_space = self._single_spaces()
         self.action_space = batch_space(self.single_action_space, self.num_envs)
         self.observation_space = batch_space(self.single_observation_space, self.num_envs)
         self._t = -1
         self._prev_done = False
+
+    __signature__ = vector_signature(RecommendationEnv)
 
     def reset(
         self, *, seed: int | None = None, options: dict[str, Any] | None = None

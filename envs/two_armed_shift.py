@@ -83,36 +83,10 @@ class TwoArmedShift(BanditEnv):
     ```
     """
 
-    def __init__(
-        self,
-        means: Sequence[float] = (0.2, 0.8),
-        sds: Sequence[float] = (0.1, 0.3),
-        t_shift: int = 30_000,
-        horizon: int = 50_000,
-        lo: float = 0.0,
-        hi: float = 1.0,
-        render_mode: str | None = None,
-    ) -> None:
-        self._setup(two_armed_shift_schedule(means, sds, t_shift, horizon, lo, hi), render_mode)
+    build_schedule = staticmethod(two_armed_shift_schedule)
 
 
 class TwoArmedShiftVectorEnv(BanditVectorEnv):
-    """``num_envs`` copies of :class:`TwoArmedShift` in numpy arrays.
+    """``num_envs`` copies of :class:`TwoArmedShift` in numpy arrays (same arguments)."""
 
-    Same arguments (plus ``num_envs``); see :class:`envs.base.BanditVectorEnv` for the batched
-    step, ``info`` and the ``NEXT_STEP`` autoreset.
-    """
-
-    def __init__(
-        self,
-        num_envs: int = 1,
-        means: Sequence[float] = (0.2, 0.8),
-        sds: Sequence[float] = (0.1, 0.3),
-        t_shift: int = 30_000,
-        horizon: int = 50_000,
-        lo: float = 0.0,
-        hi: float = 1.0,
-        render_mode: str | None = None,
-    ) -> None:
-        schedule = two_armed_shift_schedule(means, sds, t_shift, horizon, lo, hi)
-        self._setup(num_envs, schedule, render_mode)
+    env_class = TwoArmedShift

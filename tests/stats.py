@@ -12,6 +12,8 @@ import numpy as np
 from numpy.typing import ArrayLike
 from scipy import stats
 
+from dpbandits.course.stats import pooled_chisquare
+
 P_MIN = 1e-6
 Z_MAX = 5.0
 
@@ -28,23 +30,12 @@ def assert_counts_match_pmf(
     probs = np.asarray(probs, dtype=float).ravel()
     assert counts.shape == probs.shape, (counts.shape, probs.shape)
     assert np.all(probs >= 0) and abs(probs.sum() - 1.0) < 1e-9, "probs must be a pmf"
-    n = counts.sum()
-    expected = n * probs
     # A draw in a cell of probability zero is a bug, not a fluctuation.
     impossible = probs == 0
     assert not np.any(counts[impossible] > 0), (
         f"draws in zero-probability cells: {counts[impossible]}"
     )
-    small = (expected < min_expected) & ~impossible
-    big = ~small & ~impossible
-    obs = list(counts[big])
-    exp = list(expected[big])
-    if small.any():
-        obs.append(counts[small].sum())
-        exp.append(expected[small].sum())
-    if len(obs) < 2:
-        return 1.0
-    p = float(stats.chisquare(obs, exp).pvalue)
+    p, obs, exp = pooled_chisquare(counts, probs, min_expected)
     assert p > p_min, (
         f"chi-square p = {p:.3g} < {p_min}: observed {np.round(obs)}, expected {np.round(exp, 1)}"
     )

@@ -9,17 +9,21 @@ From the shell: ``dpbandits course list``, ``dpbandits course start N DIR`` and
 
 The exercise files are shipped inside this package (``dpbandits/course/exercises``), so they
 are available from an installed wheel; ``examples/course/`` in the repository holds the same
-files.
+files. Each reference solution is written once, as the solved parts of its exercise file
+(:mod:`dpbandits.course.solution`); :func:`start` with ``solution=True`` writes the complete
+notebook, and :func:`check` grades a parts file as that notebook.
 """
 
 from __future__ import annotations
 
-import shutil
+import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 
 from dpbandits.course.checker import CheckFailed, TaskResult, run_checks
 from dpbandits.course.registry import Exercise, Task, exercise, exercises
+from dpbandits.course.solution import is_solution_parts, solution_text
+from dpbandits.files import atomic_write
 
 __all__ = [
     "CheckFailed",
@@ -61,16 +65,30 @@ def check(
         raise ValueError(f"the file to check must be a .py file, got {str(p)!r}")
     # Seeds follow the task's position in the exercise, so a subset gives the same verdicts.
     index = {t.name: i for i, t in enumerate(ex.tasks)}
-    return run_checks(
-        ex.number, p, [(t.name, t.check) for t in chosen], seed=seed,
-        seed_keys=[index[t.name] for t in chosen],
-    )  # fmt: skip
+    checks = [(t.name, t.check) for t in chosen]
+    keys = [index[t.name] for t in chosen]
+    with p.open("rb") as f:
+        parts_of = is_solution_parts(f.readline().decode("utf-8", errors="replace"))
+    if parts_of is None:
+        return run_checks(ex.number, p, checks, seed=seed, seed_keys=keys)
+    # A file of solved parts (exercises/solutions/): grade the notebook it completes.
+    if parts_of != ex.number:
+        raise ValueError(
+            f"{str(p)!r} holds the solved parts of exercise {parts_of}, not of exercise {ex.number}"
+        )
+    text = solution_text(
+        ex.starter_path().read_text(encoding="utf-8"), p.read_text(encoding="utf-8"), p.name
+    )
+    with tempfile.TemporaryDirectory() as tmp:
+        full = atomic_write(Path(tmp) / ex.filename, text)
+        return run_checks(ex.number, full, checks, seed=seed, seed_keys=keys)
 
 
 def start(
     number: int, directory: str | Path, *, solution: bool = False, force: bool = False
 ) -> Path:
-    """Copy exercise ``number``'s starter (or its solution) into ``directory``; return the path.
+    """Write exercise ``number``'s starter (or its complete reference solution) into
+    ``directory``; return the path.
 
     The directory is created if needed. An existing file is never overwritten unless
     ``force=True`` (a student's work must not be lost).
@@ -85,8 +103,5 @@ def start(
             f"{str(target)!r} already exists; not overwriting your work (use --force to replace)"
         )
     d.mkdir(parents=True, exist_ok=True)
-    source = ex.solution_path() if solution else ex.starter_path()
-    tmp = target.with_name(f".{target.name}.tmp")
-    shutil.copyfile(source, tmp)
-    tmp.replace(target)
-    return target
+    text = ex.solution_text() if solution else ex.starter_path().read_text(encoding="utf-8")
+    return atomic_write(target, text)

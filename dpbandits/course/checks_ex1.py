@@ -8,13 +8,12 @@ from scipy import stats
 
 from dpbandits.course.checker import CheckFailed, Student
 from dpbandits.course.common import fmt, fmt_vec, require_close, require_pmf, seed_from
-from dpbandits.course.registry import Exercise, Task
 from dpbandits.course.stats import ALPHA, binomial_pvalue, fmt_p
 
 MEANS = (0.1, 0.45, 0.8, 0.3)
 
 
-def check_pull(student: Student, rng: np.random.Generator) -> None:
+def check_pull_arm_repeatedly(student: Student, rng: np.random.Generator) -> None:
     """Total regret is exact (sum of info["regret"]); total reward passes a binomial test."""
     import envs  # noqa: F401  (registers the ids)
 
@@ -44,16 +43,22 @@ def check_pull(student: Student, rng: np.random.Generator) -> None:
             f"your total reward after {n} pulls of arm {arm} (mean {MEANS[arm]}) is "
             f"{fmt(reward, 6)}, expected about {fmt(n * MEANS[arm], 6)} (binomial {fmt_p(p)})"
         )
-    again = student.call("pull_arm_repeatedly", env, arm, n, seed)
-    reward2 = Student.number(again[0], "pull_arm_repeatedly (total_reward)")
-    if reward2 != reward:
+    # Same seed, same rewards. Checked on clipped-Gaussian arms: two Bernoulli totals of
+    # different draws are equal with probability about 1 %, two Gaussian totals never.
+    env = gym.make("dpbandits/KArmedGaussian-v0", means=list(MEANS), horizon=5000)
+    first, again = (
+        Student.number(student.call("pull_arm_repeatedly", env, arm, n, seed)[0],
+                       "pull_arm_repeatedly (total_reward)")
+        for _ in range(2)
+    )  # fmt: skip
+    if again != first:
         raise CheckFailed(
-            f"two calls with the same seed gave total rewards {fmt(reward, 6)} and "
-            f"{fmt(reward2, 6)}: pass `seed` to env.reset(seed=...)"
+            f"two calls with the same seed gave total rewards {fmt(first, 6)} and "
+            f"{fmt(again, 6)}: pass `seed` to env.reset(seed=...)"
         )
 
 
-def check_update(student: Student, rng: np.random.Generator) -> None:
+def check_update_estimates(student: Student, rng: np.random.Generator) -> None:
     """Exact comparison with N += 1, Q += (r - Q) / N on the pulled arm only."""
     r, k = 8, 4
     counts = rng.integers(0, 6, size=(r, k)).astype(float)
@@ -105,7 +110,7 @@ def _ranks_chosen(estimates: np.ndarray, chosen: np.ndarray) -> np.ndarray:
     return np.argmax(order == chosen[:, None], axis=1)
 
 
-def check_eps_greedy(student: Student, rng: np.random.Generator) -> None:
+def check_epsilon_greedy(student: Student, rng: np.random.Generator) -> None:
     """Law of the chosen rank (chi-square), eps = 0 and 1, independence across rows."""
     n = 50_000
     for k, eps in ((4, 0.1), (3, 0.5), (2, 0.05), (5, 1.0)):
@@ -150,7 +155,7 @@ def check_eps_greedy(student: Student, rng: np.random.Generator) -> None:
         )
 
 
-def check_rate(student: Student, rng: np.random.Generator) -> None:
+def check_greedy_regret_rate(student: Student, rng: np.random.Generator) -> None:
     """Closed form ``epsilon * (max(means) - mean(means))``."""
     for means, eps in (((0.2, 0.5, 0.9), 0.1), ((0.3, 0.3, 0.6, 0.1, 0.8), 0.25)):
         got = Student.number(
@@ -162,18 +167,3 @@ def check_rate(student: Student, rng: np.random.Generator) -> None:
             eps * (m.max() - m.mean()),
             f"for means {fmt_vec(means)} and epsilon = {eps}, your regret per step",
         )
-
-
-EXERCISE = Exercise(
-    number=1,
-    slug="bandit_basics",
-    title="Bandit basics: play a bandit, epsilon-greedy, regret",
-    minutes=90,
-    teaches="the Gymnasium API of a bandit, regret, running means, exploration vs exploitation",
-    tasks=(
-        Task("pull_arm_repeatedly", "play the bandit, add up reward and regret", check_pull),
-        Task("update_estimates", "incremental running means, batched", check_update),
-        Task("epsilon_greedy", "epsilon-greedy choice, batched", check_eps_greedy),
-        Task("greedy_regret_rate", "long-run regret per step of epsilon-greedy", check_rate),
-    ),
-)

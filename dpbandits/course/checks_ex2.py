@@ -7,10 +7,9 @@ from scipy import integrate, stats
 
 from dpbandits.course.checker import CheckFailed, Student
 from dpbandits.course.common import fmt, fmt_vec, require_close, require_pmf
-from dpbandits.course.registry import Exercise, Task
 
 
-def check_ucb(student: Student, rng: np.random.Generator) -> None:
+def check_ucb_index(student: Student, rng: np.random.Generator) -> None:
     """Exact comparison with ``S/N + alpha sqrt(ln t / N)``."""
     for alpha, t in ((np.sqrt(2.0), 200), (0.7, 5000)):
         counts = rng.integers(1, 60, size=(5, 3)).astype(float)
@@ -54,7 +53,7 @@ CASES = (
 )
 
 
-def check_thompson(student: Student, rng: np.random.Generator) -> None:
+def check_thompson_choose(student: Student, rng: np.random.Generator) -> None:
     """Chi-square of the chosen arms against the exact law of Thompson sampling."""
     n = 40_000
     for s, f in CASES:
@@ -81,22 +80,8 @@ def _constant(means: np.ndarray) -> float:
     return float(np.sum((best - bad) / kl))
 
 
-def check_lai_robbins(student: Student, rng: np.random.Generator) -> None:
+def check_lai_robbins_constant(student: Student, rng: np.random.Generator) -> None:
     for means in ((0.2, 0.5, 0.7), (0.9, 0.8, 0.85, 0.1), (0.3, 0.6, 0.6)):
         m = np.array(means)
         got = Student.number(student.call("lai_robbins_constant", m.copy()), "lai_robbins_constant")
         require_close(got, _constant(m), f"for means {fmt_vec(means)}, your constant")
-
-
-EXERCISE = Exercise(
-    number=2,
-    slug="ucb_thompson",
-    title="UCB and Thompson sampling: optimism, posterior sampling, log regret",
-    minutes=90,
-    teaches="upper confidence bounds, Bayesian posterior sampling, the Lai-Robbins lower bound",
-    tasks=(
-        Task("ucb_index", "the UCB1 index S/N + alpha sqrt(ln t / N)", check_ucb),
-        Task("thompson_choose", "Beta-Bernoulli Thompson sampling, batched", check_thompson),
-        Task("lai_robbins_constant", "the constant of the ln T lower bound", check_lai_robbins),
-    ),
-)

@@ -7,10 +7,9 @@ from scipy import stats
 
 from dpbandits.course.checker import CheckFailed, Student
 from dpbandits.course.common import fmt, fmt_vec, require_close
-from dpbandits.course.registry import Exercise, Task
 
 
-def check_window(student: Student, rng: np.random.Generator) -> None:
+def check_window_counts_sums(student: Student, rng: np.random.Generator) -> None:
     """Exact counts and sums over the last ``window`` steps, for windows around the length."""
     r, t, k = 4, 30, 3
     actions = rng.integers(0, k, size=(r, t))
@@ -41,7 +40,7 @@ def check_window(student: Student, rng: np.random.Generator) -> None:
                 )
 
 
-def check_sw_index(student: Student, rng: np.random.Generator) -> None:
+def check_sw_ucb_index(student: Student, rng: np.random.Generator) -> None:
     """Exact comparison, including ``+inf`` for arms absent from the window and t < window."""
     for t, window, xi, bound in ((1200, 500, 0.6, 1.0), (80, 500, 0.5, 2.0)):
         counts = rng.integers(0, 40, size=(4, 3)).astype(float)
@@ -73,7 +72,7 @@ def check_sw_index(student: Student, rng: np.random.Generator) -> None:
             )
 
 
-def check_stale(student: Student, rng: np.random.Generator) -> None:
+def check_ts_stale_probability(student: Student, rng: np.random.Generator) -> None:
     for s, n, thr in ((8.0, 40, 0.8), (8.0, 40, 0.6), (3.0, 5, 0.9), (60.0, 99, 0.5)):
         got = Student.number(
             student.call("ts_stale_probability", s, n, thr), "ts_stale_probability"
@@ -87,20 +86,3 @@ def check_stale(student: Student, rng: np.random.Generator) -> None:
             rtol=1e-6,
             atol=1e-15,
         )
-
-
-EXERCISE = Exercise(
-    number=3,
-    slug="shift",
-    title="Non-stationarity: the two-armed shift, sliding-window UCB, why TS gets stuck",
-    minutes=90,
-    teaches="dynamic regret, forgetting (sliding windows), how UCB and Thompson sampling react "
-    "to a change (the project's Fig. 9 finding)",
-    tasks=(
-        Task("window_counts_sums", "pulls and reward sums inside the window", check_window),
-        Task("sw_ucb_index", "the sliding-window UCB index", check_sw_index),
-        Task(
-            "ts_stale_probability", "Thompson sampling's chance to retry a stale arm", check_stale
-        ),
-    ),
-)

@@ -9,7 +9,6 @@ import numpy as np
 
 from dpbandits.course.checker import CheckFailed, Student
 from dpbandits.course.common import fmt, fmt_vec, require_close, require_pmf
-from dpbandits.course.registry import Exercise, Task
 from dpbandits.course.stats import ALPHA
 
 N_DRAWS = 100_000
@@ -22,7 +21,7 @@ def _distinct_rows(rng: np.random.Generator, n: int, k: int) -> np.ndarray:
     ) + 0.01 * rng.random((n, 1))
 
 
-def check_krr(student: Student, rng: np.random.Generator) -> None:
+def check_randomized_response(student: Student, rng: np.random.Generator) -> None:
     """Law of the rank of the pick: argmax w.p. e^eps/(e^eps+K-1), each other 1/(e^eps+K-1)."""
     for k, eps in ((2, 1.0), (4, 0.5), (10, 2.0), (3, 4.0)):
         q = _distinct_rows(rng, N_DRAWS, k)
@@ -65,7 +64,7 @@ RNM_CASES = (
 )
 
 
-def check_rnm(student: Student, rng: np.random.Generator) -> None:
+def check_report_noisy_max(student: Student, rng: np.random.Generator) -> None:
     """Chi-square of the picks against the softmax law of Gumbel report noisy max."""
     for q, d, eps in RNM_CASES:
         k = len(q)
@@ -88,7 +87,7 @@ def _loss(p: np.ndarray, pp: np.ndarray) -> float:
     return float(np.max(np.abs(np.log(p[seen]) - np.log(pp[seen]))))
 
 
-def check_loss(student: Student, rng: np.random.Generator) -> None:
+def check_privacy_loss(student: Student, rng: np.random.Generator) -> None:
     cases = (
         ((0.7, 0.2, 0.1), (0.5, 0.3, 0.2)),
         ((0.1, 0.9), (0.3, 0.7)),
@@ -145,7 +144,7 @@ def check_audit(student: Student, rng: np.random.Generator) -> None:
                 )
 
 
-def check_utility(student: Student, rng: np.random.Generator) -> None:
+def check_expected_utility_krr(student: Student, rng: np.random.Generator) -> None:
     for q, eps in (((0.9, 0.8, 0.5, 0.2, 0.1), 1.0), ((0.3, 0.7), 0.5), ((0.1, 0.4, 0.2), 3.0)):
         a = np.array(q)
         got = Student.number(
@@ -155,20 +154,3 @@ def check_utility(student: Student, rng: np.random.Generator) -> None:
         pb = np.exp(eps) / (np.exp(eps) + k - 1)
         exp = pb * a.max() + (1 - pb) * (a.sum() - a.max()) / (k - 1)
         require_close(got, exp, f"for q = {fmt_vec(q)} at eps = {fmt(eps)}, your utility")
-
-
-EXERCISE = Exercise(
-    number=4,
-    slug="dp_selection",
-    title="DP selection: randomized response, report noisy max, the privacy audit",
-    minutes=120,
-    teaches="differential privacy of a selection, sensitivities, privacy loss, auditing a "
-    "mechanism empirically, the utility/privacy trade-off",
-    tasks=(
-        Task("randomized_response", "k-ary randomized response, batched", check_krr),
-        Task("report_noisy_max", "Gumbel report noisy max, batched", check_rnm),
-        Task("privacy_loss", "privacy loss of two output laws", check_loss),
-        Task("audit", "your two selectors pass the library's privacy audit", check_audit),
-        Task("expected_utility_krr", "utility of kRR in closed form", check_utility),
-    ),
-)

@@ -10,7 +10,6 @@ from scipy import stats
 
 from dpbandits.course.checker import CheckFailed, Student
 from dpbandits.course.common import fmt
-from dpbandits.course.registry import Exercise, Task
 from dpbandits.course.stats import ALPHA, fmt_p, ks_pvalue, laplace_square_moments, z_pvalue
 
 #: Horizon of the noise checks: a power of two, where floor(log2 T) + 1 != ceil(log2 T).
@@ -39,7 +38,7 @@ def _as_nodes(value: Any, n: int) -> set[tuple[int, int]]:
     return {(a, b) for a, b in nodes}
 
 
-def check_dyadic(student: Student, rng: np.random.Generator) -> None:
+def check_dyadic_decomposition(student: Student, rng: np.random.Generator) -> None:
     for n in range(1, 301):
         got = _as_nodes(student.call("dyadic_decomposition", n), n)
         exp = set(_nodes(n))
@@ -105,7 +104,7 @@ def _require_square_mean(z: np.ndarray, m: int, b: float, what: str) -> None:
         )
 
 
-def check_tree(student: Student, rng: np.random.Generator) -> None:
+def check_binary_mechanism(student: Student, rng: np.random.Generator) -> None:
     """Exact sums without noise, Laplace(L/eps) at powers of two, node noise shared, variances."""
     _check_exact(student, "binary_mechanism", rng)
     eps = 1.0
@@ -134,7 +133,7 @@ def check_tree(student: Student, rng: np.random.Generator) -> None:
     _require_square_mean(z[:, n - 1], bin(n).count("1"), b, f"the error of your release at n = {n}")
 
 
-def check_naive(student: Student, rng: np.random.Generator) -> None:
+def check_naive_prefix_sums(student: Student, rng: np.random.Generator) -> None:
     """Exact sums without noise; Laplace(1/eps) per item; variance 2 n / eps^2 at n = T."""
     _check_exact(student, "naive_prefix_sums", rng)
     eps = 2.0
@@ -144,18 +143,3 @@ def check_naive(student: Student, rng: np.random.Generator) -> None:
     _require_square_mean(
         z[:, -1], T_NOISE, b, f"at eps = {fmt(eps)}, the error of your release at n = {T_NOISE}"
     )
-
-
-EXERCISE = Exercise(
-    number=5,
-    slug="binary_tree",
-    title="Private running means: the binary tree mechanism vs naive per-item Laplace",
-    minutes=120,
-    teaches="continual release, dyadic decompositions, composition of Laplace noise, error "
-    "growing like log(T)^1.5 instead of sqrt(T)",
-    tasks=(
-        Task("dyadic_decomposition", "the nodes that make up [1, n]", check_dyadic),
-        Task("binary_mechanism", "private prefix sums with a binary tree", check_tree),
-        Task("naive_prefix_sums", "private prefix sums with per-item Laplace", check_naive),
-    ),
-)

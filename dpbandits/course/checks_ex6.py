@@ -10,7 +10,6 @@ import numpy as np
 
 from dpbandits.course.checker import CheckFailed, Student
 from dpbandits.course.common import fmt, fmt_vec, require_pmf, seed_from
-from dpbandits.course.registry import Exercise, Task
 from dpbandits.course.stats import ALPHA
 
 N_DRAWS = 100_000
@@ -53,7 +52,7 @@ def _law(
     )
 
 
-def check_pf(student: Student, rng: np.random.Generator) -> None:
+def check_permute_and_flip(student: Student, rng: np.random.Generator) -> None:
     """Chi-square against the exact law; the library's privacy audit on hard pairs."""
     from dpbandits import selectors
     from dpbandits.audit import HARD_PAIRS, estimate_privacy_loss
@@ -78,7 +77,7 @@ def check_pf(student: Student, rng: np.random.Generator) -> None:
             )
 
 
-def check_agent(student: Student, rng: np.random.Generator) -> None:
+def check_make_agent(student: Student, rng: np.random.Generator) -> None:
     """A PrivateAgent, with the student's selector at the asked eps, that runs."""
     import agents
     from dpbandits.experiments import run
@@ -149,18 +148,3 @@ def check_compare(student: Student, rng: np.random.Generator) -> None:
     ucb = res.config["agents"]["UCB"]
     if ucb.get("class") != "UCB" or ucb.get("params", {}).get("log") != "t":
         raise CheckFailed(f"'UCB' must be agents.UCB(log='t'), got {ucb.get('repr')}")
-
-
-EXERCISE = Exercise(
-    number=6,
-    slug="private_agent",
-    title="Put together: a private agent with your selector, against UCB/TS under shift",
-    minutes=120,
-    teaches="assembling a private agent from library parts (private means, DP sensitivities, "
-    "DP selection), the regret/privacy trade-off under distribution shift",
-    tasks=(
-        Task("permute_and_flip", "the permute-and-flip selector, batched", check_pf),
-        Task("make_agent", "a PrivateAgent with your selector", check_agent),
-        Task("compare", "UCB, TS and your agent across eps on the shift", check_compare),
-    ),
-)

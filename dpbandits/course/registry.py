@@ -1,24 +1,42 @@
-"""The exercises of the course: numbers, titles, tasks, and where their files are."""
+"""The exercises of the course: numbers, titles, tasks, and where their files are.
+
+The catalogue is ``dpbandits/course/exercises/course.toml``, one ``[[exercise]]`` table per
+exercise in order (slug, title, minutes, what it teaches, and its tasks as ``[name, title]``).
+Task ``name`` of exercise ``N`` is graded by ``check_<name>(student, rng)`` in the module
+``dpbandits.course.checks_ex<N>``.
+"""
 
 from __future__ import annotations
 
+import functools
 import importlib
+import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
 from typing import Any
 
-__all__ = ["EXERCISE_MODULES", "Exercise", "Task", "exercise", "exercises"]
+from dpbandits.course.solution import solution_text
 
-#: One module per exercise, each defining ``EXERCISE``; add a module here to add an exercise.
-EXERCISE_MODULES: tuple[str, ...] = (
-    "dpbandits.course.checks_ex1",
-    "dpbandits.course.checks_ex2",
-    "dpbandits.course.checks_ex3",
-    "dpbandits.course.checks_ex4",
-    "dpbandits.course.checks_ex5",
-    "dpbandits.course.checks_ex6",
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover - Python 3.10
+    import tomli as tomllib
+
+__all__ = ["EXERCISE_MODULES", "Exercise", "Task", "catalogue", "exercise", "exercises"]
+
+
+@functools.cache
+def catalogue() -> tuple[dict[str, Any], ...]:
+    """The ``[[exercise]]`` tables of ``course.toml``, in order (exercise 1 first)."""
+    text = (resources.files("dpbandits.course") / "exercises" / "course.toml").read_text("utf-8")
+    return tuple(tomllib.loads(text)["exercise"])
+
+
+#: The module of each exercise's checks, in order: ``checks_ex<N>``.
+EXERCISE_MODULES: tuple[str, ...] = tuple(
+    f"dpbandits.course.checks_ex{n}" for n in range(1, len(catalogue()) + 1)
 )
 
 
@@ -51,18 +69,22 @@ class Exercise:
         return Path(str(resources.files("dpbandits.course") / "exercises" / self.filename))
 
     def solution_path(self) -> Path:
-        """The reference solution shipped inside the package (for teachers)."""
+        """The solved parts of the exercise file, shipped inside the package (for teachers)."""
         root = resources.files("dpbandits.course") / "exercises" / "solutions"
         return Path(str(root / self.filename))
+
+    def solution_text(self) -> str:
+        """The complete reference notebook: the exercise file with the solved parts filled in."""
+        return solution_text(
+            self.starter_path().read_text(encoding="utf-8"),
+            self.solution_path().read_text(encoding="utf-8"),
+            self.solution_path().name,
+        )
 
 
 def exercises() -> list[Exercise]:
     """All exercises, in order."""
-    out = [importlib.import_module(m).EXERCISE for m in EXERCISE_MODULES]
-    for i, ex in enumerate(out, start=1):
-        if ex.number != i:  # a registry bug, not a user error
-            raise RuntimeError(f"exercise module {EXERCISE_MODULES[i - 1]} has number {ex.number}")
-    return out
+    return [exercise(n) for n in range(1, len(EXERCISE_MODULES) + 1)]
 
 
 def exercise(number: Any) -> Exercise:
@@ -77,6 +99,19 @@ def exercise(number: Any) -> Exercise:
             ) from None
     if not 1 <= number <= n_ex:
         raise ValueError(f"exercise must be a number from 1 to {n_ex}, got {number}")
+    return _exercise(number)
+
+
+@functools.cache
+def _exercise(number: int) -> Exercise:
+    entry = catalogue()[number - 1]
     module = importlib.import_module(EXERCISE_MODULES[number - 1])
-    ex: Exercise = module.EXERCISE
-    return ex
+    tasks = []
+    for name, title in entry["tasks"]:
+        check = getattr(module, f"check_{name}", None)
+        if check is None:  # a catalogue bug, not a user error
+            raise RuntimeError(f"{module.__name__} has no check_{name} for task {name!r}")
+        tasks.append(Task(name, title, check))
+    return Exercise(
+        number, entry["slug"], entry["title"], entry["minutes"], entry["teaches"], tuple(tasks)
+    )

@@ -5,6 +5,7 @@ of a correct solution and fails when the p-value of the test is below :data:`ALP
 An exercise runs fewer than 100 such tests, so a correct solution fails a whole exercise with
 probability below 100 * 1e-8 = 1e-6 (Bonferroni). The sample sizes are chosen so that plainly
 wrong solutions (wrong probability, wrong noise scale, ...) give p-values far below 1e-8.
+The test suite's assertions (``tests/stats.py``) use the same pooled chi-square.
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 import numpy as np
-from numpy.typing import ArrayLike
+from numpy.typing import ArrayLike, NDArray
 from scipy import stats
 
 __all__ = [
@@ -22,8 +23,11 @@ __all__ = [
     "fmt_p",
     "ks_pvalue",
     "laplace_square_moments",
+    "pooled_chisquare",
     "z_pvalue",
 ]
+
+FloatArray = NDArray[np.float64]
 
 #: Significance level of one test (see the module docstring for the per-exercise budget).
 ALPHA = 1e-8
@@ -36,18 +40,18 @@ def fmt_p(p: float) -> str:
     return f"p = {p:.2g}"
 
 
-def chisquare_pvalue(counts: ArrayLike, probs: ArrayLike, min_expected: float = 5.0) -> float:
-    """Chi-square goodness of fit of ``counts`` against the pmf ``probs``.
+def pooled_chisquare(
+    counts: ArrayLike, probs: ArrayLike, min_expected: float = 5.0
+) -> tuple[float, FloatArray, FloatArray]:
+    """Chi-square goodness of fit of ``counts`` against the pmf ``probs``: ``(p, observed,
+    expected)``, the cells of probability zero left out.
 
-    Cells with an expected count below ``min_expected`` are pooled (the validity condition of
-    the chi-square approximation); a draw in a cell of probability zero gives ``p = 0``.
+    Cells with an expected count below ``min_expected`` are pooled into one (the validity
+    condition of the chi-square approximation); ``p = 1`` when fewer than two cells remain.
     """
     c = np.asarray(counts, dtype=float).ravel()
     p = np.asarray(probs, dtype=float).ravel()
-    n = c.sum()
-    if np.any(c[p == 0] > 0):
-        return 0.0
-    expected = n * p
+    expected = c.sum() * p
     small = (expected < min_expected) & (p > 0)
     big = ~small & (p > 0)
     obs = list(c[big])
@@ -55,9 +59,17 @@ def chisquare_pvalue(counts: ArrayLike, probs: ArrayLike, min_expected: float = 
     if small.any():
         obs.append(c[small].sum())
         exp.append(expected[small].sum())
-    if len(obs) < 2:
-        return 1.0
-    return float(stats.chisquare(obs, exp).pvalue)
+    pvalue = 1.0 if len(obs) < 2 else float(stats.chisquare(obs, exp).pvalue)
+    return pvalue, np.array(obs), np.array(exp)
+
+
+def chisquare_pvalue(counts: ArrayLike, probs: ArrayLike, min_expected: float = 5.0) -> float:
+    """:func:`pooled_chisquare`'s p-value; a draw in a cell of probability zero gives ``p = 0``."""
+    c = np.asarray(counts, dtype=float).ravel()
+    p = np.asarray(probs, dtype=float).ravel()
+    if np.any(c[p == 0] > 0):
+        return 0.0
+    return pooled_chisquare(c, p, min_expected)[0]
 
 
 def binomial_pvalue(k: int, n: int, p: float) -> float:

@@ -74,7 +74,7 @@ def test_cli_start_then_check(tmp_path: Path, capsys) -> None:
     assert main(["course", "start", "1", str(d)]) == 2
     assert "already exists" in capsys.readouterr().err
     assert main(["course", "start", "1", str(d), "--solution", "--force"]) == 0
-    assert target.read_bytes() == course.exercise(1).solution_path().read_bytes()
+    assert target.read_text(encoding="utf-8") == course.exercise(1).solution_text()
     capsys.readouterr()
     out_json = tmp_path / "r.json"
     assert main(["course", "check", "1", str(target), "--json", str(out_json)]) == 0
@@ -111,3 +111,16 @@ def test_cli_subprocess_exit_codes(tmp_path: Path) -> None:
         )  # fmt: skip
         assert proc.returncode == code, proc.stdout + proc.stderr
         assert "Traceback" not in proc.stdout + proc.stderr
+
+
+def test_solution_parts_of_another_exercise(tmp_path: Path) -> None:
+    """A file of solved parts is graded as the notebook of its own exercise only."""
+    with pytest.raises(ValueError, match="holds the solved parts of exercise 2, not of exercise 1"):
+        course.check(1, course.exercise(2).solution_path())
+    # the same parts, completed by hand, get the same verdicts as the parts file
+    full = tmp_path / course.exercise(1).filename
+    full.write_text(course.exercise(1).solution_text(), encoding="utf-8")
+    by_parts = course.check(1, course.exercise(1).solution_path())
+    assert [(r.task, r.status) for r in course.check(1, full)] == [
+        (r.task, r.status) for r in by_parts
+    ]

@@ -1,26 +1,39 @@
-"""The exercise files: one source of truth, shipped in the package, jupytext percent format."""
+"""The exercise files: written once, shipped in the package, jupytext percent format."""
 
 from __future__ import annotations
 
+import importlib
 import re
 from pathlib import Path
 
 import pytest
 
 from dpbandits import course
-from dpbandits.course.build import expected_files, starter_from_solution
+from dpbandits.course.registry import EXERCISE_MODULES
+from dpbandits.course.solution import ANSWER_LINE, TODO_LINES, solution_text, solved_parts
 
 ROOT = Path(__file__).resolve().parents[2]
 EXERCISES = course.exercises()
 
 
-def test_generated_files_are_in_sync() -> None:
-    """The starters are exactly what the solutions generate."""
-    files = expected_files(ROOT)
-    assert len(files) == len(EXERCISES)
-    stale = [str(p.relative_to(ROOT)) for p, text in files.items()
-             if not p.is_file() or p.read_text(encoding="utf-8") != text]  # fmt: skip
-    assert not stale, f"run `python -m dpbandits.course.build` from the repository root: {stale}"
+@pytest.mark.parametrize("ex", EXERCISES, ids=lambda e: e.filename)
+def test_solution_file_holds_only_the_solved_parts(ex: course.Exercise) -> None:
+    """One copy of the notebook: the solution file has one function per TODO and the answers."""
+    starter = ex.starter_path().read_text(encoding="utf-8")
+    parts = ex.solution_path().read_text(encoding="utf-8")
+    assert parts.startswith(f"# Reference solution of exercise {ex.number}: the solved parts")
+    functions, answers = solved_parts(parts)
+    assert starter.count(TODO_LINES[1]) == len(functions) >= 3
+    assert starter.count(ANSWER_LINE) == len(answers) == 1
+    assert "# %%" not in parts and "class " not in parts  # no notebook cells, no agent classes
+    full = ex.solution_text()
+    assert TODO_LINES[1] not in full and ANSWER_LINE not in full
+    assert "BEGIN ANSWER" not in full and "END ANSWER" not in full
+    # every line of the exercise file but the placeholders is in the notebook, in order
+    placeholders = (*TODO_LINES, ANSWER_LINE)
+    kept = [line for line in starter.splitlines() if line.strip() not in placeholders]
+    rest = iter(full.splitlines())
+    assert all(line in rest for line in kept)
 
 
 @pytest.mark.parametrize("ex", EXERCISES, ids=lambda e: e.filename)
@@ -38,10 +51,9 @@ def test_jupytext_percent_format_and_todos(ex: course.Exercise) -> None:
     assert text.startswith("# ---\n# jupyter:\n#   jupytext:\n")
     assert "format_name: percent" in text
     assert text.count("# %% [markdown]") >= 4 and re.search(r"^# %%$", text, re.M)
-    assert "BEGIN SOLUTION" not in text and "END SOLUTION" not in text
-    # every task's function is a TODO in the starter, and defined in both files
+    assert "BEGIN ANSWER" not in text and "END ANSWER" not in text
+    # every task's function is a TODO in the starter, and solved in the solution file
     solution = ex.solution_path().read_text(encoding="utf-8")
-    assert text.count('raise NotImplementedError("TODO")') == solution.count("# BEGIN SOLUTION")
     for task in ex.tasks:
         if task.name == "audit":  # exercise 4 audits the selectors of tasks 1 and 2
             continue
@@ -53,38 +65,75 @@ def test_jupytext_percent_format_and_todos(ex: course.Exercise) -> None:
 
 def test_registry() -> None:
     assert [e.number for e in EXERCISES] == [1, 2, 3, 4, 5, 6]
+    for ex in EXERCISES:
+        # every check of the module grades a task of the catalogue, in the catalogue's order
+        module = importlib.import_module(EXERCISE_MODULES[ex.number - 1])
+        checks = [n for n, f in vars(module).items() if n.startswith("check_") and callable(f)]
+        assert checks == [f"check_{t.name}" for t in ex.tasks]
+        assert [t.check for t in ex.tasks] == [getattr(module, c) for c in checks]
+        assert ex.starter_path().is_file() and ex.solution_path().is_file()
     assert course.exercise("3").number == 3
     for bad in (0, 7, "x", 2.5):
         with pytest.raises(ValueError, match="exercise must be a number from 1 to 6"):
             course.exercise(bad)
 
 
-def test_starter_from_solution() -> None:
-    text = (
-        "def f(x):\n    '''doc'''\n    # BEGIN SOLUTION\n    return x\n    # END SOLUTION\n"
-        "# BEGIN ANSWER\n# 42\n# END ANSWER\n"
+TODO = (
+    "    # TODO: write this (see the docstring), then run the checker.\n"
+    '    raise NotImplementedError("TODO")\n'
+)
+STARTER = (
+    "def f(x: int,\n      y: int = 0) -> int:  # a task\n    '''doc'''\n" + TODO + "\n\n"
+    "class A:\n    def g(self):\n        '''doc'''\n"
+    + TODO.replace("    ", "        ")
+    + "\n\n# Your answer:\n"
+)
+PARTS = (
+    "# Reference solution of exercise 9: the solved parts only.\n"
+    "def f(x, y):\n    # why\n    z = x + y\n\n    return z\n\n\n"
+    "def g(self):\n    if self:\n        return 1\n    return 2\n"
+    "# BEGIN ANSWER\n# 42\n# END ANSWER\n"
+)
+
+
+def test_solution_text() -> None:
+    """Bodies go where the TODOs were (re-indented, comments and blank lines kept)."""
+    assert solution_text(STARTER, PARTS) == (
+        "def f(x: int,\n      y: int = 0) -> int:  # a task\n    '''doc'''\n"
+        "    # why\n    z = x + y\n\n    return z\n\n\n"
+        "class A:\n    def g(self):\n        '''doc'''\n"
+        "        if self:\n            return 1\n        return 2\n\n\n"
+        "# 42\n"
     )
-    assert starter_from_solution(text) == (
-        "def f(x):\n    '''doc'''\n"
-        "    # TODO: write this (see the docstring), then run the checker.\n"
-        '    raise NotImplementedError("TODO")\n# Your answer:\n'
-    )
-    for bad, msg in (
-        ("# BEGIN SOLUTION\n", "never closed"),
-        ("# END SOLUTION\n", "without BEGIN"),
-        ("# BEGIN SOLUTION\n# BEGIN ANSWER\n", "nested"),
-        ("# BEGIN SOLUTION\n# END ANSWER\n", "closes BEGIN SOLUTION"),
-    ):
-        with pytest.raises(ValueError, match=msg):
-            starter_from_solution(bad)
+
+
+@pytest.mark.parametrize(
+    ("parts", "msg"),
+    [
+        (PARTS.replace("def g(self)", "def h(self)"), "no solved function for the TODO of 'g'"),
+        (PARTS + "def h():\n    pass\n", r"without a TODO in the exercise file: \['h'\]"),
+        (PARTS.replace("def f(x, y)", "def f(y, x)"), r"the exercise file's f\(x, y\)"),
+        (PARTS.replace("def g(self)", "def g(self, *a)"), r"g\(\) must take the parameters"),
+        (PARTS.replace("# END ANSWER\n", ""), "BEGIN ANSWER is never closed"),
+        (PARTS.replace("# BEGIN ANSWER\n", ""), "END ANSWER without BEGIN"),
+        (PARTS + "# BEGIN ANSWER\n# END ANSWER\n", "2 answer blocks for 1"),
+        (PARTS.replace("# BEGIN ANSWER\n# 42\n# END ANSWER\n", ""), "no answer block"),
+        (
+            PARTS.replace("def g(self):", "def g(self)"),
+            "ex9.py:9: the solved parts do not parse: expected",
+        ),
+    ],
+)
+def test_solution_text_rejects_parts_that_do_not_fit(parts: str, msg: str) -> None:
+    with pytest.raises(ValueError, match=msg):
+        solution_text(STARTER, parts, "ex9.py")
 
 
 @pytest.mark.parametrize("ex", EXERCISES, ids=lambda e: e.filename)
 def test_opens_as_a_notebook(ex: course.Exercise) -> None:
-    """jupytext reads every file as a notebook of markdown and code cells, and back."""
+    """jupytext reads every notebook as markdown and code cells, and back."""
     jupytext = pytest.importorskip("jupytext")
-    for path in (ex.starter_path(), ex.solution_path()):
-        text = path.read_text(encoding="utf-8")
+    for text in (ex.starter_path().read_text(encoding="utf-8"), ex.solution_text()):
         nb = jupytext.reads(text, fmt="py:percent")
         kinds = [cell.cell_type for cell in nb.cells]
         assert kinds.count("markdown") >= 4 and kinds.count("code") >= 4

@@ -290,7 +290,7 @@ SLOW_EXERCISES = {5, 6}
 
 def _mutated(tmp_path: Path, number: int, old: str, new: str) -> Path:
     ex = course.exercise(number)
-    text = ex.solution_path().read_text(encoding="utf-8")
+    text = ex.solution_text()  # the complete reference notebook
     assert old in text, f"the mistake {old!r} does not apply to {ex.filename}"
     path = tmp_path / ex.filename
     path.write_text(text.replace(old, new), encoding="utf-8")
@@ -344,16 +344,15 @@ def test_renamed_function_and_prints(tmp_path: Path, capsys) -> None:
     assert capsys.readouterr().out == ""  # the student's prints do not garble the report
 
 
-def test_wrong_return_types_are_explained(tmp_path: Path) -> None:
-    path = _mutated(
-        tmp_path, 1, "return np.where(explore, random_arms, greedy)",
-        "return np.where(explore, random_arms, greedy).astype(float) + 0.5",
-    )  # fmt: skip
+@pytest.mark.parametrize(
+    ("returned", "words"),
+    [
+        (".astype(float) + 0.5", "must return integer arm indices"),
+        ("[:, None]", "one arm per row, shape (50000,), got shape (50000, 1)"),
+    ],
+)
+def test_wrong_return_types_are_explained(tmp_path: Path, returned: str, words: str) -> None:
+    old = "return np.where(explore, random_arms, greedy)"
+    path = _mutated(tmp_path, 1, old, old + returned)
     (res,) = course.check(1, path, tasks=["epsilon_greedy"])
-    assert "must return integer arm indices" in res.message
-    path = _mutated(
-        tmp_path, 1, "return np.where(explore, random_arms, greedy)",
-        "return np.where(explore, random_arms, greedy)[:, None]",
-    )  # fmt: skip
-    (res,) = course.check(1, path, tasks=["epsilon_greedy"])
-    assert "one arm per row, shape (50000,), got shape (50000, 1)" in res.message
+    assert words in res.message

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import importlib
+import inspect
+import pydoc
 import warnings
 from typing import Any
 
@@ -529,3 +531,81 @@ def test_expected_rewards_bad_step() -> None:
         env.expected_rewards(-1)
     with pytest.raises(ValueError, match="reset_mask"):
         TwoArmedShiftVectorEnv(num_envs=2).reset(options={"reset_mask": np.array([True, False])})
+
+
+# -- one signature per environment: the schedule function's -----------------------------------
+CLASSES = [
+    (importlib.import_module(ep.split(":")[0]), ep.split(":")[1], vec.split(":")[1])
+    for ep, vec in envs.ENV_IDS.values()
+]
+
+
+@pytest.mark.parametrize(("module", "env_name", "vec_name"), CLASSES, ids=lambda x: str(x))
+def test_constructors_take_the_schedule_arguments(
+    module: Any, env_name: str, vec_name: str
+) -> None:
+    """help() and inspect show the full argument lists; the classes take exactly them."""
+    env_cls, vec_cls = getattr(module, env_name), getattr(module, vec_name)
+    build = inspect.signature(env_cls.build_schedule).parameters
+    env_params = list(inspect.signature(env_cls).parameters.values())
+    vec_params = list(inspect.signature(vec_cls).parameters.values())
+    assert [p.name for p in env_params] == [*build, "render_mode"]
+    assert [p.name for p in vec_params] == ["num_envs", *build, "render_mode"]
+    assert [p.default for p in env_params[:-1]] == [p.default for p in build.values()]
+    assert vec_params[0].default == 1 and env_params[-1].default is None
+    # help() shows the real argument list, not (*args, **kwargs)
+    rendered = pydoc.plain(pydoc.render_doc(vec_cls))
+    assert f"{vec_name}(num_envs: 'int' = 1, {env_params[0].name}" in rendered
+    env = env_cls()
+    vec = vec_cls(3)
+    assert vec.num_envs == 3 and vec.n_arms == env.n_arms and vec.horizon == env.horizon
+    np.testing.assert_array_equal(vec.expected_reward_table(), env.expected_reward_table())
+    with pytest.raises(TypeError, match=f"{env_name}\\(\\) got an unexpected keyword argument 'x'"):
+        env_cls(x=1)
+    with pytest.raises(TypeError, match="unexpected keyword argument 'x'"):
+        vec_cls(2, x=1)
+    with pytest.raises(TypeError, match="too many positional arguments"):
+        env_cls(*[p.default for p in env_params], 0)
+
+
+def test_positional_arguments_and_render_mode() -> None:
+    """Positional calls keep working, ``render_mode`` included (it comes last)."""
+    env = TwoArmedShift((0.3, 0.6), (0.1, 0.2), 30, 50, 0.0, 1.0, "ansi")
+    assert env.render_mode == "ansi" and env.horizon == 50 and env.change_points == (30,)
+    vec = TwoArmedShiftVectorEnv(2, (0.3, 0.6), (0.1, 0.2), 30, 50, 0.0, 1.0, "ansi")
+    assert vec.render_mode == "ansi" and vec.num_envs == 2 and vec.change_points == (30,)
+    np.testing.assert_array_equal(vec.means_table(), env.means_table())
+    drift = DriftingBandit(lambda t: (0.4, 0.6), None, 200, "bernoulli", 0.0, 1.0, False)
+    assert drift.arm == "bernoulli" and drift.horizon == 200
+
+
+def test_schedule_attributes_are_read_only() -> None:
+    env = TwoArmedShift(t_shift=3, horizon=5)
+    for name in ("n_arms", "horizon", "change_points", "arm", "lo", "hi"):
+        assert getattr(env, name) == getattr(env.schedule, name)
+        assert getattr(type(env), name).__doc__  # help() documents each one
+        with pytest.raises(AttributeError, match=f"{name} is read-only"):
+            setattr(env, name, 1)
+
+
+def test_subclass_with_its_own_init() -> None:
+    """A user's subclass shows and takes its own arguments; the schedule's still build it."""
+
+    class Flavoured(TwoArmedShift):
+        def __init__(self, flavour: str = "mint", **kwargs: Any) -> None:
+            self.flavour = flavour
+            super().__init__(**kwargs)
+
+    class FlavouredVector(TwoArmedShiftVectorEnv):
+        env_class = Flavoured
+
+    class Plain(TwoArmedShift):
+        pass
+
+    assert list(inspect.signature(Flavoured).parameters) == ["flavour", "kwargs"]
+    assert list(inspect.signature(FlavouredVector).parameters)[:2] == ["num_envs", "flavour"]
+    assert inspect.signature(Plain) == inspect.signature(TwoArmedShift)
+    env = Flavoured("lime", t_shift=3, horizon=5, render_mode="ansi")
+    assert (env.flavour, env.horizon, env.render_mode) == ("lime", 5, "ansi")
+    vec = FlavouredVector(2, "lime", t_shift=3, horizon=5)
+    assert vec.num_envs == 2 and vec.change_points == (3,)

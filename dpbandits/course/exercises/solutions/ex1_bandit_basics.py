@@ -1,65 +1,18 @@
-# ---
-# jupyter:
-#   jupytext:
-#     text_representation:
-#       extension: .py
-#       format_name: percent
-#       format_version: '1.3'
-#   kernelspec:
-#     display_name: Python 3
-#     language: python
-#     name: python3
-# ---
+# Reference solution of exercise 1: the solved parts only.
+#
+# The rest of the notebook is the exercise file, ../ex1_bandit_basics.py: each function
+# below is the solved body of the task of the same name there (which has its types,
+# defaults and docstring), and the lines between BEGIN ANSWER and END ANSWER replace
+# its "# Your answer:".
+#   dpbandits course start 1 DIR --solution   writes the complete, runnable notebook;
+#   dpbandits course check 1 solutions/ex1_bandit_basics.py   grades it.
 
-# %% [markdown]
-# # Exercise 1 — Bandit basics: play a bandit, write epsilon-greedy, measure regret
-#
-# A *K-armed bandit* is a slot machine with K arms. Pulling arm `a` pays a random reward
-# whose mean `mu_a` you do not know. Over `T` pulls you want as much reward as possible, so
-# you must **explore** (try arms to learn their means) and **exploit** (pull the arm that
-# looks best). The price of not knowing the means is the **regret**
-#
-#     R(T) = sum_{t=1..T} (mu* - mu_{a_t}),     mu* = max_a mu_a,
-#
-# the reward lost against someone who always pulls the best arm. A good learner has regret
-# that grows much more slowly than `T`.
-#
-# We use `dpbandits/KArmedBernoulli-v0`: arm `a` pays 1 with probability `means[a]`, else 0.
-# It is a Gymnasium environment: `env.reset(seed=...)` starts an episode, `env.step(a)`
-# returns `(obs, reward, terminated, truncated, info)`. The `info` dict holds *evaluation
-# data the learner must not use*: `info["expected_rewards"]` (all `mu_a`),
-# `info["optimal_arm"]` and `info["regret"]` (`mu* - mu_{a_t}` of this step).
-#
-# **How to work.** Write the functions marked `TODO` (they raise `NotImplementedError`
-# now), then check them:
-#
-#     dpbandits course check 1 ex1_bandit_basics.py
-#
-# Each task gets one line: `ok`, `not done yet`, or what is wrong. Cells that run
-# experiments are inside `if __name__ == "__main__":` so that the checker, which imports
-# your file, does not run them; in Jupyter they run as usual.
-
-# %%
 from __future__ import annotations
 
-import gymnasium as gym
 import numpy as np
 
-import agents
-import envs  # noqa: F401  (registers the dpbandits/... environments)
 
-# %% [markdown]
-# ## Task 1 — play the bandit
-#
-# Write `pull_arm_repeatedly(env, arm, n_steps, seed)`: reset the environment with
-# `seed`, pull `arm` `n_steps` times, and return `(total_reward, total_regret)`, the sum
-# of the rewards and the sum of `info["regret"]`.
-
-
-# %%
-def pull_arm_repeatedly(env: gym.Env, arm: int, n_steps: int, seed: int) -> tuple[float, float]:
-    """Reset ``env`` with ``seed``, pull ``arm`` ``n_steps`` times; return (reward, regret)."""
-    # BEGIN SOLUTION
+def pull_arm_repeatedly(env, arm, n_steps, seed):
     env.reset(seed=seed)
     total_reward = 0.0
     total_regret = 0.0
@@ -68,146 +21,30 @@ def pull_arm_repeatedly(env: gym.Env, arm: int, n_steps: int, seed: int) -> tupl
         total_reward += float(reward)
         total_regret += info["regret"]
     return total_reward, total_regret
-    # END SOLUTION
 
 
-# %%
-if __name__ == "__main__":
-    env = gym.make("dpbandits/KArmedBernoulli-v0", means=[0.2, 0.5, 0.7], horizon=1000)
-    for a in range(3):
-        print("arm", a, pull_arm_repeatedly(env, a, 1000, seed=0))
-
-# %% [markdown]
-# ## Task 2 — keep running means
-#
-# A learner estimates each `mu_a` by the average of the rewards it got from arm `a`. Keeping
-# all rewards is wasteful: the average can be updated in place,
-#
-#     N_a <- N_a + 1,      Q_a <- Q_a + (r - Q_a) / N_a.
-#
-# Like every agent of this library, yours plays `R` independent runs at once (the *batch*):
-# `counts` and `means` have shape `(R, K)`, `actions` and `rewards` shape `(R,)` (one pull
-# per run). Write `update_estimates(counts, means, actions, rewards)` returning the new
-# `(counts, means)`; only the pulled arm of each row changes.
-
-
-# %%
-def update_estimates(
-    counts: np.ndarray, means: np.ndarray, actions: np.ndarray, rewards: np.ndarray
-) -> tuple[np.ndarray, np.ndarray]:
-    """One incremental-mean update per row: row ``i`` pulled ``actions[i]`` and got
-    ``rewards[i]``. Returns new ``(counts, means)`` arrays of shape ``(R, K)``."""
-    # BEGIN SOLUTION
+def update_estimates(counts, means, actions, rewards):
     counts = counts.copy()
     means = means.copy()
     rows = np.arange(counts.shape[0])
     counts[rows, actions] += 1
     means[rows, actions] += (rewards - means[rows, actions]) / counts[rows, actions]
     return counts, means
-    # END SOLUTION
 
 
-# %% [markdown]
-# ## Task 3 — epsilon-greedy
-#
-# With probability `epsilon` explore: pick an arm uniformly at random among **all** `K`
-# arms; otherwise exploit: pick the arm with the highest estimate. Each row of the batch
-# decides independently. Use the generator `rng` (a `numpy.random.Generator`) for every
-# random draw, so that results are reproducible.
-
-
-# %%
-def epsilon_greedy(estimates: np.ndarray, epsilon: float, rng: np.random.Generator) -> np.ndarray:
-    """One arm per row of ``estimates`` (shape ``(R, K)``): uniform with probability
-    ``epsilon``, else the argmax. Returns an int array of shape ``(R,)``."""
-    # BEGIN SOLUTION
+def epsilon_greedy(estimates, epsilon, rng):
     n_rows, k = estimates.shape
     greedy = np.argmax(estimates, axis=1)
     explore = rng.random(n_rows) < epsilon
     random_arms = rng.integers(0, k, size=n_rows)
     return np.where(explore, random_arms, greedy)
-    # END SOLUTION
 
 
-# %% [markdown]
-# ## Task 4 — the regret of epsilon-greedy in the long run
-#
-# Once the estimates rank the best arm first, epsilon-greedy still explores in a fraction
-# `epsilon` of the steps, uniformly over all arms. Write `greedy_regret_rate(means, epsilon)`:
-# the expected regret **per step** in that regime.
-
-
-# %%
-def greedy_regret_rate(means: np.ndarray, epsilon: float) -> float:
-    """Expected regret per step of epsilon-greedy whose estimates rank the best arm first."""
-    # BEGIN SOLUTION
+def greedy_regret_rate(means, epsilon):
     means = np.asarray(means, dtype=float)
     return float(epsilon * (means.max() - means.mean()))
-    # END SOLUTION
 
 
-# %% [markdown]
-# ## The agent, and experiments
-#
-# The class below turns your two functions into an agent of the library (see
-# `agents/base.py`: `setup` allocates the state, `choose` returns the actions of a step,
-# `observe` learns from them; every arm is pulled once first). `dpbandits.experiments.run`
-# plays it for many runs at once and measures the regret.
-
-
-# %%
-class EpsilonGreedy(agents.Agent):
-    """Epsilon-greedy on running means (your Tasks 2 and 3)."""
-
-    name = "eps_greedy"
-
-    def __init__(self, epsilon: float = 0.1) -> None:
-        self.epsilon = epsilon
-
-    def setup(self) -> None:
-        self.counts = np.zeros((self.n_runs, self.n_arms))
-        self.estimates = np.zeros((self.n_runs, self.n_arms))
-
-    def choose(self) -> np.ndarray:
-        return epsilon_greedy(self.estimates, self.epsilon, self.rng)
-
-    def observe(self, actions: np.ndarray, rewards: np.ndarray) -> None:
-        self.counts, self.estimates = update_estimates(
-            self.counts, self.estimates, actions, rewards
-        )
-
-
-# %%
-if __name__ == "__main__":
-    import matplotlib.pyplot as plt
-
-    from dpbandits.experiments import run
-
-    means = [0.2, 0.3, 0.4, 0.5, 0.6, 0.7]
-    bandit = {"id": "dpbandits/KArmedBernoulli-v0", "means": means, "horizon": 5000}
-    players = {f"eps={e}": EpsilonGreedy(e) for e in (0.0, 0.01, 0.1, 0.3)}
-    res = run(bandit, players, n_runs=200, seed=0, n_jobs=1, progress=False)
-    print(res.summary())
-    fig, ax = plt.subplots()
-    for label in res.labels:
-        ax.plot(res.steps, res.mean(label), label=label)
-    ax.set_xlabel("step t")
-    ax.set_ylabel("mean regret R(t)")
-    ax.legend()
-    plt.show()
-
-# %% [markdown]
-# ## Questions
-#
-# 1. Why is the regret of `eps=0` (pure greedy) a straight line, with a large standard
-#    error? Look at how often it gets stuck on a bad arm after the first round
-#    (`res.data["eps=0.0"]["action_counts"]`).
-# 2. Compare the slope of the `eps=0.1` curve over the last 2 500 steps with
-#    `greedy_regret_rate(means, 0.1)`.
-# 3. Which epsilon is best at `T = 5000`? Would the answer change at `T = 100_000`? What
-#    does this say about any fixed epsilon?
-
-# %%
 # BEGIN ANSWER
 # 1. Greedy exploits its first estimates forever: after one pull per arm, a good arm that
 #    paid 0 has estimate 0 and may never be tried again, so a share of the runs pays a

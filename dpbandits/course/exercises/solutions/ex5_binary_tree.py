@@ -1,73 +1,22 @@
-# ---
-# jupyter:
-#   jupytext:
-#     text_representation:
-#       extension: .py
-#       format_name: percent
-#       format_version: '1.3'
-#   kernelspec:
-#     display_name: Python 3
-#     language: python
-#     name: python3
-# ---
+# Reference solution of exercise 5: the solved parts only.
+#
+# The rest of the notebook is the exercise file, ../ex5_binary_tree.py: each function
+# below is the solved body of the task of the same name there (which has its types,
+# defaults and docstring), and the lines between BEGIN ANSWER and END ANSWER replace
+# its "# Your answer:".
+#   dpbandits course start 5 DIR --solution   writes the complete, runnable notebook;
+#   dpbandits course check 5 solutions/ex5_binary_tree.py   grades it.
 
-# %% [markdown]
-# # Exercise 5 — Private running sums: the binary tree mechanism
-#
-# A private bandit agent needs the mean reward of each arm **after every pull**: a stream
-# of prefix sums `S_1, S_2, ..., S_T` with `S_n = x_1 + ... + x_n`, each `x_i` in `[0, 1]`
-# coming from one person. Releasing all of them privately is *continual release*.
-#
-# **Naive way.** Add `Laplace(1/eps)` noise to every item and release the running sum of
-# the noisy items. Each item is used once, so this is eps-DP, but the noise of `S_n` is a
-# sum of `n` Laplace variables: its standard deviation grows like `sqrt(n) / eps`.
-#
-# **Binary tree mechanism** (Dwork et al. 2010; Chan, Shi & Song 2011). Cut `[1, n]` into
-# *dyadic blocks*: node `(l, i)` of level `l` covers items `i 2^l + 1 ... (i + 1) 2^l`.
-# Every `n` is a sum of at most `L` blocks, one per set bit `l` of `n` (the node
-# `(l, (n >> l) - 1)`), e.g. `13 = 8 + 4 + 1`: items 1–8, 9–12, 13. Each node gets its own
-# Laplace noise, drawn once; the release `S_n` adds the noisy nodes of `n`. With horizon
-# `T` there are `L = floor(log2 T) + 1` levels and each item lies in exactly one node per
-# level, so node noise `Laplace(L / eps)` makes the whole stream eps-DP — and every
-# release has at most `L` noise terms: error `O(log(T)^1.5 / eps)` instead of `sqrt(T)`.
-#
-# The library uses these mechanisms in `dpbandits.continual` (its agents use the *hybrid*
-# variant, which does not need `T`).
-#
-# Check your work with `dpbandits course check 5 ex5_binary_tree.py`.
-
-# %%
 from __future__ import annotations
 
 import numpy as np
 
-# %% [markdown]
-# ## Task 1 — the dyadic decomposition
-#
-# Return the list of nodes `(level, index)` whose blocks make up `[1, n]` (any order).
-# Example: `dyadic_decomposition(13) == [(3, 0), (2, 2), (0, 12)]`.
 
-
-# %%
-def dyadic_decomposition(n: int) -> list[tuple[int, int]]:
-    """Nodes ``(l, (n >> l) - 1)`` for every set bit ``l`` of ``n``."""
-    # BEGIN SOLUTION
+def dyadic_decomposition(n):
     return [(level, (n >> level) - 1) for level in range(n.bit_length()) if (n >> level) & 1]
-    # END SOLUTION
 
 
-# %% [markdown]
-# ## Task 2 — the binary tree mechanism
-#
-# `x` has shape `(T,)` with entries in `[0, 1]`. Return the `T` private prefix sums (entry
-# `n - 1` is the release of `S_n`). Use `L = floor(log2 T) + 1` levels and draw **one**
-# `Laplace(L / eps)` noise per node (`rng.laplace`), shared by all releases that use it.
-
-
-# %%
-def binary_mechanism(x: np.ndarray, epsilon: float, rng: np.random.Generator) -> np.ndarray:
-    """Private prefix sums of ``x`` by the binary tree mechanism, shape ``(T,)``."""
-    # BEGIN SOLUTION
+def binary_mechanism(x, epsilon, rng):
     x = np.asarray(x, dtype=float)
     horizon = x.size
     levels = horizon.bit_length()  # floor(log2 T) + 1
@@ -83,70 +32,13 @@ def binary_mechanism(x: np.ndarray, epsilon: float, rng: np.random.Generator) ->
             total += prefix[end] - prefix[start] + noise[(level, index)]
         out[n - 1] = total
     return out
-    # END SOLUTION
 
 
-# %% [markdown]
-# ## Task 3 — the naive mechanism, for comparison
-#
-# Add independent `Laplace(1 / eps)` noise to every item, and return the running sums of
-# the noisy items, shape `(T,)`.
-
-
-# %%
-def naive_prefix_sums(x: np.ndarray, epsilon: float, rng: np.random.Generator) -> np.ndarray:
-    """Running sums of ``x_i + Laplace(1/eps)``, shape ``(T,)``."""
-    # BEGIN SOLUTION
+def naive_prefix_sums(x, epsilon, rng):
     x = np.asarray(x, dtype=float)
     return np.cumsum(x + rng.laplace(scale=1.0 / epsilon, size=x.size))
-    # END SOLUTION
 
 
-# %% [markdown]
-# ## Experiments: error against T
-#
-# The error of a release is `release - true prefix sum`. Measure its standard deviation at
-# the last step `n = T` for both mechanisms, for several `T`, and compare with the library
-# (`dpbandits.continual.binary_noise`, the same noise drawn all at once).
-
-# %%
-if __name__ == "__main__":
-    import matplotlib.pyplot as plt
-
-    from dpbandits.continual import binary_noise
-
-    rng = np.random.default_rng(0)
-    eps = 1.0
-    horizons = [2**k - 1 for k in range(3, 12)]
-    tree_sd, naive_sd, library_sd = [], [], []
-    for T in horizons:
-        x = rng.random(T)
-        exact = x.sum()
-        tree = [binary_mechanism(x, eps, rng)[-1] - exact for _ in range(200)]
-        naive = [naive_prefix_sums(x, eps, rng)[-1] - exact for _ in range(200)]
-        tree_sd.append(np.std(tree))
-        naive_sd.append(np.std(naive))
-        library_sd.append(np.std(binary_noise(T, eps, size=2000, rng=rng)[:, -1]))
-    fig, ax = plt.subplots()
-    ax.plot(horizons, tree_sd, "o-", label="your binary tree")
-    ax.plot(horizons, library_sd, "x--", label="library binary_noise")
-    ax.plot(horizons, naive_sd, "s-", label="naive per-item Laplace")
-    ax.set_xscale("log")
-    ax.set_yscale("log")
-    ax.set_xlabel("T")
-    ax.set_ylabel("sd of the error at n = T")
-    ax.legend()
-    plt.show()
-
-# %% [markdown]
-# ## Questions
-#
-# 1. Why `2^k - 1` in the plot? Which `n <= T` has the largest error for the tree?
-# 2. From which `T` on is the tree better than the naive mechanism at `n = T`?
-#    (The variance of the tree's `S_T` with `T = 2^k - 1` is `2 k (L/eps)^2`.)
-# 3. Why would `L = ceil(log2 T)` levels be a bug when `T` is a power of two?
-
-# %%
 # BEGIN ANSWER
 # 1. 2^k - 1 has all k bits set: its release adds k = L noisy nodes, the worst case.
 # 2. Naive: variance 2T/eps^2. Tree: 2 k L^2/eps^2 with L = k: equal when T = k^3, i.e.

@@ -1,65 +1,21 @@
-# ---
-# jupyter:
-#   jupytext:
-#     text_representation:
-#       extension: .py
-#       format_name: percent
-#       format_version: '1.3'
-#   kernelspec:
-#     display_name: Python 3
-#     language: python
-#     name: python3
-# ---
+# Reference solution of exercise 6: the solved parts only.
+#
+# The rest of the notebook is the exercise file, ../ex6_private_agent.py: each function
+# below is the solved body of the task of the same name there (which has its types,
+# defaults and docstring), and the lines between BEGIN ANSWER and END ANSWER replace
+# its "# Your answer:".
+#   dpbandits course start 6 DIR --solution   writes the complete, runnable notebook;
+#   dpbandits course check 6 solutions/ex6_private_agent.py   grades it.
 
-# %% [markdown]
-# # Exercise 6 — Putting it together: a private bandit agent under shift
-#
-# The private agent of the paper (App. H) combines everything so far. At every step, for
-# each arm `a`:
-#
-# 1. its **private mean** `q_a` comes from a continual-release mechanism (exercise 5; the
-#    library uses the hybrid mechanism, `dpbandits.continual.PrivateMeans`);
-# 2. its **sensitivity** `d_a` is a DP estimate of the spread of its recent rewards
-#    (`dpbandits.quantiles.WindowedSensitivity`);
-# 3. the action is a **DP selection** `M(q, d)` (exercise 4).
-#
-# `agents.PrivateAgent` assembles these parts; you only bring the selector. Yours is
-# **permute-and-flip** (McKenna & Sheldon 2020): go through the candidates in a uniformly
-# random order and *accept* candidate `a` with probability
-#
-#     p_a = exp(eps * (q_a - max q) / (2 D)),      D = max_a d_a,
-#
-# returning the first accepted one. The best candidate has `p = 1`, so one pass always
-# ends. It is eps-DP and never worse than the exponential mechanism.
-#
-# Then you will run your agent against UCB and Thompson sampling on the two-armed shift of
-# exercise 3, for several eps, with `dpbandits.experiments.run`.
-#
-# Check your work with `dpbandits course check 6 ex6_private_agent.py`.
-
-# %%
 from __future__ import annotations
-
-from collections.abc import Sequence
-from typing import Any
 
 import numpy as np
 
 import agents
-from dpbandits import selectors  # noqa: F401  (for Task 2)
-
-# %% [markdown]
-# ## Task 1 — permute-and-flip
-#
-# `q`, `d` of shape `(R, K)`; one independent random order per row. Return `(R,)` indices.
+from dpbandits import selectors
 
 
-# %%
-def permute_and_flip(
-    q: np.ndarray, d: np.ndarray, epsilon: float, rng: np.random.Generator
-) -> np.ndarray:
-    """Permute-and-flip selection, one index per row of ``q``."""
-    # BEGIN SOLUTION
+def permute_and_flip(q, d, epsilon, rng):
     n_rows, k = q.shape
     scale = 2.0 * d.max(axis=1, keepdims=True)
     p_accept = np.exp(epsilon * (q - q.max(axis=1, keepdims=True)) / scale)
@@ -68,45 +24,14 @@ def permute_and_flip(
     accepted = rng.random((n_rows, k)) < p_accept[rows, order]
     first = np.argmax(accepted, axis=1)  # the best candidate always accepts
     return order[np.arange(n_rows), first]
-    # END SOLUTION
 
 
-# %% [markdown]
-# ## Task 2 — a private agent with your selector
-#
-# Return an `agents.PrivateAgent` whose selector is your `permute_and_flip` with
-# `eps_S = epsilon` per action (wrap it with `selectors.from_function(...)`; keep the
-# agent's other defaults: `eps_M = 1` for the means, `eps_p = 1` per pair of quantiles).
-
-
-# %%
-def make_agent(epsilon: float) -> agents.PrivateAgent:
-    """``PrivateAgent`` selecting with your permute-and-flip at ``eps_S = epsilon``."""
-    # BEGIN SOLUTION
+def make_agent(epsilon):
     selector = selectors.from_function(permute_and_flip, name="my_pf", epsilon=epsilon)
     return agents.PrivateAgent(selector)
-    # END SOLUTION
 
 
-# %% [markdown]
-# ## Task 3 — the comparison
-#
-# Write `compare(epsilons, n_runs, horizon, seed)`: run, with
-# `dpbandits.experiments.run(env, players, n_runs=n_runs, seed=seed, n_jobs=1,
-# progress=False)`,
-#
-# * the environment `{"id": "dpbandits/TwoArmedShift-v0", "t_shift": 3 * horizon // 5,
-#   "horizon": horizon}`,
-# * the players `"UCB"`: `agents.UCB(log="t")`, `"TS"`: `agents.ThompsonSampling()`, and
-#   one private agent per eps labelled `f"PF eps={eps:g}"` (your `make_agent(eps)`),
-#
-# and return the `Results`.
-
-
-# %%
-def compare(epsilons: Sequence[float], n_runs: int, horizon: int, seed: int = 0) -> Any:
-    """Results of UCB, TS and your private agent at every eps on the two-armed shift."""
-    # BEGIN SOLUTION
+def compare(epsilons, n_runs, horizon, seed):
     from dpbandits.experiments import run
 
     env = {"id": "dpbandits/TwoArmedShift-v0", "t_shift": 3 * horizon // 5, "horizon": horizon}
@@ -114,50 +39,8 @@ def compare(epsilons: Sequence[float], n_runs: int, horizon: int, seed: int = 0)
     for eps in epsilons:
         players[f"PF eps={eps:g}"] = make_agent(eps)
     return run(env, players, n_runs=n_runs, seed=seed, n_jobs=1, progress=False)
-    # END SOLUTION
 
 
-# %% [markdown]
-# ## The experiment
-#
-# A few minutes on a laptop: 20 runs of 10 000 steps, the shift at step 6 000.
-
-# %%
-if __name__ == "__main__":
-    import matplotlib.pyplot as plt
-
-    grid = (0.25, 0.5, 1.0, 2.0, 4.0, 8.0)
-    res = compare(grid, n_runs=20, horizon=10_000, seed=0)
-    print(res.summary())
-    print(res.privacy_text())
-    rows = {row["agent"]: row for row in res.summary()}
-    fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(11, 4))
-    for label in res.labels:
-        ax1.plot(res.steps, res.mean(label), label=label)
-    ax1.axvline(6000, color="k", ls=":")
-    ax1.set_xlabel("step t")
-    ax1.set_ylabel("mean dynamic regret")
-    ax1.legend(fontsize=7)
-    ax2.plot(grid, [rows[f"PF eps={e:g}"]["regret_mean"] for e in grid], "o-", label="PF")
-    for label in ("UCB", "TS"):
-        ax2.axhline(rows[label]["regret_mean"], ls="--", label=label)
-    ax2.set_xscale("log")
-    ax2.set_xlabel("eps_S per action")
-    ax2.set_ylabel("total regret")
-    ax2.legend()
-    plt.show()
-
-# %% [markdown]
-# ## Questions
-#
-# 1. How does your agent's total regret change with eps? Where does it stop improving, and
-#    what limits it then (hint: `eps_M` and the sensitivities)?
-# 2. Compare pre-change and post-change regret with UCB and TS. Does privacy noise help the
-#    agent adapt after the shift, as the paper claims? Compare with `docs/shift.md`.
-# 3. Read `res.privacy_text()`. What is the total privacy spent by one agent over the run,
-#    with basic composition? Why does the paper count eps per action instead?
-
-# %%
 # BEGIN ANSWER
 # (seed 0, 20 runs, T = 10 000, shift at 6 000)
 # 1. Total regret falls from 2 647 (eps = 0.25) to 2 188 (eps = 2) and then stops improving
