@@ -1,20 +1,23 @@
-"""``dpbandits course list | start N DIR | check N FILE.py``: the RL-course exercises."""
+"""``dpbandits course list | start N DIR | check N FILE.py``: the RL-course exercises.
+
+Six graded exercises from a first bandit to a private agent under shift. ``list`` shows them,
+``start N DIR`` copies exercise N's starter file into DIR, ``check N FILE.py`` grades your file:
+one line per task (ok / not done yet / what is wrong); exit status 0 only when every task is
+ok. See docs/course.md.
+"""
 
 from __future__ import annotations
 
 import argparse
 import sys
 
+from dpbandits.cli.options import add_command
+
+HELP = "RL-course exercises: list them, start one, check your solution"
+
 
 def register(subparsers: argparse._SubParsersAction) -> None:
-    parser = subparsers.add_parser(
-        "course",
-        help="RL-course exercises: list them, start one, check your solution",
-        description="Six graded exercises from a first bandit to a private agent under shift. "
-        "`list` shows them, `start N DIR` copies exercise N's starter file into DIR, "
-        "`check N FILE.py` grades your file: one line per task (ok / not done yet / what is "
-        "wrong); exit status 0 only when every task is ok. See docs/course.md.",
-    )
+    parser = add_command(subparsers, "course", HELP, __doc__)
     sub = parser.add_subparsers(title="actions", metavar="ACTION")
     p_list = sub.add_parser("list", help="the exercises, their tasks and time")
     p_list.set_defaults(func=run_list)

@@ -21,35 +21,21 @@ import sys
 import time
 from typing import Any
 
-from dpbandits.cli.options import (
-    add_list_option,
-    add_output_options,
-    add_plugin_argument,
-    load_plugins,
-    output_directory,
-    parse_float_grid,
-    slug,
-    split_list,
-)
+from dpbandits.cli import options
 
 HELP = "selection scenarios of the paper (Figs. 1, 4, 5, 6, 7, 13, 18): MSE against eps"
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
-    p = subparsers.add_parser(
-        "scenarios",
-        help=HELP,
-        description=__doc__,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
-    add_list_option(
+    p = options.add_command(subparsers, "scenarios", HELP, __doc__)
+    options.add_list_option(
         p, "--scenario", "-s", metavar="S",
         help="paper scenario 1-8, 'corr:t=<t>', '<1|2|3>:p=<proportion>', or a figure group "
         "fig1 (1-3), fig5 (4-6), fig6 (correlation family), fig7 (7-8), fig13 (proportion "
         "sweep), fig4 and fig18 (exc1, exc2 of §V-B), all; each value gives one figure, '1+4' "
         "puts two in one (default: fig1)",
     )  # fmt: skip
-    add_list_option(
+    options.add_list_option(
         p, "--selector", "--selectors", metavar="SEL",
         help="selector names or 'name:key=value,...' specs "
         "(default: uniform krr rnm rnmh rs rs_tnb gem mgem, plus combined_gem on 7-8)",
@@ -68,16 +54,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         default=None,
         help="trials per scenario (default: the paper's, 10000; 5000 for scenarios 7-8)",
     )
-    p.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
-    add_output_options(p, "scenarios")
-    add_plugin_argument(p)
     p.add_argument(
         "--batch-size",
         type=int,
         default=None,
         help="call selectors on chunks of this many trials (bounds memory; default: all)",
     )
-    p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    options.add_common_options(p, "scenarios")
     p.set_defaults(func=run)
 
 
@@ -106,12 +89,12 @@ def run(args: argparse.Namespace) -> int:
 
     from dpbandits import evaluation, scenarios
 
-    load_plugins(args.plugins)
-    eps = evaluation.check_epsilons(parse_float_grid(args.epsilon, "--epsilon"))
+    options.load_plugins(args.plugins)
+    eps = evaluation.check_epsilons(options.parse_float_grid(args.epsilon, "--epsilon"))
     if args.trials is not None and args.trials <= 0:
         raise ValueError(f"--trials must be > 0, got {args.trials}")
-    names = split_list(args.selectors)
-    scenario_specs = split_list(args.scenarios)
+    names = options.split_list(args.selectors)
+    scenario_specs = options.split_list(args.scenarios)
     if names is not None and not names:
         raise ValueError("--selector must not be empty")
 
@@ -131,7 +114,7 @@ def run(args: argparse.Namespace) -> int:
 
     from dpbandits.files import atomic_write, save_figure, write_csv
 
-    with output_directory(args.out, "scenarios"):
+    with options.output_directory(args.out, "scenarios"):
         md: list[str] = []
         records: list[dict[str, Any]] = []
         figures: list[str] = []
@@ -185,7 +168,11 @@ def run(args: argparse.Namespace) -> int:
             if not args.no_plots:
                 from dpbandits.scenario_plots import plot_evaluations
 
-                name = key if key.startswith("fig") or key == "all" else "scenario_" + slug(key)
+                name = (
+                    key
+                    if key.startswith("fig") or key == "all"
+                    else "scenario_" + options.slug(key)
+                )
                 path = os.path.join(args.out, f"{name}.{args.format}")
                 if key in ("fig4", "fig18"):
                     from dpbandits.scenarios_exceptional import exceptional_figure

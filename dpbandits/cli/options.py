@@ -18,27 +18,86 @@ import os
 import re
 import sys
 import traceback
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
 
 __all__ = [
     "INCOMPLETE_MARKER",
+    "Outputs",
+    "add_command",
+    "add_common_options",
     "add_list_option",
     "add_output_options",
     "add_plugin_argument",
+    "check_at_least_one",
     "check_writable_file",
     "load_plugins",
     "output_directory",
     "parse_float_grid",
+    "progress_printer",
     "slug",
     "split_list",
 ]
 
 #: Present in an output directory while a command is writing it (and after an interruption).
 INCOMPLETE_MARKER = "INCOMPLETE.txt"
+
+
+def add_command(
+    subparsers: argparse._SubParsersAction,
+    name: str,
+    help: str,
+    doc: str | None,
+    *,
+    aliases: Sequence[str] = (),
+    formatter_class: type[argparse.HelpFormatter] = argparse.RawDescriptionHelpFormatter,
+) -> argparse.ArgumentParser:
+    """The parser of subcommand ``name``: ``help`` is its line in ``dpbandits --help``, ``doc``
+    (the command module's docstring) its description, shown as written."""
+    return subparsers.add_parser(
+        name, aliases=list(aliases), help=help, description=doc, formatter_class=formatter_class
+    )
+
+
+def add_common_options(
+    parser: argparse.ArgumentParser,
+    command: str,
+    *,
+    json: bool = False,
+    progress: bool = True,
+    seed_help: str = "random seed (default 0)",
+) -> None:
+    """``--seed`` (default 0), the output options (:func:`add_output_options`),
+    ``--no-progress`` (unless ``progress=False``) and ``--plugin``."""
+    parser.add_argument("--seed", type=int, default=0, help=seed_help)
+    add_output_options(parser, command, json=json)
+    if progress:
+        parser.add_argument(
+            "--no-progress", action="store_true", help="no progress output on stderr"
+        )
+    add_plugin_argument(parser)
+
+
+def check_at_least_one(args: argparse.Namespace, *dests: str) -> None:
+    """Each ``args.<dest>`` that is set must be an int >= 1 (named ``--dest-with-dashes``)."""
+    for dest in dests:
+        value = getattr(args, dest)
+        if value is not None and value < 1:
+            raise ValueError(f"--{dest.replace('_', '-')} must be >= 1, got {value}")
+
+
+def progress_printer(enabled: bool) -> Callable[[str], None]:
+    """``say(message)``: one progress line on stderr, or nothing with ``--no-progress``."""
+
+    def say(message: str) -> None:
+        if enabled:
+            print(message, file=sys.stderr, flush=True)
+
+    return say
 
 
 def add_list_option(
@@ -215,6 +274,50 @@ def output_directory(path: str, command: str) -> Iterator[Path]:
         raise ValueError(f"--out: cannot write to {path!r}: {exc}") from None
     yield out
     marker.unlink(missing_ok=True)
+
+
+class Outputs:
+    """The files a command writes into its ``--out`` directory, recorded in order.
+
+    ``written`` lists them as ``DIR/name`` (or ``name`` alone with ``relative=True``), for the
+    command's closing message. Figures honour ``--no-plots`` and ``--format``, the JSON file
+    ``--json``; every file is written atomically (:mod:`dpbandits.files`).
+    """
+
+    def __init__(self, args: argparse.Namespace, *, relative: bool = False) -> None:
+        self.args = args
+        self.relative = relative
+        self.written: list[str] = []
+
+    def _path(self, name: str) -> str:
+        path = os.path.join(self.args.out, name)
+        self.written.append(name if self.relative else path)
+        return path
+
+    def csv(self, name: str, rows: list[dict[str, Any]]) -> None:
+        from dpbandits.files import write_csv
+
+        write_csv(self._path(name), rows)
+
+    def text(self, name: str, text: str) -> None:
+        from dpbandits.files import atomic_write
+
+        atomic_write(self._path(name), text)
+
+    def figure(self, stem: str, plot: Callable[[], Any]) -> None:
+        """``stem.<format>`` from ``plot()`` (not even drawn with ``--no-plots``)."""
+        if not self.args.no_plots:
+            from dpbandits.files import save_figure
+
+            save_figure(plot(), self._path(f"{stem}.{self.args.format}"))
+
+    def json(self, payload: Any) -> None:
+        """``payload`` to the ``--json`` path, if one was given."""
+        if self.args.json_path:
+            from dpbandits.files import write_json
+
+            write_json(self.args.json_path, payload)
+            self.written.append(self.args.json_path)
 
 
 def slug(name: str) -> str:
