@@ -50,10 +50,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     options.add_list_option(
         p, "--experiment", metavar="NAME", help=f"one of {', '.join(EXPERIMENTS)} (default all)"
     )
-    p.add_argument(
-        "--epsilon", default=DEFAULT_EPS,
-        help=f"eps grid: 'a,b,c', 'geom:LO:HI:N' or 'lin:LO:HI:N' (default {DEFAULT_EPS})",
-    )  # fmt: skip
+    options.add_epsilon_option(p, DEFAULT_EPS, paper="the main paper's 12 values 0.01..16")
     p.add_argument("--gamma", default=DEFAULT_GAMMA, help="cut-off grid for the gamma experiment")
     p.add_argument(
         "--gamma-epsilon", type=float, default=5.0,
@@ -119,9 +116,7 @@ def run(args: argparse.Namespace) -> int:
     for m in mechanisms or []:
         if m not in lx.MECHANISMS:
             raise ValueError(f"--mechanism must be among {lx.MECHANISMS}, got {m!r}")
-    epsilons = [float(v) for v in options.parse_float_grid(args.epsilon, "--epsilon")]
-    if any(not (v > 0) for v in epsilons):
-        raise ValueError(f"--epsilon values must be > 0, got {args.epsilon!r}")
+    epsilons = options.parse_epsilons(args.epsilon)
     gammas = [float(v) for v in options.parse_float_grid(args.gamma, "--gamma")]
     if any(not (0 <= g <= 1) for g in gammas):
         raise ValueError(f"--gamma values must lie in [0, 1], got {args.gamma!r}")

@@ -40,10 +40,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="selector names or 'name:key=value,...' specs "
         "(default: uniform krr rnm rnmh rs rs_tnb gem mgem, plus combined_gem on 7-8)",
     )  # fmt: skip
-    p.add_argument(
-        "--epsilon", "--epsilons", dest="epsilon", default="paper",
-        help="eps grid: 'a,b,c', 'geom:LO:HI:N' or 'paper' (12 values 0.01..16, default)",
-    )  # fmt: skip
+    options.add_epsilon_option(p, "paper", "--epsilons", paper="12 values 0.01..16")
     p.add_argument(
         "--sweep-epsilon", type=float, default=2.0,
         help="eps of the fig13 proportion sweep (default 2, as in App. E)",

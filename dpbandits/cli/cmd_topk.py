@@ -37,12 +37,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         p, "--k", metavar="K",
         help="numbers of features, integers or 'log' (floor(log d)); default 5,log",
     )  # fmt: skip
-    p.add_argument(
-        "--epsilon",
-        default=None,
-        help=f"eps grid 'a,b,c', 'geom:LO:HI:N' or 'paper' (12 values 0.1..20); "
-        f"default {DEFAULT_EPS}",
-    )
+    options.add_epsilon_option(p, None, paper="paper 002's 12 values 0.1..20", shown=DEFAULT_EPS)
     options.add_list_option(
         p, "--mechanism", metavar="NAME",
         help="top-k mechanisms (dpbandits.topk.available()); default canonical_lipschitz",
@@ -70,18 +65,6 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     options.add_common_options(p, "topk", json=True)
     p.set_defaults(func=run)
-
-
-def _grid(text: str) -> list[float]:
-    """The eps grid; ``paper`` is paper 002's grid (12 values 0.1..20)."""
-    from dpbandits.topk_experiments import PAPER_EPSILONS
-
-    if text.strip().lower() == "paper":
-        return [float(v) for v in PAPER_EPSILONS]
-    values = options.parse_float_grid(text, "--epsilon")
-    if not all(math.isfinite(v) and v > 0 for v in values):
-        raise ValueError(f"--epsilon values must be finite and > 0, got {text!r}")
-    return [float(v) for v in values]
 
 
 def _fig1_summary(records: list[dict[str, Any]]) -> str:
@@ -141,9 +124,12 @@ def run(args: argparse.Namespace) -> int:
         if f not in FIGURES:
             raise ValueError(f"--figure must be among {', '.join(FIGURES)}, got {f!r}")
     ks = options.split_list(args.ks) or (["5", "log", "8"] if args.paper else ["5", "log"])
-    eps = _grid(
+    from dpbandits.topk_experiments import PAPER_EPSILONS
+
+    eps_text = (
         args.epsilon if args.epsilon is not None else ("paper" if args.paper else DEFAULT_EPS)
     )
+    eps = options.parse_epsilons(eps_text, paper=PAPER_EPSILONS)  # 'paper': paper 002's grid
     mechanisms = options.split_list(args.mechanisms) or ["canonical_lipschitz"]
     options.check_at_least_one(args, "reps", "trials", "slate_trials")
     if not (math.isfinite(args.lasso_alpha) and args.lasso_alpha > 0):

@@ -41,7 +41,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         p, "--m2", metavar="SEL",
         help="compared mechanism(s) M' (names or 'name:key=value' specs); one panel each",
     )  # fmt: skip
-    p.add_argument("--epsilon", default="0.1", help="eps value(s), comma separated (default 0.1)")
+    options.add_epsilon_option(p, "0.1", paper="the main paper's 12 values 0.01..16")
     p.add_argument("--gap", default="1", help="score gap(s) q2 - q1, comma separated (default 1)")
     p.add_argument(
         "--grid",
@@ -81,7 +81,7 @@ def _panels(args: argparse.Namespace) -> tuple[str, list[dict[str, Any]], int]:
             [dict(m="rnm", m2=m2, eps=e, gap=g) for e in FIG11_EPS for g in FIG11_GAPS],
             4,
         )
-    eps = options.parse_float_grid(args.epsilon, "--epsilon")
+    eps = options.parse_epsilons(args.epsilon)
     gaps = options.parse_float_grid(args.gap, "--gap")
     m2s = options.split_list(args.m2s) or []
     panels = [
@@ -111,13 +111,11 @@ def run(args: argparse.Namespace) -> int:
                 parse_selector_spec(s)[1] == {} and parse_selector_spec(s)[0] in hg.CLOSED_FORMS
                 for s in (p["m"], p["m2"])
             )
-            if closed and not args.monte_carlo:
-                mp = hg.hg_closed_map(p["m"], p["m2"], grid, grid, p["eps"], 0.0, p["gap"])
-            else:
-                mp = hg.hg_map(
-                    p["m"], p["m2"], grid, grid, p["eps"], 0.0, p["gap"], args.draws,
-                    seed=np.random.SeedSequence(args.seed, spawn_key=(k,)),
-                )  # fmt: skip
+            method = "closed form" if closed and not args.monte_carlo else "monte carlo"
+            mp = hg.hg_map(
+                p["m"], p["m2"], grid, grid, p["eps"], 0.0, p["gap"], args.draws,
+                seed=np.random.SeedSequence(args.seed, spawn_key=(k,)), method=method,
+            )  # fmt: skip
             maps.append(mp)
 
         lines = [

@@ -14,6 +14,7 @@ import argparse
 import contextlib
 import importlib
 import importlib.util
+import math
 import os
 import re
 import sys
@@ -30,6 +31,7 @@ __all__ = [
     "Outputs",
     "add_command",
     "add_common_options",
+    "add_epsilon_option",
     "add_list_option",
     "add_output_options",
     "add_plugin_argument",
@@ -37,6 +39,7 @@ __all__ = [
     "check_writable_file",
     "load_plugins",
     "output_directory",
+    "parse_epsilons",
     "parse_float_grid",
     "progress_printer",
     "slug",
@@ -234,6 +237,32 @@ def parse_float_grid(text: str, name: str) -> NDArray[np.float64]:
     if not values:
         raise ValueError(f"{name} must not be empty")
     return np.asarray(values, dtype=np.float64)
+
+
+def add_epsilon_option(
+    parser: argparse.ArgumentParser, default: str | None, *aliases: str, paper: str, shown: str = ""
+) -> None:
+    """``--epsilon GRID``: one eps value or a grid (:func:`parse_epsilons`); ``paper`` says
+    what ``--epsilon paper`` means, ``shown`` the default when it is not ``default`` itself."""
+    parser.add_argument(
+        "--epsilon", *aliases, dest="epsilon", default=default, metavar="GRID",
+        help=f"eps value or grid: 'a,b,c', 'geom:LO:HI:N', 'lin:LO:HI:N' or 'paper' ({paper}); "
+        f"default {shown or default}",
+    )  # fmt: skip
+
+
+def parse_epsilons(
+    text: str, name: str = "--epsilon", paper: NDArray[np.float64] | None = None
+) -> list[float]:
+    """The eps grid of :func:`parse_float_grid` (``paper``: that grid instead of the main
+    paper's), every value finite and > 0."""
+    if paper is not None and text.strip().lower() == "paper":
+        values = np.asarray(paper, dtype=np.float64)
+    else:
+        values = parse_float_grid(text, name)
+    if not all(math.isfinite(v) and v > 0 for v in values):
+        raise ValueError(f"{name} values must be finite and > 0, got {text!r}")
+    return [float(v) for v in values]
 
 
 def check_writable_file(path: str | None, option: str) -> None:
