@@ -46,18 +46,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.set_defaults(func=run, print_help=parser.print_help)
 
 
-def _parse_value(text: str) -> object:
-    for conv in (int, float):
-        try:
-            return conv(text)
-        except ValueError:
-            pass
-    return text
-
-
 def run(args: argparse.Namespace) -> int:
     from dpbandits import selectors
     from dpbandits.audit import HARD_PAIRS, audit
+    from dpbandits.selectors.spec import parse_value
 
     load_plugins(args.plugins)
     if args.selector is None:
@@ -70,7 +62,7 @@ def run(args: argparse.Namespace) -> int:
         key, sep, value = item.partition("=")
         if not sep or not key:
             raise ValueError(f"--param must look like KEY=VALUE, got {item!r}")
-        params[key] = _parse_value(value)
+        params[key] = parse_value(value)  # as in 'name:key=value' selector specs
     sel = selectors.make(args.selector, epsilon=args.epsilon, **params)
     pairs = None
     if args.pairs is not None:
