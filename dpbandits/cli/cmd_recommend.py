@@ -22,6 +22,7 @@ Examples::
 from __future__ import annotations
 
 import argparse
+import functools
 from collections.abc import Callable
 from typing import Any
 
@@ -184,7 +185,7 @@ def run(args: argparse.Namespace) -> int:
             say(message)
             rows = all_rows[name] = compute()
             files.csv(f"{name}.csv", rows)
-            files.figure(name, lambda: plot(rows))  # noqa: B023 (called at once)
+            files.figure(name, functools.partial(plot, rows))
         if "appg" in all_rows:
             keys = ["n_candidates", "extremeness", "informativeness", "epsilon"]
             files.csv("appg_winners.csv", lx.winners(all_rows["appg"], keys))

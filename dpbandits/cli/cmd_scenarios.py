@@ -16,8 +16,7 @@ Writes one PNG per requested scenario group, ``scenarios.md`` and ``scenarios.cs
 from __future__ import annotations
 
 import argparse
-import os
-import sys
+import functools
 import time
 from typing import Any
 
@@ -109,12 +108,13 @@ def run(args: argparse.Namespace) -> int:
     if names is not None:
         evaluation.resolve_selectors(names)
 
-    from dpbandits.files import atomic_write, save_figure, write_csv
+    from dpbandits import scenario_plots, scenarios_exceptional
 
+    say = options.progress_printer(not args.no_progress)
     with options.output_directory(args.out, "scenarios"):
+        files = options.Outputs(args, relative=True)
         md: list[str] = []
         records: list[dict[str, Any]] = []
-        figures: list[str] = []
         t_start = time.perf_counter()
         for key, items in groups:
             if key == "fig13":
@@ -131,14 +131,10 @@ def run(args: argparse.Namespace) -> int:
                 for sw in sweeps:
                     md.append(sw.to_markdown())
                     records.extend(sw.records())
-                if not args.no_plots:
-                    from dpbandits.scenario_plots import plot_sweeps
-
-                    path = os.path.join(args.out, f"fig13.{args.format}")
-                    save_figure(
-                        plot_sweeps(sweeps, suptitle="Fig. 13: proportion of high scores"), path
-                    )
-                    figures.append(path)
+                title = "Fig. 13: proportion of high scores"
+                files.figure(
+                    "fig13", functools.partial(scenario_plots.plot_sweeps, sweeps, suptitle=title)
+                )
                 continue
             evs = []
             for sc in items:
@@ -155,36 +151,26 @@ def run(args: argparse.Namespace) -> int:
                 )
                 evs.append(ev)
                 # Progress on stderr, so that stdout is exactly the markdown table.
-                print(
+                say(
                     f"scenario {ev.scenario}: {ev.n_trials} trials, {len(ev.mse)} selectors, "
-                    f"{eps.size} eps in {time.perf_counter() - t_sc:.1f} s",
-                    file=sys.stderr,
+                    f"{eps.size} eps in {time.perf_counter() - t_sc:.1f} s"
                 )
                 md.append(ev.to_markdown())
                 records.extend(ev.records())
-            if not args.no_plots:
-                from dpbandits.scenario_plots import plot_evaluations
-
-                name = (
-                    key
-                    if key.startswith("fig") or key == "all"
-                    else "scenario_" + options.slug(key)
+            name = key if key.startswith("fig") or key == "all" else "scenario_" + options.slug(key)
+            if key in ("fig4", "fig18"):
+                plot = functools.partial(
+                    scenarios_exceptional.exceptional_figure, evs, key, seed=args.seed
                 )
-                path = os.path.join(args.out, f"{name}.{args.format}")
-                if key in ("fig4", "fig18"):
-                    from dpbandits.scenarios_exceptional import exceptional_figure
-
-                    save_figure(exceptional_figure(evs, key, seed=args.seed), path)
-                else:
-                    save_figure(plot_evaluations(evs), path)
-                figures.append(path)
+            else:
+                plot = functools.partial(scenario_plots.plot_evaluations, evs)
+            files.figure(name, plot)
         elapsed = time.perf_counter() - t_start
 
         text = "\n\n".join(md) + "\n"
-        atomic_write(os.path.join(args.out, "scenarios.md"), text)
-        write_csv(os.path.join(args.out, "scenarios.csv"), records)
+        files.text("scenarios.md", text)
+        files.csv("scenarios.csv", records)
         print(text)
         print(f"eps grid: {np.array2string(eps, precision=3)}; seed {args.seed}; {elapsed:.1f} s")
-        written = [*figures, "scenarios.md", "scenarios.csv"]
-        print(f"wrote {', '.join(os.path.basename(f) for f in written)} in {args.out}")
+        print(f"wrote {', '.join(files.written)} in {args.out}")
     return 0

@@ -17,7 +17,6 @@ plug-ins) are simulated with ``--draws`` draws per grid cell.
 from __future__ import annotations
 
 import argparse
-import os
 from typing import Any
 
 from dpbandits.cli import options
@@ -102,8 +101,6 @@ def run(args: argparse.Namespace) -> int:
     if args.draws < 2:
         raise ValueError(f"--draws must be >= 2, got {args.draws}")
 
-    from dpbandits.files import atomic_write, save_figure, write_csv
-
     with options.output_directory(args.out, "two-candidate"):
         maps = []
         for k, p in enumerate(panels):
@@ -137,14 +134,16 @@ def run(args: argparse.Namespace) -> int:
             )
             records.extend(mp.records())
         table = "\n".join(lines) + "\n"
-        atomic_write(os.path.join(args.out, f"{name}.md"), table)
-        write_csv(os.path.join(args.out, f"{name}.csv"), records)
-        written = [f"{name}.md", f"{name}.csv"]
-        if not args.no_plots:
-            from dpbandits.scenario_plots import plot_hg
-
-            save_figure(plot_hg(maps, ncols=ncols), os.path.join(args.out, f"{name}.{args.format}"))
-            written.insert(0, f"{name}.{args.format}")
+        files = options.Outputs(args, relative=True)
+        files.text(f"{name}.md", table)
+        files.csv(f"{name}.csv", records)
+        files.figure(name, lambda: _plot_hg(maps, ncols=ncols))
         print(table)
-        print(f"wrote {', '.join(written)} in {args.out}")
+        print(f"wrote {', '.join(files.written)} in {args.out}")
     return 0
+
+
+def _plot_hg(maps: list[Any], ncols: int) -> Any:
+    from dpbandits.scenario_plots import plot_hg
+
+    return plot_hg(maps, ncols=ncols)
