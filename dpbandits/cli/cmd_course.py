@@ -11,18 +11,13 @@ from __future__ import annotations
 import argparse
 import sys
 
-from dpbandits.cli.options import (
-    add_command,
-    add_list_option,
-    check_writable_file,
-    split_list,
-)
+from dpbandits.cli import options
 
 HELP = "RL-course exercises: list them, start one, check your solution"
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
-    parser = add_command(subparsers, "course", HELP, __doc__)
+    parser = options.add_command(subparsers, "course", HELP, __doc__)
     sub = parser.add_subparsers(title="actions", metavar="ACTION")
     p_list = sub.add_parser("list", help="the exercises, their tasks and time")
     p_list.set_defaults(func=run_list)
@@ -40,7 +35,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p_check.add_argument("exercise", help="exercise number (1-6)")
     p_check.add_argument("file", help="your exercise file")
     p_check.add_argument("--seed", type=int, default=0, help="seed of the checker's draws (0)")
-    add_list_option(p_check, "--task", metavar="NAME", help="check only these tasks")
+    options.add_list_option(p_check, "--task", metavar="NAME", help="check only these tasks")
     p_check.add_argument(
         "--json", dest="json_path", default=None, metavar="PATH", help="also write the results"
     )
@@ -85,10 +80,10 @@ def run_check(args: argparse.Namespace) -> int:
     from dpbandits.course import check, exercise
 
     ex = exercise(args.exercise)
-    check_writable_file(args.json_path, "--json")
+    options.check_writable_file(args.json_path, "--json")
     if args.seed < 0:
         raise ValueError(f"--seed must be >= 0, got {args.seed}")
-    tasks = split_list(args.tasks) or None
+    tasks = options.split_list(args.tasks) or None
     if tasks:
         names = [t.name for t in ex.tasks]
         for t in tasks:
