@@ -5,7 +5,10 @@
 - ``--out DIR``, ``--format png|svg|pdf``, ``--no-plots``, ``--json PATH``, ``--seed``,
   ``--runs``, ``--jobs``, ``--no-progress``, ``--plugin FILE.py|MODULE``.
 - Outputs and plug-ins are checked before any work; an output directory carries the marker file
-  ``INCOMPLETE.txt`` until the command has written everything (see :func:`output_directory`).
+  ``INCOMPLETE.txt`` until the command has written everything (see :func:`output_directory`);
+  :class:`Outputs` writes the files into it.
+- Every subcommand's parser comes from :func:`add_command` (its module docstring is the
+  description), and :func:`add_common_options` adds the options most commands share.
 """
 
 from __future__ import annotations
@@ -72,11 +75,10 @@ def add_common_options(
     *,
     json: bool = False,
     progress: bool = True,
-    seed_help: str = "random seed (default 0)",
 ) -> None:
     """``--seed`` (default 0), the output options (:func:`add_output_options`),
     ``--no-progress`` (unless ``progress=False``) and ``--plugin``."""
-    parser.add_argument("--seed", type=int, default=0, help=seed_help)
+    parser.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
     add_output_options(parser, command, json=json)
     if progress:
         parser.add_argument(
