@@ -70,16 +70,13 @@ def add_command(
 
 
 def add_common_options(
-    parser: argparse.ArgumentParser,
-    command: str,
-    *,
-    json: bool = False,
-    progress: bool = True,
+    parser: argparse.ArgumentParser, command: str, *, progress: bool = True, **outputs: bool
 ) -> None:
-    """``--seed`` (default 0), the output options (:func:`add_output_options`),
-    ``--no-progress`` (unless ``progress=False``) and ``--plugin``."""
+    """``--seed`` (default 0), the output options (:func:`add_output_options`, which takes
+    ``outputs``, e.g. ``json=True``), ``--no-progress`` (unless ``progress=False``) and
+    ``--plugin``."""
     parser.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
-    add_output_options(parser, command, json=json)
+    add_output_options(parser, command, **outputs)
     if progress:
         parser.add_argument(
             "--no-progress", action="store_true", help="no progress output on stderr"
