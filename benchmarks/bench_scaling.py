@@ -35,8 +35,8 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-import gymnasium
 import numpy as np
+from bench_shift import env_loop_seconds_per_step  # this directory: python benchmarks/...
 
 import dpbandits  # noqa: F401  (registers the environments)
 from dpbandits.experiments import run, shift_agents, shift_env
@@ -70,21 +70,13 @@ def engine_ns(label: str, env: dict[str, Any], runs: int, horizon: int, repeat: 
 
 
 def loop_ns(label: str, horizon: int, steps: int, repeat: int) -> float:
-    """CPU ns per step of the plain loop ``a = agent.act(); env.step(a); agent.update``."""
-    best = math.inf
-    for i in range(repeat):
-        agent = shift_agents([label])[label]
-        env = gymnasium.make("dpbandits/TwoArmedShift-v0", horizon=horizon,
-                             t_shift=int(horizon * 0.6))  # fmt: skip
-        env.reset(seed=i)
-        agent.reset(1, 2, horizon=horizon, rng=i)
-        reward = np.empty(1)
-        t0 = time.process_time()
-        for _ in range(steps):
-            a = agent.act()
-            reward[0] = env.step(int(a[0]))[1]
-            agent.update(a, reward)
-        best = min(best, (time.process_time() - t0) / steps)
+    """CPU ns per step of the plain loop ``a = agent.act(); env.step(a); agent.update`` (the
+    loop of bench_shift.py, a fresh agent each repetition), minimum over ``repeat``."""
+    best = min(
+        env_loop_seconds_per_step(shift_agents([label])[label], steps, horizon,
+                                  int(horizon * 0.6), seed=i)
+        for i in range(repeat)
+    )  # fmt: skip
     return best * 1e9
 
 

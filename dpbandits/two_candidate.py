@@ -237,26 +237,9 @@ def hg_closed_map(
     q1: float = 0.0,
     q2: float = 1.0,
 ) -> HGMap:
-    """Closed-form :class:`HGMap` (only for names in :data:`CLOSED_FORMS`)."""
-    g1, g2 = _grid(d1, "d1"), _grid(d2, "d2")
-    D1, D2 = np.meshgrid(g1, g2)
-    e1 = error_probability(m, q1, q2, D1, D2, epsilon)
-    e2 = error_probability(m2, q1, q2, D1, D2, epsilon)
-    return HGMap(
-        m=m,
-        m2=m2,
-        d1=g1,
-        d2=g2,
-        epsilon=float(epsilon),
-        q1=float(q1),
-        q2=float(q2),
-        hg=e1 - e2,
-        se=np.zeros_like(e1),
-        error_m=e1,
-        error_m2=e2,
-        n_draws=None,
-        method="closed form",
-    )
+    """Closed-form :class:`HGMap` (only for names in :data:`CLOSED_FORMS`): the same as
+    ``hg_map(m, m2, d1, d2, epsilon, q1, q2, method="closed form")``."""
+    return hg_map(m, m2, d1, d2, epsilon, q1, q2, method="closed form")
 
 
 def _label(spec: Any) -> str:
@@ -317,28 +300,32 @@ def hg_map(
     q2: float = 1.0,
     n_draws: int = 4000,
     seed: int | np.random.SeedSequence | None = 0,
+    *,
+    method: str = "monte carlo",
 ) -> HGMap:
-    """Monte Carlo :class:`HGMap` of ``HG(M, M')`` (Figs. 2, 10-12).
+    """:class:`HGMap` of ``HG(M, M')`` (Figs. 2, 10-12), by ``method``:
 
-    The two mechanisms draw independently (seed children 0 and 1), so
-    ``se = sqrt(se_M^2 + se_M'^2)`` with binomial standard errors.
+    - ``"monte carlo"``: :func:`error_rate` of each mechanism; the two draw independently (seed
+      children 0 and 1), so ``se = sqrt(se_M^2 + se_M'^2)`` with binomial standard errors;
+    - ``"closed form"``: :func:`error_probability` (names of :data:`CLOSED_FORMS` only), ``se``
+      zero; ``n_draws`` and ``seed`` are not used.
     """
-    root = seed if isinstance(seed, np.random.SeedSequence) else np.random.SeedSequence(seed)
-    s_m, s_m2 = root.spawn(2)
-    e1, se1 = error_rate(m, d1, d2, epsilon, q1, q2, n_draws, s_m)
-    e2, se2 = error_rate(m2, d1, d2, epsilon, q1, q2, n_draws, s_m2)
+    if method == "closed form":
+        g1, g2 = _grid(d1, "d1"), _grid(d2, "d2")
+        D1, D2 = np.meshgrid(g1, g2)
+        e1 = error_probability(m, q1, q2, D1, D2, epsilon)
+        e2 = error_probability(m2, q1, q2, D1, D2, epsilon)
+        se, n = np.zeros_like(e1), None
+    elif method == "monte carlo":
+        root = seed if isinstance(seed, np.random.SeedSequence) else np.random.SeedSequence(seed)
+        s_m, s_m2 = root.spawn(2)
+        e1, se1 = error_rate(m, d1, d2, epsilon, q1, q2, n_draws, s_m)
+        e2, se2 = error_rate(m2, d1, d2, epsilon, q1, q2, n_draws, s_m2)
+        g1, g2 = _grid(d1, "d1"), _grid(d2, "d2")
+        se, n = np.sqrt(se1**2 + se2**2), int(n_draws)
+    else:
+        raise ValueError(f"method must be 'monte carlo' or 'closed form', got {method!r}")
     return HGMap(
-        m=_label(m),
-        m2=_label(m2),
-        d1=_grid(d1, "d1"),
-        d2=_grid(d2, "d2"),
-        epsilon=float(epsilon),
-        q1=float(q1),
-        q2=float(q2),
-        hg=e1 - e2,
-        se=np.sqrt(se1**2 + se2**2),
-        error_m=e1,
-        error_m2=e2,
-        n_draws=int(n_draws),
-        method="monte carlo",
-    )
+        _label(m), _label(m2), g1, g2, float(epsilon), float(q1), float(q2),
+        hg=e1 - e2, se=se, error_m=e1, error_m2=e2, n_draws=n, method=method,
+    )  # fmt: skip

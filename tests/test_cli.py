@@ -62,3 +62,85 @@ def test_plugin_file_is_usable_by_list_and_audit(tmp_path, capsys):
 def test_missing_plugin_file_is_a_one_line_error(tmp_path, capsys):
     assert main(["list", "--plugin", str(tmp_path / "nope.py")]) == 2
     assert "--plugin: no such file" in capsys.readouterr().err
+
+
+def _subparsers():
+    """{command: parser} of every subcommand (aliases left out), course's actions merged."""
+    import argparse
+
+    parser = build_parser()
+    sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    out = {}
+    for name, sp in sub.choices.items():
+        if sp not in out.values():
+            out[name] = sp
+    return out
+
+
+def _options(sp):
+    import argparse
+
+    found = {o: a for a in sp._actions for o in a.option_strings}
+    for a in sp._actions:
+        if isinstance(a, argparse._SubParsersAction):
+            for child in a.choices.values():
+                found.update({o: b for b in child._actions for o in b.option_strings})
+    return found
+
+
+def _docs_cli():
+    from pathlib import Path
+
+    return (Path(__file__).resolve().parents[1] / "docs" / "cli.md").read_text(encoding="utf-8")
+
+
+def test_docs_table_of_shared_options_matches_every_parser():
+    """docs/cli.md says, flag by flag, which command takes which shared option."""
+    lines = [x for x in _docs_cli().splitlines() if x.startswith("| command | `--epsilon`")]
+    assert len(lines) == 1
+    header = lines[0]
+    rows = _docs_cli().split(header, 1)[1].splitlines()[2:]  # after the |---| line
+    flags = [c.strip().strip("`") for c in header.strip("|").split("|")][1:]
+    table = {}
+    for row in rows:
+        if not row.startswith("| `"):
+            break
+        cells = [c.strip() for c in row.strip("|").split("|")]
+        table[cells[0].strip("`")] = {f for f, c in zip(flags, cells[1:], strict=True) if c}
+    parsers = _subparsers()
+    assert set(table) == set(parsers)
+    for command, sp in parsers.items():
+        assert table[command] == set(flags) & set(_options(sp)), command
+
+
+def test_list_valued_options_follow_the_dialect():
+    """Every option docs/cli.md names as list-valued is repeatable and takes several values
+    (the documented exceptions: ``--agent`` of run and sweep, one whole agent spec per
+    occurrence; ``topk --scenario`` and ``two-candidate --figure``, one value)."""
+    single = {("run", "--agent"), ("sweep", "--agent"), ("topk", "--scenario"),
+              ("two-candidate", "--figure")}  # fmt: skip
+    assert "`topk --scenario`" in _docs_cli() and "`two-candidate --figure`" in _docs_cli()
+    import re
+
+    row = next(x for x in _docs_cli().splitlines() if "list-valued options have" in x)
+    names = re.findall(r"`(--[\w-]+) \w+`", row.split("|")[1])
+    assert {"--selector", "--k", "--mechanism", "--task"} <= set(names)
+    seen = set()
+    for command, sp in _subparsers().items():
+        for name in names:
+            action = _options(sp).get(name)
+            if action is None or (command, name) in single:
+                continue
+            seen.add(name)
+            assert action.nargs == "+" and action.default is None, (command, name)
+            assert type(action).__name__ == "_ExtendAction", (command, name)
+    assert seen == set(names)
+
+
+def test_every_command_is_described_by_its_module_docstring():
+    import importlib
+
+    for command, sp in _subparsers().items():
+        module = importlib.import_module(f"dpbandits.cli.cmd_{command.replace('-', '_')}")
+        assert sp.description == module.__doc__, command
+        assert sp.prog == f"dpbandits {command}"

@@ -5,13 +5,14 @@ Subcommands are discovered, not listed: every module ``dpbandits/cli/cmd_<name>.
 .. code-block:: python
 
     def register(subparsers: argparse._SubParsersAction) -> None:
-        parser = subparsers.add_parser("<name>", help="...")
-        ...
+        parser = options.add_command(subparsers, "<name>", HELP, __doc__)
+        ...  # options.add_common_options, add_list_option, add_epsilon_option: docs/cli.md
         parser.set_defaults(func=run)
 
     def run(args: argparse.Namespace) -> int: ...
 
-Heavy imports belong inside ``run`` so that ``dpbandits --help`` stays fast.
+Heavy imports belong inside ``run`` so that ``dpbandits --help`` stays fast. The options every
+command shares, and how outputs are checked and written, live in :mod:`dpbandits.cli.options`.
 """
 
 from __future__ import annotations

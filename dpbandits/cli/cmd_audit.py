@@ -1,21 +1,22 @@
-"""``dpbandits audit SELECTOR``: empirical privacy-loss check on hard neighbouring pairs."""
+"""``dpbandits audit SELECTOR``: empirical privacy-loss check on hard neighbouring pairs.
+
+Draws the selector many times on each neighbouring pair of ``dpbandits.audit.HARD_PAIRS`` and
+compares the estimated privacy loss ``max_a |log P[a|D] - log P[a|D']|`` (with a
+Clopper-Pearson lower confidence bound) with eps. Exit status 0 if every pair passes, 1
+otherwise.
+"""
 
 from __future__ import annotations
 
 import argparse
 
-from dpbandits.cli.options import add_plugin_argument, load_plugins
+from dpbandits.cli.options import add_command, add_plugin_argument, load_plugins
+
+HELP = "estimate a selector's privacy loss on hard neighbouring inputs"
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
-    parser = subparsers.add_parser(
-        "audit",
-        help="estimate a selector's privacy loss on hard neighbouring inputs",
-        description="Draw the selector many times on each neighbouring pair of "
-        "dpbandits.audit.HARD_PAIRS and compare the estimated privacy loss "
-        "max_a |log P[a|D] - log P[a|D']| (with a Clopper-Pearson lower confidence bound) "
-        "with eps. Exit status 0 if every pair passes, 1 otherwise.",
-    )
+    parser = add_command(subparsers, "audit", HELP, __doc__)
     parser.add_argument(
         "selector", nargs="?", default=None,
         help="selector name (see `dpbandits list`); without it, this help is shown",
@@ -45,18 +46,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.set_defaults(func=run, print_help=parser.print_help)
 
 
-def _parse_value(text: str) -> object:
-    for conv in (int, float):
-        try:
-            return conv(text)
-        except ValueError:
-            pass
-    return text
-
-
 def run(args: argparse.Namespace) -> int:
     from dpbandits import selectors
     from dpbandits.audit import HARD_PAIRS, audit
+    from dpbandits.selectors.spec import parse_value
 
     load_plugins(args.plugins)
     if args.selector is None:
@@ -69,7 +62,7 @@ def run(args: argparse.Namespace) -> int:
         key, sep, value = item.partition("=")
         if not sep or not key:
             raise ValueError(f"--param must look like KEY=VALUE, got {item!r}")
-        params[key] = _parse_value(value)
+        params[key] = parse_value(value)  # as in 'name:key=value' selector specs
     sel = selectors.make(args.selector, epsilon=args.epsilon, **params)
     pairs = None
     if args.pairs is not None:

@@ -1,20 +1,23 @@
-"""``dpbandits course list | start N DIR | check N FILE.py``: the RL-course exercises."""
+"""``dpbandits course list | start N DIR | check N FILE.py``: the RL-course exercises.
+
+Six graded exercises from a first bandit to a private agent under shift. ``list`` shows them,
+``start N DIR`` copies exercise N's starter file into DIR, ``check N FILE.py`` grades your file:
+one line per task (ok / not done yet / what is wrong); exit status 0 only when every task is
+ok. See docs/course.md.
+"""
 
 from __future__ import annotations
 
 import argparse
 import sys
 
+from dpbandits.cli import options
+
+HELP = "RL-course exercises: list them, start one, check your solution"
+
 
 def register(subparsers: argparse._SubParsersAction) -> None:
-    parser = subparsers.add_parser(
-        "course",
-        help="RL-course exercises: list them, start one, check your solution",
-        description="Six graded exercises from a first bandit to a private agent under shift. "
-        "`list` shows them, `start N DIR` copies exercise N's starter file into DIR, "
-        "`check N FILE.py` grades your file: one line per task (ok / not done yet / what is "
-        "wrong); exit status 0 only when every task is ok. See docs/course.md.",
-    )
+    parser = options.add_command(subparsers, "course", HELP, __doc__)
     sub = parser.add_subparsers(title="actions", metavar="ACTION")
     p_list = sub.add_parser("list", help="the exercises, their tasks and time")
     p_list.set_defaults(func=run_list)
@@ -32,14 +35,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p_check.add_argument("exercise", help="exercise number (1-6)")
     p_check.add_argument("file", help="your exercise file")
     p_check.add_argument("--seed", type=int, default=0, help="seed of the checker's draws (0)")
+    options.add_list_option(p_check, "--task", metavar="NAME", help="check only these tasks")
     p_check.add_argument(
-        "--task",
-        action="append",
-        default=None,
-        metavar="NAME",
-        help="check only this task (repeatable, or comma-separated)",
+        "--json", dest="json_path", default=None, metavar="PATH", help="also write the results"
     )
-    p_check.add_argument("--json", default=None, metavar="PATH", help="also write the results")
     p_check.set_defaults(func=run_check)
     parser.set_defaults(func=lambda args: _help(parser))
 
@@ -81,17 +80,11 @@ def run_check(args: argparse.Namespace) -> int:
     from dpbandits.course import check, exercise
 
     ex = exercise(args.exercise)
-    if args.json is not None:
-        out = Path(args.json)
-        if out.exists() and out.is_dir():
-            raise ValueError(f"--json {args.json!r} is a directory")
-        if not out.resolve().parent.is_dir():
-            raise ValueError(f"--json: directory {str(out.resolve().parent)!r} does not exist")
+    options.check_writable_file(args.json_path, "--json")
     if args.seed < 0:
         raise ValueError(f"--seed must be >= 0, got {args.seed}")
-    tasks = None
-    if args.task:
-        tasks = [t.strip() for item in args.task for t in item.split(",") if t.strip()]
+    tasks = options.split_list(args.tasks) or None
+    if tasks:
         names = [t.name for t in ex.tasks]
         for t in tasks:
             if t not in names:
@@ -111,11 +104,11 @@ def run_check(args: argparse.Namespace) -> int:
         print(r.line(), flush=True)
     n_ok = sum(r.ok for r in results)
     print(f"{n_ok} of {len(results)} tasks ok." + (" Well done!" if n_ok == len(results) else ""))
-    if args.json is not None:
+    if args.json_path is not None:
         from dpbandits.files import write_json
 
         write_json(
-            args.json,
+            args.json_path,
             {"exercise": ex.number, "file": str(args.file), "seed": args.seed,
              "tasks": [r.to_dict() for r in results]},
         )  # fmt: skip

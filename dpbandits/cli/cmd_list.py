@@ -1,4 +1,9 @@
-"""``dpbandits list``: the available selectors, agents and environments with their parameters."""
+"""``dpbandits list``: the available selectors, agents and environments with their parameters.
+
+Lists the available DP selectors (built-in, registered and plug-ins) with their parameters,
+defaults and privacy guarantee, the bandit agents (``agents.make`` names) and the Gymnasium
+environments (``dpbandits/...`` ids) with their constructor parameters and defaults.
+"""
 
 from __future__ import annotations
 
@@ -8,22 +13,16 @@ import textwrap
 from collections.abc import Callable
 from typing import Any
 
-from dpbandits.cli.options import add_plugin_argument, load_plugins
+from dpbandits.cli.options import add_command, add_plugin_argument, load_plugins
 
 SECTIONS = ("selectors", "agents", "envs")
 #: Prefix of the project's Gymnasium ids (plug-ins may register more under it).
 ENV_PREFIX = "dpbandits/"
+HELP = "list the available selectors, agents and environments"
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
-    parser = subparsers.add_parser(
-        "list",
-        help="list the available selectors, agents and environments",
-        description="List the available DP selectors (built-in, registered and plug-ins) with "
-        "their parameters, defaults and privacy guarantee, the bandit agents "
-        "(agents.make names) and the Gymnasium environments (dpbandits/... ids) with their "
-        "constructor parameters and defaults.",
-    )
+    parser = add_command(subparsers, "list", HELP, __doc__)
     parser.add_argument(
         "what",
         nargs="?",

@@ -18,15 +18,13 @@ import sys
 from pathlib import Path
 
 from dpbandits.cli.experiment_options import add_experiment_arguments, experiment_from_args
+from dpbandits.cli.options import add_command
+
+HELP = "run one regret experiment from a TOML config or quick flags"
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
-    parser = subparsers.add_parser(
-        "run",
-        help="run one regret experiment from a TOML config or quick flags",
-        description=__doc__,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
+    parser = add_command(subparsers, "run", HELP, __doc__)
     add_experiment_arguments(parser, "run")
     parser.add_argument("--json", dest="json_path", default=None, metavar="PATH",
                         help="also write the summary as JSON to PATH")  # fmt: skip

@@ -16,48 +16,30 @@ Writes one PNG per requested scenario group, ``scenarios.md`` and ``scenarios.cs
 from __future__ import annotations
 
 import argparse
-import os
-import sys
+import functools
 import time
 from typing import Any
 
-from dpbandits.cli.options import (
-    add_list_option,
-    add_output_options,
-    add_plugin_argument,
-    load_plugins,
-    output_directory,
-    parse_float_grid,
-    slug,
-    split_list,
-)
+from dpbandits.cli import options
 
 HELP = "selection scenarios of the paper (Figs. 1, 4, 5, 6, 7, 13, 18): MSE against eps"
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
-    p = subparsers.add_parser(
-        "scenarios",
-        help=HELP,
-        description=__doc__,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
-    add_list_option(
+    p = options.add_command(subparsers, "scenarios", HELP, __doc__)
+    options.add_list_option(
         p, "--scenario", "-s", metavar="S",
         help="paper scenario 1-8, 'corr:t=<t>', '<1|2|3>:p=<proportion>', or a figure group "
         "fig1 (1-3), fig5 (4-6), fig6 (correlation family), fig7 (7-8), fig13 (proportion "
         "sweep), fig4 and fig18 (exc1, exc2 of §V-B), all; each value gives one figure, '1+4' "
         "puts two in one (default: fig1)",
     )  # fmt: skip
-    add_list_option(
+    options.add_list_option(
         p, "--selector", "--selectors", metavar="SEL",
         help="selector names or 'name:key=value,...' specs "
         "(default: uniform krr rnm rnmh rs rs_tnb gem mgem, plus combined_gem on 7-8)",
     )  # fmt: skip
-    p.add_argument(
-        "--epsilon", "--epsilons", dest="epsilon", default="paper",
-        help="eps grid: 'a,b,c', 'geom:LO:HI:N' or 'paper' (12 values 0.01..16, default)",
-    )  # fmt: skip
+    options.add_epsilon_option(p, "paper", "--epsilons", paper="12 values 0.01..16")
     p.add_argument(
         "--sweep-epsilon", type=float, default=2.0,
         help="eps of the fig13 proportion sweep (default 2, as in App. E)",
@@ -68,16 +50,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         default=None,
         help="trials per scenario (default: the paper's, 10000; 5000 for scenarios 7-8)",
     )
-    p.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
-    add_output_options(p, "scenarios")
-    add_plugin_argument(p)
     p.add_argument(
         "--batch-size",
         type=int,
         default=None,
         help="call selectors on chunks of this many trials (bounds memory; default: all)",
     )
-    p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    options.add_common_options(p, "scenarios")
     p.set_defaults(func=run)
 
 
@@ -106,12 +85,12 @@ def run(args: argparse.Namespace) -> int:
 
     from dpbandits import evaluation, scenarios
 
-    load_plugins(args.plugins)
-    eps = evaluation.check_epsilons(parse_float_grid(args.epsilon, "--epsilon"))
+    options.load_plugins(args.plugins)
+    eps = evaluation.check_epsilons(options.parse_float_grid(args.epsilon, "--epsilon"))
     if args.trials is not None and args.trials <= 0:
         raise ValueError(f"--trials must be > 0, got {args.trials}")
-    names = split_list(args.selectors)
-    scenario_specs = split_list(args.scenarios)
+    names = options.split_list(args.selectors)
+    scenario_specs = options.split_list(args.scenarios)
     if names is not None and not names:
         raise ValueError("--selector must not be empty")
 
@@ -129,12 +108,13 @@ def run(args: argparse.Namespace) -> int:
     if names is not None:
         evaluation.resolve_selectors(names)
 
-    from dpbandits.files import atomic_write, save_figure, write_csv
+    from dpbandits import scenario_plots, scenarios_exceptional
 
-    with output_directory(args.out, "scenarios"):
+    say = options.progress_printer(not args.no_progress)
+    with options.output_directory(args.out, "scenarios"):
+        files = options.Outputs(args, relative=True)
         md: list[str] = []
         records: list[dict[str, Any]] = []
-        figures: list[str] = []
         t_start = time.perf_counter()
         for key, items in groups:
             if key == "fig13":
@@ -151,14 +131,10 @@ def run(args: argparse.Namespace) -> int:
                 for sw in sweeps:
                     md.append(sw.to_markdown())
                     records.extend(sw.records())
-                if not args.no_plots:
-                    from dpbandits.scenario_plots import plot_sweeps
-
-                    path = os.path.join(args.out, f"fig13.{args.format}")
-                    save_figure(
-                        plot_sweeps(sweeps, suptitle="Fig. 13: proportion of high scores"), path
-                    )
-                    figures.append(path)
+                title = "Fig. 13: proportion of high scores"
+                files.figure(
+                    "fig13", functools.partial(scenario_plots.plot_sweeps, sweeps, suptitle=title)
+                )
                 continue
             evs = []
             for sc in items:
@@ -175,32 +151,26 @@ def run(args: argparse.Namespace) -> int:
                 )
                 evs.append(ev)
                 # Progress on stderr, so that stdout is exactly the markdown table.
-                print(
+                say(
                     f"scenario {ev.scenario}: {ev.n_trials} trials, {len(ev.mse)} selectors, "
-                    f"{eps.size} eps in {time.perf_counter() - t_sc:.1f} s",
-                    file=sys.stderr,
+                    f"{eps.size} eps in {time.perf_counter() - t_sc:.1f} s"
                 )
                 md.append(ev.to_markdown())
                 records.extend(ev.records())
-            if not args.no_plots:
-                from dpbandits.scenario_plots import plot_evaluations
-
-                name = key if key.startswith("fig") or key == "all" else "scenario_" + slug(key)
-                path = os.path.join(args.out, f"{name}.{args.format}")
-                if key in ("fig4", "fig18"):
-                    from dpbandits.scenarios_exceptional import exceptional_figure
-
-                    save_figure(exceptional_figure(evs, key, seed=args.seed), path)
-                else:
-                    save_figure(plot_evaluations(evs), path)
-                figures.append(path)
+            name = key if key.startswith("fig") or key == "all" else "scenario_" + options.slug(key)
+            if key in ("fig4", "fig18"):
+                plot = functools.partial(
+                    scenarios_exceptional.exceptional_figure, evs, key, seed=args.seed
+                )
+            else:
+                plot = functools.partial(scenario_plots.plot_evaluations, evs)
+            files.figure(name, plot)
         elapsed = time.perf_counter() - t_start
 
         text = "\n\n".join(md) + "\n"
-        atomic_write(os.path.join(args.out, "scenarios.md"), text)
-        write_csv(os.path.join(args.out, "scenarios.csv"), records)
+        files.text("scenarios.md", text)
+        files.csv("scenarios.csv", records)
         print(text)
         print(f"eps grid: {np.array2string(eps, precision=3)}; seed {args.seed}; {elapsed:.1f} s")
-        written = [*figures, "scenarios.md", "scenarios.csv"]
-        print(f"wrote {', '.join(os.path.basename(f) for f in written)} in {args.out}")
+        print(f"wrote {', '.join(files.written)} in {args.out}")
     return 0

@@ -14,6 +14,7 @@ import sys
 from pathlib import Path
 
 from dpbandits.cli.options import (
+    add_command,
     add_list_option,
     add_output_options,
     add_plugin_argument,
@@ -23,13 +24,12 @@ from dpbandits.cli.options import (
     split_list,
 )
 
+HELP = "the paper's bandit-under-shift experiment (App. H, Fig. 9)"
+
 
 def register(subparsers: argparse._SubParsersAction) -> None:
-    parser = subparsers.add_parser(
-        "shift",
-        help="the paper's bandit-under-shift experiment (App. H, Fig. 9)",
-        description=__doc__,
-        formatter_class=argparse.ArgumentDefaultsHelpFormatter,
+    parser = add_command(
+        subparsers, "shift", HELP, __doc__, formatter_class=argparse.ArgumentDefaultsHelpFormatter
     )
     parser.add_argument("--runs", type=int, default=100, help="replications per agent")
     parser.add_argument("--horizon", type=int, default=50_000, help="steps T")

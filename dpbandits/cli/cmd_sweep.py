@@ -25,15 +25,13 @@ from dpbandits.cli.experiment_options import (
     experiment_from_args,
     parse_grid,
 )
+from dpbandits.cli.options import add_command
+
+HELP = "run a parameter sweep (resumable, on processes or a Dask cluster)"
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
-    parser = subparsers.add_parser(
-        "sweep",
-        help="run a parameter sweep (resumable, on processes or a Dask cluster)",
-        description=__doc__,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
+    parser = add_command(subparsers, "sweep", HELP, __doc__)
     add_experiment_arguments(parser, "sweep")
     parser.add_argument("--grid", action="append", default=[], metavar="KEY=V1,V2,...",
                         help="sweep KEY over the values (adds to the config's [sweep]); "

@@ -18,19 +18,10 @@ from __future__ import annotations
 import argparse
 import math
 import os
-import sys
 import time
 from typing import Any
 
-from dpbandits.cli.options import (
-    add_output_options,
-    add_plugin_argument,
-    check_writable_file,
-    load_plugins,
-    output_directory,
-    parse_float_grid,
-    split_list,
-)
+from dpbandits.cli import options
 
 HELP = "private top-k and DP feature selection (paper 002, Figs. 1, 5, 8; k-slates)"
 FIGURES = ("fig1", "fig5", "fig8", "slate")
@@ -38,36 +29,19 @@ DEFAULT_EPS = "geom:0.1:20:8"
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
-    p = subparsers.add_parser(
-        "topk", help=HELP, description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    p = options.add_command(subparsers, "topk", HELP, __doc__)
+    options.add_list_option(
+        p, "--figure", metavar="FIG", help="fig1, fig5, fig8, slate (default fig1,fig5,fig8)"
     )
-    p.add_argument(
-        "--figure",
-        action="append",
-        default=None,
-        metavar="FIG",
-        help="fig1, fig5, fig8, slate; repeatable or comma separated (default fig1,fig5,fig8)",
-    )
-    p.add_argument(
-        "--k",
-        action="append",
-        default=None,
-        metavar="K",
+    options.add_list_option(
+        p, "--k", metavar="K",
         help="numbers of features, integers or 'log' (floor(log d)); default 5,log",
-    )
-    p.add_argument(
-        "--epsilon",
-        default=None,
-        help=f"eps grid 'a,b,c', 'geom:LO:HI:N' or 'paper' (12 values 0.1..20); "
-        f"default {DEFAULT_EPS}",
-    )
-    p.add_argument(
-        "--mechanism",
-        action="append",
-        default=None,
-        metavar="NAME",
+    )  # fmt: skip
+    options.add_epsilon_option(p, None, paper="paper 002's 12 values 0.1..20", shown=DEFAULT_EPS)
+    options.add_list_option(
+        p, "--mechanism", metavar="NAME",
         help="top-k mechanisms (dpbandits.topk.available()); default canonical_lipschitz",
-    )
+    )  # fmt: skip
     p.add_argument("--reps", type=int, default=None, help="Fig. 1 repetitions (default 100)")
     p.add_argument(
         "--trials",
@@ -89,28 +63,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument(
         "--slate-trials", type=int, default=1000, help="trials of --figure slate (default 1000)"
     )
-    p.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
-    add_output_options(p, "topk", json=True)
-    p.add_argument("--no-progress", action="store_true", help="no progress messages on stderr")
-    add_plugin_argument(p)
+    options.add_common_options(p, "topk", json=True)
     p.set_defaults(func=run)
-
-
-def _grid(text: str) -> list[float]:
-    """The eps grid; ``paper`` is paper 002's grid (12 values 0.1..20)."""
-    from dpbandits.topk_experiments import PAPER_EPSILONS
-
-    if text.strip().lower() == "paper":
-        return [float(v) for v in PAPER_EPSILONS]
-    values = parse_float_grid(text, "--epsilon")
-    if not all(math.isfinite(v) and v > 0 for v in values):
-        raise ValueError(f"--epsilon values must be finite and > 0, got {text!r}")
-    return [float(v) for v in values]
-
-
-def _positive(name: str, value: int | None) -> None:
-    if value is not None and value < 1:
-        raise ValueError(f"{name} must be >= 1, got {value}")
 
 
 def _fig1_summary(records: list[dict[str, Any]]) -> str:
@@ -164,19 +118,20 @@ def _acc_summary(records: list[dict[str, Any]]) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
-    load_plugins(args.plugins)
-    figures = split_list(args.figure) or ["fig1", "fig5", "fig8"]
+    options.load_plugins(args.plugins)
+    figures = options.split_list(args.figures) or ["fig1", "fig5", "fig8"]
     for f in figures:
         if f not in FIGURES:
             raise ValueError(f"--figure must be among {', '.join(FIGURES)}, got {f!r}")
-    ks = split_list(args.k) or (["5", "log", "8"] if args.paper else ["5", "log"])
-    eps = _grid(
+    ks = options.split_list(args.ks) or (["5", "log", "8"] if args.paper else ["5", "log"])
+    from dpbandits.topk_experiments import PAPER_EPSILONS
+
+    eps_text = (
         args.epsilon if args.epsilon is not None else ("paper" if args.paper else DEFAULT_EPS)
     )
-    mechanisms = split_list(args.mechanism) or ["canonical_lipschitz"]
-    _positive("--reps", args.reps)
-    _positive("--trials", args.trials)
-    _positive("--slate-trials", args.slate_trials)
+    eps = options.parse_epsilons(eps_text, paper=PAPER_EPSILONS)  # 'paper': paper 002's grid
+    mechanisms = options.split_list(args.mechanisms) or ["canonical_lipschitz"]
+    options.check_at_least_one(args, "reps", "trials", "slate_trials")
     if not (math.isfinite(args.lasso_alpha) and args.lasso_alpha > 0):
         raise ValueError(f"--lasso-alpha must be finite and > 0, got {args.lasso_alpha}")
     if (args.data is None) != (args.target is None):
@@ -201,36 +156,32 @@ def run(args: argparse.Namespace) -> int:
         from dpbandits import scenarios
 
         scenarios.get(args.scenario)
-    check_writable_file(args.json_path, "--json")
+    options.check_writable_file(args.json_path, "--json")
 
-    from dpbandits.files import atomic_write, save_figure, write_csv
+    say = options.progress_printer(not args.no_progress)
+    files = options.Outputs(args, relative=True)
+    summary: list[str] = []
+    all_records: dict[str, list[dict[str, Any]]] = {}
 
-    with output_directory(args.out, "topk"):
+    def table(key: str, stem: str, records: list[dict[str, Any]], text: str) -> None:
+        """A finished part: ``<stem>.csv``, its summary, and ``key`` of the JSON file."""
+        all_records[key] = records
+        files.csv(f"{stem}.csv", records)
+        summary.append(text)
+
+    with options.output_directory(args.out, "topk"):
         import numpy as np
 
         from dpbandits import topk_experiments as te
+        from dpbandits import topk_plots as tp
 
-        def say(msg: str) -> None:
-            if not args.no_progress:
-                print(msg, file=sys.stderr)
-
-        written: list[str] = []
-        summary: list[str] = []
-        all_records: dict[str, list[dict[str, Any]]] = {}
         t0 = time.perf_counter()
         if "fig1" in figures:
             t = time.perf_counter()
             rec1 = te.figure1_counts(reps, args.seed, alpha=args.lasso_alpha)
             say(f"fig1: {reps} repetitions in {time.perf_counter() - t:.1f} s")
-            all_records["fig1"] = rec1
-            write_csv(os.path.join(args.out, "fig1_counts.csv"), rec1)
-            written.append("fig1_counts.csv")
-            summary.append(_fig1_summary(rec1))
-            if not args.no_plots:
-                from dpbandits.topk_plots import plot_figure1
-
-                save_figure(plot_figure1(rec1), os.path.join(args.out, f"fig1.{args.format}"))
-                written.append(f"fig1.{args.format}")
+            table("fig1", "fig1_counts", rec1, _fig1_summary(rec1))
+            files.figure("fig1", lambda: tp.plot_figure1(rec1))
         if "fig5" in figures or "fig8" in figures:
             t = time.perf_counter()
             if args.data is not None:
@@ -244,28 +195,18 @@ def run(args: argparse.Namespace) -> int:
                 f"fig5/fig8: {data.name} {data.X.shape}, {trials} trials "
                 f"in {time.perf_counter() - t:.1f} s"
             )
-            all_records["accuracy"] = rec5
-            write_csv(os.path.join(args.out, "accuracy.csv"), rec5)
-            written.append("accuracy.csv")
-            summary.append(_acc_summary(rec5))
-            if not args.no_plots:
-                from dpbandits.topk_plots import plot_accuracy, plot_order_metrics
-
-                if "fig5" in figures:
-                    save_figure(plot_accuracy(rec5), os.path.join(args.out, f"fig5.{args.format}"))
-                    written.append(f"fig5.{args.format}")
-                if "fig8" in figures:
-                    save_figure(
-                        plot_order_metrics(rec5), os.path.join(args.out, f"fig8.{args.format}")
-                    )
-                    written.append(f"fig8.{args.format}")
+            table("accuracy", "accuracy", rec5, _acc_summary(rec5))
+            if "fig5" in figures:
+                files.figure("fig5", lambda: tp.plot_accuracy(rec5))
+            if "fig8" in figures:
+                files.figure("fig8", lambda: tp.plot_order_metrics(rec5))
         if "slate" in figures:
             from dpbandits.topk.slates import evaluate_slates
 
             t = time.perf_counter()
             k_slate = int(ks[0]) if ks[0].isdigit() else 5
             slate_mechs = (
-                mechanisms if args.mechanism else ["canonical_lipschitz", "joint", "gumbel"]
+                mechanisms if args.mechanisms else ["canonical_lipschitz", "joint", "gumbel"]
             )
             recs = evaluate_slates(
                 args.scenario, slate_mechs, k_slate, eps, args.slate_trials, args.seed
@@ -274,42 +215,24 @@ def run(args: argparse.Namespace) -> int:
                 f"slate: scenario {args.scenario}, {args.slate_trials} trials "
                 f"in {time.perf_counter() - t:.1f} s"
             )
-            all_records["slates"] = recs
-            write_csv(os.path.join(args.out, "slates.csv"), recs)
-            written.append("slates.csv")
-            lines = [f"k-slates on scenario {args.scenario} (k = {k_slate}): top-k accuracy", ""]
-            lines.append("| mechanism | " + " | ".join(f"{e:.3g}" for e in eps) + " |")
-            lines.append("|---|" + "---|" * len(eps))
-            for m in dict.fromkeys(r["mechanism"] for r in recs):
-                accs = [r["accuracy"] for r in recs if r["mechanism"] == m]
-                lines.append(f"| {m} | " + " | ".join(f"{a:.3f}" for a in accs) + " |")
-            summary.append("\n".join(lines))
-            if not args.no_plots:
-                from dpbandits.topk_plots import plot_slates
-
-                save_figure(plot_slates(recs), os.path.join(args.out, f"slates.{args.format}"))
-                written.append(f"slates.{args.format}")
+            table("slates", "slates", recs, _slate_summary(recs, args.scenario, k_slate, eps))
+            files.figure("slates", lambda: tp.plot_slates(recs))
         text = "\n\n".join(summary) + "\n"
-        atomic_write(os.path.join(args.out, "summary.md"), text)
-        written.append("summary.md")
-        if args.json_path is not None:
-            import json
-
-            payload = {
-                key: [
-                    {
-                        k: (None if isinstance(v, float) and not math.isfinite(v) else v)
-                        for k, v in r.items()
-                    }
-                    for r in recs_
-                ]
-                for key, recs_ in all_records.items()
-            }
-            atomic_write(args.json_path, json.dumps(payload, indent=1))
-            written.append(args.json_path)
+        files.text("summary.md", text)
+        files.json(all_records)
         print(text)
         print(
             f"seed {args.seed}; {time.perf_counter() - t0:.1f} s; "
-            f"wrote {', '.join(written)} in {args.out}"
+            f"wrote {', '.join(files.written)} in {args.out}"
         )
     return 0
+
+
+def _slate_summary(recs: list[dict[str, Any]], scenario: str, k: int, eps: list[float]) -> str:
+    lines = [f"k-slates on scenario {scenario} (k = {k}): top-k accuracy", ""]
+    lines.append("| mechanism | " + " | ".join(f"{e:.3g}" for e in eps) + " |")
+    lines.append("|---|" + "---|" * len(eps))
+    for m in dict.fromkeys(r["mechanism"] for r in recs):
+        accs = [r["accuracy"] for r in recs if r["mechanism"] == m]
+        lines.append(f"| {m} | " + " | ".join(f"{a:.3f}" for a in accs) + " |")
+    return "\n".join(lines)

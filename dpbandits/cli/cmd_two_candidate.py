@@ -17,32 +17,18 @@ plug-ins) are simulated with ``--draws`` draws per grid cell.
 from __future__ import annotations
 
 import argparse
-import os
 from typing import Any
 
-from dpbandits.cli.options import (
-    add_list_option,
-    add_output_options,
-    add_plugin_argument,
-    load_plugins,
-    output_directory,
-    parse_float_grid,
-    split_list,
-)
+from dpbandits.cli import options
 
+HELP = "two-candidate maps HG(M, M') over (Δ1, Δ2) (Figs. 2, 10-12)"
 FIG10_GAMMAS = (0.5, 0.2, 0.05, 0.01)
 FIG11_EPS = (0.1, 1.0, 3.0)
 FIG11_GAPS = (0.1, 1.0, 2.0, 5.0)
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
-    p = subparsers.add_parser(
-        "two-candidate",
-        aliases=["hg"],
-        help="two-candidate maps HG(M, M') over (Δ1, Δ2) (Figs. 2, 10-12)",
-        description=__doc__,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
+    p = options.add_command(subparsers, "two-candidate", HELP, __doc__, aliases=["hg"])
     p.add_argument(
         "--figure",
         choices=["2", "10", "11", "12"],
@@ -50,11 +36,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="reproduce a paper figure (default 2 unless --m2 is given)",
     )
     p.add_argument("--m", default="rnm", help="reference mechanism M (default rnm)")
-    add_list_option(
+    options.add_list_option(
         p, "--m2", metavar="SEL",
         help="compared mechanism(s) M' (names or 'name:key=value' specs); one panel each",
     )  # fmt: skip
-    p.add_argument("--epsilon", default="0.1", help="eps value(s), comma separated (default 0.1)")
+    options.add_epsilon_option(p, "0.1", paper="the main paper's 12 values 0.01..16")
     p.add_argument("--gap", default="1", help="score gap(s) q2 - q1, comma separated (default 1)")
     p.add_argument(
         "--grid",
@@ -64,9 +50,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     p.add_argument("--draws", type=int, default=4000, help="Monte Carlo draws per cell")
     p.add_argument("--monte-carlo", action="store_true", help="simulate even with a closed form")
-    p.add_argument("--seed", type=int, default=0)
-    add_output_options(p, "two-candidate")
-    add_plugin_argument(p)
+    options.add_common_options(p, "two-candidate", progress=False)
     p.set_defaults(func=run)
 
 
@@ -96,9 +80,9 @@ def _panels(args: argparse.Namespace) -> tuple[str, list[dict[str, Any]], int]:
             [dict(m="rnm", m2=m2, eps=e, gap=g) for e in FIG11_EPS for g in FIG11_GAPS],
             4,
         )
-    eps = parse_float_grid(args.epsilon, "--epsilon")
-    gaps = parse_float_grid(args.gap, "--gap")
-    m2s = split_list(args.m2s) or []
+    eps = options.parse_epsilons(args.epsilon)
+    gaps = options.parse_float_grid(args.gap, "--gap")
+    m2s = options.split_list(args.m2s) or []
     panels = [
         dict(m=args.m, m2=m2, eps=float(e), gap=float(g)) for m2 in m2s for e in eps for g in gaps
     ]
@@ -111,28 +95,24 @@ def run(args: argparse.Namespace) -> int:
     from dpbandits import two_candidate as hg
     from dpbandits.selectors.spec import parse_selector_spec
 
-    load_plugins(args.plugins)
-    grid = parse_float_grid(args.grid, "--grid")
+    options.load_plugins(args.plugins)
+    grid = options.parse_float_grid(args.grid, "--grid")
     name, panels, ncols = _panels(args)
     if args.draws < 2:
         raise ValueError(f"--draws must be >= 2, got {args.draws}")
 
-    from dpbandits.files import atomic_write, save_figure, write_csv
-
-    with output_directory(args.out, "two-candidate"):
+    with options.output_directory(args.out, "two-candidate"):
         maps = []
         for k, p in enumerate(panels):
             closed = all(
                 parse_selector_spec(s)[1] == {} and parse_selector_spec(s)[0] in hg.CLOSED_FORMS
                 for s in (p["m"], p["m2"])
             )
-            if closed and not args.monte_carlo:
-                mp = hg.hg_closed_map(p["m"], p["m2"], grid, grid, p["eps"], 0.0, p["gap"])
-            else:
-                mp = hg.hg_map(
-                    p["m"], p["m2"], grid, grid, p["eps"], 0.0, p["gap"], args.draws,
-                    seed=np.random.SeedSequence(args.seed, spawn_key=(k,)),
-                )  # fmt: skip
+            method = "closed form" if closed and not args.monte_carlo else "monte carlo"
+            mp = hg.hg_map(
+                p["m"], p["m2"], grid, grid, p["eps"], 0.0, p["gap"], args.draws,
+                seed=np.random.SeedSequence(args.seed, spawn_key=(k,)), method=method,
+            )  # fmt: skip
             maps.append(mp)
 
         lines = [
@@ -154,14 +134,16 @@ def run(args: argparse.Namespace) -> int:
             )
             records.extend(mp.records())
         table = "\n".join(lines) + "\n"
-        atomic_write(os.path.join(args.out, f"{name}.md"), table)
-        write_csv(os.path.join(args.out, f"{name}.csv"), records)
-        written = [f"{name}.md", f"{name}.csv"]
-        if not args.no_plots:
-            from dpbandits.scenario_plots import plot_hg
-
-            save_figure(plot_hg(maps, ncols=ncols), os.path.join(args.out, f"{name}.{args.format}"))
-            written.insert(0, f"{name}.{args.format}")
+        files = options.Outputs(args, relative=True)
+        files.text(f"{name}.md", table)
+        files.csv(f"{name}.csv", records)
+        files.figure(name, lambda: _plot_hg(maps, ncols=ncols))
         print(table)
-        print(f"wrote {', '.join(written)} in {args.out}")
+        print(f"wrote {', '.join(files.written)} in {args.out}")
     return 0
+
+
+def _plot_hg(maps: list[Any], ncols: int) -> Any:
+    from dpbandits.scenario_plots import plot_hg
+
+    return plot_hg(maps, ncols=ncols)

@@ -5,7 +5,10 @@
 - ``--out DIR``, ``--format png|svg|pdf``, ``--no-plots``, ``--json PATH``, ``--seed``,
   ``--runs``, ``--jobs``, ``--no-progress``, ``--plugin FILE.py|MODULE``.
 - Outputs and plug-ins are checked before any work; an output directory carries the marker file
-  ``INCOMPLETE.txt`` until the command has written everything (see :func:`output_directory`).
+  ``INCOMPLETE.txt`` until the command has written everything (see :func:`output_directory`);
+  :class:`Outputs` writes the files into it.
+- Every subcommand's parser comes from :func:`add_command` (its module docstring is the
+  description), and :func:`add_common_options` adds the options most commands share.
 """
 
 from __future__ import annotations
@@ -14,31 +17,89 @@ import argparse
 import contextlib
 import importlib
 import importlib.util
+import math
 import os
 import re
 import sys
 import traceback
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
 
 __all__ = [
     "INCOMPLETE_MARKER",
+    "Outputs",
+    "add_command",
+    "add_common_options",
+    "add_epsilon_option",
     "add_list_option",
     "add_output_options",
     "add_plugin_argument",
+    "check_at_least_one",
     "check_writable_file",
     "load_plugins",
     "output_directory",
+    "parse_epsilons",
     "parse_float_grid",
+    "progress_printer",
     "slug",
     "split_list",
 ]
 
 #: Present in an output directory while a command is writing it (and after an interruption).
 INCOMPLETE_MARKER = "INCOMPLETE.txt"
+
+
+def add_command(
+    subparsers: argparse._SubParsersAction,
+    name: str,
+    help: str,
+    doc: str | None,
+    *,
+    aliases: Sequence[str] = (),
+    formatter_class: type[argparse.HelpFormatter] = argparse.RawDescriptionHelpFormatter,
+) -> argparse.ArgumentParser:
+    """The parser of subcommand ``name``: ``help`` is its line in ``dpbandits --help``, ``doc``
+    (the command module's docstring) its description, shown as written."""
+    return subparsers.add_parser(
+        name, aliases=list(aliases), help=help, description=doc, formatter_class=formatter_class
+    )
+
+
+def add_common_options(
+    parser: argparse.ArgumentParser, command: str, *, progress: bool = True, **outputs: bool
+) -> None:
+    """``--seed`` (default 0), the output options (:func:`add_output_options`, which takes
+    ``outputs``, e.g. ``json=True``), ``--no-progress`` (unless ``progress=False``) and
+    ``--plugin``."""
+    parser.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
+    add_output_options(parser, command, **outputs)
+    if progress:
+        parser.add_argument(
+            "--no-progress", action="store_true", help="no progress output on stderr"
+        )
+    add_plugin_argument(parser)
+
+
+def check_at_least_one(args: argparse.Namespace, *dests: str) -> None:
+    """Each ``args.<dest>`` that is set must be an int >= 1 (named ``--dest-with-dashes``)."""
+    for dest in dests:
+        value = getattr(args, dest)
+        if value is not None and value < 1:
+            raise ValueError(f"--{dest.replace('_', '-')} must be >= 1, got {value}")
+
+
+def progress_printer(enabled: bool) -> Callable[[str], None]:
+    """``say(message)``: one progress line on stderr, or nothing with ``--no-progress``."""
+
+    def say(message: str) -> None:
+        if enabled:
+            print(message, file=sys.stderr, flush=True)
+
+    return say
 
 
 def add_list_option(
@@ -177,6 +238,32 @@ def parse_float_grid(text: str, name: str) -> NDArray[np.float64]:
     return np.asarray(values, dtype=np.float64)
 
 
+def add_epsilon_option(
+    parser: argparse.ArgumentParser, default: str | None, *aliases: str, paper: str, shown: str = ""
+) -> None:
+    """``--epsilon GRID``: one eps value or a grid (:func:`parse_epsilons`); ``paper`` says
+    what ``--epsilon paper`` means, ``shown`` the default when it is not ``default`` itself."""
+    parser.add_argument(
+        "--epsilon", *aliases, dest="epsilon", default=default, metavar="GRID",
+        help=f"eps value or grid: 'a,b,c', 'geom:LO:HI:N', 'lin:LO:HI:N' or 'paper' ({paper}); "
+        f"default {shown or default}",
+    )  # fmt: skip
+
+
+def parse_epsilons(
+    text: str, name: str = "--epsilon", paper: NDArray[np.float64] | None = None
+) -> list[float]:
+    """The eps grid of :func:`parse_float_grid` (``paper``: that grid instead of the main
+    paper's), every value finite and > 0."""
+    if paper is not None and text.strip().lower() == "paper":
+        values = np.asarray(paper, dtype=np.float64)
+    else:
+        values = parse_float_grid(text, name)
+    if not all(math.isfinite(v) and v > 0 for v in values):
+        raise ValueError(f"{name} values must be finite and > 0, got {text!r}")
+    return [float(v) for v in values]
+
+
 def check_writable_file(path: str | None, option: str) -> None:
     """Fail now, not after the run, if ``path`` cannot be written (its directory is created)."""
     if path is None:
@@ -215,6 +302,50 @@ def output_directory(path: str, command: str) -> Iterator[Path]:
         raise ValueError(f"--out: cannot write to {path!r}: {exc}") from None
     yield out
     marker.unlink(missing_ok=True)
+
+
+class Outputs:
+    """The files a command writes into its ``--out`` directory, recorded in order.
+
+    ``written`` lists them as ``DIR/name`` (or ``name`` alone with ``relative=True``), for the
+    command's closing message. Figures honour ``--no-plots`` and ``--format``, the JSON file
+    ``--json``; every file is written atomically (:mod:`dpbandits.files`).
+    """
+
+    def __init__(self, args: argparse.Namespace, *, relative: bool = False) -> None:
+        self.args = args
+        self.relative = relative
+        self.written: list[str] = []
+
+    def _path(self, name: str) -> str:
+        path = os.path.join(self.args.out, name)
+        self.written.append(name if self.relative else path)
+        return path
+
+    def csv(self, name: str, rows: list[dict[str, Any]]) -> None:
+        from dpbandits.files import write_csv
+
+        write_csv(self._path(name), rows)
+
+    def text(self, name: str, text: str) -> None:
+        from dpbandits.files import atomic_write
+
+        atomic_write(self._path(name), text)
+
+    def figure(self, stem: str, plot: Callable[[], Any]) -> None:
+        """``stem.<format>`` from ``plot()`` (not even drawn with ``--no-plots``)."""
+        if not self.args.no_plots:
+            from dpbandits.files import save_figure
+
+            save_figure(plot(), self._path(f"{stem}.{self.args.format}"))
+
+    def json(self, payload: Any) -> None:
+        """``payload`` to the ``--json`` path, if one was given."""
+        if self.args.json_path:
+            from dpbandits.files import write_json
+
+            write_json(self.args.json_path, payload)
+            self.written.append(self.args.json_path)
 
 
 def slug(name: str) -> str:

@@ -17,28 +17,11 @@ Importing this package registers the score transforms as selectors, so that
 from __future__ import annotations
 
 from dpbandits import selectors as _selectors
-from dpbandits.recommendation.local import (
-    Clipped,
-    Scaled,
-    clip_scores,
-    cutoff_mask,
-    rr_pmf,
-    scale_scores,
-    select_among,
-    softmax_pmf,
-)
+from dpbandits.recommendation import local as _local
+from dpbandits.recommendation.local import *  # noqa: F403 (the names of local.__all__)
 
-__all__ = [
-    "Clipped",
-    "Scaled",
-    "clip_scores",
-    "cutoff_mask",
-    "rr_pmf",
-    "scale_scores",
-    "select_among",
-    "softmax_pmf",
-]
+__all__ = list(_local.__all__)
 
-for _cls in (Scaled, Clipped):
+for _cls in (_local.Scaled, _local.Clipped):
     if _cls.name not in _selectors.available():  # never replace a user's registration
         _selectors.register(_cls.name, _cls)

@@ -32,7 +32,6 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from dpbandits import checks
-from dpbandits import selectors as _selectors
 from dpbandits.selectors.base import (
     FloatArray,
     IntArray,
@@ -40,6 +39,7 @@ from dpbandits.selectors.base import (
     Selector,
     prepare_inputs,
 )
+from dpbandits.selectors.spec import resolve_selector
 
 __all__ = [
     "Clipped",
@@ -53,24 +53,6 @@ __all__ = [
 ]
 
 BoolArray = NDArray[np.bool_]
-
-
-def _real(value: Any, name: str) -> float:
-    if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)):
-        raise TypeError(f"{name} must be a real number, got {type(value).__name__}")
-    return float(value)
-
-
-def _resolve(selector: str | Selector, epsilon: float | None) -> Selector:
-    """A Selector from a name or an instance, at ``epsilon`` when given."""
-    if isinstance(selector, str):
-        return (
-            _selectors.make(selector)
-            if epsilon is None
-            else _selectors.make(selector, epsilon=epsilon)
-        )
-    sel = _selectors.make(selector)  # checks the Selector protocol
-    return sel if epsilon is None else sel.with_epsilon(epsilon)
 
 
 def scale_scores(s: ArrayLike) -> FloatArray:
@@ -99,7 +81,8 @@ class _Transformed(Selector):
     def _init_inner(self, inner: str | Selector, epsilon: float | None) -> None:
         if epsilon is not None:
             checks.positive_number(epsilon, "epsilon")
-        self.inner = _resolve(inner, epsilon)
+        # a name, a 'name:key=value' spec or an instance, at epsilon when given
+        self.inner = resolve_selector(inner, epsilon)
         self.epsilon = float(self.inner.epsilon)
 
     @property
@@ -183,10 +166,7 @@ class Clipped(_Transformed):
         public: ArrayLike | None = None,
         epsilon: float | None = None,
     ) -> None:
-        b = _real(bound, "bound")
-        if not (math.isfinite(b) and b > 0):
-            raise ValueError(f"bound (the clipping bound Δ/2) must be finite and > 0, got {b!r}")
-        self.bound = b
+        self.bound = checks.positive_number(bound, "bound (the clipping bound Δ/2)")
         self.public = None if public is None else self._check_public(public)
         self._init_inner(inner, epsilon)
 
@@ -259,9 +239,7 @@ def softmax_pmf(s: ArrayLike, epsilon: float, sensitivity: float = 1.0) -> Float
     mechanism).
     """
     eps = checks.positive_number(epsilon, "epsilon")
-    delta = _real(sensitivity, "sensitivity")
-    if not (math.isfinite(delta) and delta > 0):
-        raise ValueError(f"sensitivity must be finite and > 0, got {delta!r}")
+    delta = checks.positive_number(sensitivity, "sensitivity")
     a = np.asarray(s, dtype=np.float64)
     z = (a - a.max(axis=-1, keepdims=True)) * (eps / (2.0 * delta))
     w = np.exp(z)
@@ -280,7 +258,7 @@ def cutoff_mask(public: ArrayLike, gamma: float, mask: ArrayLike | None = None) 
     maximum is taken over them and the result is a sub-mask of it, never empty where the row
     has an eligible candidate. Uses public data only: no privacy cost.
     """
-    g = _real(gamma, "gamma")
+    g = checks.number(gamma, "gamma (the score cut-off)", finite=False)
     if not (0.0 <= g <= 1.0):
         raise ValueError(f"gamma (the score cut-off) must lie in [0, 1], got {g!r}")
     pub = np.asarray(public, dtype=np.float64)

@@ -148,7 +148,8 @@ class Mechanism:
         self.epsilon = checks.positive_number(epsilon, "epsilon")
 
     @classmethod
-    def _param_names(cls) -> list[str]:
+    def param_names(cls) -> list[str]:
+        """Names of the constructor parameters (what ``make(name, **params)`` accepts)."""
         return list(cls.param_defaults())
 
     @classmethod
@@ -163,7 +164,7 @@ class Mechanism:
 
     def get_params(self) -> dict[str, Any]:
         """The constructor arguments of this mechanism (enough to rebuild it)."""
-        return {name: getattr(self, name) for name in self._param_names()}
+        return {name: getattr(self, name) for name in self.param_names()}
 
     def with_epsilon(self: M, epsilon: float) -> M:
         """A copy with another privacy parameter (experiments and scenarios sweep eps)."""

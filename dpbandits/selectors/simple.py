@@ -10,7 +10,7 @@ import numpy as np
 
 from dpbandits.selectors.base import FloatArray, IntArray, Selector, row_max
 
-__all__ = ["Greedy", "KRR", "Uniform", "argmax_random_ties"]
+__all__ = ["Greedy", "KRR", "RankingSelector", "Uniform", "argmax_random_ties"]
 
 
 def argmax_random_ties(q: FloatArray, rng: np.random.Generator) -> IntArray:
@@ -32,23 +32,28 @@ def argmax_random_ties(q: FloatArray, rng: np.random.Generator) -> IntArray:
     return out
 
 
-class Uniform(Selector):
+class RankingSelector(Selector):
+    """A selector that reads at most the ranking of the scores, never the sensitivities ``d``
+    (the three of this module)."""
+
+    uses_sensitivities = False
+
+
+class Uniform(RankingSelector):
     """Uniform choice among the K candidates: 0-DP (§IV).
 
     ``epsilon`` is accepted (so that sweeps over eps can include this baseline) but unused.
     """
 
     name = "uniform"
-    private = True
     guarantee = "0-DP (output independent of the data)"
-    uses_sensitivities = False
     summary = "uniform over the K candidates"
 
     def select_batch(self, q: FloatArray, d: FloatArray, rng: np.random.Generator) -> IntArray:
         return np.asarray(rng.integers(0, q.shape[1], size=q.shape[0], dtype=np.int64))
 
 
-class Greedy(Selector):
+class Greedy(RankingSelector):
     """argmax q with ties broken uniformly at random: the non-private reference (§IV).
 
     ``epsilon`` is accepted for uniformity with the other selectors but unused.
@@ -57,14 +62,13 @@ class Greedy(Selector):
     name = "greedy"
     private = False
     guarantee = "not private (reference)"
-    uses_sensitivities = False
     summary = "argmax q, ties uniformly at random"
 
     def select_batch(self, q: FloatArray, d: FloatArray, rng: np.random.Generator) -> IntArray:
         return argmax_random_ties(q, rng)
 
 
-class KRR(Selector):
+class KRR(RankingSelector):
     """k-randomised response (Warner 1965; §III-B).
 
     Outputs ``argmax q`` (ties at random) with probability ``e^eps / (e^eps + K - 1)`` and each
@@ -74,7 +78,6 @@ class KRR(Selector):
 
     name = "krr"
     guarantee = "eps-DP"
-    uses_sensitivities = False
     summary = "argmax w.p. e^eps/(e^eps+K-1), else a uniform other candidate"
 
     def __init__(self, epsilon: float = 1.0) -> None:

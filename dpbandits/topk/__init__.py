@@ -27,9 +27,7 @@ All private ones are eps-DP (pure). Run-time additions: :func:`register`.
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import Any
-
+from dpbandits.selectors.registry import Registry
 from dpbandits.topk.base import TopKSelector, check_k
 from dpbandits.topk.gumbel import ExactTopK, OneShotGumbel, PeelingEM
 from dpbandits.topk.joint import JointEM
@@ -49,79 +47,22 @@ __all__ = [
     "unregister",
 ]
 
-Factory = Callable[..., Any]
+#: The top-k mechanism names: built-ins (in the order above), then run-time registrations.
+REGISTRY: Registry[TopKSelector] = Registry(
+    "top-k mechanism",
+    TopKSelector,
+    {cls.name: cls for cls in (CanonicalLipschitz, JointEM, OneShotGumbel, PeelingEM, ExactTopK)},
+    argument="mechanism",
+)
 
-_BUILTIN: dict[str, Factory] = {
-    cls.name: cls for cls in (CanonicalLipschitz, JointEM, OneShotGumbel, PeelingEM, ExactTopK)
-}
-_RUNTIME: dict[str, Factory] = {}
-
-
-def available() -> list[str]:
-    """Names :func:`make` accepts (built-ins, then run-time registrations)."""
-    return [*_BUILTIN, *sorted(_RUNTIME)]
-
-
-def register(name: str, factory: Factory, *, overwrite: bool = False) -> None:
-    """Register ``factory(**params) -> TopKSelector`` under ``name`` (built-ins are fixed)."""
-    if not isinstance(name, str) or not name:
-        raise ValueError(f"name must be a non-empty string, got {name!r}")
-    if not callable(factory):
-        raise TypeError(f"factory must be callable, got {type(factory).__name__}")
-    if name in _BUILTIN:
-        raise ValueError(f"{name!r} is a built-in top-k mechanism and cannot be re-registered")
-    if name in _RUNTIME and not overwrite:
-        raise ValueError(f"top-k mechanism {name!r} is already registered; pass overwrite=True")
-    _RUNTIME[name] = factory
-
-
-def unregister(name: str) -> None:
-    """Remove a run-time registration."""
-    if name not in _RUNTIME:
-        raise ValueError(f"{name!r} is not a run-time registered top-k mechanism")
-    del _RUNTIME[name]
-
-
-def _is_topk(obj: object) -> bool:
-    return isinstance(obj, TopKSelector) or (
-        callable(getattr(obj, "select", None))
-        and hasattr(obj, "epsilon")
-        and hasattr(obj, "private")
-        and hasattr(obj, "name")
-    )
-
-
-def make(mechanism: str | TopKSelector, **params: Any) -> TopKSelector:
-    """Build a top-k mechanism from a name and parameters, or return an instance unchanged.
-
-    ``make("canonical_lipschitz", epsilon=2.0, gamma=0.5)``. Unknown names raise
-    :class:`ValueError` listing the available ones; unknown parameters :class:`TypeError`.
-    """
-    if not isinstance(mechanism, str):
-        if _is_topk(mechanism):
-            if params:
-                raise TypeError("parameters cannot be combined with a mechanism instance")
-            return mechanism
-        raise TypeError(
-            f"mechanism must be a name or a TopKSelector, got {type(mechanism).__name__}"
-        )
-    if mechanism in _BUILTIN:
-        factory = _BUILTIN[mechanism]
-    elif mechanism in _RUNTIME:
-        factory = _RUNTIME[mechanism]
-    else:
-        raise ValueError(
-            f"unknown top-k mechanism {mechanism!r}; available: {', '.join(available())}"
-        )
-    if isinstance(factory, type) and issubclass(factory, TopKSelector):
-        accepted = factory._param_names()
-        unknown = sorted(set(params) - set(accepted))
-        if unknown:
-            raise TypeError(
-                f"unknown parameter(s) {unknown} for top-k mechanism {mechanism!r}; "
-                f"accepted: {accepted}"
-            )
-    obj = factory(**params)
-    if not _is_topk(obj):
-        raise TypeError(f"factory for {mechanism!r} returned {type(obj).__name__}")
-    return obj
+#: Names :func:`make` accepts (built-ins, then run-time registrations).
+available = REGISTRY.available
+#: ``register(name, factory, *, overwrite=False)``: ``factory(**params) -> TopKSelector``
+#: under ``name`` (built-ins are fixed).
+register = REGISTRY.register
+#: ``unregister(name)``: remove a run-time registration.
+unregister = REGISTRY.unregister
+#: ``make("canonical_lipschitz", epsilon=2.0, gamma=0.5)`` builds a mechanism, or returns an
+#: instance unchanged. Unknown names raise ValueError listing the available ones, unknown
+#: parameters TypeError.
+make = REGISTRY.make

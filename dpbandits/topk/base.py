@@ -110,11 +110,11 @@ class TopKSelector(Mechanism):
         if kk == d:
             # The only k-subset: releasing it costs no privacy. Ordered mechanisms still rank.
             if self.ordered:
-                out = self._select(q2, big_d, kk, gen)
+                out = self.select_batch(q2, big_d, kk, gen)
             else:
                 out = np.broadcast_to(np.arange(d, dtype=np.int64), (r, d)).copy()
         else:
-            out = self._select(q2, big_d, kk, gen)
+            out = self.select_batch(q2, big_d, kk, gen)
         return np.asarray(out, dtype=np.int64).reshape(*batch_shape, kk)
 
     def __call__(
@@ -122,8 +122,9 @@ class TopKSelector(Mechanism):
     ) -> IntArray:
         return self.select(q, k, sensitivity, rng)
 
-    def _select(
+    def select_batch(
         self, q: FloatArray, big_d: FloatArray, k: int, rng: np.random.Generator
     ) -> IntArray:
-        """Select on a validated batch ``q`` of shape ``(R, d)``, ``D`` of shape ``(R, 1)``."""
+        """The hook a mechanism implements: select on a validated batch ``q`` of shape
+        ``(R, d)`` with ``D`` of shape ``(R, 1)`` and a Generator (called by :meth:`select`)."""
         raise NotImplementedError

@@ -24,7 +24,14 @@ import numpy as np
 
 from dpbandits.topk.base import FloatArray, IntArray, TopKSelector
 
-__all__ = ["ExactTopK", "OneShotGumbel", "PeelingEM", "gumbel_noise", "top_k_ordered"]
+__all__ = [
+    "ExactTopK",
+    "OneShotGumbel",
+    "PeelingEM",
+    "PeelingLaw",
+    "gumbel_noise",
+    "top_k_ordered",
+]
 
 
 def gumbel_noise(rng: np.random.Generator, shape: tuple[int, ...]) -> FloatArray:
@@ -59,7 +66,21 @@ def _scaled_gaps(q: FloatArray, lam: FloatArray) -> FloatArray:
     return np.maximum(u, -1e300)
 
 
-class OneShotGumbel(TopKSelector):
+class PeelingLaw(TopKSelector):
+    """The peeling law of Durfee & Rogers (2019): what :class:`OneShotGumbel` and
+    :class:`PeelingEM` share -- the guarantee and the scaled utilities ``eps q / (2 k D)``."""
+
+    guarantee = "eps-DP (pure): k rounds of an (eps/k)-DP exponential mechanism"
+    ordered = True
+
+    def utilities(self, q: FloatArray, big_d: FloatArray, k: int) -> FloatArray:
+        """``(q - max q) eps / (2 k D)`` per row: the log-weights of every round, eps/k each."""
+        with np.errstate(over="ignore", divide="ignore"):
+            lam = self.epsilon / (2.0 * k * big_d)
+        return _scaled_gaps(q, lam)
+
+
+class OneShotGumbel(PeelingLaw):
     """One-shot top-k: ``top_k(q + Gumbel(2kD/eps))`` in noisy order (Durfee & Rogers 2019).
 
     eps-DP (pure) for the ranking; eps/k per item (basic composition of the equivalent
@@ -67,23 +88,16 @@ class OneShotGumbel(TopKSelector):
     """
 
     name = "gumbel"
-    guarantee = "eps-DP (pure): k rounds of an (eps/k)-DP exponential mechanism"
-    ordered = True
     summary = "top-k of q + Gumbel(2kD/eps), noisy order (= peeling EM)"
 
-    def __init__(self, epsilon: float = 1.0) -> None:
-        super().__init__(epsilon)
-
-    def _select(
+    def select_batch(
         self, q: FloatArray, big_d: FloatArray, k: int, rng: np.random.Generator
     ) -> IntArray:
-        with np.errstate(over="ignore", divide="ignore"):
-            lam = self.epsilon / (2.0 * k * big_d)
-        v = _scaled_gaps(q, lam) + gumbel_noise(rng, q.shape)
+        v = self.utilities(q, big_d, k) + gumbel_noise(rng, q.shape)
         return top_k_ordered(v, k)
 
 
-class PeelingEM(TopKSelector):
+class PeelingEM(PeelingLaw):
     """Peeling: k sequential exponential mechanisms at eps/k over the remaining items.
 
     Same output law as :class:`OneShotGumbel` (Durfee & Rogers 2019), kept as the textbook
@@ -91,20 +105,13 @@ class PeelingEM(TopKSelector):
     """
 
     name = "peeling"
-    guarantee = "eps-DP (pure): k rounds of an (eps/k)-DP exponential mechanism"
-    ordered = True
     summary = "k rounds of the exponential mechanism at eps/k, without replacement"
 
-    def __init__(self, epsilon: float = 1.0) -> None:
-        super().__init__(epsilon)
-
-    def _select(
+    def select_batch(
         self, q: FloatArray, big_d: FloatArray, k: int, rng: np.random.Generator
     ) -> IntArray:
+        u = self.utilities(q, big_d, k)
         r, d = q.shape
-        with np.errstate(over="ignore", divide="ignore"):
-            lam = self.epsilon / (2.0 * k * big_d)
-        u = _scaled_gaps(q, lam)
         rows = np.arange(r)
         chosen = np.zeros((r, d), dtype=bool)
         out = np.empty((r, k), dtype=np.int64)
@@ -126,10 +133,7 @@ class ExactTopK(TopKSelector):
     ordered = True
     summary = "the true top-k (non-private)"
 
-    def __init__(self, epsilon: float = 1.0) -> None:
-        super().__init__(epsilon)
-
-    def _select(
+    def select_batch(
         self, q: FloatArray, big_d: FloatArray, k: int, rng: np.random.Generator
     ) -> IntArray:
         return np.argsort(-q, axis=1, kind="stable")[:, :k].astype(np.int64)

@@ -141,10 +141,7 @@ class JointEM(TopKSelector):
     ordered = True
     summary = "exponential mechanism over sequences, utility -max_i (x_(i) - x_s_i), O(dk) memory"
 
-    def __init__(self, epsilon: float = 1.0) -> None:
-        super().__init__(epsilon)
-
-    def _select(
+    def select_batch(
         self, q: FloatArray, big_d: FloatArray, k: int, rng: np.random.Generator
     ) -> IntArray:
         r, _ = q.shape

@@ -122,7 +122,7 @@ class CanonicalLipschitz(TopKSelector):
             raise ValueError(f"classes must be one of {CLASSES}, got {classes!r}")
         self.classes = classes
 
-    def _select(
+    def select_batch(
         self, q: FloatArray, big_d: FloatArray, k: int, rng: np.random.Generator
     ) -> IntArray:
         r, d = q.shape

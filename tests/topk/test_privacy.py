@@ -83,8 +83,8 @@ def test_audit_catches_unsplit_gumbel():
     """A one-shot Gumbel that forgets to split eps over k (scale 2D/eps) is ~k eps-DP."""
 
     class Unsplit(topk.OneShotGumbel):
-        def _select(self, q, big_d, k, rng):
-            return super()._select(q, big_d / k, k, rng)
+        def select_batch(self, q, big_d, k, rng):
+            return super().select_batch(q, big_d / k, k, rng)
 
     res = audit_topk(Unsplit(epsilon=1.0), "spread", draws=50_000, rng=3)
     assert not res.passed, str(res)
