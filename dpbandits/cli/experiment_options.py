@@ -34,7 +34,8 @@ def add_experiment_arguments(parser: argparse.ArgumentParser, command: str) -> N
     parser.add_argument("--jobs", type=int, default=None,
                         help="worker processes (default: all cores)")  # fmt: skip
     parser.add_argument("--format", default="png", choices=("png", "svg", "pdf"), help="figures")
-    parser.add_argument("--no-plots", action="store_true", help="do not write figures")
+    parser.add_argument("--no-plots", "--no-figures", dest="no_plots", action="store_true",
+                        help="do not write figures")  # fmt: skip
     parser.add_argument("--no-progress", action="store_true", help="no progress bar")
     parser.add_argument("--print-config", action="store_true",
                         help="print the resolved config as TOML and exit (no run)")  # fmt: skip
