@@ -47,12 +47,25 @@ def snap(x: NDArray[np.float64] | float, gamma: float) -> NDArray[np.float64]:
 
 
 def discrete_laplace(
-    rng: np.random.Generator, scale_units: float, size: int | tuple[int, ...]
+    rng: np.random.Generator,
+    scale_units: float | NDArray[np.float64],
+    size: int | tuple[int, ...],
 ) -> NDArray[np.int64]:
-    """Integers ``K`` with ``P(K = k) ∝ exp(-|k| / scale_units)``."""
-    scale_units = checks.positive_number(scale_units, "scale_units")
-    # P(G = g) = (1 - p) p^g on {0, 1, ...}; numpy's geometric counts trials (>= 1), success 1-p.
-    q = -math.expm1(-1.0 / scale_units)  # 1 - p, accurate for a large scale
+    """Integers ``K`` with ``P(K = k) ∝ exp(-|k| / scale_units)``.
+
+    ``scale_units`` is a number or an array broadcasting against ``size`` (one scale per
+    column, e.g. per stream), each finite and > 0.
+    """
+    # P(G = g) = (1 - p) p^g on {0, 1, ...}; numpy's geometric counts trials (>= 1), success 1-p;
+    # q = 1 - p by expm1, accurate for a large scale.
+    if np.ndim(scale_units) == 0:
+        units = np.float64(checks.positive_number(scale_units, "scale_units"))
+    else:
+        units = checks.real_array(scale_units, "scale_units")
+        if not np.all(units > 0):
+            raise ValueError("scale_units must be > 0 everywhere")
+    with np.errstate(over="ignore"):  # a scale below ~1e-308 units: 1/scale = inf, q = 1
+        q = -np.expm1(-1.0 / units)
     g1 = rng.geometric(q, size=size)
     g2 = rng.geometric(q, size=size)
     return np.asarray(g1 - g2, dtype=np.int64)

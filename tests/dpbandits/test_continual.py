@@ -143,7 +143,7 @@ def test_hybrid_noise_shape_seed_and_size() -> None:
 def test_fast_laplace_sampler_is_laplace() -> None:
     from scipy import stats
 
-    from dpbandits.continual import _laplace
+    from dpbandits.tree_noise import laplace_unit as _laplace
 
     x = _laplace(np.random.default_rng(0), (100_000,))
     assert stats.kstest(x, stats.laplace.cdf).pvalue > 1e-6
