@@ -74,6 +74,10 @@ _MIN_AUTO_BLOCK = 64
 # sums at most 2 * 63 + 1 nodes; a node of scale s units exceeds 64 s with probability e^-64,
 # so node scales up to 2^39 units keep |Z_n| <= 127 * 64 * 2^39 < 2^52 units.
 _EXACT_UNITS = 2**52
+# ... and a reward is at most 2^30 steps from 0 (so >= 2^22 pulls per arm stay exact), which
+# must not widen the snapped range [lo_g, hi_g] by more than 2 gamma <= 3% of hi - lo.
+_MAX_REWARD_LOG2 = 30
+_MAX_WIDENING = 0.03
 _MAX_NODE_UNITS = 2.0**39
 
 
@@ -347,8 +351,8 @@ class PrivateMeans:
       ``S_n + Z_n`` depend on ``S_n`` (Mironov 2012, "On significance of the least significant
       bits for differential privacy"): the float release is not exactly eps-DP.
     - ``"discrete"``: floating-point safe (Canonne, Kamath, Steinke 2020; Mironov 2012).  The
-      grid is ``gamma``, the power of two at most ``2^-12 min(hi - lo, 2 (hi - lo) / eps)``
-      (attribute ``gamma``); each clipped reward is rounded to the nearest multiple of
+      grid is ``gamma`` (attribute), the power of two at most ``2^-12 min(hi - lo,
+      2 (hi - lo) / eps)``, raised if needed to ``2^-30 max(|lo|, |hi|)``; each clipped reward is rounded to the nearest multiple of
       ``gamma`` (it moves by at most ``gamma / 2``) and every node noise is ``gamma K`` with
       ``K`` discrete Laplace, ``P(K = k) ∝ exp(-|k| gamma / s)``, ``s`` the node's scale.
       Privacy: a reward in ``[lo, hi]`` rounds into ``[lo_g, hi_g]``, ``lo`` rounded down and
@@ -359,10 +363,10 @@ class PrivateMeans:
       bound of continuous ``Lap(s)``, so the hybrid mechanism's eps-DP argument (App. H) holds
       for the exact output.  Every partial sum, node and release ``S_n + Z_n`` is an integer
       times ``gamma``, computed exactly in float64 while ``|S_n|, |Z_n| <= 2^52 gamma``; the
-      constructor refuses parameters where that can fail: counts beyond ``2^52 / max(|lo_g|,
-      |hi_g|) * gamma`` (``n_max`` above it raises; without ``n_max`` it becomes the count
-      limit, attribute ``n_exact``) and node scales above ``2^39`` grid steps (an eps far below
-      1e-6).  The mean ``release / n`` is post-processing.  Cost: the grid adds at most
+      constructor refuses parameters where that can fail: counts beyond ``n_exact = 2^52 /
+      (max(|lo|, |hi|) / gamma + 1)`` (attribute; ``n_max`` above it raises, without ``n_max``
+      it is the count limit), node scales above ``2^39`` grid steps (an eps below about 1e-6)
+      and a range so far from 0 that the grid would widen it by more than 3%.  The mean ``release / n`` is post-processing.  Cost: the grid adds at most
       ``2 gamma`` to ``b`` (noise standard deviation up by < 0.05%) and the draws take about
       twice as long (``benchmarks/bench_continual_noise.py``, ``docs/floating-point.md``).
 
@@ -434,21 +438,26 @@ class PrivateMeans:
     def _grid(self) -> tuple[NodeSampler, int, str]:
         """Set up ``noise="discrete"``: grid, snapped sensitivity, exactness limits (see above)."""
         width, eps = self.hi - self.lo, self.epsilon
-        gamma = grid_step(min(width, 2.0 * width / eps))
-        if gamma < np.finfo(np.float64).tiny:
+        biggest = max(abs(self.lo), abs(self.hi))
+        # fine next to the range and the smallest node scale, coarse enough for exact sums
+        gamma = max(
+            grid_step(max(min(width, 2.0 * width / eps), 2.0**-1000)),
+            2.0 ** math.ceil(math.log2(biggest) - _MAX_REWARD_LOG2),
+        )
+        if 2.0 * gamma > width * _MAX_WIDENING:
             raise ValueError(
-                f"noise='discrete' needs a grid step 2^-12 min(hi - lo, 2 (hi - lo) / epsilon) "
-                f"of at least 2^-1022 (a normal float), got {gamma!r} for hi - lo = {width!r}"
+                f"noise='discrete' cannot put rewards in [lo, hi] = [{self.lo!r}, {self.hi!r}] on "
+                f"a fine enough grid: the step {gamma:g} (at least 2^-30 max(|lo|, |hi|), so that "
+                f"sums stay exact in float64) would widen hi - lo by more than "
+                f"{_MAX_WIDENING:.0%}; shift the rewards towards 0"
             )
-        # a snapped reward is at most this many grid steps away from 0
-        reach = max(abs(self.lo), abs(self.hi)) / gamma + 1.0
-        n_exact = int(_EXACT_UNITS // reach) if reach <= _EXACT_UNITS else 0
-        if n_exact < 1 or (self.n_max is not None and self.n_max > n_exact):
+        reach = biggest / gamma + 1.0  # a snapped reward is at most this many steps from 0
+        n_exact = int(_EXACT_UNITS // reach)
+        if self.n_max is not None and self.n_max > n_exact:
             raise ValueError(
                 f"noise='discrete' releases are exact only while the sum of the rewards stays "
                 f"below 2^52 grid steps: with lo={self.lo!r}, hi={self.hi!r} (grid step "
-                f"{gamma:g}) at most n_max={n_exact} pulls per arm, got n_max={self.n_max}; "
-                f"shift the rewards towards 0 or narrow [lo, hi]"
+                f"{gamma:g}) at most n_max={n_exact} pulls per arm, got n_max={self.n_max}"
             )
         limit = n_exact if self.n_max is None else self.n_max
         b = math.ceil(self.hi / gamma) * gamma - math.floor(self.lo / gamma) * gamma

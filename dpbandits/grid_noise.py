@@ -38,7 +38,7 @@ GRID_FRACTION = 2.0**-12
 def grid_step(scale: float) -> float:
     """The power of two closest below ``scale * GRID_FRACTION``."""
     scale = checks.positive_number(scale, "scale")
-    return float(2.0 ** math.floor(math.log2(scale * GRID_FRACTION)))
+    return float(2.0 ** math.floor(math.log2(scale) + math.log2(GRID_FRACTION)))
 
 
 def snap(x: NDArray[np.float64] | float, gamma: float) -> NDArray[np.float64]:
