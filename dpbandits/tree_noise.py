@@ -2,8 +2,9 @@
 
 The noise a tree mechanism adds at count ``n`` does not depend on the data, so the release is
 ``S_n + Z_n`` with ``Z_1..Z_N`` drawn at once.  This module draws it vectorised:
-:func:`hybrid_noise` and :func:`binary_noise` (whole tables) and :class:`HybridNoiseBlocks` (the
-hybrid sequence drawn lazily in aligned blocks, for :class:`dpbandits.continual.PrivateMeans`).
+:func:`noise_table` (whole tables, also as ``hybrid_noise`` and ``binary_noise``) and
+:class:`HybridNoiseBlocks` (the hybrid sequence drawn lazily in aligned blocks, for
+:class:`dpbandits.continual.PrivateMeans`).
 
 Node noise comes from a *node sampler*: :class:`LaplaceNodes` (continuous Laplace, the default)
 or :class:`GridLaplaceNodes` (discrete Laplace on a power-of-two grid, floating-point safe, see
@@ -21,6 +22,7 @@ levels, epochs and cache-sized blocks of ``n`` only).
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Iterator
 from typing import Any, Protocol
@@ -43,6 +45,7 @@ __all__ = [
     "floor_log2",
     "hybrid_noise",
     "laplace_unit",
+    "noise_table",
     "trailing_zeros",
 ]
 
@@ -229,66 +232,62 @@ def hybrid_table(
     return out, cum[k_max].copy()
 
 
-def _noise_request(
-    count: int, count_name: str, epsilon: float, sensitivity: float, size: Any, rng: Any
-) -> tuple[int, float, float, tuple[int, ...], np.random.Generator]:
-    """The validated arguments shared by :func:`hybrid_noise` and :func:`binary_noise`."""
-    count = positive_int(count, count_name)
+def noise_table(
+    mechanism: str,
+    count: int,
+    epsilon: float,
+    sensitivity: float = 1.0,
+    size: int | tuple[int, ...] = (),
+    rng: np.random.Generator | int | None = None,
+) -> NDArray[np.float64]:
+    """Noise ``Z_1..Z_count`` of the ``"hybrid"`` or ``"binary"`` mechanism (App. H).
+
+    The release at count ``n`` is ``S_n + Z_n`` and ``Z`` does not depend on the data, so the
+    whole sequence is drawn at once for a batch of independent streams.  ``count`` is the
+    hybrid mechanism's ``n_max`` or the binary mechanism's horizon ``T``; the two are also
+    offered as :data:`hybrid_noise` and :data:`binary_noise` (this function with the mechanism
+    bound).  Returns an array of shape ``(*size, count)``; entry ``[..., n - 1]`` is ``Z_n``.
+
+    - ``"hybrid"``: joint distribution identical to
+      :class:`dpbandits.continual.HybridMechanism`: ``Z_n = sum_{j<=k} eta_j + sum_{l in
+      bits(m)} nu_{k,l,(m>>l)-1}`` with ``k = floor(log2 n)``, ``m = n - 2^k``,
+      ``eta ~ Lap(2b/eps)``, ``nu_k ~ Lap(2kb/eps)`` (Chan, Shi, Song).  Vectorised: one
+      broadcast add per tree level, epoch and cache-sized block of counts (see
+      :func:`dyadic_blocks`); ``size=(100, 2)``, ``count=50_000`` takes a fraction of a second
+      (``benchmarks/bench_continual.py``).
+    - ``"binary"``: ``L = floor(log2 T) + 1`` levels, node noise ``Lap(L b / eps)``; ``Z_n`` is
+      the sum of the node noises over the set bits of ``n``.  Same joint distribution as
+      :class:`dpbandits.continual.BinaryMechanism`.
+    """
+    if mechanism not in ("hybrid", "binary"):
+        raise ValueError(f"mechanism must be 'hybrid' or 'binary', got {mechanism!r}")
+    count = positive_int(count, "n_max" if mechanism == "hybrid" else "horizon")
     eps = positive_number(epsilon, "epsilon")
     b = positive_number(sensitivity, "sensitivity")
-    return count, eps, b, checks.size(size), np.random.default_rng(rng)
-
-
-def hybrid_noise(
-    n_max: int,
-    epsilon: float,
-    sensitivity: float = 1.0,
-    size: int | tuple[int, ...] = (),
-    rng: np.random.Generator | int | None = None,
-) -> NDArray[np.float64]:
-    """Noise ``Z_1..Z_n_max`` of the hybrid mechanism (Chan, Shi, Song; App. H).
-
-    The hybrid release at count ``n`` is ``S_n + Z_n`` and ``Z`` does not depend on the data, so
-    the whole sequence is drawn at once for a batch of independent streams.  Joint distribution
-    identical to :class:`dpbandits.continual.HybridMechanism`: ``Z_n = sum_{j<=k} eta_j +
-    sum_{l in bits(m)} nu_{k,l,(m>>l)-1}`` with ``k = floor(log2 n)``, ``m = n - 2^k``,
-    ``eta ~ Lap(2b/eps)``, ``nu_k ~ Lap(2kb/eps)``.  Vectorised: one broadcast add per tree
-    level, epoch and cache-sized block of counts (see :func:`dyadic_blocks`); ``size=(100, 2)``,
-    ``n_max=50_000`` takes a fraction of a second (``benchmarks/bench_continual.py``).
-
-    Returns an array of shape ``(*size, n_max)``; entry ``[..., n - 1]`` is ``Z_n``.
-    """
-    n_max, eps, b, shape, gen = _noise_request(n_max, "n_max", epsilon, sensitivity, size, rng)
-    checks.noise_scale(2 * MAX_EPOCH * b, eps, "the hybrid mechanism")
-    table, _ = hybrid_table(math.prod(shape), n_max, eps, b, gen)
-    return table.reshape(shape + (n_max,))
-
-
-def binary_noise(
-    horizon: int,
-    epsilon: float,
-    sensitivity: float = 1.0,
-    size: int | tuple[int, ...] = (),
-    rng: np.random.Generator | int | None = None,
-) -> NDArray[np.float64]:
-    """Noise ``Z_1..Z_T`` of the binary mechanism with known horizon ``T`` (App. H).
-
-    ``L = floor(log2 T) + 1`` levels, node noise ``Lap(L b / eps)``; ``Z_n`` is the sum of the
-    node noises over the set bits of ``n``.  Same joint distribution as
-    :class:`dpbandits.continual.BinaryMechanism`.  Returns shape ``(*size, T)``; entry
-    ``[..., n - 1]`` is ``Z_n``.
-    """
-    horizon, eps, b, shape, gen = _noise_request(
-        horizon, "horizon", epsilon, sensitivity, size, rng
-    )
-    n_levels = horizon.bit_length()  # floor(log2 T) + 1
-    scale = checks.noise_scale(n_levels * b, eps, "the binary mechanism")
+    shape = checks.size(size)
+    gen = np.random.default_rng(rng)
     s = math.prod(shape)
-    out = np.empty((s, horizon))
-    for m0, block in dyadic_blocks(s, n_levels, horizon, gen, LAPLACE_NODES, scale):
-        skip = 1 if m0 == 0 else 0  # m = 0 is not a release
-        out[:, m0 + skip - 1 : m0 + block.shape[0] - 1] = block[skip:].T * scale
-    return out.reshape(shape + (horizon,))
+    if mechanism == "hybrid":
+        checks.noise_scale(2 * MAX_EPOCH * b, eps, "the hybrid mechanism")
+        out, _ = hybrid_table(s, count, eps, b, gen)
+    else:
+        n_levels = count.bit_length()  # floor(log2 T) + 1
+        scale = checks.noise_scale(n_levels * b, eps, "the binary mechanism")
+        out = np.empty((s, count))
+        for m0, block in dyadic_blocks(s, n_levels, count, gen, LAPLACE_NODES, scale):
+            skip = 1 if m0 == 0 else 0  # m = 0 is not a release
+            out[:, m0 + skip - 1 : m0 + block.shape[0] - 1] = block[skip:].T * scale
+    return out.reshape(shape + (count,))
+
+
+#: ``hybrid_noise(n_max, epsilon, sensitivity=1.0, size=(), rng=None)``: :func:`noise_table`
+#: of the hybrid mechanism (unknown horizon; draws ``Z_1..Z_n_max``).
+hybrid_noise = functools.partial(noise_table, "hybrid")
+hybrid_noise.__doc__ = "Noise ``Z_1..Z_n_max`` of the hybrid mechanism: see :func:`noise_table`."
+#: ``binary_noise(horizon, epsilon, sensitivity=1.0, size=(), rng=None)``: :func:`noise_table`
+#: of the binary mechanism with known horizon ``T`` (draws ``Z_1..Z_T``).
+binary_noise = functools.partial(noise_table, "binary")
+binary_noise.__doc__ = "Noise ``Z_1..Z_T`` of the binary mechanism: see :func:`noise_table`."
 
 
 # --------------------------------------------------------------------------------------------
