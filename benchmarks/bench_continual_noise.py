@@ -105,7 +105,7 @@ def main() -> None:
     print(f"  ratio discrete / laplace: {wall['discrete'] / wall['laplace']:.2f}")
 
     ns = [1, 100, 1000]
-    print(f"== 3. sd of the release noise Z_n, eps=1, [lo, hi] = [0, 1] (20_000 streams)")
+    print("== 3. sd of the release noise Z_n, eps=1, [lo, hi] = [0, 1] (20_000 streams)")
     sd = {noise: release_sd(noise, ns) for noise in ("laplace", "discrete")}
     for n in ns:
         print(f"  n={n:5d}  laplace {sd['laplace'][n]:8.3f}  discrete {sd['discrete'][n]:8.3f}"
