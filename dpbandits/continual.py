@@ -40,7 +40,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from dpbandits import checks
-from dpbandits.arms import RunArms
+from dpbandits.arms import RunArms, matrix_property
 from dpbandits.checks import positive_int, positive_number
 from dpbandits.grid_noise import grid_step, snap
 from dpbandits.tree_noise import (
@@ -479,22 +479,17 @@ class PrivateMeans:
             f"noise={self.noise!r})"
         )
 
-    @property
-    def counts(self) -> NDArray[np.int64]:
-        """Number of pulls of each arm, shape (R, K)."""
-        return self.layout.matrix(self._counts).copy()
-
-    @property
-    def sums(self) -> NDArray[np.float64]:
-        """Exact clipped (and, for ``noise="discrete"``, snapped) reward sums (R, K) --
-        non-private, for tests and diagnostics only."""
-        return self.layout.matrix(self._sums).copy()
-
-    @property
-    def releases(self) -> NDArray[np.float64]:
-        """The private sums ``S_n + Z_n`` (R, K) released at each arm's count; 0 if never
-        pulled.  With ``noise="discrete"`` every entry is an exact multiple of ``gamma``."""
-        return self.layout.matrix(self._releases).copy()
+    counts = matrix_property("_counts", "Number of pulls of each arm (R, K) int.")
+    sums = matrix_property(
+        "_sums",
+        'Exact clipped (and, for ``noise="discrete"``, snapped) reward sums (R, K) -- '
+        "non-private, for tests and diagnostics only.",
+    )
+    releases = matrix_property(
+        "_releases",
+        "The private sums ``S_n + Z_n`` (R, K) released at each arm's count; 0 if never "
+        'pulled.  With ``noise="discrete"`` every entry is an exact multiple of ``gamma``.',
+    )
 
     def update(self, actions: ArrayLike, rewards: ArrayLike) -> None:
         """Record one pull per replication: arm ``actions[r]`` gave ``rewards[r]``."""
