@@ -344,31 +344,34 @@ class PrivateMeans:
       ``releases`` holds the private sums ``S_n + Z_n`` themselves.
     - ``counts`` (R, K) int; ``n_max`` (optional) caps the count per arm (exceeding it raises).
 
-    ``noise`` selects the node noise of every hybrid mechanism:
+    ``noise`` selects the node noise of every hybrid mechanism (``NOISES``):
 
     - ``"laplace"`` (default): continuous Laplace noise as in App. H, drawn in float64.  Noise
       scale times 1e-16 is far below any effect we measure, but the low-order bits of
       ``S_n + Z_n`` depend on ``S_n`` (Mironov 2012, "On significance of the least significant
       bits for differential privacy"): the float release is not exactly eps-DP.
-    - ``"discrete"``: floating-point safe (Canonne, Kamath, Steinke 2020; Mironov 2012).  The
-      grid is ``gamma`` (attribute), the power of two at most ``2^-12 min(hi - lo,
-      2 (hi - lo) / eps)``, raised if needed to ``2^-30 max(|lo|, |hi|)``; each clipped reward is rounded to the nearest multiple of
-      ``gamma`` (it moves by at most ``gamma / 2``) and every node noise is ``gamma K`` with
-      ``K`` discrete Laplace, ``P(K = k) ∝ exp(-|k| gamma / s)``, ``s`` the node's scale.
-      Privacy: a reward in ``[lo, hi]`` rounds into ``[lo_g, hi_g]``, ``lo`` rounded down and
-      ``hi`` rounded up to the grid, so neighbouring streams differ by at most the
-      ``sensitivity`` ``b = hi_g - lo_g`` (a multiple of ``gamma``, at most
-      ``hi - lo + 2 gamma``), and the node scales use that ``b``; a node sum then shifts ``K``
-      by at most ``b / gamma`` units and the pmf ratio is at most ``exp(b / s)``, exactly the
-      bound of continuous ``Lap(s)``, so the hybrid mechanism's eps-DP argument (App. H) holds
-      for the exact output.  Every partial sum, node and release ``S_n + Z_n`` is an integer
-      times ``gamma``, computed exactly in float64 while ``|S_n|, |Z_n| <= 2^52 gamma``; the
-      constructor refuses parameters where that can fail: counts beyond ``n_exact = 2^52 /
-      (max(|lo|, |hi|) / gamma + 1)`` (attribute; ``n_max`` above it raises, without ``n_max``
-      it is the count limit), node scales above ``2^39`` grid steps (an eps below about 1e-6)
-      and a range so far from 0 that the grid would widen it by more than 3%.  The mean ``release / n`` is post-processing.  Cost: the grid adds at most
-      ``2 gamma`` to ``b`` (noise standard deviation up by < 0.05%) and the draws take about
-      twice as long (``benchmarks/bench_continual_noise.py``, ``docs/floating-point.md``).
+    - ``"discrete"``: floating-point safe (Canonne, Kamath, Steinke 2020, "The discrete
+      Gaussian for differential privacy"; Mironov 2012).  The grid step ``gamma`` (attribute)
+      is the power of two at most ``2^-12 min(hi - lo, 2 (hi - lo) / eps)``, raised if needed
+      to about ``2^-30 max(|lo|, |hi|)``.  Each clipped reward is rounded to the nearest
+      multiple of ``gamma`` (it moves by at most ``gamma / 2``) and every node noise is
+      ``gamma K``, ``K`` discrete Laplace with ``P(K = k) ∝ exp(-|k| gamma / s)``, ``s`` the
+      node's scale in App. H.  Privacy: a reward in ``[lo, hi]`` rounds into ``[lo_g, hi_g]``
+      (``lo`` rounded down, ``hi`` rounded up to the grid), so neighbouring streams differ by
+      at most ``b = hi_g - lo_g`` (attribute ``sensitivity``: a multiple of ``gamma``, at most
+      ``hi - lo + 2 gamma``), and the node scales use this ``b``.  A node sum then moves ``K``
+      by at most ``b / gamma`` steps and the pmf ratio is at most ``exp(b / s)``, the bound of
+      continuous ``Lap(s)``: the eps-DP argument of the hybrid mechanism (App. H) holds for
+      the exact output.  Every sum of rewards, node and release ``S_n + Z_n`` is an integer
+      times ``gamma``, exact in float64 while ``|S_n|`` and ``|Z_n|`` stay below
+      ``2^52 gamma``; the constructor refuses what could break that, with the limit in the
+      message: more than ``n_exact`` pulls per arm (attribute, ``2^52 / (max(|lo|, |hi|) /
+      gamma + 1)``; ``n_max`` above it raises, without ``n_max`` it caps the counts), node
+      scales above ``2^39`` grid steps (eps below about 1e-6) and a range so far from 0 that
+      the grid would widen it by more than 3%.  The released mean ``(S_n + Z_n) / n`` is
+      post-processing.  Cost: for ``[0, 1]`` the same noise variance (up to ``gamma^2 / 6``
+      per node), about 1.2x the time of an update (``benchmarks/bench_continual_noise.py``,
+      ``docs/floating-point.md``).
 
     Noise is drawn lazily in blocks of ``block`` counts per stream (a power of two, at most the
     smallest power of two above ``n_max``), two blocks held per stream, so memory is
@@ -432,7 +435,6 @@ class PrivateMeans:
         )  # fmt: skip
         self._counts = np.zeros(s, dtype=np.int64)
         self._sums = np.zeros(s)
-        self._releases = np.zeros(s)
         self._means = np.full(s, 0.5 * (self.lo + self.hi))
 
     def _grid(self) -> tuple[NodeSampler, int, str]:
@@ -485,11 +487,14 @@ class PrivateMeans:
         'Exact clipped (and, for ``noise="discrete"``, snapped) reward sums (R, K) -- '
         "non-private, for tests and diagnostics only.",
     )
-    releases = matrix_property(
-        "_releases",
-        "The private sums ``S_n + Z_n`` (R, K) released at each arm's count; 0 if never "
-        'pulled.  With ``noise="discrete"`` every entry is an exact multiple of ``gamma``.',
-    )
+
+    @property
+    def releases(self) -> NDArray[np.float64]:
+        """The private sums ``S_n + Z_n`` (R, K) released at each arm's count; 0 if never
+        pulled.  With ``noise="discrete"`` every entry is an exact multiple of ``gamma``.
+        (Recomputed from the held noise, bit for bit as :meth:`update_flat` does, so that the
+        hot path stores only the means.)"""
+        return self.layout.matrix(self._sums + self._noise.current(self._counts))
 
     def update(self, actions: ArrayLike, rewards: ArrayLike) -> None:
         """Record one pull per replication: arm ``actions[r]`` gave ``rewards[r]``."""
@@ -512,7 +517,6 @@ class PrivateMeans:
         self._counts.put(flat, n)
         self._sums.put(flat, s)
         s += z
-        self._releases.put(flat, s)
         s /= n
         self._means.put(flat, s)
 

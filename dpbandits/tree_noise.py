@@ -406,6 +406,13 @@ class HybridNoiseBlocks:
             self._refill(new)
         return self.buf_flat[(flat << self.shift) | (n & self.mask)]
 
+    def current(self, counts: NDArray[np.int64]) -> NDArray[np.float64]:
+        """``Z_n`` of every stream at its count ``n = counts[s]`` as last passed to :meth:`at`
+        (still held: the slot of a stream's current block is never the one being refilled);
+        0 where the count is 0."""
+        z = self.buf_flat[(np.arange(counts.size) << self.shift) | (counts & self.mask)]
+        return np.where(counts > 0, z, 0.0)
+
     def _refill(self, counts: NDArray[np.int64]) -> None:
         lb = self.log_block
         if counts.max() > self.limit:

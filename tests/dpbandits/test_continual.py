@@ -521,6 +521,11 @@ def test_discrete_is_deterministic_and_laplace_is_the_default() -> None:
             pm = PrivateMeans(5, 2, 1.0, rng=42, block=16, **noise)
             for t in range(500):
                 pm.update(a[t], r[t])
+                if t % 97 == 0:  # releases are the sums the means came from, bit for bit
+                    c = pm.counts
+                    np.testing.assert_array_equal(pm.releases[c > 0] / c[c > 0],
+                                                  pm.means()[c > 0])  # fmt: skip
+                    assert np.all(pm.releases[c == 0] == 0)
             outs[label].append(pm.means())
     for label, (first, second) in outs.items():
         np.testing.assert_array_equal(first, second, err_msg=label)
