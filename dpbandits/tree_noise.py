@@ -32,7 +32,7 @@ from numpy.typing import NDArray
 
 from dpbandits import checks
 from dpbandits.checks import positive_int, positive_number
-from dpbandits.grid_noise import discrete_laplace
+from dpbandits.grid_noise import discrete_laplace_units
 
 __all__ = [
     "LAPLACE_NODES",
@@ -132,7 +132,7 @@ class GridLaplaceNodes:
         return f"GridLaplaceNodes(gamma={self.gamma!r})"
 
     def units(self, rng: Any, size: tuple[int, ...] | int, scale: Any) -> NDArray[np.float64]:
-        return discrete_laplace(rng, np.divide(scale, self.gamma), size).astype(np.float64)
+        return discrete_laplace_units(rng, np.divide(scale, self.gamma), size)
 
     def unit(self, scale: Any) -> Any:
         return self.gamma

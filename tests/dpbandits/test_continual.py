@@ -143,11 +143,11 @@ def test_hybrid_noise_shape_seed_and_size() -> None:
 def test_fast_laplace_sampler_is_laplace() -> None:
     from scipy import stats
 
-    from dpbandits.tree_noise import laplace_unit as _laplace
+    from dpbandits.tree_noise import laplace_unit
 
-    x = _laplace(np.random.default_rng(0), (100_000,))
+    x = laplace_unit(np.random.default_rng(0), (100_000,))
     assert stats.kstest(x, stats.laplace.cdf).pvalue > 1e-6
-    assert _laplace(np.random.default_rng(0), (3, 1, 2)).shape == (3, 1, 2)
+    assert laplace_unit(np.random.default_rng(0), (3, 1, 2)).shape == (3, 1, 2)
 
 
 def test_scalar_stream() -> None:

@@ -77,7 +77,9 @@ def test_one_scale_per_column_matches_each_pmf():
         assert stats.chisquare(observed, expected).pvalue > 1e-6
 
 
-@pytest.mark.parametrize("bad", [0.0, -1.0, np.inf, np.nan, [1.0, 0.0], [1.0, np.nan]])
+@pytest.mark.parametrize(
+    "bad", [0.0, -1.0, np.inf, np.nan, [1.0, 0.0], [1.0, np.nan], 1e300, [1.0, 2.0**48]]
+)
 def test_bad_scale_is_refused(bad):
     with pytest.raises(ValueError, match="scale_units"):
         discrete_laplace(np.random.default_rng(0), bad, 2)
