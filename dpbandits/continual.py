@@ -370,7 +370,7 @@ class PrivateMeans:
       scales above ``2^39`` grid steps (eps below about 1e-6) and a range so far from 0 that
       the grid would widen it by more than 3%.  The released mean ``(S_n + Z_n) / n`` is
       post-processing.  Cost: for ``[0, 1]`` the same noise variance (up to ``gamma^2 / 6``
-      per node), about 1.2x the time of an update (``benchmarks/bench_continual_noise.py``,
+      per node), about 1.1x the time of an update (``benchmarks/bench_continual_noise.py``,
       ``docs/floating-point.md``).
 
     Noise is drawn lazily in blocks of ``block`` counts per stream (a power of two, at most the
