@@ -12,14 +12,14 @@ the flat index of a step's pulls, and the validation of a step given by a user.
 
 from __future__ import annotations
 
-from typing import TypeVar
+from typing import Any, TypeVar
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from dpbandits import checks
 
-__all__ = ["ArmStatistics", "RunArms"]
+__all__ = ["ArmStatistics", "RunArms", "matrix_property"]
 
 _T = TypeVar("_T", bound=np.generic)
 
@@ -53,6 +53,16 @@ class RunArms:
     def matrix(self, values: NDArray[_T]) -> NDArray[_T]:
         """A per-stream array seen as ``(R, K)`` (a view, no copy)."""
         return values.reshape(self.n_runs, self.n_arms)
+
+
+def matrix_property(attribute: str, doc: str) -> property:
+    """A read-only property: the flat per-stream array ``self.<attribute>`` as an ``(R, K)``
+    copy (``self.layout`` is the :class:`RunArms`), so that no caller can change the state."""
+
+    def get(self: Any) -> Any:
+        return self.layout.matrix(getattr(self, attribute)).copy()
+
+    return property(get, doc=doc)
 
 
 class ArmStatistics:

@@ -26,31 +26,37 @@ release at ``n`` sums the nodes of the dyadic decomposition of ``[1, n]``: node
   ``Lap(2kb/eps)``; the release at ``n`` is ``L_k`` if ``n = 2^k``, else ``L_k + B_k(m)``.
   ``Var Z_n = (k+1) 2 (2b/eps)^2 + popcount(m) 2 (2kb/eps)^2`` with ``k = floor(log2 n)``.
 
-Useful fact for the vectorised tables: in the dyadic decomposition, node ``(l, q-1)`` is used
-exactly for the ``m`` with ``m >> l == q`` odd, i.e. for the ``2^l`` consecutive values
-``m in [q 2^l, (q+1) 2^l)``.  So each level contributes a piecewise-constant sequence that is
-built by one broadcast add per level, without a Python loop over ``n`` (loops run over tree
-levels, epochs and cache-sized blocks of ``n`` only).
+The noise tables and the lazily drawn noise blocks live in :mod:`dpbandits.tree_noise`;
+:mod:`dpbandits.grid_noise` has the discrete Laplace noise of the floating-point-safe option of
+:class:`PrivateMeans` (``noise="discrete"``, see ``docs/floating-point.md``).
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Iterator
 from typing import Any
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from dpbandits import checks
-from dpbandits.arms import RunArms
+from dpbandits.arms import RunArms, matrix_property
 from dpbandits.checks import positive_int, positive_number
-
-#: Largest epoch index k of the hybrid mechanism for int64 counts (n < 2^63); its binary part
-#: draws node noise of scale 2 k b / eps, which :func:`dpbandits.checks.noise_scale` bounds.
-_MAX_EPOCH = 63
+from dpbandits.grid_noise import grid_step, snap
+from dpbandits.tree_noise import (
+    LAPLACE_NODES,
+    MAX_EPOCH,
+    GridLaplaceNodes,
+    HybridNoiseBlocks,
+    NodeSampler,
+    binary_noise,
+    floor_log2,
+    hybrid_noise,
+    trailing_zeros,
+)
 
 __all__ = [
+    "NOISES",
     "BinaryMechanism",
     "HybridMechanism",
     "PrivateMeans",
@@ -58,178 +64,21 @@ __all__ = [
     "hybrid_noise",
 ]
 
-# Largest number of tree levels we ever need: counts are int64, so m < 2^63.
-_MAX_LEVELS = 63
+#: The node noises :class:`PrivateMeans` offers: continuous Laplace (default) or discrete
+#: Laplace on a power-of-two grid (floating-point safe).
+NOISES = ("laplace", "discrete")
 # PrivateMeans' noise blocks: the default, and the smallest size chosen from n_max / K.
 _DEFAULT_BLOCK = 2048
 _MIN_AUTO_BLOCK = 64
-
-
-def _floor_log2(n: NDArray[np.int64]) -> NDArray[np.int64]:
-    """floor(log2 n) for integers 1 <= n < 2^53, exactly (frexp is exact)."""
-    return (np.frexp(n.astype(np.float64))[1] - 1).astype(np.int64)
-
-
-def _trailing_zeros(m: NDArray[np.int64]) -> NDArray[np.int64]:
-    """Index of the lowest set bit of m >= 1."""
-    return _floor_log2(m & -m)
-
-
-# --------------------------------------------------------------------------------------------
-# vectorised noise tables
-# --------------------------------------------------------------------------------------------
-
-
-def _laplace(rng: np.random.Generator, size: int | tuple[int, ...]) -> NDArray[np.float64]:
-    """Standard Laplace draws (scale 1): ``E * S``, ``E ~ Exp(1)``, ``S`` a fair random sign.
-
-    Exactly Laplace-distributed and about twice as fast as ``Generator.laplace`` (ziggurat
-    exponentials plus one random byte per draw), which matters for the 10^7 node noises of a
-    full table.
-    """
-    e = rng.standard_exponential(size)
-    sign = rng.integers(0, 2, size=e.shape, dtype=np.int8)
-    sign *= 2
-    sign -= 1
-    e *= sign
-    return e
-
-
-def _add_dyadic_unit(out: NDArray[np.float64], n_levels: int, m_max: int, rng: Any) -> None:
-    """Add unit-scale dyadic node noise to ``out`` (time-major, shape ``(2**n_levels, S)``).
-
-    After the call ``out[m]`` (for ``0 <= m <= m_max``) has gained, for each of the ``S``
-    streams, the sum of independent ``Lap(1)`` node noises over the set bits ``l`` of ``m``,
-    node ``(l, (m >> l) - 1)``.  Only the nodes used by some ``m <= m_max`` are drawn; rows
-    ``m > m_max`` are unspecified.  Time-major so that the broadcast add of each level runs
-    over contiguous rows of ``S`` values (the low levels have runs of length 1, 2, 4, ...).
-    """
-    s = out.shape[1]
-    # odd q in [1, m_max >> l]: node (l, q - 1) serves m in [q 2^l, (q+1) 2^l)
-    n_odd = [((m_max >> level) + 1) // 2 for level in range(n_levels)]
-    nodes = _laplace(rng, (sum(n_odd), 1, s))  # one draw for all levels (fewer small calls)
-    start = 0
-    for level in range(n_levels):
-        if n_odd[level] == 0:
-            continue
-        view = out.reshape(1 << (n_levels - level - 1), 2, 1 << level, s)
-        view[: n_odd[level], 1] += nodes[start : start + n_odd[level]]
-        start += n_odd[level]
-
-
-def _dyadic_blocks(
-    n_streams: int, n_levels: int, m_max: int, rng: Any
-) -> Iterator[tuple[int, NDArray[np.float64]]]:
-    """Unit-scale dyadic node sums for ``m = 0..m_max``, time-major, in cache-sized blocks.
-
-    Yields ``(m0, block)`` with ``block[r]`` (shape ``(S,)``) the node-noise sum at
-    ``m = m0 + r``.  Blocks have ``2^c`` rows: nodes at levels ``l < c`` live inside one block
-    and are drawn per block; nodes at levels ``l >= c`` are constant over whole blocks and come
-    from a coarse tree on the block index ``j = m >> c`` (bit ``l`` of ``m`` is bit ``l - c``
-    of ``j``).  Same joint distribution as one :func:`_add_dyadic_unit` over all ``m``, with
-    about two passes over memory instead of one per level.
-    """
-    c = min(n_levels, _block_levels(n_streams))
-    coarse = np.zeros((1 << (n_levels - c), n_streams))
-    _add_dyadic_unit(coarse, n_levels - c, m_max >> c, rng)
-    size = 1 << c
-    for j in range((m_max >> c) + 1):
-        rows = min(size, m_max + 1 - (j << c))
-        block = np.zeros((size, n_streams))
-        _add_dyadic_unit(block, c, rows - 1, rng)
-        block += coarse[j]
-        yield j << c, block[:rows]
-
-
-def _block_levels(n_streams: int) -> int:
-    """Rows per block ``2^c`` so that a block holds about 2^17 floats (1 MB, cache sized)."""
-    return max(4, min(16, ((1 << 17) // max(n_streams, 1)).bit_length() - 1))
-
-
-def _hybrid_table(
-    n_streams: int, n_max: int, epsilon: float, sensitivity: float, rng: Any
-) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
-    """Hybrid noise ``Z_1..Z_n_max`` for ``n_streams`` streams, and the last log-part sum.
-
-    Returns ``(table (S, n_max), C (S,))`` with ``C = sum_{j <= K} eta_j``, ``K =
-    floor(log2 n_max)`` (the logarithmic part's accumulated noise, needed to continue the
-    sequence block by block in :class:`_HybridNoiseBlocks`).
-    """
-    s = n_streams
-    out = np.empty((s, n_max))
-    k_max = int(n_max).bit_length() - 1
-    log_scale = 2.0 * sensitivity / epsilon
-    # logarithmic part: eta_k drawn at n = 2^k, accumulated
-    cum = np.cumsum(_laplace(rng, (k_max + 1, s)) * log_scale, axis=0)
-    out[:, 0] = cum[0]  # n = 1 = 2^0: epoch 0 has no binary part
-    for k in range(1, k_max + 1):
-        first = (1 << k) - 1  # 0-based column of n = 2^k
-        length = min(1 << k, n_max - (1 << k) + 1)  # values of n of epoch k within range
-        bin_scale = 2.0 * k * sensitivity / epsilon
-        # binary part of epoch k: k levels on m = n - 2^k in [0, length - 1]
-        for m0, block in _dyadic_blocks(s, k, length - 1, rng):
-            block *= bin_scale
-            block += cum[k]
-            out[:, first + m0 : first + m0 + block.shape[0]] = block.T
-    return out, cum[k_max].copy()
-
-
-def hybrid_noise(
-    n_max: int,
-    epsilon: float,
-    sensitivity: float = 1.0,
-    size: int | tuple[int, ...] = (),
-    rng: np.random.Generator | int | None = None,
-) -> NDArray[np.float64]:
-    """Noise ``Z_1..Z_n_max`` of the hybrid mechanism (Chan, Shi, Song; App. H; App. H).
-
-    The hybrid release at count ``n`` is ``S_n + Z_n`` and ``Z`` does not depend on the data, so
-    the whole sequence is drawn at once for a batch of independent streams.  Joint distribution
-    identical to :class:`HybridMechanism`: ``Z_n = sum_{j<=k} eta_j + sum_{l in bits(m)}
-    nu_{k,l,(m>>l)-1}`` with ``k = floor(log2 n)``, ``m = n - 2^k``, ``eta ~ Lap(2b/eps)``,
-    ``nu_k ~ Lap(2kb/eps)``.  Vectorised: one broadcast add per tree level, epoch and
-    cache-sized block of counts (see :func:`_dyadic_blocks`); ``size=(100, 2)``,
-    ``n_max=50_000`` takes a fraction of a second (``benchmarks/bench_continual.py``).
-
-    Returns an array of shape ``(*size, n_max)``; entry ``[..., n - 1]`` is ``Z_n``.
-    """
-    n_max = positive_int(n_max, "n_max")
-    eps = positive_number(epsilon, "epsilon")
-    b = positive_number(sensitivity, "sensitivity")
-    checks.noise_scale(2 * _MAX_EPOCH * b, eps, "the hybrid mechanism")
-    shape = checks.size(size)
-    gen = np.random.default_rng(rng)
-    table, _ = _hybrid_table(math.prod(shape), n_max, eps, b, gen)
-    return table.reshape(shape + (n_max,))
-
-
-def binary_noise(
-    horizon: int,
-    epsilon: float,
-    sensitivity: float = 1.0,
-    size: int | tuple[int, ...] = (),
-    rng: np.random.Generator | int | None = None,
-) -> NDArray[np.float64]:
-    """Noise ``Z_1..Z_T`` of the binary mechanism with known horizon ``T`` (App. H).
-
-    ``L = floor(log2 T) + 1`` levels, node noise ``Lap(L b / eps)``; ``Z_n`` is the sum of the
-    node noises over the set bits of ``n``.  Same joint distribution as
-    :class:`BinaryMechanism`.  Returns shape ``(*size, T)``; entry ``[..., n - 1]`` is ``Z_n``.
-    """
-    horizon = positive_int(horizon, "horizon")
-    eps = positive_number(epsilon, "epsilon")
-    b = positive_number(sensitivity, "sensitivity")
-    shape = checks.size(size)
-    gen = np.random.default_rng(rng)
-    n_levels = horizon.bit_length()  # floor(log2 T) + 1
-    checks.noise_scale(n_levels * b, eps, "the binary mechanism")
-    s = math.prod(shape)
-    out = np.empty((s, horizon))
-    scale = n_levels * b / eps
-    for m0, block in _dyadic_blocks(s, n_levels, horizon, gen):
-        skip = 1 if m0 == 0 else 0  # m = 0 is not a release
-        out[:, m0 + skip - 1 : m0 + block.shape[0] - 1] = block[skip:].T * scale
-    return out.reshape(shape + (horizon,))
+# noise="discrete": releases are exact while |S_n| <= 2^52 gamma and |Z_n| <= 2^52 gamma. Z_n
+# sums at most 2 * 63 + 1 nodes; a node of scale s units exceeds 64 s with probability e^-64,
+# so node scales up to 2^39 units keep |Z_n| <= 127 * 64 * 2^39 < 2^52 units.
+_EXACT_UNITS = 2**52
+# ... and a reward is at most 2^30 steps from 0 (so >= 2^22 pulls per arm stay exact), which
+# must not widen the snapped range [lo_g, hi_g] by more than 2 gamma <= 3% of hi - lo.
+_MAX_REWARD_LOG2 = 30
+_MAX_WIDENING = 0.03
+_MAX_NODE_UNITS = 2.0**39
 
 
 # --------------------------------------------------------------------------------------------
@@ -318,7 +167,7 @@ class BinaryMechanism(_Streams):
                 f"release beyond the horizon: a stream would reach count {int(n.max())} "
                 f"> horizon={self.horizon}"
             )
-        t = _trailing_zeros(n)
+        t = trailing_zeros(n)
         levels = np.arange(self.n_levels)
         alpha = self._alpha[idx]
         alpha_hat = self._alpha_hat[idx]
@@ -359,7 +208,7 @@ class HybridMechanism(_Streams):
         rng: np.random.Generator | int | None = None,
     ) -> None:
         super().__init__(epsilon, sensitivity, size, rng)
-        checks.noise_scale(2 * _MAX_EPOCH * self.sensitivity, self.epsilon, "the hybrid mechanism")
+        checks.noise_scale(2 * MAX_EPOCH * self.sensitivity, self.epsilon, "the hybrid mechanism")
         s = self._n.size
         self._beta = np.zeros(s)  # logarithmic release L_k (data + accumulated noise)
         self._pending = np.zeros(s)  # exact sum of the items since the last power of two
@@ -423,7 +272,7 @@ class HybridMechanism(_Streams):
         if idx.size < self._n.size:
             self._lockstep = False
         n = self._n[idx] + 1
-        k = _floor_log2(n)
+        k = floor_log2(n)
         m = n - (np.int64(1) << k)
         need = int(k.max())
         if need > self._alpha.shape[0]:  # epoch k needs k levels
@@ -449,7 +298,7 @@ class HybridMechanism(_Streams):
         if i_old.size:
             x_old, m_old, k_old = xs[old], m[old], k[old]
             self._pending[i_old] += x_old
-            t = _trailing_zeros(m_old)
+            t = trailing_zeros(m_old)
             alpha = self._alpha[:, i_old]
             alpha_hat = self._alpha_hat[:, i_old]
             below = levels < t
@@ -473,129 +322,6 @@ class HybridMechanism(_Streams):
 
 
 # --------------------------------------------------------------------------------------------
-# lazily drawn noise for PrivateMeans
-# --------------------------------------------------------------------------------------------
-
-
-class _HybridNoiseBlocks:
-    """Hybrid noise ``Z_n`` for many streams, drawn lazily in aligned blocks of ``B = 2^b`` counts.
-
-    Block ``j`` holds ``Z_n`` for ``n in [jB, (j+1)B)`` of one stream.  Block 0 is
-    :func:`hybrid_noise` for ``n < B``.  For ``j >= 1`` the block lies inside one epoch
-    ``k >= b`` (powers of two ``>= B`` are multiples of ``B``) and ``m = n - 2^k`` runs over
-    ``[m0, m0 + B)``, ``m0`` a multiple of ``B``.  Then ``Z_n = C_k + H + nu_low(m - m0)``:
-    ``C_k`` the accumulated logarithmic noise, ``H`` the sum of the epoch's nodes at levels
-    ``>= b`` over the set bits of ``m0`` (constant in the block), and ``nu_low`` fresh nodes at
-    levels ``< b`` (they never straddle two blocks), drawn with the table code.  Moving from
-    block ``j`` to ``j + 1`` inside an epoch, the set bits of ``m0`` at levels ``b <= l < t``
-    (``t`` = trailing zeros of the new ``m0``) clear and level ``t`` gets a fresh node -- the
-    streaming binary mechanism's state change.  The joint distribution is therefore that of
-    :func:`hybrid_noise`.
-
-    Two slots per stream (block ``j`` lives in slot ``j % 2``, so ``Z_n`` sits at column
-    ``n % 2B``): the next block is generated while the current one is in use, and generation is
-    batched over all streams that have a free slot.  Memory ``2 S B`` floats whatever the
-    horizon; a batch happens about once every ``B`` steps.
-    """
-
-    def __init__(
-        self,
-        n_streams: int,
-        epsilon: float,
-        sensitivity: float,
-        block: int,
-        rng: Any,
-        n_max: int | None = None,
-    ) -> None:
-        # counts never exceed n_max: no block starting beyond it is ever generated
-        self.limit = np.iinfo(np.int64).max // 4 if n_max is None else n_max
-        self.eps = epsilon
-        self.b = sensitivity
-        self.block = block
-        self.log_block = block.bit_length() - 1
-        self.mask = 2 * block - 1
-        self.rng = rng
-        table, cum = _hybrid_table(n_streams, block - 1, epsilon, sensitivity, rng)
-        self.buf = np.empty((n_streams, 2 * block))
-        self.buf[:, 0] = 0.0  # n = 0 is never released
-        self.buf[:, 1:block] = table
-        self.gen = np.zeros(n_streams, dtype=np.int64)  # latest generated block per stream
-        self.cum = cum  # sum of eta_j up to the epoch of the latest generated block
-        self.nodes = np.zeros((n_streams, _MAX_LEVELS))  # high-level nodes, latest block
-        self.safe = 0  # calls of ``at`` that surely need no new block (see ``at``)
-        self.buf_flat = self.buf.reshape(-1)  # view; Z_n of stream s at s 2B + n % 2B
-        self.shift = self.log_block + 1
-
-    def generate(self, idx: NDArray[np.intp]) -> None:
-        """Generate the next block of streams ``idx`` (distinct) into their free slot."""
-        bsz, lb = self.block, self.log_block
-        j = self.gen[idx] + 1
-        n0 = j << lb
-        k = _floor_log2(n0)
-        m0 = n0 - (np.int64(1) << k)
-        new = m0 == 0
-        if new.any():  # a new epoch: log part gets eta_k, binary part starts empty
-            i_new = idx[new]
-            self.cum[i_new] += _laplace(self.rng, i_new.size) * (2.0 * self.b / self.eps)
-            self.nodes[i_new] = 0.0
-        scale = 2.0 * k * self.b / self.eps
-        if not new.all():
-            old = ~new
-            i_old = idx[old]
-            t = _trailing_zeros(m0[old])
-            nodes = self.nodes[i_old]
-            nodes[np.arange(_MAX_LEVELS) < t[:, None]] = 0.0
-            nodes[np.arange(i_old.size), t] = _laplace(self.rng, i_old.size) * scale[old]
-            self.nodes[i_old] = nodes
-        low = np.zeros((bsz, idx.size))
-        _add_dyadic_unit(low, lb, bsz - 1, self.rng)
-        low *= scale
-        low += self.cum[idx] + self.nodes[idx].sum(axis=1)
-        # slot j % 2 of each stream; streams differ in j, so write the two parities apart
-        for parity in (0, 1):
-            sel = (j & 1) == parity
-            if sel.any():
-                self.buf[idx[sel], parity * bsz : (parity + 1) * bsz] = low[:, sel].T
-        self.gen[idx] = j
-
-    def at(
-        self, flat: NDArray[np.intp], n: NDArray[np.int64], counts: NDArray[np.int64]
-    ) -> NDArray[np.float64]:
-        """``Z_n`` of streams ``flat`` (distinct) at their new counts ``n``.
-
-        ``counts`` holds the counts of *all* streams before this call (``n`` replaces them for
-        ``flat``).  Every count grows by at most one per call, so ``min(end of generated data -
-        count)`` drops by at most one per call: while it is > 1 nothing needs generating and
-        the check is skipped.  Raises ValueError, changing nothing, if a count passes n_max.
-        """
-        if self.safe > 1:
-            self.safe -= 1
-        else:
-            new = counts.copy()
-            new[flat] = n
-            self._refill(new)
-        return self.buf_flat[(flat << self.shift) | (n & self.mask)]
-
-    def _refill(self, counts: NDArray[np.int64]) -> None:
-        lb = self.log_block
-        if counts.max() > self.limit:
-            self.safe = 0  # nothing changed; check again next time
-            raise ValueError(f"an arm was pulled more than n_max={self.limit} times")
-        while True:  # a stream past its generated data (only if counts jump): catch up
-            behind = np.flatnonzero(counts >= (self.gen + 1) << lb)
-            if behind.size == 0:
-                break
-            self.generate(behind)
-        # every stream whose latest block is its current one has a free slot: fill it now
-        free = np.flatnonzero((self.gen == counts >> lb) & ((self.gen + 1) << lb <= self.limit))
-        if free.size:
-            self.generate(free)
-        end = (self.gen + 1) << lb
-        end[end > self.limit] = self.limit + 1  # no count goes past the limit
-        self.safe = int((end - counts).min())
-
-
-# --------------------------------------------------------------------------------------------
 # private means for agents
 # --------------------------------------------------------------------------------------------
 
@@ -615,7 +341,37 @@ class PrivateMeans:
     - ``means() -> (R, K)``: released means.  An arm never pulled has no release; ``means()``
       reports the midpoint ``(lo + hi) / 2`` for it (data independent, never NaN).  Not clipped
       unless ``clip_means=True`` (clipping to ``[lo, hi]`` is post-processing, still DP).
+      ``releases`` holds the private sums ``S_n + Z_n`` themselves.
     - ``counts`` (R, K) int; ``n_max`` (optional) caps the count per arm (exceeding it raises).
+
+    ``noise`` selects the node noise of every hybrid mechanism (``NOISES``):
+
+    - ``"laplace"`` (default): continuous Laplace noise as in App. H, drawn in float64.  Noise
+      scale times 1e-16 is far below any effect we measure, but the low-order bits of
+      ``S_n + Z_n`` depend on ``S_n`` (Mironov 2012, "On significance of the least significant
+      bits for differential privacy"): the float release is not exactly eps-DP.
+    - ``"discrete"``: floating-point safe (Canonne, Kamath, Steinke 2020, "The discrete
+      Gaussian for differential privacy"; Mironov 2012).  The grid step ``gamma`` (attribute)
+      is the power of two at most ``2^-12 min(hi - lo, 2 (hi - lo) / eps)``, raised if needed
+      to about ``2^-30 max(|lo|, |hi|)``.  Each clipped reward is rounded to the nearest
+      multiple of ``gamma`` (it moves by at most ``gamma / 2``) and every node noise is
+      ``gamma K``, ``K`` discrete Laplace with ``P(K = k) ∝ exp(-|k| gamma / s)``, ``s`` the
+      node's scale in App. H.  Privacy: a reward in ``[lo, hi]`` rounds into ``[lo_g, hi_g]``
+      (``lo`` rounded down, ``hi`` rounded up to the grid), so neighbouring streams differ by
+      at most ``b = hi_g - lo_g`` (attribute ``sensitivity``: a multiple of ``gamma``, at most
+      ``hi - lo + 2 gamma``), and the node scales use this ``b``.  A node sum then moves ``K``
+      by at most ``b / gamma`` steps and the pmf ratio is at most ``exp(b / s)``, the bound of
+      continuous ``Lap(s)``: the eps-DP argument of the hybrid mechanism (App. H) holds for
+      the exact output.  Every sum of rewards, node and release ``S_n + Z_n`` is an integer
+      times ``gamma``, exact in float64 while ``|S_n|`` and ``|Z_n|`` stay below
+      ``2^52 gamma``; the constructor refuses what could break that, with the limit in the
+      message: more than ``n_exact`` pulls per arm (attribute, ``2^52 / (max(|lo|, |hi|) /
+      gamma + 1)``; ``n_max`` above it raises, without ``n_max`` it caps the counts), node
+      scales above ``2^39`` grid steps (eps below about 1e-6) and a range so far from 0 that
+      the grid would widen it by more than 3%.  The released mean ``(S_n + Z_n) / n`` is
+      post-processing.  Cost: for ``[0, 1]`` the same noise variance (up to ``gamma^2 / 6``
+      per node), about 1.1x the time of an update (``benchmarks/bench_continual_noise.py``,
+      ``docs/floating-point.md``).
 
     Noise is drawn lazily in blocks of ``block`` counts per stream (a power of two, at most the
     smallest power of two above ``n_max``), two blocks held per stream, so memory is
@@ -625,9 +381,8 @@ class PrivateMeans:
     two above ``2 n_max / K`` if that is smaller (but at least 64): with many arms each arm is
     pulled about ``n_max / K`` times, and a fixed 2048 would cost 3.3 GB at R=100, K=1000.
     (For K <= 2 this is exactly the former default 2048 capped by ``n_max``; the block size
-    changes which numbers are drawn, never their law.)  float64 throughout (noise scale times
-    1e-16 is far below any effect we measure).  Distribution identical to :func:`hybrid_noise` (see
-    :class:`_HybridNoiseBlocks`).
+    changes which numbers are drawn, never their law.)  Distribution identical to
+    :func:`hybrid_noise` (see :class:`dpbandits.tree_noise.HybridNoiseBlocks`).
     """
 
     def __init__(
@@ -641,7 +396,13 @@ class PrivateMeans:
         rng: np.random.Generator | int | None = None,
         clip_means: bool = False,
         block: int | None = None,
+        noise: str = "laplace",
     ) -> None:
+        if not isinstance(noise, str):
+            raise TypeError(f"noise must be one of {NOISES}, got {noise!r}")
+        if noise not in NOISES:
+            raise ValueError(f"noise must be one of {NOISES}, got {noise!r}")
+        self.noise = noise
         self.layout = RunArms(n_runs, n_arms)
         self.n_runs, self.n_arms = self.layout.n_runs, self.layout.n_arms
         self.epsilon = positive_number(epsilon, "epsilon")
@@ -660,30 +421,80 @@ class PrivateMeans:
             block = min(block, max(2, 1 << self.n_max.bit_length()))  # covers n <= n_max
         self.block = block
         self.sensitivity = self.hi - self.lo
-        checks.noise_scale(2 * _MAX_EPOCH * self.sensitivity, self.epsilon, "the hybrid mechanism")
+        checks.noise_scale(2 * MAX_EPOCH * self.sensitivity, self.epsilon, "the hybrid mechanism")
+        nodes: NodeSampler = LAPLACE_NODES
+        limit, limit_name = self.n_max, "n_max"
+        self.gamma: float | None = None
+        self.n_exact: int | None = None
+        if noise == "discrete":
+            nodes, limit, limit_name = self._grid()
         s = self.layout.size
-        self._noise = _HybridNoiseBlocks(
-            s, self.epsilon, self.sensitivity, block, np.random.default_rng(rng), self.n_max
-        )
+        self._noise = HybridNoiseBlocks(
+            s, self.epsilon, self.sensitivity, block, np.random.default_rng(rng), limit,
+            nodes, limit_name,
+        )  # fmt: skip
         self._counts = np.zeros(s, dtype=np.int64)
         self._sums = np.zeros(s)
         self._means = np.full(s, 0.5 * (self.lo + self.hi))
 
+    def _grid(self) -> tuple[NodeSampler, int, str]:
+        """Set up ``noise="discrete"``: grid, snapped sensitivity, exactness limits (see above)."""
+        width, eps = self.hi - self.lo, self.epsilon
+        biggest = max(abs(self.lo), abs(self.hi))
+        # fine next to the range and the smallest node scale, coarse enough for exact sums
+        gamma = max(
+            grid_step(max(min(width, 2.0 * width / eps), 2.0**-1000)),
+            2.0 ** math.ceil(math.log2(biggest) - _MAX_REWARD_LOG2),
+        )
+        if 2.0 * gamma > width * _MAX_WIDENING:
+            raise ValueError(
+                f"noise='discrete' cannot put rewards in [lo, hi] = [{self.lo!r}, {self.hi!r}] on "
+                f"a fine enough grid: the step {gamma:g} (at least 2^-30 max(|lo|, |hi|), so that "
+                f"sums stay exact in float64) would widen hi - lo by more than "
+                f"{_MAX_WIDENING:.0%}; shift the rewards towards 0"
+            )
+        reach = biggest / gamma + 1.0  # a snapped reward is at most this many steps from 0
+        n_exact = int(_EXACT_UNITS // reach)
+        if self.n_max is not None and self.n_max > n_exact:
+            raise ValueError(
+                f"noise='discrete' releases are exact only while the sum of the rewards stays "
+                f"below 2^52 grid steps: with lo={self.lo!r}, hi={self.hi!r} (grid step "
+                f"{gamma:g}) at most n_max={n_exact} pulls per arm, got n_max={self.n_max}"
+            )
+        limit = n_exact if self.n_max is None else self.n_max
+        b = math.ceil(self.hi / gamma) * gamma - math.floor(self.lo / gamma) * gamma
+        top_scale = 2.0 * max(1, limit.bit_length() - 1) * b / eps  # the largest node scale
+        if top_scale / gamma > _MAX_NODE_UNITS:
+            smallest = top_scale * eps / (gamma * _MAX_NODE_UNITS)
+            raise ValueError(
+                f"epsilon={eps!r} is too small for noise='discrete': node noise of "
+                f"{top_scale / gamma:.3g} grid steps would leave the range where float64 sums "
+                f"are exact (at most 2^39 steps); use epsilon >= {smallest:.3g}"
+            )
+        self.gamma, self.n_exact, self.sensitivity = gamma, n_exact, b
+        return GridLaplaceNodes(gamma), limit, ("n_max" if self.n_max else "n_exact")
+
     def __repr__(self) -> str:
         return (
             f"PrivateMeans(n_runs={self.n_runs}, n_arms={self.n_arms}, epsilon={self.epsilon}, "
-            f"lo={self.lo}, hi={self.hi}, n_max={self.n_max}, clip_means={self.clip_means})"
+            f"lo={self.lo}, hi={self.hi}, n_max={self.n_max}, clip_means={self.clip_means}, "
+            f"noise={self.noise!r})"
         )
 
-    @property
-    def counts(self) -> NDArray[np.int64]:
-        """Number of pulls of each arm, shape (R, K)."""
-        return self.layout.matrix(self._counts).copy()
+    counts = matrix_property("_counts", "Number of pulls of each arm (R, K) int.")
+    sums = matrix_property(
+        "_sums",
+        'Exact clipped (and, for ``noise="discrete"``, snapped) reward sums (R, K) -- '
+        "non-private, for tests and diagnostics only.",
+    )
 
     @property
-    def sums(self) -> NDArray[np.float64]:
-        """Exact clipped reward sums (R, K) -- non-private, for tests and diagnostics only."""
-        return self.layout.matrix(self._sums).copy()
+    def releases(self) -> NDArray[np.float64]:
+        """The private sums ``S_n + Z_n`` (R, K) released at each arm's count; 0 if never
+        pulled.  With ``noise="discrete"`` every entry is an exact multiple of ``gamma``.
+        (Recomputed from the held noise, bit for bit as :meth:`update_flat` does, so that the
+        hot path stores only the means.)"""
+        return self.layout.matrix(self._sums + self._noise.current(self._counts))
 
     def update(self, actions: ArrayLike, rewards: ArrayLike) -> None:
         """Record one pull per replication: arm ``actions[r]`` gave ``rewards[r]``."""
@@ -693,8 +504,11 @@ class PrivateMeans:
         """:meth:`update` on validated input, the agents' per-step hot path.
 
         ``flat[r] = r * K + actions[r]`` (distinct streams, one per replication) and ``x`` the
-        rewards already clipped to ``[lo, hi]`` (not modified). No checks beyond ``n_max``.
+        rewards already clipped to ``[lo, hi]`` (not modified; snapped to the grid here for
+        ``noise="discrete"``). No checks beyond ``n_max``.
         """
+        if self.gamma is not None:
+            x = snap(x, self.gamma)
         n = self._counts.take(flat)
         n += 1
         z = self._noise.at(flat, n, self._counts)  # raises (n_max) before any state change

@@ -16,7 +16,7 @@ from dpbandits.continual import (
     binary_noise,
     hybrid_noise,
 )
-from tests.stats import assert_mean_close, assert_same_distribution
+from tests.stats import assert_counts_match_pmf, assert_mean_close, assert_same_distribution
 
 EPS = 0.7
 B = 1.3  # item sensitivity; non-default values catch scale bugs
@@ -143,11 +143,11 @@ def test_hybrid_noise_shape_seed_and_size() -> None:
 def test_fast_laplace_sampler_is_laplace() -> None:
     from scipy import stats
 
-    from dpbandits.continual import _laplace
+    from dpbandits.tree_noise import laplace_unit
 
-    x = _laplace(np.random.default_rng(0), (100_000,))
+    x = laplace_unit(np.random.default_rng(0), (100_000,))
     assert stats.kstest(x, stats.laplace.cdf).pvalue > 1e-6
-    assert _laplace(np.random.default_rng(0), (3, 1, 2)).shape == (3, 1, 2)
+    assert laplace_unit(np.random.default_rng(0), (3, 1, 2)).shape == (3, 1, 2)
 
 
 def test_scalar_stream() -> None:
@@ -410,3 +410,151 @@ def test_bad_updates_leave_state_unchanged() -> None:
         mech.add([np.nan, 1.0])
     with pytest.raises(TypeError, match="mask"):
         mech.add([1.0, 1.0], mask=np.array([1, 0]))
+
+
+# ---------------------------------------------------------------------------- noise="discrete"
+
+
+def discrete_node_var(scale: float, gamma: float) -> float:
+    """Variance of gamma K, P(K = k) ∝ p^|k|, p = exp(-gamma / scale): gamma^2 2p / (1-p)^2."""
+    p = np.exp(-gamma / scale)
+    return gamma**2 * 2 * p / (1 - p) ** 2
+
+
+def discrete_hybrid_cov(n1: int, n2: int, eps: float, b: float, gamma: float) -> float:
+    """Cov(Z_n1, Z_n2) of the hybrid mechanism with discrete Laplace nodes (shared nodes)."""
+    (k1, m1), (k2, m2) = epoch(n1), epoch(n2)
+    cov = (min(k1, k2) + 1) * discrete_node_var(2 * b / eps, gamma)
+    if k1 == k2 and k1 >= 1:
+        shared = dyadic_intervals(m1) & dyadic_intervals(m2)
+        cov += len(shared) * discrete_node_var(2 * k1 * b / eps, gamma)
+    return cov
+
+
+def test_discrete_releases_are_exact_multiples_of_the_grid() -> None:
+    rng = np.random.default_rng(20)
+    pm = PrivateMeans(200, 3, EPS, lo=-0.3, hi=1.0, rng=21, block=4, noise="discrete")
+    g = pm.gamma
+    assert g is not None and np.log2(g).is_integer() and g <= 2.0**-12 * 1.3
+    # outward-snapped range: a multiple of gamma, at most 2 gamma wider than hi - lo
+    assert pm.sensitivity % g == 0 and 1.3 <= pm.sensitivity <= 1.3 + 2 * g
+    raw = np.zeros((200, 3))
+    for _ in range(300):
+        a = rng.integers(0, 3, size=200)
+        x = rng.uniform(-0.3, 1.0, size=200)
+        pm.update(a, x)
+        raw[np.arange(200), a] += x
+        rel = pm.releases
+        assert np.all(rel % g == 0) and np.all(pm.sums % g == 0)
+        c = pm.counts
+        np.testing.assert_array_equal(pm.means()[c > 0], rel[c > 0] / c[c > 0])
+    assert np.all(np.abs(pm.sums - raw) <= pm.counts * g / 2)  # each reward moved <= gamma/2
+
+
+def test_discrete_noise_has_the_closed_form_moments() -> None:
+    """Z_n = release - S_n: mean 0, variance and covariance = sums over the (shared) nodes of
+    the discrete Laplace variance, across lazily drawn block boundaries (block=4)."""
+    n_runs = 10_000
+    pm = PrivateMeans(n_runs, 1, EPS, lo=-0.3, hi=-0.3 + B, rng=22, block=4, noise="discrete")
+    b, g = pm.sensitivity, pm.gamma
+    assert g is not None
+    zeros = np.zeros(n_runs, dtype=np.int64)
+    x = np.random.default_rng(23).uniform(-0.3, -0.3 + B, size=n_runs)
+    z = {}
+    for n in range(1, NS[-1] + 1):
+        pm.update(zeros, x)
+        if n in NS:
+            z[n] = (pm.releases - pm.sums)[:, 0]
+    check_moments(z, PAIRS, lambda n1, n2: discrete_hybrid_cov(n1, n2, EPS, b, g))
+
+
+def test_discrete_single_node_release_matches_the_pmf() -> None:
+    """At n = 1 the noise is one node: gamma K with K discrete Laplace of scale 2b/(eps gamma)
+    grid steps; chi-square of K against discrete_laplace_pmf on 40 bins."""
+    from dpbandits.grid_noise import discrete_laplace_pmf
+
+    n = 200_000
+    pm = PrivateMeans(n, 1, 0.9, lo=0.0, hi=1.0, n_max=1, rng=24, noise="discrete")
+    pm.update(np.zeros(n, dtype=np.int64), np.full(n, 0.625))
+    g = pm.gamma
+    assert g is not None
+    k = (pm.releases[:, 0] - 0.625) / g
+    np.testing.assert_array_equal(k, np.round(k))  # on the grid
+    units = 2 * pm.sensitivity / 0.9 / g
+    support = np.arange(-int(30 * units), int(30 * units) + 1)
+    pmf = discrete_laplace_pmf(support, units)
+    cdf = np.cumsum(pmf)
+    edges = np.searchsorted(cdf, np.linspace(0, 1, 41)[1:-1])  # 40 bins of ~equal mass
+    probs = np.diff(np.concatenate([[0.0], cdf[edges], [1.0]]))
+    counts = np.bincount(np.searchsorted(support[edges], k, side="left"), minlength=40)
+    assert_counts_match_pmf(counts, probs / probs.sum())
+
+
+def test_discrete_single_release_privacy_on_neighbouring_rewards() -> None:
+    """A single release at n = 1 spends eps/2 (the logarithmic part of App. H). Rewards lo vs hi
+    (neighbours at distance b): the event {release >= hi} has probability ratio exactly
+    exp(eps/2); its Clopper-Pearson lower bound (alpha 1e-6) must not exceed eps/2, and the
+    point estimate must be within 5 standard errors of it."""
+    from dpbandits.audit import clopper_pearson
+
+    eps, n = 1.0, 200_000
+    hits = []
+    for reward, seed in ((1.0, 25), (0.0, 26)):
+        pm = PrivateMeans(n, 1, eps, lo=0.0, hi=1.0, n_max=1, rng=seed, noise="discrete")
+        pm.update(np.zeros(n, dtype=np.int64), np.full(n, reward))
+        hits.append(int(np.sum(pm.releases[:, 0] >= 1.0)))
+    lower1, _ = clopper_pearson(hits[0], n, 1e-6)
+    _, upper0 = clopper_pearson(hits[1], n, 1e-6)
+    assert np.log(lower1 / upper0) <= eps / 2
+    p1, p0 = hits[0] / n, hits[1] / n
+    se = np.sqrt((1 - p1) / (n * p1) + (1 - p0) / (n * p0))  # delta method for log(p1/p0)
+    assert abs(np.log(p1 / p0) - eps / 2) < 5 * se
+
+
+def test_discrete_is_deterministic_and_laplace_is_the_default() -> None:
+    a = np.random.default_rng(0).integers(0, 2, size=(500, 5))
+    r = np.random.default_rng(1).random((500, 5))
+    outs: dict[str, list[np.ndarray]] = {"default": [], "laplace": [], "discrete": []}
+    for label, kw in (("default", {}), ("laplace", {"noise": "laplace"}), ("discrete", {})):
+        for _ in range(2):
+            noise = {"noise": "discrete"} if label == "discrete" else kw
+            pm = PrivateMeans(5, 2, 1.0, rng=42, block=16, **noise)
+            for t in range(500):
+                pm.update(a[t], r[t])
+                if t % 97 == 0:  # releases are the sums the means came from, bit for bit
+                    c = pm.counts
+                    np.testing.assert_array_equal(pm.releases[c > 0] / c[c > 0],
+                                                  pm.means()[c > 0])  # fmt: skip
+                    assert np.all(pm.releases[c == 0] == 0)
+            outs[label].append(pm.means())
+    for label, (first, second) in outs.items():
+        np.testing.assert_array_equal(first, second, err_msg=label)
+    np.testing.assert_array_equal(outs["default"][0], outs["laplace"][0])
+    assert not np.array_equal(outs["default"][0], outs["discrete"][0])
+
+
+def test_discrete_refuses_what_float64_cannot_keep_exact() -> None:
+    with pytest.raises(ValueError, match="noise must be one of .*'gauss'"):
+        PrivateMeans(2, 2, 1.0, noise="gauss")
+    with pytest.raises(TypeError, match="noise must be one of"):
+        PrivateMeans(2, 2, 1.0, noise=None)  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match=r"epsilon=1e-09 is too small for noise='discrete'.*>="):
+        PrivateMeans(2, 2, 1e-9, noise="discrete")
+    PrivateMeans(2, 2, 1e-5, noise="discrete")  # well inside the limit
+    # rewards far from 0: a coarser grid keeps the sums exact for n_exact >= 2^22 pulls
+    far = PrivateMeans(2, 1, 1.0, lo=1e6, hi=1e6 + 1, rng=0, n_max=50, noise="discrete")
+    g = far.gamma
+    assert g == 2.0**-10 and far.n_exact is not None and 2**22 <= far.n_exact < 2**23
+    with pytest.raises(ValueError, match=f"at most n_max={far.n_exact} pulls"):
+        PrivateMeans(2, 1, 1.0, lo=1e6, hi=1e6 + 1, n_max=far.n_exact + 1, noise="discrete")
+    zeros, x = np.zeros(2, dtype=np.int64), np.full(2, 1e6 + 0.3)
+    for _ in range(50):
+        far.update(zeros, x)
+        assert np.all(far.releases % g == 0)
+    with pytest.raises(ValueError, match="n_max=50"):
+        far.update(zeros, x)
+    with pytest.raises(ValueError, match="widen hi - lo by more than 3%"):
+        PrivateMeans(2, 2, 1.0, lo=1e11, hi=1e11 + 1, noise="discrete")
+    huge = PrivateMeans(3, 1, 1e300, rng=0, noise="discrete")  # noise far below one step
+    huge.update(np.zeros(3, dtype=np.int64), np.array([0.1, 0.2, 0.3]))
+    np.testing.assert_array_equal(huge.releases, huge.sums)

@@ -58,3 +58,33 @@ def test_snapped_values_and_their_sums_are_exact_multiples():
     noise = discrete_laplace(np.random.default_rng(3), 2.0 / g, 1000) * g
     total = np.cumsum(x + noise)
     assert np.all(np.mod(total, g) == 0)
+
+
+def test_one_scale_per_column_matches_each_pmf():
+    """An array of scales broadcasts against size: column j follows the pmf of scale j."""
+    scales = np.array([0.5, 2.0, 6.0])
+    k = discrete_laplace(np.random.default_rng(4), scales, (100_000, 3))
+    assert k.shape == (100_000, 3) and k.dtype == np.int64
+    for j, scale in enumerate(scales):
+        support = np.arange(-int(8 * scale) - 2, int(8 * scale) + 3)
+        pmf = discrete_laplace_pmf(support, scale)
+        tail = (1.0 - pmf[1:-1].sum()) / 2.0
+        col = k[:, j]
+        observed = np.array([np.sum(col <= support[0])]
+                            + [np.sum(col == v) for v in support[1:-1]]
+                            + [np.sum(col >= support[-1])])  # fmt: skip
+        expected = col.size * np.concatenate([[tail], pmf[1:-1], [tail]])
+        assert stats.chisquare(observed, expected).pvalue > 1e-6
+
+
+@pytest.mark.parametrize(
+    "bad", [0.0, -1.0, np.inf, np.nan, [1.0, 0.0], [1.0, np.nan], 1e300, [1.0, 2.0**48]]
+)
+def test_bad_scale_is_refused(bad):
+    with pytest.raises(ValueError, match="scale_units"):
+        discrete_laplace(np.random.default_rng(0), bad, 2)
+
+
+def test_tiny_scale_gives_zero_noise_without_warnings():
+    k = discrete_laplace(np.random.default_rng(0), np.array([1e-320, 1e-300]), (10, 2))
+    np.testing.assert_array_equal(k, 0)
