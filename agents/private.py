@@ -68,6 +68,12 @@ class PrivateAgent(Agent):
         The DP quantile mechanism of the sensitivity estimates: ``"grid"`` (default; right on
         tied and discrete rewards such as Bernoulli ones, see ``docs/quantiles.md``) or
         ``"smith"`` (the paper's continuous mechanism, noise on tied rewards).
+    means_noise:
+        The node noise of the private means: ``"laplace"`` (default, the paper's) or
+        ``"discrete"`` (discrete Laplace on a power-of-two grid, so every release is an exact
+        float and nothing about the rewards hides in its low-order bits; rewards are rounded
+        to the grid, by at most half its step: 2**-13 for rewards in [0, 1]; see
+        ``docs/floating-point.md``).
     **selector_params:
         Passed to :func:`dpbandits.selectors.make` (e.g. ``beta=0.05`` for ``gem``,
         ``gamma=0.05`` for ``rs``).
@@ -89,6 +95,7 @@ class PrivateAgent(Agent):
         means: EstimatorFactory | None = None,
         sensitivity: EstimatorFactory | None = None,
         quantile_method: str = "grid",
+        means_noise: str = "laplace",
         **selector_params: Any,
     ) -> None:
         self.selector = selector
@@ -98,6 +105,7 @@ class PrivateAgent(Agent):
         self.window = window
         self.levels = levels
         self.quantile_method = quantile_method
+        self.means_noise = means_noise
         self.lo = lo
         self.hi = hi
         self.clip_means = clip_means
@@ -112,12 +120,15 @@ class PrivateAgent(Agent):
         positive_number(epsilon_means, "epsilon_means")
         positive_number(epsilon_quantiles, "epsilon_quantiles")
         positive_int(window, "window")
+        from dpbandits.continual import NOISES
         from dpbandits.quantiles import METHODS
 
-        if not isinstance(quantile_method, str) or quantile_method not in METHODS:
-            raise ValueError(
-                f"quantile_method must be one of {list(METHODS)}, got {quantile_method!r}"
-            )
+        for name, value, allowed in (
+            ("quantile_method", quantile_method, METHODS),
+            ("means_noise", means_noise, NOISES),
+        ):
+            if not isinstance(value, str) or value not in allowed:
+                raise ValueError(f"{name} must be one of {list(allowed)}, got {value!r}")
 
     @property
     def selector_(self) -> Any:
@@ -149,7 +160,7 @@ class PrivateAgent(Agent):
         if self.means is None:
             self._means = PrivateMeans(
                 r, k, eps_m, lo=self.lo, hi=self.hi, n_max=self.horizon,
-                rng=rng_means, clip_means=self.clip_means,
+                rng=rng_means, clip_means=self.clip_means, noise=self.means_noise,
             )  # fmt: skip
         else:
             self._means = self.means(r, k, rng_means)

@@ -202,3 +202,24 @@ def test_fast_path_takes_the_same_actions_as_the_validating_select(selector):
     agent._rng_select.bit_generator.state = state
     slow = agent.selector_.select(q, d, rng=agent._rng_select)
     assert np.array_equal(fast, slow)
+
+
+def test_discrete_means_noise_releases_exact_grid_multiples():
+    agent = PrivateAgent("rnm", means_noise="discrete", window=20)
+    rng = np.random.default_rng(3)
+    agent.reset(6, 3, horizon=400, rng=4)
+    for _ in range(400):
+        a = agent.act()
+        agent.update(a, rng.random(6))  # rewards off the grid: rounded inside the mechanism
+    est = agent._means
+    assert est.gamma is not None and est.gamma == 2.0**-12
+    pulled = est.counts > 0
+    units = est.releases[pulled] / est.gamma
+    assert np.array_equal(units, np.round(units))  # S_n + Z_n is an exact multiple of gamma
+    assert np.all(np.isfinite(agent.private_means()))
+
+
+@pytest.mark.parametrize("value", ["gaussian", "Laplace", 1, None])
+def test_bad_means_noise_is_refused_at_construction(value):
+    with pytest.raises(ValueError, match="means_noise"):
+        PrivateAgent("rnm", means_noise=value)
