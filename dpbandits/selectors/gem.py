@@ -51,6 +51,21 @@ MAX_ELEMENTS = 2**21
 PAIRWISE_MAX_K = 8
 
 
+#: No batch has more candidates than this (an ``(R, K)`` float array with ``2**40`` columns is
+#: 8 TiB), so a selector whose threshold is finite for it is finite for every batch.
+MAX_CANDIDATES = 2**40
+
+
+def check_threshold(epsilon: float, beta: float, name: str = "epsilon") -> None:
+    """Refuse, when a selector is built, an ``epsilon`` for which ``t = 2 ln(K/beta)/epsilon``
+    (§IV-C) overflows for some ``K <= MAX_CANDIDATES`` (``epsilon`` below about ``6e-299`` for
+    ``beta = 0.05``): otherwise the error would come at the first selection, mid-run."""
+    checks.noise_scale(
+        2.0 * math.log(MAX_CANDIDATES / beta), epsilon,
+        "the GEM threshold t = 2 ln(K/beta)/epsilon (K up to 2**40)", name,
+    )  # fmt: skip
+
+
 def gem_t(k: int, epsilon: float, beta: float) -> float:
     """``t = 2 ln(K/beta) / eps`` (§IV-C)."""
     return 2.0 * math.log(k / beta) / epsilon
@@ -326,6 +341,7 @@ class GEM(Selector):
     ) -> None:
         super().__init__(epsilon)
         self.beta = checks.probability(beta, "beta")
+        check_threshold(self.epsilon, self.beta)
         if noise not in NOISES:
             raise ValueError(f"noise must be one of {NOISES}, got {noise!r}")
         self.noise = noise
@@ -373,6 +389,8 @@ class CombinedGEM(Selector):
         super().__init__(epsilon)
         self.c = checks.probability(c, "c")
         self.beta = checks.probability(beta, "beta")
+        # the GEM / mGEM part runs at eps (1 - c), which can round to 0 for a tiny eps
+        check_threshold(self.epsilon_g, self.beta, "epsilon * (1 - c)")
         if noise not in NOISES:
             raise ValueError(f"noise must be one of {NOISES}, got {noise!r}")
         self.noise = noise
