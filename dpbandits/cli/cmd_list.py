@@ -90,13 +90,13 @@ def _agents() -> list[tuple[str, str, str]]:
 
     rows = []
     for name in agents.available():
-        try:
-            agent = agents.make(name)
-        except Exception as exc:  # a registered factory may need arguments; still list it
-            rows.append((name, "?", f"(cannot build with defaults: {exc})"))
+        kind = agents.describe(name)  # the registry's one description of a kind
+        if kind.cls is None:  # a registered factory may need arguments; still list it
+            rows.append((name, "?", f"(cannot build with defaults: {kind.error})"))
             continue
-        cls = type(agent)
-        rows.append((name, f"{cls.__name__}: {_summary(cls)}", _signature_params(cls, {})))
+        rows.append(
+            (name, f"{kind.cls.__name__}: {_summary(kind.cls)}", _signature_params(kind.cls, {}))
+        )
     return rows
 
 

@@ -1,6 +1,6 @@
 """Private recommendation: local-DP selection (paper 001) and multi-selection (paper 004).
 
-Importing this package registers the score transforms as selectors, so that
+The score transforms are built-in selector names (imported on first use), so that
 ``dpbandits.selectors.make("scaled", inner="rnm", epsilon=1.0)`` and
 ``make("clipped", inner="krr", bound=0.25, public=s_server)`` work like any other name.
 
@@ -16,12 +16,7 @@ Importing this package registers the score transforms as selectors, so that
 
 from __future__ import annotations
 
-from dpbandits import selectors as _selectors
 from dpbandits.recommendation import local as _local
 from dpbandits.recommendation.local import *  # noqa: F403 (the names of local.__all__)
 
 __all__ = list(_local.__all__)
-
-for _cls in (_local.Scaled, _local.Clipped):
-    if _cls.name not in _selectors.available():  # never replace a user's registration
-        _selectors.register(_cls.name, _cls)

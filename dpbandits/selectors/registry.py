@@ -1,6 +1,8 @@
 """Name -> factory registries: the one lookup behind ``selectors.make`` and ``topk.make``.
 
-A :class:`Registry` holds built-in classes (fixed), run-time registrations
+A :class:`Registry` holds built-in classes (fixed; a built-in given as ``"module:attribute"`` is
+imported on its first lookup, so a mechanism of a companion module is listed and made by name
+without the registry importing it up front), run-time registrations
 (:meth:`Registry.register`) and, optionally, plug-ins declared as entry points of a group
 (discovered lazily, on the first lookup of a name that is not built in or registered).
 :meth:`Registry.make` builds an instance from a name and parameters -- unknown names and
@@ -9,10 +11,11 @@ parameters fail with an error naming the accepted ones -- or returns an instance
 
 from __future__ import annotations
 
+import importlib
 import importlib.metadata
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Generic, TypeVar
+from typing import Any, Generic, TypeVar, Union
 
 from dpbandits.selectors.base import Mechanism
 
@@ -27,7 +30,8 @@ class Registry(Generic[T]):
     """Names of one kind of mechanism (``kind``, e.g. ``"selector"``) and their factories.
 
     ``base`` is the mechanism class (a factory that is a subclass of it has its parameters
-    checked by name before the call); ``builtin`` maps the fixed names to their classes;
+    checked by name before the call); ``builtin`` maps the fixed names to their classes, or to
+    ``"module:attribute"`` strings imported on first lookup;
     ``argument`` names the first parameter of :meth:`make` in error messages;
     ``entry_point_group`` enables plug-ins; ``sort`` lists every name in alphabetical order
     (else the built-ins first, in their order).
@@ -35,7 +39,7 @@ class Registry(Generic[T]):
 
     kind: str
     base: type[T]
-    builtin: dict[str, Factory]
+    builtin: dict[str, Union[Factory, str]]  # noqa: UP007 (a runtime dataclass annotation)
     argument: str
     entry_point_group: str | None = None
     sort: bool = False
@@ -94,7 +98,11 @@ class Registry(Generic[T]):
     def lookup(self, name: str) -> Factory:
         """The factory of ``name``; an unknown name raises ``ValueError`` listing the known."""
         if name in self.builtin:
-            return self.builtin[name]
+            factory = self.builtin[name]
+            if isinstance(factory, str):  # "module:attribute", imported now, once
+                module, _, attr = factory.partition(":")
+                factory = self.builtin[name] = getattr(importlib.import_module(module), attr)
+            return factory
         if name in self.runtime:
             return self.runtime[name]
         plugins = self.plugins()
