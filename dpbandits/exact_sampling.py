@@ -49,7 +49,11 @@ def bernoulli(p: Fraction, rng: np.random.Generator) -> bool:
     when ``u < d``, ``False`` when ``u > d``, and on ``u = d`` the coin ``Bernoulli(r)``, so
     ``P(True) = (d + r) / 2**64 = p``.  Expected cost: one draw.
     """
-    num, den = p.numerator, p.denominator
+    return _bernoulli(p.numerator, p.denominator, rng)
+
+
+def _bernoulli(num: int, den: int, rng: np.random.Generator) -> bool:
+    """:func:`bernoulli` of ``num / den`` (``den > 0``), in Python integers."""
     if num <= 0:
         return False
     if num >= den:
@@ -88,18 +92,21 @@ def bernoulli_exp(gamma: Fraction, rng: np.random.Generator) -> bool:
     """
     if gamma < 0:
         raise ValueError(f"gamma must be >= 0, got {gamma!r}")
-    whole = gamma.numerator // gamma.denominator
-    if whole and gamma != whole:
-        gamma -= whole
-    elif whole:  # an integer: whole - 1 coins exp(-1), then exp(-1) itself below
-        whole -= 1
-        gamma = Fraction(1)
+    num, den = gamma.numerator, gamma.denominator
+    whole, num = divmod(num, den)
+    if whole and not num:  # an integer: whole - 1 coins exp(-1), then exp(-1) itself below
+        whole, num = whole - 1, den
     while whole:
-        if not bernoulli_exp(Fraction(1), rng):
+        if not _exp_fraction(1, 1, rng):
             return False
         whole -= 1
+    return _exp_fraction(num, den, rng)
+
+
+def _exp_fraction(num: int, den: int, rng: np.random.Generator) -> bool:
+    """Algorithm 1: ``exp(-num / den)`` for ``0 <= num <= den``."""
     k = 1
-    while bernoulli(gamma / k, rng):
+    while _bernoulli(num, den * k, rng):
         k += 1
     return k % 2 == 1
 
