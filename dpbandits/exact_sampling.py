@@ -20,6 +20,7 @@ are exactly the ones asked for:
 
 from __future__ import annotations
 
+import math
 from fractions import Fraction
 
 import numpy as np
@@ -111,15 +112,25 @@ def _exp_fraction(num: int, den: int, rng: np.random.Generator) -> bool:
     return k % 2 == 1
 
 
+#: ``13! / k!`` for ``k = 13, 12, ..., 2`` (increasing): with ``U`` uniform on ``[0, 13!)``, the
+#: coins ``A_2 .. A_k ~ Bernoulli(1/j)`` all succeed with probability ``1/k!`` exactly, the
+#: probability of ``U < 13! / k!`` (``k!`` divides ``13!``).
+_SURVIVE = np.array([math.factorial(13) // math.factorial(k) for k in range(13, 1, -1)])
+
+
 def exp_minus_one(size: int, rng: np.random.Generator) -> NDArray[np.bool_]:
-    """``size`` independent coins of probability exactly ``exp(-1)`` (Algorithm 1 above with
-    ``gamma = 1``, vectorised: ``Bernoulli(1/k)`` is ``integers(0, k) == 0``)."""
-    k = np.full(size, 2, dtype=np.int64)  # A_1 ~ Bernoulli(1) always succeeds
-    active = np.arange(size)
-    while active.size:
-        go_on = rng.integers(0, k[active]) == 0
-        active = active[go_on]
-        k[active] += 1
+    """``size`` independent coins of probability exactly ``exp(-1)``: Algorithm 1 above with
+    ``gamma = 1`` (``A_1 ~ Bernoulli(1)`` always succeeds), vectorised.  The first failing
+    ``K`` of the coins ``A_k ~ Bernoulli(1/k)``, ``k = 2..13``, comes from one uniform integer
+    ``U < 13!``: ``A_2 .. A_k`` all succeed iff ``U < 13!/k!``; the rare rows where all twelve
+    succeed (``U = 0``, probability ``1/13!``) continue one coin at a time."""
+    u = rng.integers(0, math.factorial(13), size=size)
+    k = 2 + (_SURVIVE.size - np.searchsorted(_SURVIVE, u, side="right"))
+    for i in np.flatnonzero(u == 0).tolist():
+        kk = 14
+        while rng.integers(0, kk) == 0:
+            kk += 1
+        k[i] = kk
     return k % 2 == 1
 
 
