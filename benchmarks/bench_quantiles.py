@@ -273,8 +273,20 @@ def exact_cost(rows: int) -> None:
             print(
                 f"| {name} | {m} | {proposals:.0f} "
                 f"| {t['float'] * 1e6:.0f} µs | {t['exact'] * 1e6:.0f} µs "
-                f"| {t['exact'] / t['float']:.0f} |"
+                f"| {t['exact'] / t['float']:.1f} |"
             )
+    print()
+    one = cases[0][1][0]  # one 1-d data set per call: the per-call overhead, not the batch's
+    t = {}
+    for sampler in ("float", "exact"):
+        t0 = time.perf_counter()
+        for i in range(rows):
+            dp_quantile(one, 0.5, 1.0, 0.0, 1.0, rng=i, sampler=sampler)
+        t[sampler] = (time.perf_counter() - t0) / rows
+    print(
+        f"One 1-d data set per call (uniform, median, grid 2^16): float {t['float'] * 1e6:.0f} µs, "
+        f"exact {t['exact'] * 1e6:.0f} µs, ratio {t['exact'] / t['float']:.1f}"
+    )
     print()
     steps = 2 * rows
     a = rng.integers(0, 2, size=(steps, 1000))
