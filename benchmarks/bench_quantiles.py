@@ -15,43 +15,52 @@ Not part of the test suite. Prints, all measured in this run (seed 0):
    alpha = 1e-6), against eps;
 5. the time per estimate of ``WindowedSensitivity`` (grid / Smith);
 6. the 10%-90% range of 200-reward windows (clipped Gaussians, Bernoulli, discrete values):
-   Smith's, the grid of ``WindowedSensitivity`` (64 intervals) and the fine grid (2^16).
+   Smith's, the grid of ``WindowedSensitivity`` (64 intervals) and the fine grid (2^16);
+7. the cost of ``sampler="exact"``: time per release of ``dp_quantile`` (n = 200) and of a
+   ``WindowedSensitivity`` run, exact / float, with the expected number of proposals of the
+   rejection sampler computed from the mechanism's weights (mean over 50 data sets).
 
 Usage: ``python benchmarks/bench_quantiles.py [--quick]``.
 """
 
 from __future__ import annotations
 
-import sys
-from pathlib import Path
+import argparse
+import time
+from typing import TYPE_CHECKING
 
-# Run as a script, this directory is sys.path[0], where benchmarks/selectors.py would shadow the
-# standard library's ``selectors``: drop it before any other import.
-_HERE = Path(__file__).resolve().parent
-sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != _HERE]
+import numpy as np
+from scipy import stats
 
-import argparse  # noqa: E402
-import time  # noqa: E402
-
-import numpy as np  # noqa: E402
-from scipy import stats  # noqa: E402
-
-from dpbandits.audit import clopper_pearson  # noqa: E402
-from dpbandits.quantiles import (  # noqa: E402
+from dpbandits.audit import clopper_pearson
+from dpbandits.quantiles import (
     DEFAULT_ENDPOINT_MASS,
+    QuantileOptions,
     WindowedSensitivity,
     dp_quantile,
     dp_quantiles,
 )
 
+if TYPE_CHECKING:
+    from typing_extensions import Unpack
+
 METHODS = ("smith", "grid")
 
 
-def bernoulli(draws: int) -> None:
-    print("## 1. Bernoulli(p), n = 200: mean estimated 10%-90% range (true: 1)")
+def section(title: str, *columns: str) -> None:
+    """Print a section title and, when ``columns`` are given, a Markdown table header."""
+    print(f"## {title}")
     print()
-    print("| p | eps_p | smith: mean range, E abs | grid: mean range |")
-    print("|---|---|---|---|")
+    if columns:
+        print("| " + " | ".join(columns) + " |")
+        print("|" + "---|" * len(columns))
+
+
+def bernoulli(draws: int) -> None:
+    section(
+        "1. Bernoulli(p), n = 200: mean estimated 10%-90% range (true: 1)",
+        "p", "eps_p", "smith: mean range, E abs", "grid: mean range",
+    )  # fmt: skip
     rng = np.random.default_rng(0)
     for p in (0.2, 0.5, 0.8):
         x = (rng.random((draws, 200)) < p).astype(np.float64)
@@ -69,10 +78,10 @@ def bernoulli(draws: int) -> None:
 
 
 def all_equal(draws: int) -> None:
-    print("## 2. Median of 200 equal values, eps = 1")
-    print()
-    print("| value | smith: max error, P(error > 0.01) | grid: max error, P(error > 0.01) |")
-    print("|---|---|---|")
+    section(
+        "2. Median of 200 equal values, eps = 1",
+        "value", "smith: max error, P(error > 0.01)", "grid: max error, P(error > 0.01)",
+    )  # fmt: skip
     for v in (0.3, 0.0, 1.0, 0.123456):
         x = np.full((draws, 200), v)
         cells = []
@@ -84,12 +93,10 @@ def all_equal(draws: int) -> None:
 
 
 def beta_median(draws: int) -> None:
-    print("## 3. Beta(2, 5), n = 1000: median absolute error of the DP median")
-    print()
-    print(
-        "| eps | vs population median: smith, grid, ratio | vs sample median: smith, grid, ratio |"
-    )
-    print("|---|---|---|")
+    section(
+        "3. Beta(2, 5), n = 1000: median absolute error of the DP median",
+        "eps", "vs population median: smith, grid, ratio", "vs sample median: smith, grid, ratio",
+    )  # fmt: skip
     rng = np.random.default_rng(2)
     x = rng.beta(2.0, 5.0, size=(draws, 1000))
     true = stats.beta(2.0, 5.0).median()
@@ -152,15 +159,15 @@ def _bins(out: np.ndarray, method: str, grid_size: int) -> np.ndarray:
 
 
 def privacy(draws: int) -> None:
-    print("## 4. Empirical privacy loss on neighbouring data sets (one value replaced)")
-    print()
-    print("| pair | eps | method | plug-in loss | lower bound (alpha 1e-6) | exact (grid) |")
-    print("|---|---|---|---|---|---|")
+    section(
+        "4. Empirical privacy loss on neighbouring data sets (one value replaced)",
+        "pair", "eps", "method", "plug-in loss", "lower bound (alpha 1e-6)", "exact (grid)",
+    )  # fmt: skip
     grid_size = 16
     for name, (x, xp, q) in PAIRS.items():
         for eps in (0.5, 1.0, 4.0):
             for m in METHODS:
-                kw = {"method": m, "grid_size": grid_size}
+                kw: QuantileOptions = {"method": m, "grid_size": grid_size}
                 o = dp_quantile(np.broadcast_to(x, (draws, len(x))), q, eps, 0, 1, rng=5, **kw)
                 op = dp_quantile(np.broadcast_to(xp, (draws, len(xp))), q, eps, 0, 1, rng=6, **kw)
                 k = grid_size + 1
@@ -181,8 +188,6 @@ def privacy(draws: int) -> None:
 
 
 def windowed(draws: int) -> None:
-    print("## 6. 10%-90% range of 200-reward windows, eps_p = 1: mean / mean absolute error")
-    print()
     from scipy.stats import norm
 
     rng = np.random.default_rng(4)
@@ -196,8 +201,10 @@ def windowed(draws: int) -> None:
     for vals in ([0.2, 0.4, 0.6, 0.8], [0.2, 0.4, 0.6, 0.8, 1.0]):
         x = rng.choice(vals, size=(draws, 200))
         cases.append((f"uniform on {vals}", x, vals[-1] - vals[0]))
-    print("| rewards (true range) | Smith | grid, 64 (window default) | grid, 2^16 |")
-    print("|---|---|---|---|")
+    section(
+        "6. 10%-90% range of 200-reward windows, eps_p = 1: mean / mean absolute error",
+        "rewards (true range)", "Smith", "grid, 64 (window default)", "grid, 2^16",
+    )  # fmt: skip
     for name, x, true in cases:
         cells = []
         for method, m in (("smith", 2**16), ("grid", 2**6), ("grid", 2**16)):
@@ -208,49 +215,116 @@ def windowed(draws: int) -> None:
     print()
 
 
+def time_windows(
+    actions: np.ndarray, rewards: np.ndarray, **options: Unpack[QuantileOptions]
+) -> tuple[float, int]:
+    """Seconds to feed ``(steps, R)`` actions and rewards to a ``WindowedSensitivity`` (K = 2,
+    eps_p = 1, seed 0) with the quantile ``options``; and the number of estimates made."""
+    ws = WindowedSensitivity(actions.shape[1], 2, 1.0, rng=0, **options)
+    t0 = time.perf_counter()
+    for a, x in zip(actions, rewards, strict=True):
+        ws.update(a, x)
+    return time.perf_counter() - t0, int(ws.n_estimates.sum())
+
+
 def speed(steps: int) -> None:
-    print("## 5. WindowedSensitivity.update, R = 1000, K = 2, uniform rewards")
-    print()
+    section("5. WindowedSensitivity.update, R = 1000, K = 2, uniform rewards")
     rng = np.random.default_rng(0)
     a = rng.integers(0, 2, size=(steps, 1000))
     x = rng.random((steps, 1000))
-    times = {}
-    for m in METHODS:
-        ws = WindowedSensitivity(1000, 2, 1.0, rng=0, method=m)
-        t0 = time.perf_counter()
-        for s in range(steps):
-            ws.update(a[s], x[s])
-        times[m] = time.perf_counter() - t0
+    times = {m: time_windows(a, x, method=m)[0] for m in METHODS}
     print(
         f"{steps} steps: smith {times['smith']:.2f} s, grid {times['grid']:.2f} s, "
         f"ratio grid / smith {times['grid'] / times['smith']:.2f}"
     )
 
 
+def expected_proposals(x: np.ndarray, q: float, eps: float, m: int) -> float:
+    """mu(all) / sum_j mu_j exp(-eps dist_j / 2): the rejection sampler's mean number of
+    proposals on the data set ``x`` (1-d)."""
+    k = np.sort(np.clip(np.rint(x * m), 0, m))
+    j = np.arange(m + 1)
+    below, upto = np.searchsorted(k, j, "left"), np.searchsorted(k, j, "right")
+    qn = q * x.size
+    dist = np.maximum(np.maximum(below - qn, qn - upto), 0.0)
+    mu = np.where((j == 0) | (j == m), 1.0 + DEFAULT_ENDPOINT_MASS * (m + 1), 1.0)
+    return float(mu.sum() / (mu * np.exp(-eps * dist / 2)).sum())
+
+
+def exact_cost(rows: int) -> None:
+    section(
+        '7. sampler="exact" against the default "float": time per release',
+        "data (n = 200), level", "grid", "expected proposals", "float", "exact", "exact / float",
+    )  # fmt: skip
+    rng = np.random.default_rng(8)
+    cases = [
+        ("uniform(0, 1), median", rng.random((rows, 200)), 0.5),
+        ("Bernoulli(0.8), q = 0.1", (rng.random((rows, 200)) < 0.8).astype(float), 0.1),
+        ("200 equal values 0.3, median (worst case)", np.full((rows // 10, 200), 0.3), 0.5),
+    ]
+    for name, x, q in cases:
+        for m in (2**16, 2**6):
+            proposals = np.mean([expected_proposals(r, q, 1.0, m) for r in x[:50]])
+            t = {}
+            for sampler in ("float", "exact"):
+                t0 = time.perf_counter()
+                dp_quantile(x, q, 1.0, 0.0, 1.0, rng=9, grid_size=m, sampler=sampler)
+                t[sampler] = (time.perf_counter() - t0) / x.shape[0]
+            print(
+                f"| {name} | {m} | {proposals:.0f} "
+                f"| {t['float'] * 1e6:.0f} µs | {t['exact'] * 1e6:.0f} µs "
+                f"| {t['exact'] / t['float']:.1f} |"
+            )
+    print()
+    one = cases[0][1][0]  # one 1-d data set per call: the per-call overhead, not the batch's
+    t = {}
+    for sampler in ("float", "exact"):
+        t0 = time.perf_counter()
+        for i in range(rows):
+            dp_quantile(one, 0.5, 1.0, 0.0, 1.0, rng=i, sampler=sampler)
+        t[sampler] = (time.perf_counter() - t0) / rows
+    print(
+        f"One 1-d data set per call (uniform, median, grid 2^16): float {t['float'] * 1e6:.0f} µs, "
+        f"exact {t['exact'] * 1e6:.0f} µs, ratio {t['exact'] / t['float']:.1f}"
+    )
+    print()
+    steps = 2 * rows
+    a = rng.integers(0, 2, size=(steps, 1000))
+    for name, x in (
+        ("uniform rewards", rng.random((steps, 1000))),
+        ("Bernoulli(0.8) rewards", (rng.random((steps, 1000)) < 0.8).astype(float)),
+    ):
+        t = {}
+        for sampler in ("float", "exact"):
+            t[sampler], estimates = time_windows(a, x, sampler=sampler)
+        print(
+            f"WindowedSensitivity R = 1000, K = 2, {steps} steps, {name} "
+            f"({estimates} estimates): float {t['float']:.2f} s, "
+            f"exact {t['exact']:.2f} s, ratio exact / float {t['exact'] / t['float']:.1f}"
+        )
+    print()
+
+
+#: part name -> (function, argument with --quick, argument without)
+PARTS = {
+    "bernoulli": (bernoulli, 1000, 10_000),
+    "all_equal": (all_equal, 1000, 10_000),
+    "beta": (beta_median, 300, 3000),
+    "privacy": (privacy, 20_000, 400_000),
+    "windowed": (windowed, 1000, 10_000),
+    "speed": (speed, 1000, 4000),
+    "exact": (exact_cost, 200, 1000),
+}
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true")
-    ap.add_argument(
-        "--only",
-        nargs="+",
-        choices=("bernoulli", "all_equal", "beta", "privacy", "windowed", "speed"),
-    )
+    ap.add_argument("--only", nargs="+", choices=tuple(PARTS))
     args = ap.parse_args()
-    q = args.quick
-    all_parts = ("bernoulli", "all_equal", "beta", "privacy", "windowed", "speed")
-    parts = args.only or all_parts
-    if "bernoulli" in parts:
-        bernoulli(1000 if q else 10_000)
-    if "all_equal" in parts:
-        all_equal(1000 if q else 10_000)
-    if "beta" in parts:
-        beta_median(300 if q else 3000)
-    if "privacy" in parts:
-        privacy(20_000 if q else 400_000)
-    if "windowed" in parts:
-        windowed(1000 if q else 10_000)
-    if "speed" in parts:
-        speed(1000 if q else 4000)
+    for name in args.only or tuple(PARTS):
+        function, quick, full = PARTS[name]
+        function(quick if args.quick else full)
 
 
 if __name__ == "__main__":

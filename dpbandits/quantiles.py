@@ -13,14 +13,19 @@ Two mechanisms, chosen by ``method`` (see ``docs/quantiles.md``):
   inverse-sensitivity utility, which is right on tied and discrete data;
 - ``"smith"``: Smith's (2011) continuous mechanism, as in App. H; on tied data it gives the
   ties zero weight (see :func:`dp_quantile`).
+
+Two samplers for the grid mechanism, chosen by ``sampler``: ``"float"`` (default; float64
+weights, inverse CDF) and ``"exact"`` (exactly the mechanism's law, integer randomness only;
+``dpbandits.quantiles_exact``).
 """
 
 from __future__ import annotations
 
 import functools
 import math
-from collections.abc import Sequence
-from typing import Any
+from collections.abc import Mapping, Sequence
+from fractions import Fraction
+from typing import TYPE_CHECKING, Any, NamedTuple, TypedDict
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
@@ -28,12 +33,18 @@ from numpy.typing import ArrayLike, NDArray
 from dpbandits import checks
 from dpbandits.arms import RunArms
 from dpbandits.checks import positive_int, positive_number
+from dpbandits.quantiles_exact import grid_quantile_exact
+
+if TYPE_CHECKING:
+    from typing_extensions import Unpack
 
 __all__ = [
     "DEFAULT_ENDPOINT_MASS",
     "DEFAULT_GRID_SIZE",
     "DEFAULT_WINDOW_GRID_SIZE",
     "METHODS",
+    "SAMPLERS",
+    "QuantileOptions",
     "WindowedSensitivity",
     "dp_quantile",
     "dp_quantiles",
@@ -137,25 +148,67 @@ DEFAULT_WINDOW_GRID_SIZE = 2**6
 DEFAULT_ENDPOINT_MASS = 0.1
 
 
-def _check_method(method: Any) -> str:
+#: Samplers of the grid mechanism accepted by ``sampler``.
+SAMPLERS: tuple[str, ...] = ("float", "exact")
+
+
+class QuantileOptions(TypedDict, total=False):
+    """Keyword options of the quantile mechanism, shared by :func:`dp_quantile`,
+    :func:`dp_quantiles` and :class:`WindowedSensitivity` (defaults in brackets).
+
+    - ``method`` (``"grid"``): ``"grid"`` or ``"smith"`` (module docstring);
+    - ``grid_size`` (:data:`DEFAULT_GRID_SIZE`; :data:`DEFAULT_WINDOW_GRID_SIZE` for the windows):
+      number of grid intervals of ``[lo, hi]``, in ``[1, 2**52]``;
+    - ``endpoint_mass`` (:data:`DEFAULT_ENDPOINT_MASS`): extra base mass of each end point, as a
+      fraction of the whole grid's, in ``[0, 1e6]``;
+    - ``sampler`` (``"float"``): how the grid mechanism is drawn. ``"float"``: block weights in
+      float64 and an inverse-CDF draw with a 53-bit uniform (fast; its probabilities are the
+      mechanism's up to rounding). ``"exact"``: rejection from the base measure with exact
+      coins (integer randomness and rational arithmetic only), so the output's law is exactly
+      the eps-DP law; slower (docs/quantiles.md). ``"exact"`` needs ``method="grid"``: Smith's
+      mechanism outputs a uniform real number, which a float cannot hold exactly.
+    """
+
+    method: str
+    grid_size: int
+    endpoint_mass: float
+    sampler: str
+
+
+class _Mechanism(NamedTuple):
+    method: str
+    grid_size: int
+    endpoint_mass: float
+    sampler: str
+
+
+def _mechanism(options: Mapping[str, Any], grid_size: int) -> _Mechanism:
+    """The validated :class:`QuantileOptions` (``grid_size`` is the caller's default)."""
+    unknown = sorted(set(options) - set(QuantileOptions.__annotations__))
+    if unknown:
+        raise TypeError(
+            f"unexpected keyword argument {unknown[0]!r}; the quantile options are "
+            f"{list(QuantileOptions.__annotations__)}"
+        )
+    method = options.get("method", "grid")
     if not isinstance(method, str) or method not in METHODS:
         raise ValueError(f"method must be one of {list(METHODS)}, got {method!r}")
-    return method
-
-
-def _check_grid_size(grid_size: Any) -> int:
-    grid_size = checks.integer(grid_size, "grid_size")
+    m = checks.integer(options.get("grid_size", grid_size), "grid_size")
     # 2**52: every grid index and every count of grid points is exact in float64
-    if not 1 <= grid_size <= 2**52:
-        raise ValueError(f"grid_size must be in [1, 2**52], got {grid_size!r}")
-    return int(grid_size)
-
-
-def _check_endpoint_mass(endpoint_mass: Any) -> float:
-    w = checks.number(endpoint_mass, "endpoint_mass")
+    if not 1 <= m <= 2**52:
+        raise ValueError(f"grid_size must be in [1, 2**52], got {m!r}")
+    w = checks.number(options.get("endpoint_mass", DEFAULT_ENDPOINT_MASS), "endpoint_mass")
     if not 0.0 <= w <= 1e6:
-        raise ValueError(f"endpoint_mass must be finite and in [0, 1e6], got {endpoint_mass!r}")
-    return w
+        raise ValueError(f"endpoint_mass must be finite and in [0, 1e6], got {w!r}")
+    sampler = options.get("sampler", "float")
+    if not isinstance(sampler, str) or sampler not in SAMPLERS:
+        raise ValueError(f"sampler must be one of {list(SAMPLERS)}, got {sampler!r}")
+    if sampler == "exact" and method != "grid":
+        raise ValueError(
+            f"sampler='exact' needs method='grid', got method={method!r}: Smith's mechanism "
+            "outputs a uniform point of a data-dependent interval, which no float holds exactly"
+        )
+    return _Mechanism(method, m, w, sampler)
 
 
 def _snap(x: NDArray[np.float64], lo: float, hi: float, grid_size: int) -> NDArray[np.int64]:
@@ -268,6 +321,22 @@ def _grid_values(j: NDArray[np.int64], lo: float, hi: float, grid_size: int) -> 
     return np.where(j >= grid_size, hi, np.minimum(v, hi))
 
 
+def _grid_draw(
+    k: NDArray[np.int64],
+    levels: Sequence[float],
+    epsilon: float,
+    mech: _Mechanism,
+    rng: np.random.Generator,
+) -> NDArray[np.int64]:
+    """Grid indices (M, L) of the grid mechanism on sorted snapped ``k`` (M, n), ``epsilon``
+    split equally between the levels, drawn with ``mech.sampler``."""
+    m, w = mech.grid_size, mech.endpoint_mass
+    if mech.sampler == "exact":  # the exact rational split: the levels sum to epsilon exactly
+        split = Fraction(epsilon) / len(levels)
+        return grid_quantile_exact(k, tuple(levels), split, m, w, rng)
+    return _grid_quantile(k, levels, epsilon / len(levels), m, w, rng)
+
+
 def dp_quantile(
     x: ArrayLike,
     q: float,
@@ -275,17 +344,15 @@ def dp_quantile(
     lo: float,
     hi: float,
     rng: np.random.Generator | int | None = None,
-    *,
-    method: str = "grid",
-    grid_size: int = DEFAULT_GRID_SIZE,
-    endpoint_mass: float = DEFAULT_ENDPOINT_MASS,
+    **options: Unpack[QuantileOptions],
 ) -> NDArray[np.float64] | float:
     """eps-DP ``q``-quantile of the last axis of ``x`` (App. H; ``docs/quantiles.md``).
 
     ``x`` (..., n) is clipped to ``[lo, hi]``; neighbouring data sets replace one value (fixed
     ``n``).  One independent draw per leading index; returns an array of shape
     ``x.shape[:-1]`` (a float for 1-d ``x``), always in ``[lo, hi]``.  NaN in ``x`` raises
-    ValueError.
+    ValueError.  ``options``: ``method``, ``grid_size``, ``endpoint_mass``, ``sampler``
+    (:class:`QuantileOptions`).
 
     ``method="grid"`` (default): the values are snapped to the nearest of the grid points
     ``lo + j (hi - lo) / grid_size`` and the exponential mechanism (McSherry and Talwar 2007)
@@ -296,7 +363,8 @@ def dp_quantile(
     rewards clipped to ``[lo, hi]`` (and Bernoulli rewards) pile up exactly there.  The output
     is a grid point.  Right on tied data: on ``n`` equal values the median is their grid point
     (error at most ``(hi - lo) / (2 grid_size)``) except with probability about
-    ``(1 + 2 endpoint_mass) grid_size exp(-eps n / 4)``.
+    ``(1 + 2 endpoint_mass) grid_size exp(-eps n / 4)``.  ``sampler="exact"`` draws ``j`` from
+    exactly this law (``dpbandits.quantiles_exact``).
 
     ``method="smith"``: Smith's (2011) mechanism.  With the sorted clipped values and
     ``z_0 = lo``, ``z_{n+1} = hi``, interval ``i`` is chosen with probability
@@ -310,11 +378,8 @@ def dp_quantile(
     always defined (the end points keep a total width ``hi - lo > 0``, even for ``n = 0``).
     """
     qf = _check_level(q)  # checked here so that the error names ``q``, not ``qs``
-    # one level: all of epsilon
-    value = dp_quantiles(
-        x, [qf], epsilon, lo, hi, rng,
-        method=method, grid_size=grid_size, endpoint_mass=endpoint_mass,
-    )[..., 0]  # fmt: skip
+    mech = _mechanism(options, DEFAULT_GRID_SIZE)
+    value = _release(x, [qf], epsilon, lo, hi, rng, mech)[..., 0]  # one level: all of epsilon
     return float(value) if value.ndim == 0 else value
 
 
@@ -325,38 +390,44 @@ def dp_quantiles(
     lo: float,
     hi: float,
     rng: np.random.Generator | int | None = None,
-    *,
-    method: str = "grid",
-    grid_size: int = DEFAULT_GRID_SIZE,
-    endpoint_mass: float = DEFAULT_ENDPOINT_MASS,
+    **options: Unpack[QuantileOptions],
 ) -> NDArray[np.float64]:
     """Several DP quantiles of the same data, each with ``epsilon / len(qs)`` (App. H).
 
     Sequential composition: the whole vector is eps-DP.  Returns shape ``x.shape[:-1] +
-    (len(qs),)``; the data are sorted once.  ``method``, ``grid_size`` and ``endpoint_mass``
-    as in :func:`dp_quantile`.
+    (len(qs),)``; the data are sorted once.  ``options`` as in :func:`dp_quantile`.
     """
     levels = [_check_level(q, "qs") for q in np.atleast_1d(checks.real_array(qs, "qs"))]
     if not levels:
         raise ValueError("qs must contain at least one quantile level")
+    return _release(x, levels, epsilon, lo, hi, rng, _mechanism(options, DEFAULT_GRID_SIZE))
+
+
+def _release(
+    x: ArrayLike,
+    levels: list[float],
+    epsilon: float,
+    lo: float,
+    hi: float,
+    rng: np.random.Generator | int | None,
+    mech: _Mechanism,
+) -> NDArray[np.float64]:
+    """:func:`dp_quantiles` once the levels and options are checked."""
     eps = positive_number(epsilon, "epsilon")
     lo_f, hi_f = checks.bounds(lo, hi)
-    meth = _check_method(method)
-    m = _check_grid_size(grid_size)
-    w = _check_endpoint_mass(endpoint_mass)
     xa = checks.real_array(x, "x", finite=False)  # NaN is refused below, +-inf clipped
     if xa.ndim == 0:
         raise ValueError("x must have at least one axis (the data axis)")
     if np.isnan(xa).any():
         raise ValueError("x must not contain NaN")
     gen = np.random.default_rng(rng)
-    if meth == "smith":
+    if mech.method == "smith":
         util = _utility(xa.shape[-1], levels, eps / len(levels))
         return _exponential_quantile(_intervals(xa, lo_f, hi_f), util, gen)[0]
-    lead, n = xa.shape[:-1], xa.shape[-1]
+    lead, n, m = xa.shape[:-1], xa.shape[-1], mech.grid_size
     rows = math.prod(lead)
     k = np.sort(_snap(np.clip(xa, lo_f, hi_f).reshape(rows, n), lo_f, hi_f, m), axis=1)
-    j = _grid_quantile(k, levels, eps / len(levels), m, w, gen)
+    j = _grid_draw(k, levels, eps, mech, gen)
     return _grid_values(j, lo_f, hi_f, m).reshape(lead + (len(levels),))
 
 
@@ -364,19 +435,20 @@ class WindowedSensitivity:
     """Windowed DP sensitivity estimate of every (replication, arm) (App. H; docs/quantiles.md).
 
     Each arm's rewards (clipped to ``[lo, hi]``) fill a buffer; when ``window`` new rewards have
-    arrived, ``p_lo, p_hi = dp_quantiles(buffer, levels, epsilon, method=method, ...)``
+    arrived, ``p_lo, p_hi = dp_quantiles(buffer, levels, epsilon, **options)``
     (``epsilon`` = eps_p for the pair, split equally: eps_p/2 each),
     ``d[a] = max(|p_hi - p_lo|, floor)`` and the buffer is emptied -- each reward is used in
     exactly one estimate, so the pairs are computed on disjoint data (App. H).  Before the
     first estimate ``d[a] = initial`` (default ``hi - lo``).
 
-    ``method="grid"`` (default) is right on tied and discrete rewards (Bernoulli rewards, or
-    clipped rewards piling up at ``lo``/``hi``) as well as on continuous ones; ``"smith"`` is
-    the paper's mechanism, which returns noise on tied rewards (see :func:`dp_quantile`).  The
-    method is a fixed parameter, never chosen from the rewards: a choice made by looking at the
-    private rewards (e.g. "are there ties?") would itself leak them.  The default grid is
-    coarser than :func:`dp_quantile`'s: ``grid_size=64`` intervals of ``[lo, hi]``
-    (:data:`DEFAULT_WINDOW_GRID_SIZE`).
+    ``options`` (:class:`QuantileOptions`): ``method="grid"`` (default) is right on tied and
+    discrete rewards (Bernoulli rewards, or clipped rewards piling up at ``lo``/``hi``) as well
+    as on continuous ones; ``"smith"`` is the paper's mechanism, which returns noise on tied
+    rewards (see :func:`dp_quantile`).  The method is a fixed parameter, never chosen from the
+    rewards: a choice made by looking at the private rewards (e.g. "are there ties?") would
+    itself leak them.  The default grid is coarser than :func:`dp_quantile`'s:
+    ``grid_size=64`` intervals of ``[lo, hi]`` (:data:`DEFAULT_WINDOW_GRID_SIZE`).
+    ``sampler="exact"`` draws the grid mechanism exactly (slower, docs/quantiles.md).
 
     ``update(actions (R,), rewards (R,))`` is O(R) numpy per step; estimates run only for the
     buffers that filled in this step, batched.  ``values`` (R, K) current estimates,
@@ -396,16 +468,12 @@ class WindowedSensitivity:
         floor: float = 1e-6,
         initial: float | None = None,
         rng: np.random.Generator | int | None = None,
-        *,
-        method: str = "grid",
-        grid_size: int = DEFAULT_WINDOW_GRID_SIZE,
-        endpoint_mass: float = DEFAULT_ENDPOINT_MASS,
+        **options: Unpack[QuantileOptions],
     ) -> None:
         self.layout = RunArms(n_runs, n_arms)
         self.n_runs, self.n_arms = self.layout.n_runs, self.layout.n_arms
-        self.method = _check_method(method)
-        self.grid_size = _check_grid_size(grid_size)
-        self.endpoint_mass = _check_endpoint_mass(endpoint_mass)
+        self._mech = _mechanism(options, DEFAULT_WINDOW_GRID_SIZE)
+        self.method, self.grid_size, self.endpoint_mass, self.sampler = self._mech
         self.epsilon = positive_number(epsilon, "epsilon")
         self.lo, self.hi = checks.bounds(lo, hi)
         self.window = positive_int(window, "window")
@@ -413,12 +481,8 @@ class WindowedSensitivity:
         if len(lv) != 2:
             raise ValueError(f"levels must be a pair of quantile levels, got {levels!r}")
         self.levels = (_check_level(lv[0], "levels"), _check_level(lv[1], "levels"))
-        self.floor = float(floor)
-        if not math.isfinite(self.floor) or self.floor <= 0:
-            raise ValueError(f"floor must be finite and > 0, got {floor!r}")
-        self.initial = self.hi - self.lo if initial is None else float(initial)
-        if not math.isfinite(self.initial) or self.initial <= 0:
-            raise ValueError(f"initial must be finite and > 0, got {initial!r}")
+        self.floor = positive_number(floor, "floor")
+        self.initial = self.hi - self.lo if initial is None else positive_number(initial, "initial")
         self._rng = np.random.default_rng(rng)
         s = self.layout.size
         self._buf = np.empty((s, self.window))
@@ -437,7 +501,7 @@ class WindowedSensitivity:
             f"epsilon={self.epsilon}, lo={self.lo}, hi={self.hi}, window={self.window}, "
             f"levels={self.levels}, floor={self.floor}, initial={self.initial}, "
             f"method={self.method!r}, grid_size={self.grid_size}, "
-            f"endpoint_mass={self.endpoint_mass})"
+            f"endpoint_mass={self.endpoint_mass}, sampler={self.sampler!r})"
         )
 
     @property
@@ -485,28 +549,26 @@ class WindowedSensitivity:
         if self.method == "grid":
             k = _snap(self._buf[full], self.lo, self.hi, self.grid_size)
             k.sort(axis=1)
-            j = _grid_quantile(
-                k, self.levels, self.epsilon / 2, self.grid_size, self.endpoint_mass, self._rng
-            )
+            j = _grid_draw(k, self.levels, self.epsilon, self._mech, self._rng)
             p = _grid_values(j, self.lo, self.hi, self.grid_size)
-            self._values[full] = np.maximum(np.abs(p[:, 1] - p[:, 0]), self.floor)
-            self._n_est[full] += 1
-            self._fill[full] = 0  # each reward is used in exactly one estimate
-            return
+        else:
+            p = self._smith(full)
+        self._values[full] = np.maximum(np.abs(p[:, 1] - p[:, 0]), self.floor)
+        self._n_est[full] += 1
+        self._fill[full] = 0  # each reward is used in exactly one estimate
+
+    def _smith(self, full: NDArray[np.intp]) -> NDArray[np.float64]:
+        """Smith's mechanism on the full buffers, (len(full), 2)."""
         z = _intervals(self._buf[full], self.lo, self.hi, clip=False)  # clipped in update
         weights = np.diff(z, axis=1)[:, None, :] * self._exp_util  # (m, 2, w+1)
         cum = np.cumsum(weights, axis=2)
         total = cum[:, :, -1:]
         if np.minimum.reduce(total, axis=None) < 1e-250:
-            p = _exponential_quantile(z, self._util, self._rng)[0]
-        else:
-            uu = self._rng.random((full.size, 2, 2))
-            i = (cum < (1.0 - uu[:, :, :1]) * total).sum(axis=2)  # (m, 2)
-            i += self._row_offsets[: full.size]
-            zf = z.reshape(-1)
-            left = zf[i]
-            right = zf[i + 1]
-            p = np.minimum(left + uu[:, :, 1] * (right - left), right)
-        self._values[full] = np.maximum(np.abs(p[:, 1] - p[:, 0]), self.floor)
-        self._n_est[full] += 1
-        self._fill[full] = 0  # each reward is used in exactly one estimate
+            return _exponential_quantile(z, self._util, self._rng)[0]
+        uu = self._rng.random((full.size, 2, 2))
+        i = (cum < (1.0 - uu[:, :, :1]) * total).sum(axis=2)  # (m, 2)
+        i += self._row_offsets[: full.size]
+        zf = z.reshape(-1)
+        left = zf[i]
+        right = zf[i + 1]
+        return np.minimum(left + uu[:, :, 1] * (right - left), right)

@@ -49,17 +49,19 @@ def grid_index(values, lo, hi, m):
     return j
 
 
-@pytest.mark.parametrize(
-    "x, q, eps, m, w",
-    [
-        ([0.05, 0.21, 0.22, 0.4, 0.55, 0.61, 0.9, 1.7, -0.3], 0.3, 2.0, 10, 0.1),
-        ([0.3, 0.3, 0.3, 0.0, 0.7, 0.7, 1.0], 0.5, 1.5, 8, 0.5),  # ties, both end points
-        ([0.0] * 4 + [1.0] * 6, 0.1, 3.0, 5, 0.0),  # Bernoulli, no end-point mass
-        ([0.5] * 6, 0.9, 0.7, 4, 2.0),  # all equal, on the grid
-        ([0.26] * 5, 0.5, 1.0, 8, 0.1),  # all equal between grid points (snapped to 0.25)
-        ([], 0.5, 1.0, 6, 0.25),  # no data: the base measure itself
-    ],
-)
+#: (x, q, eps, grid_size, endpoint_mass) on [0, 1]: the data sets whose pmf the draws must match
+#: (also used by the exact sampler's tests).
+PMF_CASES = [
+    ([0.05, 0.21, 0.22, 0.4, 0.55, 0.61, 0.9, 1.7, -0.3], 0.3, 2.0, 10, 0.1),
+    ([0.3, 0.3, 0.3, 0.0, 0.7, 0.7, 1.0], 0.5, 1.5, 8, 0.5),  # ties, both end points
+    ([0.0] * 4 + [1.0] * 6, 0.1, 3.0, 5, 0.0),  # Bernoulli, no end-point mass
+    ([0.5] * 6, 0.9, 0.7, 4, 2.0),  # all equal, on the grid
+    ([0.26] * 5, 0.5, 1.0, 8, 0.1),  # all equal between grid points (snapped to 0.25)
+    ([], 0.5, 1.0, 6, 0.25),  # no data: the base measure itself
+]
+
+
+@pytest.mark.parametrize("x, q, eps, m, w", PMF_CASES)
 def test_grid_pmf_matches_definition(x, q, eps, m, w) -> None:
     probs = exact_grid_pmf(x, q, eps, 0.0, 1.0, m, w)
     draws = dp_quantile(
@@ -104,21 +106,25 @@ def test_exact_privacy_loss_is_at_most_eps_and_nearly_attained() -> None:
     assert worst > 0.8 * eps
 
 
+LARGEST_LOSS_PAIR = ([0.875, 0.125, 0.0, 0.875, 1.0, 0.0], [0.875, 0.125, 1.0, 0.875, 1.0, 0.0])
+
+
 @pytest.mark.parametrize(
-    "x, xp, q",
+    "x, xp, q, sampler",
     [
-        ([0.0] * 2 + [1.0] * 18, [0.0] * 3 + [1.0] * 17, 0.1),  # Bernoulli at the 10% boundary
-        ([0.5] * 10, [0.0] + [0.5] * 9, 0.5),  # all equal, one moved to an end point
+        ([0.0] * 2 + [1.0] * 18, [0.0] * 3 + [1.0] * 17, 0.1, "float"),  # Bernoulli, 10% level
+        ([0.5] * 10, [0.0] + [0.5] * 9, 0.5, "float"),  # all equal, one moved to an end point
         # the pair of largest exact loss in the search above (0.85 eps, endpoint_mass 0)
-        ([0.875, 0.125, 0.0, 0.875, 1.0, 0.0], [0.875, 0.125, 1.0, 0.875, 1.0, 0.0], 0.5),
+        (*LARGEST_LOSS_PAIR, 0.5, "float"),
+        (*LARGEST_LOSS_PAIR, 0.5, "exact"),
     ],
 )
-def test_empirical_privacy_loss_on_neighbouring_data(x, xp, q) -> None:
+def test_empirical_privacy_loss_on_neighbouring_data(x, xp, q, sampler) -> None:
     """Histogram audit as in dpbandits.audit: the Clopper-Pearson lower bound on the loss is
     <= eps (fails with probability <= 1e-6 for a correct mechanism), and the histograms match
-    the exact pmfs, whose loss is <= eps."""
+    the exact pmfs, whose loss is <= eps; with both samplers."""
     m, eps, draws = 8, 1.0, 100_000
-    kw = {"grid_size": m}
+    kw = {"grid_size": m, "sampler": sampler}
     o = dp_quantile(np.broadcast_to(x, (draws, len(x))), q, eps, 0, 1, rng=5, **kw)
     op = dp_quantile(np.broadcast_to(xp, (draws, len(xp))), q, eps, 0, 1, rng=6, **kw)
     c = np.bincount(grid_index(o, 0, 1, m), minlength=m + 1)
