@@ -68,6 +68,10 @@ class PrivateAgent(Agent):
         The DP quantile mechanism of the sensitivity estimates: ``"grid"`` (default; right on
         tied and discrete rewards such as Bernoulli ones, see ``docs/quantiles.md``) or
         ``"smith"`` (the paper's continuous mechanism, noise on tied rewards).
+    quantile_sampler:
+        How the grid quantiles are drawn: ``"float"`` (default) or ``"exact"`` (integer-only
+        rejection sampling with exactly the mechanism's probabilities, slower; needs
+        ``quantile_method="grid"``; see ``docs/quantiles.md``).
     means_noise:
         The node noise of the private means: ``"laplace"`` (default, the paper's) or
         ``"discrete"`` (discrete Laplace on a power-of-two grid, so every release is an exact
@@ -95,6 +99,7 @@ class PrivateAgent(Agent):
         means: EstimatorFactory | None = None,
         sensitivity: EstimatorFactory | None = None,
         quantile_method: str = "grid",
+        quantile_sampler: str = "float",
         means_noise: str = "laplace",
         **selector_params: Any,
     ) -> None:
@@ -105,6 +110,7 @@ class PrivateAgent(Agent):
         self.window = window
         self.levels = levels
         self.quantile_method = quantile_method
+        self.quantile_sampler = quantile_sampler
         self.means_noise = means_noise
         self.lo = lo
         self.hi = hi
@@ -121,14 +127,20 @@ class PrivateAgent(Agent):
         positive_number(epsilon_quantiles, "epsilon_quantiles")
         positive_int(window, "window")
         from dpbandits.continual import NOISES
-        from dpbandits.quantiles import METHODS
+        from dpbandits.quantiles import METHODS, SAMPLERS
 
         for name, value, allowed in (
             ("quantile_method", quantile_method, METHODS),
+            ("quantile_sampler", quantile_sampler, SAMPLERS),
             ("means_noise", means_noise, NOISES),
         ):
             if not isinstance(value, str) or value not in allowed:
                 raise ValueError(f"{name} must be one of {list(allowed)}, got {value!r}")
+        if quantile_sampler == "exact" and quantile_method != "grid":
+            raise ValueError(
+                "quantile_sampler='exact' needs quantile_method='grid', got "
+                f"quantile_method={quantile_method!r} (Smith's output is a real number)"
+            )
 
     @property
     def selector_(self) -> Any:
@@ -171,7 +183,7 @@ class PrivateAgent(Agent):
                 self._sens = WindowedSensitivity(
                     r, k, eps_p, lo=self.lo, hi=self.hi, window=window,
                     levels=tuple(self.levels), rng=rng_quantiles,
-                    method=self.quantile_method,
+                    method=self.quantile_method, sampler=self.quantile_sampler,
                 )  # fmt: skip
             else:
                 self._sens = self.sensitivity(r, k, rng_quantiles)

@@ -31,7 +31,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from dpbandits import checks
-from dpbandits.arms import RunArms
+from dpbandits.arms import RunArms, matrix_property
 from dpbandits.checks import positive_int, positive_number
 from dpbandits.quantiles_exact import grid_quantile_exact
 
@@ -504,20 +504,13 @@ class WindowedSensitivity:
             f"endpoint_mass={self.endpoint_mass}, sampler={self.sampler!r})"
         )
 
-    @property
-    def values(self) -> NDArray[np.float64]:
-        """Current sensitivity estimates d (R, K)."""
-        return self.layout.matrix(self._values).copy()
-
-    @property
-    def n_estimates(self) -> NDArray[np.int64]:
-        """Number of quantile pairs released so far per (replication, arm), (R, K)."""
-        return self.layout.matrix(self._n_est).copy()
-
-    @property
-    def fill(self) -> NDArray[np.int64]:
-        """Rewards waiting in each buffer (not yet used in any estimate), (R, K)."""
-        return self.layout.matrix(self._fill).copy()
+    values = matrix_property("_values", "Current sensitivity estimates d (R, K).")
+    n_estimates = matrix_property(
+        "_n_est", "Number of quantile pairs released so far per (replication, arm), (R, K)."
+    )
+    fill = matrix_property(
+        "_fill", "Rewards waiting in each buffer (not yet used in any estimate), (R, K)."
+    )
 
     def update(self, actions: ArrayLike, rewards: ArrayLike) -> None:
         """Record one reward per replication; estimate where a window just filled."""

@@ -223,3 +223,30 @@ def test_discrete_means_noise_releases_exact_grid_multiples():
 def test_bad_means_noise_is_refused_at_construction(value):
     with pytest.raises(ValueError, match="means_noise"):
         PrivateAgent("rnm", means_noise=value)
+
+
+def test_exact_quantile_sampler_reaches_the_windowed_sensitivities():
+    agent = PrivateAgent("rnm", quantile_sampler="exact", window=16)
+    rng = np.random.default_rng(5)
+    agent.reset(4, 2, horizon=200, rng=6)
+    for _ in range(200):
+        a = agent.act()
+        agent.update(a, rng.random(4))
+    sens = agent._sens
+    assert sens.sampler == "exact" and sens.n_estimates.sum() > 0
+    # every estimate is a distance between two grid points of [0, 1] (or the floor)
+    d = agent.sensitivities()
+    on_grid = np.isclose(d * sens.grid_size, np.round(d * sens.grid_size), rtol=0, atol=1e-9)
+    assert np.all(on_grid | (d == sens.floor) | (sens.n_estimates == 0))
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "match"),
+    [
+        ({"quantile_sampler": "exactly"}, "quantile_sampler"),
+        ({"quantile_sampler": "exact", "quantile_method": "smith"}, "needs quantile_method"),
+    ],
+)
+def test_bad_quantile_sampler_is_refused_at_construction(kwargs, match):
+    with pytest.raises(ValueError, match=match):
+        PrivateAgent("rnm", **kwargs)
