@@ -124,7 +124,7 @@ def main() -> None:
         f"({t_ws * 50_000:.2f} s per 50_000 steps)"
     )
     print(
-        f"  noise memory of PrivateMeans           : {pm._noise.buf.nbytes / 1e6:.1f} MB "
+        f"  noise memory of PrivateMeans           : {pm.noise_nbytes / 1e6:.1f} MB "
         f"(full float64 table would be {runs * arms * n_max * 8 / 1e6:.0f} MB)"
     )
 

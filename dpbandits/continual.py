@@ -489,6 +489,11 @@ class PrivateMeans:
     )
 
     @property
+    def noise_nbytes(self) -> int:
+        """Memory held for the noise blocks (``2 R K block`` float64), whatever the horizon."""
+        return int(self._noise.buf.nbytes)
+
+    @property
     def releases(self) -> NDArray[np.float64]:
         """The private sums ``S_n + Z_n`` (R, K) released at each arm's count; 0 if never
         pulled.  With ``noise="discrete"`` every entry is an exact multiple of ``gamma``.

@@ -204,14 +204,18 @@ def test_fast_path_takes_the_same_actions_as_the_validating_select(selector):
     assert np.array_equal(fast, slow)
 
 
+def play_uniform(agent, n_runs, n_arms, horizon, seed):
+    """Play ``agent`` on uniform [0, 1] rewards (off any grid) for ``horizon`` steps."""
+    rng = np.random.default_rng(seed)
+    agent.reset(n_runs, n_arms, horizon=horizon, rng=seed + 1)
+    for _ in range(horizon):
+        agent.update(agent.act(), rng.random(n_runs))
+    return agent
+
+
 def test_discrete_means_noise_releases_exact_grid_multiples():
-    agent = PrivateAgent("rnm", means_noise="discrete", window=20)
-    rng = np.random.default_rng(3)
-    agent.reset(6, 3, horizon=400, rng=4)
-    for _ in range(400):
-        a = agent.act()
-        agent.update(a, rng.random(6))  # rewards off the grid: rounded inside the mechanism
-    est = agent._means
+    agent = play_uniform(PrivateAgent("rnm", means_noise="discrete", window=20), 6, 3, 400, 3)
+    est = agent._means  # rewards were rounded to the grid inside the mechanism
     assert est.gamma is not None and est.gamma == 2.0**-12
     pulled = est.counts > 0
     units = est.releases[pulled] / est.gamma
@@ -226,12 +230,7 @@ def test_bad_means_noise_is_refused_at_construction(value):
 
 
 def test_exact_quantile_sampler_reaches_the_windowed_sensitivities():
-    agent = PrivateAgent("rnm", quantile_sampler="exact", window=16)
-    rng = np.random.default_rng(5)
-    agent.reset(4, 2, horizon=200, rng=6)
-    for _ in range(200):
-        a = agent.act()
-        agent.update(a, rng.random(4))
+    agent = play_uniform(PrivateAgent("rnm", quantile_sampler="exact", window=16), 4, 2, 200, 5)
     sens = agent._sens
     assert sens.sampler == "exact" and sens.n_estimates.sum() > 0
     # every estimate is a distance between two grid points of [0, 1] (or the floor)
