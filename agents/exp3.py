@@ -8,6 +8,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from agents.base import Agent
+from dpbandits.arms import RunArms
 
 __all__ = ["Exp3"]
 
@@ -48,7 +49,7 @@ class Exp3(Agent):
         self._gamma = g
         self.log_weights = np.zeros((self.n_runs, k))
         self._probs = np.full((self.n_runs, k), 1.0 / k)
-        self._offsets = np.arange(self.n_runs, dtype=np.int64) * k
+        self._layout = RunArms(self.n_runs, k)  # flat index of (r, actions[r])
 
     def probabilities(self) -> NDArray[np.float64]:
         """The ``(R, K)`` distribution ``p`` from which the next action is drawn."""
@@ -70,6 +71,6 @@ class Exp3(Agent):
         r = np.asarray(rewards, dtype=float)
         if not (r.min() >= 0.0 and r.max() <= 1.0):
             raise ValueError(f"Exp3 needs rewards in [0, 1], got min {r.min()}, max {r.max()}")
-        idx = self._offsets + actions
+        idx = self._layout.flat(actions)
         p_taken = self._probs.reshape(-1)[idx]
         self.log_weights.reshape(-1)[idx] += self._gamma * (r / p_taken) / self.n_arms

@@ -26,6 +26,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from agents.base import Agent
+from dpbandits.arms import RunArms
 from dpbandits.checks import positive_int, positive_number
 from dpbandits.selectors.spec import resolve_selector
 
@@ -209,7 +210,7 @@ class PrivateAgent(Agent):
         # for both (instead of once in each), and actions this agent chose itself are known to
         # be valid (checked by identity, so any other array still goes through validation).
         self._fast_observe = self.means is None and (self.sensitivity is None or not self._uses_d)
-        self._base = np.arange(r, dtype=np.intp) * k
+        self._layout = RunArms(r, k)  # the estimators' flat (R K) stream layout
         self._lo_f, self._hi_f = float(self.lo), float(self.hi)
         self._chosen: Any = None
         if self._fast:
@@ -251,7 +252,7 @@ class PrivateAgent(Agent):
         # the sum is NaN iff some x is (x is clipped, so otherwise finite): one reduction
         if math.isnan(np.add.reduce(x)):
             raise ValueError(f"rewards must not be NaN, got {r}")
-        flat = self._base + actions
+        flat = self._layout.flat(actions)
         if self._uses_d:
             self._sens.update_flat(flat, x)  # copies x into its windows
         self._means.update_flat(flat, x)

@@ -13,18 +13,10 @@ Usage: ``python benchmarks/bench_advisor.py [--trials N] [--epsilon 1]``.
 
 from __future__ import annotations
 
-import sys
-from pathlib import Path
+import argparse
 
-# Run as a script, this directory is sys.path[0], where benchmarks/selectors.py would shadow the
-# standard library's ``selectors``: drop it before any other import.
-_HERE = Path(__file__).resolve().parent
-sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != _HERE]
-
-import argparse  # noqa: E402
-
-from dpbandits import scenarios, selectors  # noqa: E402
-from dpbandits.evaluation import evaluate  # noqa: E402
+from dpbandits import scenarios, selectors
+from dpbandits.evaluation import evaluate
 
 MEASURES = ("pearson", "spearman", "weighted")
 NAMES = (

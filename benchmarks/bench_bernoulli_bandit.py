@@ -18,23 +18,15 @@ Usage: ``python benchmarks/bench_bernoulli_bandit.py [--runs 40] [--horizon 2000
 
 from __future__ import annotations
 
-import sys
-from pathlib import Path
+import argparse
+import math
+import time
+from typing import Any
 
-# Run as a script, this directory is sys.path[0], where benchmarks/selectors.py would shadow the
-# standard library's ``selectors``: drop it before any other import.
-_HERE = Path(__file__).resolve().parent
-sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != _HERE]
+import numpy as np
 
-import argparse  # noqa: E402
-import math  # noqa: E402
-import time  # noqa: E402
-from typing import Any  # noqa: E402
-
-import numpy as np  # noqa: E402
-
-import agents  # noqa: E402
-from dpbandits.experiments import run  # noqa: E402
+import agents
+from dpbandits.experiments import run
 
 
 class TrueRange:
