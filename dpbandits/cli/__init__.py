@@ -56,6 +56,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     func = getattr(args, "func", None)
     if func is None:
         parser.print_help()
+        sys.stdout.flush()
+        print("dpbandits: error: give a COMMAND (listed above)", file=sys.stderr)
         return 2
     try:
         with handle_termination():
@@ -64,6 +66,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         # Bad user input is reported as one readable line, not a traceback.
         print(f"dpbandits: error: {exc}", file=sys.stderr)
         return 2
+    except MemoryError as exc:
+        # numpy names the array it could not allocate: the sizes asked for are too large.
+        print(f"dpbandits: error: not enough memory ({exc}); use smaller sizes", file=sys.stderr)
+        return 1
     except KeyboardInterrupt:
         print("dpbandits: interrupted (outputs left incomplete)", file=sys.stderr)
         return 130
@@ -73,6 +79,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())
         return 141
+    except OSError as exc:
+        # A file that cannot be read or written (disk full, permissions): one line, no traceback.
+        print(f"dpbandits: error: {exc}", file=sys.stderr)
+        return 1
     except Terminated:
         print("dpbandits: terminated (outputs left incomplete)", file=sys.stderr)
         return 143

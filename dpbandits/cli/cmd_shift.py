@@ -68,7 +68,7 @@ def run(args: argparse.Namespace) -> int:
     load_plugins(args.plugins)
     check_writable_file(args.json_path, "--json")
     agent_map = shift_agents(
-        split_list(args.agents),
+        split_list(args.agents, "--agent"),
         epsilon_means=args.eps_means,
         epsilon_select=args.eps_select,
         epsilon_quantiles=args.eps_quantiles,
