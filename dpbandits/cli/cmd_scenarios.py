@@ -86,7 +86,7 @@ def run(args: argparse.Namespace) -> int:
     from dpbandits import evaluation, scenarios
 
     options.load_plugins(args.plugins)
-    eps = evaluation.check_epsilons(np.asarray(options.parse_epsilons(args.epsilon)))
+    eps = evaluation.check_epsilons(options.parse_float_grid(args.epsilon, "--epsilon"))
     options.parse_epsilons(str(args.sweep_epsilon), "--sweep-epsilon")
     if args.trials is not None and args.trials <= 0:
         raise ValueError(f"--trials must be > 0, got {args.trials}")
