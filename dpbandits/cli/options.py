@@ -42,6 +42,7 @@ __all__ = [
     "add_output_options",
     "add_plugin_argument",
     "check_at_least_one",
+    "check_runs_fit_in_memory",
     "check_writable_file",
     "load_plugins",
     "output_directory",
@@ -91,6 +92,29 @@ def check_at_least_one(args: argparse.Namespace, *dests: str) -> None:
         value = getattr(args, dest)
         if value is not None and value < 1:
             raise ValueError(f"--{dest.replace('_', '-')} must be >= 1, got {value}")
+
+
+#: Numbers the engine keeps per run and agent whatever else is recorded (total regret and reward,
+#: regret before and after the first change point): a lower bound of a run's memory.
+PER_RUN_VALUES = 4
+
+
+def check_runs_fit_in_memory(n_runs: int, n_agents: int, option: str = "--runs") -> None:
+    """Refuse, before any work, more runs than this machine's memory could ever hold.
+
+    The per-run results alone take ``8 * PER_RUN_VALUES`` bytes per run and agent; a run that
+    needs more than the physical memory could only exhaust the machine or fail much later.
+    """
+    try:
+        total = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (AttributeError, ValueError, OSError):  # not a POSIX system: nothing to compare with
+        return
+    need = 8 * PER_RUN_VALUES * n_runs * max(n_agents, 1)
+    if need > total:
+        raise ValueError(
+            f"{option} {n_runs}: the per-run results of {n_agents} agent(s) alone need "
+            f"{need / 2**30:.3g} GiB, more than this machine's {total / 2**30:.3g} GiB of memory"
+        )
 
 
 def progress_printer(enabled: bool) -> Callable[[str], None]:

@@ -160,6 +160,19 @@ def test_out_of_memory_is_one_line(capsys, tmp_path):
     assert "not enough memory" in one_error_line(capsys)
 
 
+@pytest.mark.parametrize("command", ["shift", "run", "sweep"])
+def test_more_runs_than_memory_can_hold_are_refused(command, capsys, tmp_path):
+    # before: the engine started, its memory grew without bound (3 GB within 20 s) and it ran
+    # until killed
+    config = tmp_path / "c.toml"
+    config.write_text(SWEEP_TOML if command == "sweep" else SMALL_TOML)
+    out = tmp_path / "out"
+    argv = SHIFT if command == "shift" else [command, str(config), "--no-plots"]
+    assert main([*argv, "--runs", str(10**13), "--out", str(out)]) == 2
+    assert "--runs" in one_error_line(capsys)
+    assert not out.exists()
+
+
 def sweep_argv(tmp_path: Path) -> list[str]:
     config = tmp_path / "s.toml"
     config.write_text(SWEEP_TOML)
