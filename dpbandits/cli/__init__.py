@@ -47,7 +47,9 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     Bad input (``ValueError``/``TypeError`` from a command) prints one line and exits 2.
     Ctrl-C exits 130 and SIGTERM 143, each with one line: worker processes are stopped and an
-    output directory that was being written keeps its ``INCOMPLETE.txt`` marker.
+    output directory that was being written keeps its ``INCOMPLETE.txt`` marker. Any other
+    error (a file that cannot be written, a plug-in failing mid-run) is one line and exit 1;
+    ``DPBANDITS_TRACEBACK=1`` shows its traceback instead.
     """
     from dpbandits.parallel import Terminated, handle_termination
 
@@ -86,6 +88,23 @@ def main(argv: Sequence[str] | None = None) -> int:
     except Terminated:
         print("dpbandits: terminated (outputs left incomplete)", file=sys.stderr)
         return 143
+    except Exception as exc:  # noqa: BLE001 (e.g. a plug-in's selector failing mid-run)
+        if os.environ.get("DPBANDITS_TRACEBACK"):
+            raise
+        print(f"dpbandits: error: {type(exc).__name__}: {exc}{_where(exc)} (set "
+              "DPBANDITS_TRACEBACK=1 for the traceback)", file=sys.stderr)  # fmt: skip
+        return 1
+
+
+def _where(exc: BaseException) -> str:
+    """`` at FILE, line N``: the innermost frame of ``exc`` outside the standard library."""
+    import sysconfig
+    import traceback
+
+    stdlib = sysconfig.get_paths()["stdlib"]
+    frames = [f for f in traceback.extract_tb(exc.__traceback__)
+              if not f.filename.startswith(stdlib)]  # fmt: skip
+    return f" at {frames[-1].filename}, line {frames[-1].lineno}" if frames else ""
 
 
 if __name__ == "__main__":  # pragma: no cover

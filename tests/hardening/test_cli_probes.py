@@ -107,11 +107,12 @@ def test_two_candidate_table_has_no_nan_for_a_one_point_grid(capsys, tmp_path):
     assert "nan" not in table.lower() and "| - | - |" in table
 
 
-@pytest.mark.parametrize("command", ["shift", "run", "sweep"])
-@pytest.mark.parametrize("option", ["--out", "--json"])
+@pytest.mark.parametrize(
+    "command, option",
+    [("shift", "--out"), ("run", "--out"), ("sweep", "--out"), ("shift", "--json"),
+     ("run", "--json")],
+)  # fmt: skip
 def test_empty_output_paths_are_refused(command, option, capsys, tmp_path, monkeypatch):
-    if command == "sweep" and option == "--json":
-        pytest.skip("sweep has no --json")
     monkeypatch.chdir(tmp_path)
     config = tmp_path / "c.toml"
     config.write_text(SWEEP_TOML if command == "sweep" else SMALL_TOML)
@@ -171,6 +172,47 @@ def test_more_runs_than_memory_can_hold_are_refused(command, capsys, tmp_path):
     assert main([*argv, "--runs", str(10**13), "--out", str(out)]) == 2
     assert "--runs" in one_error_line(capsys)
     assert not out.exists()
+
+
+RAISING_SELECTOR = """\
+from dpbandits import selectors
+
+
+class Raising(selectors.Selector):
+    name = "raising_probe"
+    private = True
+    guarantee = "eps-DP"
+    uses_sensitivities = False
+    summary = "raises when used"
+
+    def select_batch(self, q, d, rng):
+        raise RuntimeError("broken inside select")
+
+
+selectors.register("raising_probe", Raising, overwrite=True)
+"""
+
+
+def test_a_plugin_failing_mid_run_is_one_line_and_leaves_output_incomplete(
+    capsys, tmp_path, monkeypatch
+):
+    plugin = tmp_path / "raising_plugin.py"
+    plugin.write_text(RAISING_SELECTOR)
+    out = tmp_path / "out"
+    argv = [*SCENARIOS, "--plugin", str(plugin), "--selector", "raising_probe", "--out", str(out)]
+    monkeypatch.delenv("DPBANDITS_TRACEBACK", raising=False)
+    assert main(argv) == 1
+    line = one_error_line(capsys)
+    assert "RuntimeError: broken inside select" in line and "raising_plugin.py" in line
+    assert (out / INCOMPLETE_MARKER).is_file()
+    monkeypatch.setenv("DPBANDITS_TRACEBACK", "1")
+    with pytest.raises(RuntimeError, match="broken inside select"):
+        main(argv)
+
+
+def test_a_directory_given_as_the_config_file_says_so(capsys, tmp_path):
+    assert main(["run", str(tmp_path), "--out", str(tmp_path / "out")]) == 2
+    assert "is a directory" in one_error_line(capsys)
 
 
 def sweep_argv(tmp_path: Path) -> list[str]:
