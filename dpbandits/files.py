@@ -22,9 +22,11 @@ from typing import IO, Any
 import numpy as np
 
 __all__ = [
+    "INCOMPLETE_MARKER",
     "atomic_open",
     "atomic_write",
     "jsonable",
+    "mark_incomplete",
     "save_figure",
     "strict_json",
     "write_csv",
@@ -69,6 +71,23 @@ def atomic_write(path: str | os.PathLike[str], data: bytes | str) -> Path:
     with atomic_open(path, "wb") as f:
         f.write(data.encode("utf-8") if isinstance(data, str) else data)
     return Path(path)
+
+
+#: Present in an output directory while a command is writing it (and after an interruption).
+INCOMPLETE_MARKER = "INCOMPLETE.txt"
+
+
+def mark_incomplete(directory: str | os.PathLike[str], what: str) -> Path:
+    """Write the marker file :data:`INCOMPLETE_MARKER` into ``directory``; returns its path.
+
+    The writer deletes it once every output is written, so a directory left by an interrupted
+    or failed run says so and never looks complete.
+    """
+    return atomic_write(
+        Path(directory) / INCOMPLETE_MARKER,
+        f"{what} is writing this directory, or was interrupted or failed while writing it: "
+        "the files here are partial. Run it again.\n",
+    )
 
 
 def jsonable(x: Any) -> Any:

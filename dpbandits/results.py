@@ -28,6 +28,30 @@ class ResultsFileError(ValueError):
     """A file given to :meth:`Results.load` is not a complete results file this version reads."""
 
 
+#: The type of each metadata field of a results file (checked by :meth:`Results.load`).
+_META_TYPES: dict[str, type] = {
+    "config": dict, "labels": list, "privacy": dict, "timing": dict, "array_keys": list,
+    "data_keys": dict,
+}  # fmt: skip
+
+
+def _check_meta(meta: dict[str, Any], path: Path) -> None:
+    """Refuse metadata whose fields are not of the types :meth:`Results.save` writes."""
+    for key, kind in _META_TYPES.items():
+        value = meta.get(key, {} if key == "timing" else None)
+        if not isinstance(value, kind):
+            raise ResultsFileError(
+                f"{path} is not a valid dpbandits results file: metadata {key!r} is "
+                f"{type(value).__name__}, expected {kind.__name__}"
+            )
+    labels = meta["labels"]
+    if not all(isinstance(x, str) for x in labels) or len(set(labels)) != len(labels):
+        raise ResultsFileError(
+            f"{path} is not a valid dpbandits results file: the agent labels {labels!r} are not "
+            "distinct strings"
+        )
+
+
 def _privacy_short(report: Any) -> str:
     """One-cell description of the privacy spent by an agent (from its privacy report)."""
     if not isinstance(report, dict):
@@ -374,6 +398,8 @@ class Results:
         p = Path(path)
         if not p.exists() and p.with_name(p.name + ".npz").exists():
             p = p.with_name(p.name + ".npz")
+        if p.is_dir():
+            raise ResultsFileError(f"{str(p)!r} is a directory, expected a results file (.npz)")
         if not p.is_file():
             raise FileNotFoundError(f"no results file at {str(p)!r}")
         with open(p, "rb") as fh:
@@ -398,11 +424,20 @@ class Results:
                         f"{RESULTS_FORMAT!r} (re-run the experiment, or load it with the "
                         "dpbandits version that wrote it)"
                     )
+                _check_meta(meta, p)
                 arrays = {k: f[f"shared__{k}"] for k in meta["array_keys"]}
                 data = {
                     label: {k: f[f"agent{j}__{k}"] for k in meta["data_keys"][label]}
                     for j, label in enumerate(meta["labels"])
                 }
+                named = [*arrays.items()]
+                named += [(f"{lab}/{k}", a) for lab in data for k, a in data[lab].items()]
+                for name, arr in named:
+                    if arr.dtype.kind not in "biuf":
+                        raise ResultsFileError(
+                            f"{p} is not a valid dpbandits results file: array {name!r} holds "
+                            f"{arr.dtype} values, expected numbers"
+                        )
                 return cls(
                     config=meta["config"],
                     labels=list(meta["labels"]),

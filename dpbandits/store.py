@@ -56,6 +56,9 @@ class Store:
         from dpbandits.results import Results, ResultsFileError
 
         p = self.path(key)
+        if p.is_dir():
+            raise ValueError(f"the store entry {str(p)!r} is a directory, not a results file: "
+                             "remove it")  # fmt: skip
         if not p.is_file():
             return None
         try:

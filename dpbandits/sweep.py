@@ -14,6 +14,8 @@ writes
 - ``out/cells.csv`` -- one row per cell: index, swept values, seed, key, status, result file,
   curves figure;
 - ``out/sweep.toml`` -- the config that was run; ``out/failed_cells.txt`` when cells failed;
+- ``out/INCOMPLETE.txt`` -- while the sweep runs, and after an interruption (the other files are
+  then partial; re-running resumes from the store);
 - ``out/plots/`` -- final regret against each swept numeric key (``regret_vs_<key>``), regret
   curves of every cell (``curves/<key[:16]>``, kept across re-runs).
 
@@ -38,7 +40,7 @@ from typing import TYPE_CHECKING, Any
 
 from dpbandits import checks
 from dpbandits.config import Cell, Experiment
-from dpbandits.files import atomic_write, write_csv
+from dpbandits.files import atomic_write, mark_incomplete, write_csv
 from dpbandits.parallel import exit_with_parent, handle_termination, run_tasks
 from dpbandits.store import Store, cell_key
 
@@ -258,6 +260,8 @@ def sweep(
     n_jobs = (os.cpu_count() or 1) if n_jobs is None else checks.positive_int(n_jobs, "n_jobs")
     if fmt not in ("png", "svg", "pdf"):
         raise ValueError(f"fmt must be png, svg or pdf, got {fmt!r}")
+    if not str(out).strip():
+        raise ValueError("out must not be empty")
     out = Path(out)
     if out.exists() and not out.is_dir():
         raise ValueError(f"out: {str(out)!r} exists and is not a directory")
@@ -277,6 +281,8 @@ def sweep(
         out.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
         raise ValueError(f"out: cannot create the directory {str(out)!r} ({exc})") from None
+    # removed only once every output below is written: an interrupted sweep never looks complete
+    marker = mark_incomplete(out, "'dpbandits sweep'")
     atomic_write(out / "sweep.toml", experiment.to_toml())
     store.remove_partial()
 
@@ -284,7 +290,7 @@ def sweep(
     todo: list[CellTask] = []
     for cell, key in zip(cells, keys, strict=True):
         stored = store.get(key)
-        if stored is not None:
+        if stored is not None and _is_result_of(stored, cell):
             res.reused.append(cell.index)
             rows_by_cell[cell.index] = summary_rows(stored, cell.params, _rel(store, key, out))
         else:
@@ -359,7 +365,19 @@ def sweep(
         from dpbandits.sweep_plots import write_sweep_plots
 
         res.files += write_sweep_plots(res, fmt)
+    marker.unlink(missing_ok=True)
     return res
+
+
+def _is_result_of(stored: Results, cell: Cell) -> bool:
+    """Whether a stored result was computed for ``cell`` (same seed, runs and agents): a file
+    copied or renamed into the store under another cell's key is recomputed, not reused."""
+    cfg = stored.config
+    return (
+        cfg.get("seed") == cell.seed
+        and cfg.get("n_runs") == cell.experiment.n_runs
+        and list(stored.labels) == list(cell.experiment.agents)
+    )
 
 
 def _identity(exp: Experiment) -> dict[str, Any]:

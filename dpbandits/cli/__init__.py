@@ -47,7 +47,9 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     Bad input (``ValueError``/``TypeError`` from a command) prints one line and exits 2.
     Ctrl-C exits 130 and SIGTERM 143, each with one line: worker processes are stopped and an
-    output directory that was being written keeps its ``INCOMPLETE.txt`` marker.
+    output directory that was being written keeps its ``INCOMPLETE.txt`` marker. Any other
+    error (a file that cannot be written, a plug-in failing mid-run) is one line and exit 1;
+    ``DPBANDITS_TRACEBACK=1`` shows its traceback instead.
     """
     from dpbandits.parallel import Terminated, handle_termination
 
@@ -56,6 +58,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     func = getattr(args, "func", None)
     if func is None:
         parser.print_help()
+        sys.stdout.flush()
+        print("dpbandits: error: give a COMMAND (listed above)", file=sys.stderr)
         return 2
     try:
         with handle_termination():
@@ -64,6 +68,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         # Bad user input is reported as one readable line, not a traceback.
         print(f"dpbandits: error: {exc}", file=sys.stderr)
         return 2
+    except MemoryError as exc:
+        # numpy names the array it could not allocate: the sizes asked for are too large.
+        print(f"dpbandits: error: not enough memory ({exc}); use smaller sizes", file=sys.stderr)
+        return 1
     except KeyboardInterrupt:
         print("dpbandits: interrupted (outputs left incomplete)", file=sys.stderr)
         return 130
@@ -73,9 +81,30 @@ def main(argv: Sequence[str] | None = None) -> int:
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())
         return 141
+    except OSError as exc:
+        # A file that cannot be read or written (disk full, permissions): one line, no traceback.
+        print(f"dpbandits: error: {exc}", file=sys.stderr)
+        return 1
     except Terminated:
         print("dpbandits: terminated (outputs left incomplete)", file=sys.stderr)
         return 143
+    except Exception as exc:  # noqa: BLE001 (e.g. a plug-in's selector failing mid-run)
+        if os.environ.get("DPBANDITS_TRACEBACK"):
+            raise
+        print(f"dpbandits: error: {type(exc).__name__}: {exc}{_where(exc)} (set "
+              "DPBANDITS_TRACEBACK=1 for the traceback)", file=sys.stderr)  # fmt: skip
+        return 1
+
+
+def _where(exc: BaseException) -> str:
+    """`` at FILE, line N``: the innermost frame of ``exc`` outside the standard library."""
+    import sysconfig
+    import traceback
+
+    stdlib = sysconfig.get_paths()["stdlib"]
+    frames = [f for f in traceback.extract_tb(exc.__traceback__)
+              if not f.filename.startswith(stdlib)]  # fmt: skip
+    return f" at {frames[-1].filename}, line {frames[-1].lineno}" if frames else ""
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -54,8 +54,8 @@ def run(args: argparse.Namespace) -> int:
     load_plugins(args.plugins)
     if args.selector is None:
         args.print_help()
-        print(f"\nselectors: {', '.join(selectors.available())}")
-        return 2
+        print(f"\nselectors: {', '.join(selectors.available())}", flush=True)
+        raise ValueError("give the SELECTOR to audit, e.g. 'dpbandits audit rnm'")
 
     params: dict[str, object] = {}
     for item in args.param:

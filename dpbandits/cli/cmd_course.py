@@ -45,7 +45,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 def _help(parser: argparse.ArgumentParser) -> int:
     parser.print_help()
-    return 2
+    sys.stdout.flush()
+    raise ValueError("give an ACTION: list, start N DIR or check N FILE.py")
 
 
 def run_list(args: argparse.Namespace) -> int:
@@ -83,7 +84,7 @@ def run_check(args: argparse.Namespace) -> int:
     options.check_writable_file(args.json_path, "--json")
     if args.seed < 0:
         raise ValueError(f"--seed must be >= 0, got {args.seed}")
-    tasks = options.split_list(args.tasks) or None
+    tasks = options.split_list(args.tasks, "--task") or None
     if tasks:
         names = [t.name for t in ex.tasks]
         for t in tasks:

@@ -75,10 +75,8 @@ def run(args: argparse.Namespace) -> int:
     etas = [float(v) for v in options.parse_float_grid(args.eta, "--eta")]
     if any(not (0 < e < float("inf")) for e in etas):
         raise ValueError(f"--eta values must be finite and > 0, got {args.eta!r}")
-    ks = [int(v) for v in options.split_list(args.ks) or ["1", "2", "3", "5"]]
-    if any(k < 1 for k in ks):
-        raise ValueError(f"--k values must be >= 1, got {ks}")
-    algos = options.split_list(args.algorithms) or DEFAULT_ALGOS.split(",")
+    ks = options.parse_ints(args.ks, "--k", (1, 2, 3, 5))
+    algos = options.split_list(args.algorithms, "--algorithm") or DEFAULT_ALGOS.split(",")
     for a in algos:
         if a not in ms.ALGORITHMS:
             raise ValueError(f"--algorithm must be among {ms.ALGORITHMS}, got {a!r}")

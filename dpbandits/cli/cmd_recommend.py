@@ -105,25 +105,28 @@ def _ints(text: str, name: str) -> list[int]:
 
 def run(args: argparse.Namespace) -> int:
     from dpbandits.recommendation import local_experiments as lx
-    from dpbandits.recommendation import plots
     from dpbandits.recommendation.synthetic import generate_requests
 
     options.load_plugins(args.plugins)
-    experiments = options.split_list(args.experiments) or list(EXPERIMENTS)
+    experiments = options.split_list(args.experiments, "--experiment") or list(EXPERIMENTS)
     for e in experiments:
         if e not in EXPERIMENTS:
             raise ValueError(f"--experiment must be among {EXPERIMENTS}, got {e!r}")
-    mechanisms = options.split_list(args.mechanisms)
+    mechanisms = options.split_list(args.mechanisms, "--mechanism")
     for m in mechanisms or []:
         if m not in lx.MECHANISMS:
             raise ValueError(f"--mechanism must be among {lx.MECHANISMS}, got {m!r}")
     epsilons = options.parse_epsilons(args.epsilon)
+    options.parse_epsilons(repr(args.gamma_epsilon), "--gamma-epsilon")
+    if not 0 <= args.cutoff <= 1:
+        raise ValueError(f"--cutoff must lie in [0, 1], got {args.cutoff!r}")
     gammas = [float(v) for v in options.parse_float_grid(args.gamma, "--gamma")]
     if any(not (0 <= g <= 1) for g in gammas):
         raise ValueError(f"--gamma values must lie in [0, 1], got {args.gamma!r}")
-    bounds = [float(b) for b in options.split_list(args.bounds) or ["0.05", "0.25"]]
-    if any(not (b > 0) for b in bounds):
-        raise ValueError(f"--bound values must be > 0, got {bounds!r}")
+    bound_items = options.split_list(args.bounds, "--bound") or ["0.05", "0.25"]
+    bounds = [float(b) for b in options.parse_float_grid(",".join(bound_items), "--bound")]
+    if any(not (0 < b < float("inf")) for b in bounds):
+        raise ValueError(f"--bound values must be finite and > 0, got {bounds!r}")
     n_req = args.requests if args.requests is not None else (100_000 if args.full else 10_000)
     if n_req < 2:
         raise ValueError(f"--requests must be >= 2, got {n_req}")
@@ -147,6 +150,7 @@ def run(args: argparse.Namespace) -> int:
     for rho in grid_r:
         generate_requests(0, informativeness=rho)
     options.check_writable_file(args.json_path, "--json")
+    from dpbandits.recommendation import plots  # matplotlib: only once the arguments are checked
 
     say = options.progress_printer(not args.no_progress)
     req = generate_requests(n_req, rng=args.seed, **knobs)

@@ -16,9 +16,10 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
+from typing import Any
 
 from dpbandits.cli.experiment_options import add_experiment_arguments, experiment_from_args
-from dpbandits.cli.options import add_command
+from dpbandits.cli.options import add_command, check_writable_file, output_directory
 
 HELP = "run one regret experiment from a TOML config or quick flags"
 
@@ -32,9 +33,6 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from dpbandits.files import atomic_open, atomic_write, write_csv, write_json
-    from dpbandits.sweep import summary_rows
-
     exp = experiment_from_args(args)
     if exp.sweep:
         raise ValueError(
@@ -44,15 +42,18 @@ def run(args: argparse.Namespace) -> int:
     if args.print_config:
         sys.stdout.write(exp.to_toml())
         return 0
-    out = Path(args.out)
-    if out.exists() and not out.is_dir():
-        raise ValueError(f"--out: {str(out)!r} exists and is not a directory")
-    if args.json_path and Path(args.json_path).is_dir():
-        raise ValueError(f"--json: {args.json_path!r} is a directory")
-    try:
-        out.mkdir(parents=True, exist_ok=True)
-    except OSError as exc:
-        raise ValueError(f"--out: cannot create the directory {str(out)!r} ({exc})") from None
+    check_writable_file(args.json_path, "--json")
+    # the directory keeps its INCOMPLETE.txt marker unless every file below is written
+    with output_directory(args.out, "run") as out:
+        written = _run_and_write(args, exp, out)
+    print("\nWrote: " + ", ".join(str(p) for p in written))
+    sys.stdout.flush()
+    return 0
+
+
+def _run_and_write(args: argparse.Namespace, exp: Any, out: Path) -> list[Path]:
+    from dpbandits.files import atomic_open, atomic_write, write_csv, write_json
+    from dpbandits.sweep import summary_rows
 
     results = exp.run(n_jobs=args.jobs, progress=not args.no_progress)
     written = [results.save(out / "results.npz")]
@@ -81,6 +82,4 @@ def run(args: argparse.Namespace) -> int:
         written.append(p)
     if args.json_path:
         written.append(write_json(args.json_path, results.to_json()))
-    print("\nWrote: " + ", ".join(str(p) for p in written))
-    sys.stdout.flush()
-    return 0
+    return written

@@ -87,12 +87,11 @@ def run(args: argparse.Namespace) -> int:
 
     options.load_plugins(args.plugins)
     eps = evaluation.check_epsilons(options.parse_float_grid(args.epsilon, "--epsilon"))
+    options.parse_epsilons(str(args.sweep_epsilon), "--sweep-epsilon")
     if args.trials is not None and args.trials <= 0:
         raise ValueError(f"--trials must be > 0, got {args.trials}")
-    names = options.split_list(args.selectors)
-    scenario_specs = options.split_list(args.scenarios)
-    if names is not None and not names:
-        raise ValueError("--selector must not be empty")
+    names = options.split_list(args.selectors, "--selector")
+    scenario_specs = options.split_list(args.scenarios, "--scenario")
 
     # Resolve everything before any long computation, so that typos fail at once.
     groups: list[tuple[str, list[Any]]] = []

@@ -18,6 +18,7 @@ from dpbandits.cli.options import (
     add_list_option,
     add_output_options,
     add_plugin_argument,
+    check_runs_fit_in_memory,
     check_writable_file,
     load_plugins,
     output_directory,
@@ -68,13 +69,14 @@ def run(args: argparse.Namespace) -> int:
     load_plugins(args.plugins)
     check_writable_file(args.json_path, "--json")
     agent_map = shift_agents(
-        split_list(args.agents),
+        split_list(args.agents, "--agent"),
         epsilon_means=args.eps_means,
         epsilon_select=args.eps_select,
         epsilon_quantiles=args.eps_quantiles,
         epsilon_krr=args.eps_krr,
         window=args.window,
     )
+    check_runs_fit_in_memory(args.runs, len(agent_map))
     if args.horizon <= 0:
         raise ValueError(f"--horizon must be > 0, got {args.horizon}")
     if not 0 < args.t_shift < args.horizon:

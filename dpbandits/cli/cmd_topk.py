@@ -119,18 +119,18 @@ def _acc_summary(records: list[dict[str, Any]]) -> str:
 
 def run(args: argparse.Namespace) -> int:
     options.load_plugins(args.plugins)
-    figures = options.split_list(args.figures) or ["fig1", "fig5", "fig8"]
+    figures = options.split_list(args.figures, "--figure") or ["fig1", "fig5", "fig8"]
     for f in figures:
         if f not in FIGURES:
             raise ValueError(f"--figure must be among {', '.join(FIGURES)}, got {f!r}")
-    ks = options.split_list(args.ks) or (["5", "log", "8"] if args.paper else ["5", "log"])
+    ks = options.split_list(args.ks, "--k") or (["5", "log", "8"] if args.paper else ["5", "log"])
     from dpbandits.topk_experiments import PAPER_EPSILONS
 
     eps_text = (
         args.epsilon if args.epsilon is not None else ("paper" if args.paper else DEFAULT_EPS)
     )
     eps = options.parse_epsilons(eps_text, paper=PAPER_EPSILONS)  # 'paper': paper 002's grid
-    mechanisms = options.split_list(args.mechanisms) or ["canonical_lipschitz"]
+    mechanisms = options.split_list(args.mechanisms, "--mechanism") or ["canonical_lipschitz"]
     options.check_at_least_one(args, "reps", "trials", "slate_trials")
     if not (math.isfinite(args.lasso_alpha) and args.lasso_alpha > 0):
         raise ValueError(f"--lasso-alpha must be finite and > 0, got {args.lasso_alpha}")

@@ -17,6 +17,7 @@ plug-ins) are simulated with ``--draws`` draws per grid cell.
 from __future__ import annotations
 
 import argparse
+import math
 from typing import Any
 
 from dpbandits.cli import options
@@ -56,6 +57,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 def _panels(args: argparse.Namespace) -> tuple[str, list[dict[str, Any]], int]:
     """Return (figure name, panel specs, ncols)."""
+    # Every option is checked, even those a paper figure does not use, so that a typo is
+    # reported rather than silently ignored.
+    eps = options.parse_epsilons(args.epsilon)
+    gaps = options.parse_float_grid(args.gap, "--gap")
+    if not all(math.isfinite(g) for g in gaps):
+        raise ValueError(f"--gap values must be finite, got {args.gap!r}")
+    m2s = options.split_list(args.m2s, "--m2") or []
     if args.figure is None and args.m2s is None:
         args.figure = "2"
     if args.figure == "2":
@@ -80,9 +88,6 @@ def _panels(args: argparse.Namespace) -> tuple[str, list[dict[str, Any]], int]:
             [dict(m="rnm", m2=m2, eps=e, gap=g) for e in FIG11_EPS for g in FIG11_GAPS],
             4,
         )
-    eps = options.parse_epsilons(args.epsilon)
-    gaps = options.parse_float_grid(args.gap, "--gap")
-    m2s = options.split_list(args.m2s) or []
     panels = [
         dict(m=args.m, m2=m2, eps=float(e), gap=float(g)) for m2 in m2s for e in eps for g in gaps
     ]
@@ -97,6 +102,8 @@ def run(args: argparse.Namespace) -> int:
 
     options.load_plugins(args.plugins)
     grid = options.parse_float_grid(args.grid, "--grid")
+    if not all(math.isfinite(d) and d > 0 for d in grid):
+        raise ValueError(f"--grid values (sensitivities) must be finite and > 0, got {args.grid!r}")
     name, panels, ncols = _panels(args)
     if args.draws < 2:
         raise ValueError(f"--draws must be >= 2, got {args.draws}")
@@ -130,7 +137,8 @@ def run(args: argparse.Namespace) -> int:
             frac_a = better[above].mean() if above.any() else float("nan")
             lines.append(
                 f"| {mp.m} | {mp.m2} | {mp.epsilon:g} | {mp.q2 - mp.q1:g} | {mp.method} | "
-                f"{frac_b:.0%} | {frac_a:.0%} | {mp.hg.min():+.4f} | {mp.hg.max():+.4f} |"
+                f"{_percent(frac_b)} | {_percent(frac_a)} | "
+                f"{mp.hg.min():+.4f} | {mp.hg.max():+.4f} |"
             )
             records.extend(mp.records())
         table = "\n".join(lines) + "\n"
@@ -141,6 +149,11 @@ def run(args: argparse.Namespace) -> int:
         print(table)
         print(f"wrote {', '.join(files.written)} in {args.out}")
     return 0
+
+
+def _percent(fraction: float) -> str:
+    """``fraction`` as a percentage; ``-`` when no cell of the grid lies on that side."""
+    return f"{fraction:.0%}" if math.isfinite(fraction) else "-"
 
 
 def _plot_hg(maps: list[Any], ncols: int) -> Any:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from dpbandits.cli.options import add_plugin_argument, load_plugins
+from dpbandits.cli.options import add_plugin_argument, check_runs_fit_in_memory, load_plugins
 
 
 def add_experiment_arguments(parser: argparse.ArgumentParser, command: str) -> None:
@@ -68,7 +68,7 @@ def experiment_from_args(args: argparse.Namespace, grid: dict[str, list[Any]] | 
     for name in ("runs", "jobs"):
         if getattr(args, name) is not None:
             checks.positive_int(getattr(args, name), f"--{name}")
-    return load_experiment(
+    exp = load_experiment(
         args.config,
         env=args.env,
         env_args=parse_assignments(args.env_args, "--env-arg"),
@@ -78,3 +78,7 @@ def experiment_from_args(args: argparse.Namespace, grid: dict[str, list[Any]] | 
         sets=parse_assignments(args.sets, "--set"),
         grid=grid,
     )
+    option = "--runs" if args.runs is not None else "experiment.n_runs"
+    for cell in exp.cells(check=False):
+        check_runs_fit_in_memory(cell.experiment.n_runs, len(cell.experiment.agents), option)
+    return exp

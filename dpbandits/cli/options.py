@@ -21,6 +21,7 @@ import math
 import os
 import re
 import sys
+import tempfile
 import traceback
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
@@ -28,6 +29,8 @@ from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
+
+from dpbandits.files import INCOMPLETE_MARKER, mark_incomplete
 
 __all__ = [
     "INCOMPLETE_MARKER",
@@ -39,18 +42,17 @@ __all__ = [
     "add_output_options",
     "add_plugin_argument",
     "check_at_least_one",
+    "check_runs_fit_in_memory",
     "check_writable_file",
     "load_plugins",
     "output_directory",
     "parse_epsilons",
     "parse_float_grid",
+    "parse_ints",
     "progress_printer",
     "slug",
     "split_list",
 ]
-
-#: Present in an output directory while a command is writing it (and after an interruption).
-INCOMPLETE_MARKER = "INCOMPLETE.txt"
 
 
 def add_command(
@@ -90,6 +92,29 @@ def check_at_least_one(args: argparse.Namespace, *dests: str) -> None:
         value = getattr(args, dest)
         if value is not None and value < 1:
             raise ValueError(f"--{dest.replace('_', '-')} must be >= 1, got {value}")
+
+
+#: Numbers the engine keeps per run and agent whatever else is recorded (total regret and reward,
+#: regret before and after the first change point): a lower bound of a run's memory.
+PER_RUN_VALUES = 4
+
+
+def check_runs_fit_in_memory(n_runs: int, n_agents: int, option: str = "--runs") -> None:
+    """Refuse, before any work, more runs than this machine's memory could ever hold.
+
+    The per-run results alone take ``8 * PER_RUN_VALUES`` bytes per run and agent; a run that
+    needs more than the physical memory could only exhaust the machine or fail much later.
+    """
+    try:
+        total = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (AttributeError, ValueError, OSError):  # not a POSIX system: nothing to compare with
+        return
+    need = 8 * PER_RUN_VALUES * n_runs * max(n_agents, 1)
+    if need > total:
+        raise ValueError(
+            f"{option} {n_runs}: the per-run results of {n_agents} agent(s) alone need "
+            f"{need / 2**30:.3g} GiB, more than this machine's {total / 2**30:.3g} GiB of memory"
+        )
 
 
 def progress_printer(enabled: bool) -> Callable[[str], None]:
@@ -196,9 +221,13 @@ def _plugin_error(item: str, exc: BaseException) -> str:
     return f"--plugin {item!r} failed to import{where}: {type(exc).__name__}: {exc}"
 
 
-def split_list(values: list[str] | None) -> list[str] | None:
+def split_list(values: list[str] | None, name: str = "a list option") -> list[str] | None:
     """Flatten ``["a,b", "c"]`` into ``["a", "b", "c"]`` (commas inside ``name:k=v,k2=v`` specs
-    are kept when the next item contains ``=`` but no ``:``)."""
+    are kept when the next item contains ``=`` but no ``:``).
+
+    ``None`` (the option was not given) stays ``None``; an option given with nothing in it
+    (``--k ""``) is refused, naming the option ``name``, rather than read as "the default".
+    """
     if values is None:
         return None
     out: list[str] = []
@@ -211,7 +240,24 @@ def split_list(values: list[str] | None) -> list[str] | None:
                 out[-1] += "," + part  # another keyword of the previous spec
             else:
                 out.append(part)
+    if not out:
+        raise ValueError(f"{name} must not be empty, got {' '.join(map(repr, values))}")
     return out
+
+
+def parse_ints(values: list[str] | None, name: str, default: Sequence[int]) -> list[int]:
+    """The integers of a list option (:func:`split_list`), each >= 1; ``default`` if not given."""
+    items = split_list(values, name)
+    if items is None:
+        return list(default)
+    try:
+        ints = [int(v) for v in items]
+    except ValueError:
+        given = " ".join(values or [])
+        raise ValueError(f"{name} values must be integers, got {given!r}") from None
+    if any(k < 1 for k in ints):
+        raise ValueError(f"{name} values must be >= 1, got {ints}")
+    return ints
 
 
 def parse_float_grid(text: str, name: str) -> NDArray[np.float64]:
@@ -265,9 +311,16 @@ def parse_epsilons(
 
 
 def check_writable_file(path: str | None, option: str) -> None:
-    """Fail now, not after the run, if ``path`` cannot be written (its directory is created)."""
+    """Fail now, not after the run, if ``path`` cannot be written (its directory is created).
+
+    The directory is tested by creating (and removing) a temporary file in it, the way the
+    file will be written (:mod:`dpbandits.files`): permission bits alone do not tell, e.g. on
+    a read-only file system or for the super-user.
+    """
     if path is None:
         return
+    if not path.strip():
+        raise ValueError(f"{option} must not be empty")
     p = Path(path)
     if p.exists() and p.is_dir():
         raise ValueError(f"{option}: {path!r} is a directory, expected a file path")
@@ -275,8 +328,11 @@ def check_writable_file(path: str | None, option: str) -> None:
         p.parent.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
         raise ValueError(f"{option}: cannot create the directory of {path!r}: {exc}") from None
-    if not os.access(p.parent, os.W_OK):
-        raise ValueError(f"{option}: the directory of {path!r} is not writable")
+    try:
+        with tempfile.TemporaryFile(dir=p.parent):
+            pass
+    except OSError as exc:
+        raise ValueError(f"{option}: cannot write in the directory of {path!r}: {exc}") from None
 
 
 @contextlib.contextmanager
@@ -287,17 +343,14 @@ def output_directory(path: str, command: str) -> Iterator[Path]:
     finishes without an error, so a directory left by an interrupted or failed command says so
     (the files beside it are partial) and never looks complete.
     """
+    if not path.strip():
+        raise ValueError("--out must not be empty")
     out = Path(path)
     if out.exists() and not out.is_dir():
         raise ValueError(f"--out: {path!r} exists and is not a directory")
     try:
         out.mkdir(parents=True, exist_ok=True)
-        marker = out / INCOMPLETE_MARKER
-        marker.write_text(
-            f"'dpbandits {command}' is writing this directory, or was interrupted or failed "
-            "while writing it: the files here are partial. Run the command again.\n",
-            encoding="utf-8",
-        )
+        marker = mark_incomplete(out, f"'dpbandits {command}'")
     except OSError as exc:
         raise ValueError(f"--out: cannot write to {path!r}: {exc}") from None
     yield out

@@ -39,6 +39,8 @@ def read_toml(source: str | os.PathLike[str]) -> dict[str, Any]:
         text, where = source, "the config text"
     else:
         p = Path(source)
+        if p.is_dir():
+            raise ConfigError("", f"{str(p)!r} is a directory, expected a config file (.toml)")
         if not p.is_file():
             raise ConfigError("", f"no config file {str(p)!r}")
         try:
