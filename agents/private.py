@@ -26,6 +26,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from agents.base import Agent
+from dpbandits import checks
 from dpbandits.checks import positive_int, positive_number
 from dpbandits.selectors.spec import resolve_selector
 
@@ -120,14 +121,22 @@ class PrivateAgent(Agent):
         self.extra_params = dict(selector_params)
         # Resolving the selector is validation: an unknown name fails here, not mid-run.
         self._selector = resolve_selector(selector, epsilon_select, **self.extra_params)
-        if not (float(lo) < float(hi)):
-            raise ValueError(f"lo must be < hi, got lo={lo}, hi={hi}")
         # Fail at construction, not inside a worker process halfway through a run.
+        checks.bounds(lo, hi)
         positive_number(epsilon_means, "epsilon_means")
         positive_number(epsilon_quantiles, "epsilon_quantiles")
         positive_int(window, "window")
+        checks.flag(clip_means, "clip_means")
+        for name, factory in (("means", means), ("sensitivity", sensitivity)):
+            if factory is not None and not callable(factory):
+                raise TypeError(
+                    f"{name} must be None or a factory (n_runs, n_arms, rng) -> estimator, "
+                    f"got {type(factory).__name__} {factory!r}"
+                )
         from dpbandits.continual import NOISES
-        from dpbandits.quantiles import METHODS, SAMPLERS
+        from dpbandits.quantiles import METHODS, SAMPLERS, check_level_pair
+
+        check_level_pair(levels)
 
         for name, value, allowed in (
             ("quantile_method", quantile_method, METHODS),

@@ -155,6 +155,9 @@ class Scenario:
     ) -> ScenarioData:
         """Draw the N trials: clipped scores ``(n_trials, K)`` and sensitivities ``(K,)``."""
         n = self.default_trials if n_trials is None else checks.positive_int(n_trials, "n_trials")
+        # raw, clipped and the quantiles' sorted copies: several (n_trials, K) arrays
+        checks.memory(8 * n * self.n_candidates, f"n_trials * n_candidates = {n} * "
+                      f"{self.n_candidates}")  # fmt: skip
         # arrays() returns the fields of ScenarioData from scores to centers, in order
         return ScenarioData(self.name, self.title, *self.arrays(n, seed), self.trial_groups(n))
 
