@@ -240,9 +240,7 @@ class HybridMechanism(_Streams):
         Same arithmetic and the same random draws, in the same order, as the general path
         (the tests check they agree exactly), with the tree position computed once.
         """
-        xs = np.broadcast_to(np.asarray(x, dtype=np.float64), self.size).reshape(-1)
-        if not np.all(np.isfinite(xs)):
-            raise ValueError("x must be finite (no NaN or inf) for the advancing streams")
+        xs = self._select(x, None)[1]  # every stream advances: the same checks as add()
         s = self._n.size
         n = int(self._n[0]) + 1
         k = n.bit_length() - 1
