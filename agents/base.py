@@ -29,14 +29,13 @@ batched bookkeeping of pull counts and reward sums that most agents need (its ho
 from __future__ import annotations
 
 import inspect
-import math
 from typing import Any
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from dpbandits.arms import ArmStatistics
 from dpbandits import checks
+from dpbandits.arms import ArmStatistics
 from dpbandits.checks import positive_int
 
 __all__ = ["Agent", "ArmStatistics"]
@@ -107,10 +106,10 @@ class Agent:
             raise RuntimeError(
                 f"{type(self).__name__}: call reset(n_runs, n_arms, ...) before update()"
             ) from None
-        r = checks.rewards(rewards, self.n_runs)
+        r = checks.step_rewards(rewards, self.n_runs)
         if actions is not acted:
-            actions = checks.pulls(actions, r, self.n_runs, self.n_arms, -math.inf, math.inf)[0]
-        self.observe(actions, r)  # type: ignore[arg-type]
+            actions = checks.step_actions(actions, self.n_runs, self.n_arms)
+        self.observe(actions, r)
         self.t += 1
 
     # -- what a subclass writes -----------------------------------------------------------

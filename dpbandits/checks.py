@@ -45,8 +45,9 @@ __all__ = [
     "probability",
     "pulls",
     "real_array",
-    "rewards",
     "size",
+    "step_actions",
+    "step_rewards",
 ]
 
 #: Largest noise scale a mechanism accepts. Sums of a few thousand Laplace or exponential draws
@@ -241,7 +242,7 @@ def size(value: Any) -> tuple[int, ...]:
     return shape
 
 
-def rewards(rewards: ArrayLike, n_runs: int) -> NDArray[np.float64]:
+def step_rewards(rewards: ArrayLike, n_runs: int) -> NDArray[np.float64]:
     """One step's rewards, one per replication: a real (not bool/str/complex), finite float64
     array of shape ``(n_runs,)``. The per-step hot path of the agents: one reduction when the
     input is already a finite float64 array."""
@@ -253,35 +254,44 @@ def rewards(rewards: ArrayLike, n_runs: int) -> NDArray[np.float64]:
         r = r.astype(np.float64)
     if r.shape != (n_runs,):
         raise ValueError(f"rewards must have shape ({n_runs},), got {r.shape}")
-    if not math.isfinite(np.add.reduce(r)) and not np.isfinite(r).all():
+    if not np.logical_and.reduce(np.isfinite(r)):  # (a sum could overflow)
         raise ValueError(f"rewards must be finite (no NaN or inf), got {r}")
     return r
+
+
+def step_actions(actions: ArrayLike, n_runs: int, n_arms: int) -> NDArray[np.int64]:
+    """One step's actions, one per replication: integers (not bool) in ``[0, n_arms)``, shape
+    ``(n_runs,)``, as int64."""
+    a = np.asarray(actions)
+    if a.shape != (n_runs,):
+        raise ValueError(f"actions must have shape ({n_runs},), got {a.shape}")
+    if a.dtype != np.int64:
+        if a.dtype.kind not in "iu":
+            raise TypeError(f"actions must be integers, got dtype {a.dtype}")
+        a = a.astype(np.int64)
+    # one reduction checks both ends: negative actions become huge as unsigned
+    if n_runs and np.maximum.reduce(a.view(np.uint64)) >= n_arms:
+        raise ValueError(f"actions must be in [0, {n_arms - 1}], got {a}")
+    return a
 
 
 def pulls(
     actions: ArrayLike, rewards: ArrayLike, n_runs: int, n_arms: int, lo: float, hi: float
 ) -> tuple[NDArray[np.int64], NDArray[np.float64]]:
     """Validate one step of a bandit (one pull per replication); return actions and the rewards
-    clipped to ``[lo, hi]`` (rewards must be real and not NaN). Used by the per-step hot paths of the private means and the windowed
-    sensitivities, so it uses as few numpy calls as it can."""
-    a = np.asarray(actions)
+    clipped to ``[lo, hi]`` (rewards real and not NaN; +-inf are clipped). Used by the per-step
+    hot paths of the private means and the windowed sensitivities, so it uses as few numpy calls
+    as it can."""
+    a = step_actions(actions, n_runs, n_arms)
     r = np.asarray(rewards)
     if r.dtype != np.float64:
         if r.dtype.kind not in "iuf":  # bool, str, complex, object: not rewards
             raise TypeError(f"rewards must be real numbers, got dtype {r.dtype}")
         r = r.astype(np.float64)
-    if a.shape != (n_runs,) or r.shape != (n_runs,):
-        raise ValueError(
-            f"actions and rewards must have shape ({n_runs},), got {a.shape} and {r.shape}"
-        )
-    if a.dtype != np.int64:
-        if a.dtype.kind not in "iu":
-            raise TypeError(f"actions must be integers, got dtype {a.dtype}")
-        a = a.astype(np.int64)
-    # one reduction checks both ends: negative actions become huge as unsigned
-    if np.maximum.reduce(a.view(np.uint64)) >= n_arms:
-        raise ValueError(f"actions must be in [0, {n_arms - 1}], got {a}")
+    if r.shape != (n_runs,):
+        raise ValueError(f"rewards must have shape ({n_runs},), got {r.shape}")
     x = np.minimum(np.maximum(r, lo), hi)  # clip to [lo, hi] (+-inf too); NaN stays NaN
-    if math.isnan(np.add.reduce(x)):
+    # x * 0 is 0 for the (now finite) rewards and NaN for NaN: a sum that cannot overflow
+    if math.isnan(np.add.reduce(x * 0.0)):
         raise ValueError(f"rewards must not be NaN, got {r}")
     return a, x

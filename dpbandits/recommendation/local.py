@@ -76,7 +76,8 @@ def scale_scores(s: ArrayLike) -> FloatArray:
     """Eq. 3: ``(s - min s) / (max s - min s)`` along the last axis; all-equal rows give 0."""
     a = _scores(s)
     lo = a.min(axis=-1, keepdims=True)
-    span = a.max(axis=-1, keepdims=True) - lo
+    with np.errstate(over="ignore"):
+        span = a.max(axis=-1, keepdims=True) - lo
     if not np.all(np.isfinite(span)):  # max - min overflows (e.g. 1e308 and -1e308): halve
         a, lo = 0.5 * a, 0.5 * lo
         span = a.max(axis=-1, keepdims=True) - lo
@@ -330,9 +331,7 @@ def select_among(
     if r and counts.min() < 1:
         raise ValueError(f"mask keeps no candidate in row {int(np.argmin(counts))}")
     pub = (
-        None
-        if public is None
-        else np.broadcast_to(checks.real_array(public, "public"), priv.shape)
+        None if public is None else np.broadcast_to(checks.real_array(public, "public"), priv.shape)
     )
     gen = checks.generator(rng)
     out = np.empty(r, dtype=np.int64)

@@ -7,8 +7,6 @@ import time
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
-import numpy as np
-
 from dpbandits import audit as _audit
 from dpbandits import checks, selectors
 from dpbandits.selectors.base import RNGLike
