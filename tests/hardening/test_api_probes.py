@@ -18,17 +18,10 @@ import pytest
 
 import agents
 from dpbandits import audit, checks, engine, evaluation, scenarios, selectors, topk
+from dpbandits import recommendation as rec
 from dpbandits import two_candidate as tc
 from dpbandits.continual import BinaryMechanism, HybridMechanism, PrivateMeans, hybrid_noise
 from dpbandits.quantiles import WindowedSensitivity, dp_quantile
-from dpbandits.recommendation import (
-    clip_scores,
-    cutoff_mask,
-    rr_pmf,
-    scale_scores,
-    select_among,
-    softmax_pmf,
-)
 from dpbandits.testing import check_selector
 
 HUGE = 2**40  # sizes no machine holds: refused up-front, never a MemoryError or a hang
@@ -151,23 +144,25 @@ REFUSED: list[tuple[str, Callable[[], Any], type[Exception], str]] = [
     ("private-agent-clip-str", lambda: agents.make("private", clip_means="no"), TypeError,
      "clip_means must be True or False"),
     # local-DP recommendation helpers
-    ("softmax-nan", lambda: softmax_pmf([math.nan, 1.0], 1.0), ValueError, "s must be finite"),
-    ("softmax-complex", lambda: softmax_pmf([1 + 0j, 1.0], 1.0), TypeError,
+    ("softmax-nan", lambda: rec.softmax_pmf([math.nan, 1.0], 1.0), ValueError, "s must be finite"),
+    ("softmax-complex", lambda: rec.softmax_pmf([1 + 0j, 1.0], 1.0), TypeError,
      "s must be an array of real numbers"),
-    ("rr-str", lambda: rr_pmf(["a", "b"], 1.0), TypeError, "s must be an array of real numbers"),
-    ("scale-ragged", lambda: scale_scores([[1.0], [1.0, 2.0]]), TypeError, "s must be .* ragged"),
-    ("clip-bound-negative", lambda: clip_scores([0.1], [0.1], -1), ValueError,
+    ("rr-str", lambda: rec.rr_pmf(["a", "b"], 1.0), TypeError,
+     "s must be an array of real numbers"),
+    ("scale-ragged", lambda: rec.scale_scores([[1.0], [1.0, 2.0]]), TypeError,
+     "s must be .* ragged"),
+    ("clip-bound-negative", lambda: rec.clip_scores([0.1], [0.1], -1), ValueError,
      "bound .* must be finite and > 0"),
-    ("clip-bound-nan", lambda: clip_scores([0.1], [0.1], math.nan), ValueError,
+    ("clip-bound-nan", lambda: rec.clip_scores([0.1], [0.1], math.nan), ValueError,
      "bound .* must be finite and > 0"),
-    ("clip-shapes", lambda: clip_scores([0.1, 0.2], [0.1, 0.2, 0.3], 0.5), ValueError,
+    ("clip-shapes", lambda: rec.clip_scores([0.1, 0.2], [0.1, 0.2, 0.3], 0.5), ValueError,
      "do not broadcast"),
-    ("cutoff-int-mask", lambda: cutoff_mask([0.1, 0.2], 0.5, mask=[1, 0]), TypeError,
+    ("cutoff-int-mask", lambda: rec.cutoff_mask([0.1, 0.2], 0.5, mask=[1, 0]), TypeError,
      "mask must be a boolean array"),
     ("select-among-int-mask",
-     lambda: select_among(selectors.make("rnm"), [[0.1, 0.9]], mask=[[1, 0]], rng=0), TypeError,
+     lambda: rec.select_among(selectors.make("rnm"), [[0.1, 0.9]], mask=[[1, 0]], rng=0), TypeError,
      "mask must be a boolean array"),
-    ("select-among-name", lambda: select_among("rnm", [[0.1, 0.9]], rng=0), TypeError,
+    ("select-among-name", lambda: rec.select_among("rnm", [[0.1, 0.9]], rng=0), TypeError,
      "selector must be a selector object"),
     # two-candidate closed forms
     ("two-cand-d-str", lambda: tc.rnm_error_probability(0.0, 1.0, "1", 1.0, 1.0), TypeError,
@@ -248,10 +243,10 @@ def test_checks_helpers():
 
 def test_overflowing_score_ranges_give_finite_results():
     # max - min overflows float64: Eq. 3 still maps the scores to [0, 1]
-    np.testing.assert_array_equal(scale_scores([1e308, -1e308, 0.0]), [1.0, 0.0, 0.5])
+    np.testing.assert_array_equal(rec.scale_scores([1e308, -1e308, 0.0]), [1.0, 0.0, 0.5])
     # a - max(a) overflows: the softmax still puts all the mass on the maximum
-    np.testing.assert_array_equal(softmax_pmf([1e308, -1e308], 1.0), [1.0, 0.0])
-    p = softmax_pmf([0.0, 1.0], 2.0, 0.5)  # Eq. 5: exp(s eps / (2 Delta)) normalised
+    np.testing.assert_array_equal(rec.softmax_pmf([1e308, -1e308], 1.0), [1.0, 0.0])
+    p = rec.softmax_pmf([0.0, 1.0], 2.0, 0.5)  # Eq. 5: exp(s eps / (2 Delta)) normalised
     np.testing.assert_allclose(p, [1 / (1 + math.e**2), math.e**2 / (1 + math.e**2)])
 
 
