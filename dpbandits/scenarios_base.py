@@ -98,7 +98,10 @@ class Scenario:
     # Overridden by subclasses (class-level metadata, not constructor arguments).
     @property
     def name(self) -> str:
-        raise NotImplementedError
+        raise NotImplementedError(
+            f"{type(self).__name__} is an abstract base: use a concrete scenario "
+            "(dpbandits.scenarios.get(name)) or subclass it and define name and draw_raw"
+        )
 
     @property
     def title(self) -> str:
@@ -137,7 +140,7 @@ class Scenario:
         if n_trials < 2:
             # One trial gives a zero quantile spread, i.e. a zero sensitivity.
             raise ValueError(f"n_trials must be >= 2 for a quantile-based scenario, got {n_trials}")
-        rng = np.random.default_rng(seed)
+        rng = checks.generator(seed, "seed")
         raw, centers = self.draw_raw(n_trials, rng)
         qlo, qhi = check_quantiles(self.quantiles)
         lower, upper = np.quantile(raw, [qlo, qhi], axis=0)

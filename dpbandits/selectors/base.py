@@ -269,9 +269,9 @@ class FunctionSelector(Selector):
         super().__init__(epsilon)
         self.fn = fn
         self.name = name
-        self.private = bool(private)
+        self.private = checks.flag(private, "private")
         self.guarantee = str(guarantee)
-        self.uses_sensitivities = bool(uses_sensitivities)
+        self.uses_sensitivities = checks.flag(uses_sensitivities, "uses_sensitivities")
 
     def __repr__(self) -> str:
         fn_name = getattr(self.fn, "__qualname__", repr(self.fn))

@@ -20,6 +20,7 @@ import agents
 from dpbandits import audit, checks, engine, evaluation, scenarios, selectors, topk
 from dpbandits import recommendation as rec
 from dpbandits import two_candidate as tc
+from dpbandits.chunk import chunk_seeds
 from dpbandits.continual import BinaryMechanism, HybridMechanism, PrivateMeans, hybrid_noise
 from dpbandits.quantiles import WindowedSensitivity, dp_quantile
 from dpbandits.testing import check_selector
@@ -214,6 +215,15 @@ REFUSED: list[tuple[str, Callable[[], Any], type[Exception], str]] = [
      TypeError, "sds must be an array of real numbers"),
     ("drifting-sds-str", lambda: gym.make("dpbandits/DriftingBandit-v0", sds="bad"), TypeError,
      "sds must be an array of real numbers"),
+    ("chunk-seeds-bool", lambda: chunk_seeds(True, 0, "a"), TypeError, "seed must be an integer"),
+    ("chunk-seeds-label", lambda: chunk_seeds(0, 0, 3), TypeError, "label must be a str"),
+    ("scenario-seed-bool", lambda: scenarios.get(4).sample(5, seed=True), TypeError,
+     "seed must be"),
+    ("spearman-complex", lambda: selectors.spearman([1j, 2, 3], [1, 2, 3]), TypeError,
+     "q must be an array of real numbers"),
+    ("function-selector-flag",
+     lambda: selectors.FunctionSelector(lambda q, d, e, r: 0, name="f", private="no"),
+     TypeError, "private must be True or False"),
 ]
 # fmt: on
 
