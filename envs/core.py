@@ -101,6 +101,12 @@ def expected_clipped_normal(
 # --------------------------------------------------------------------------------------------
 # Validation helpers (shared by every environment)
 # --------------------------------------------------------------------------------------------
+def check_seed(seed: Any) -> int | None:
+    """A ``reset(seed=...)``: ``None`` or a non-negative int (not bool), as the input policy says;
+    a clear ``TypeError``/``ValueError`` instead of Gymnasium's generic seeding error."""
+    return None if seed is None else checks.integer(seed, "seed", minimum=0)
+
+
 def check_int(name: str, value: Any, *, minimum: int | None = None) -> int:
     """``value`` as ``int`` by the library's input policy; integral floats (``3e4``) are
     accepted, ``True`` is not."""
