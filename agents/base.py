@@ -34,6 +34,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from dpbandits import checks
 from dpbandits.arms import ArmStatistics
 from dpbandits.checks import positive_int
 
@@ -71,20 +72,44 @@ class Agent:
         self.n_runs = positive_int(n_runs, "n_runs")
         self.n_arms = positive_int(n_arms, "n_arms")
         self.horizon = None if horizon is None else positive_int(horizon, "horizon")
-        self.rng = np.random.default_rng(rng)
+        # every agent keeps a few (R, K) float arrays: refuse sizes that cannot fit, up-front
+        checks.memory(4 * self.n_runs * self.n_arms, f"n_runs * n_arms = {n_runs} * {n_arms}")
+        self.rng = checks.generator(rng)
         self.t = 0
+        self._acted: Any = None
         self._initial = [np.full(self.n_runs, a, dtype=np.int64) for a in range(self.n_arms)]
         self.setup()
 
     def act(self) -> NDArray[np.int64]:
-        """The ``(R,)`` actions of this step: arm ``t`` during the first ``K`` steps (App. H)."""
-        if self.t < self.n_arms:
-            return self._initial[self.t].copy()
-        return self.choose()
+        """The ``(R,)`` actions of this step: arm ``t`` during the first ``K`` steps (App. H).
+
+        Raises ``RuntimeError`` before :meth:`reset`."""
+        try:
+            t = self.t
+        except AttributeError:
+            raise RuntimeError(
+                f"{type(self).__name__}: call reset(n_runs, n_arms, ...) before act()"
+            ) from None
+        out = self._initial[t].copy() if t < self.n_arms else self.choose()
+        self._acted = out
+        return out
 
     def update(self, actions: ArrayLike, rewards: ArrayLike) -> None:
-        """Feed back the ``(R,)`` actions taken and the ``(R,)`` rewards observed."""
-        self.observe(actions, rewards)  # type: ignore[arg-type]
+        """Feed back the ``(R,)`` actions taken and the ``(R,)`` rewards observed.
+
+        ``actions`` must be integers in ``[0, K)`` and ``rewards`` real and finite, both of shape
+        ``(R,)`` (``TypeError``/``ValueError`` otherwise, before any state changes). The array
+        :meth:`act` returned is trusted as it is (the engine's per-step path)."""
+        try:
+            acted = self._acted
+        except AttributeError:
+            raise RuntimeError(
+                f"{type(self).__name__}: call reset(n_runs, n_arms, ...) before update()"
+            ) from None
+        r = checks.step_rewards(rewards, self.n_runs)
+        if actions is not acted:
+            actions = checks.step_actions(actions, self.n_runs, self.n_arms)
+        self.observe(actions, r)
         self.t += 1
 
     # -- what a subclass writes -----------------------------------------------------------

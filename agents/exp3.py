@@ -8,6 +8,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from agents.base import Agent
+from dpbandits import checks
 from dpbandits.arms import RunArms
 
 __all__ = ["Exp3"]
@@ -43,7 +44,7 @@ class Exp3(Agent):
                 else 1.0
             )
         else:
-            g = float(self.gamma)
+            g = checks.number(self.gamma, "gamma")
             if not (0.0 < g <= 1.0):
                 raise ValueError(f"gamma must be in (0, 1], got {self.gamma}")
         self._gamma = g

@@ -13,6 +13,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from agents.base import Agent, ArmStatistics
+from dpbandits import checks
 from dpbandits.checks import positive_int, positive_number
 
 __all__ = ["DiscountedUCB", "SlidingWindowUCB"]
@@ -63,6 +64,7 @@ class SlidingWindowUCB(_ForgettingUCB):
 
     def setup(self) -> None:
         self._tau = positive_int(self.window, "window")
+        checks.memory(2 * self._tau * self.n_runs, f"window * n_runs = {self._tau} * {self.n_runs}")
         super().setup()
         self._buf_idx = np.zeros((self._tau, self.n_runs), dtype=np.int64)
         self._buf_rew = np.zeros((self._tau, self.n_runs))
@@ -115,7 +117,7 @@ class DiscountedUCB(_ForgettingUCB):
         self.gamma = gamma
 
     def setup(self) -> None:
-        g = float(self.gamma)
+        g = checks.number(self.gamma, "gamma")
         if not (0.0 < g < 1.0):
             raise ValueError(f"gamma must be in (0, 1), got {self.gamma}")
         self._gamma = g

@@ -18,7 +18,6 @@ ledger (:class:`dpbandits.accounting.PrivacyLedger`) is filled from the agent's 
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable
 from typing import Any
 
@@ -26,6 +25,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from agents.base import Agent
+from dpbandits import checks
 from dpbandits.arms import RunArms
 from dpbandits.checks import positive_int, positive_number
 from dpbandits.selectors.spec import resolve_selector
@@ -121,14 +121,22 @@ class PrivateAgent(Agent):
         self.extra_params = dict(selector_params)
         # Resolving the selector is validation: an unknown name fails here, not mid-run.
         self._selector = resolve_selector(selector, epsilon_select, **self.extra_params)
-        if not (float(lo) < float(hi)):
-            raise ValueError(f"lo must be < hi, got lo={lo}, hi={hi}")
         # Fail at construction, not inside a worker process halfway through a run.
+        checks.bounds(lo, hi)
         positive_number(epsilon_means, "epsilon_means")
         positive_number(epsilon_quantiles, "epsilon_quantiles")
         positive_int(window, "window")
+        checks.flag(clip_means, "clip_means")
+        for name, factory in (("means", means), ("sensitivity", sensitivity)):
+            if factory is not None and not callable(factory):
+                raise TypeError(
+                    f"{name} must be None or a factory (n_runs, n_arms, rng) -> estimator, "
+                    f"got {type(factory).__name__} {factory!r}"
+                )
         from dpbandits.continual import NOISES
-        from dpbandits.quantiles import METHODS, SAMPLERS
+        from dpbandits.quantiles import METHODS, SAMPLERS, check_level_pair
+
+        check_level_pair(levels)
 
         for name, value, allowed in (
             ("quantile_method", quantile_method, METHODS),
@@ -212,7 +220,6 @@ class PrivateAgent(Agent):
         self._fast_observe = self.means is None and (self.sensitivity is None or not self._uses_d)
         self._layout = RunArms(r, k)  # the estimators' flat (R K) stream layout
         self._lo_f, self._hi_f = float(self.lo), float(self.hi)
-        self._chosen: Any = None
         if self._fast:
             # Live read-only views of the estimators' state (updated in place): select_batch
             # never writes into q or d.
@@ -227,7 +234,6 @@ class PrivateAgent(Agent):
             out = self._selector.select_batch(q, self._d_view, self._rng_select)
             if out.dtype != np.int64:
                 out = out.astype(np.int64)
-            self._chosen = out
             return out
         q = self._means.means()
         d = self._sens.values if self._uses_d else None
@@ -239,19 +245,8 @@ class PrivateAgent(Agent):
             if self._uses_d:
                 self._sens.update(actions, rewards)
             return
-        if actions is not self._chosen:
-            from dpbandits.checks import pulls as check_pulls
-
-            actions = check_pulls(actions, rewards, self.n_runs, self.n_arms, self.lo, self.hi)[0]
-        r = rewards
-        if type(r) is not np.ndarray or r.dtype != np.float64:
-            r = np.asarray(r, dtype=np.float64)
-        if r.shape != (self.n_runs,):
-            raise ValueError(f"rewards must have shape ({self.n_runs},), got {r.shape}")
-        x = np.minimum(np.maximum(r, self._lo_f), self._hi_f)  # clip; NaN stays NaN
-        # the sum is NaN iff some x is (x is clipped, so otherwise finite): one reduction
-        if math.isnan(np.add.reduce(x)):
-            raise ValueError(f"rewards must not be NaN, got {r}")
+        # Agent.update has checked both: actions in [0, K), rewards a finite float64 (R,) array
+        x = np.minimum(np.maximum(rewards, self._lo_f), self._hi_f)  # clip to [lo, hi]
         flat = self._layout.flat(actions)
         if self._uses_d:
             self._sens.update_flat(flat, x)  # copies x into its windows

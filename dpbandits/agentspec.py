@@ -47,6 +47,11 @@ def resolve_agents(agents_arg: Any) -> dict[str, Any]:
             if "name" not in params:
                 raise ValueError(f"agent config for {label!r} needs a 'name' key, got {params}")
             a = agents_pkg.make(params.pop("name"), **params)
+        elif isinstance(a, type):  # UCB, not UCB(): reset() would fail later, confusingly
+            raise TypeError(
+                f"agent {label!r} is the class {a.__name__}; pass an instance, e.g. "
+                f"{a.__name__}(), or a registered name"
+            )
         for method in ("reset", "act", "update"):
             if not callable(getattr(a, method, None)):
                 raise TypeError(

@@ -34,6 +34,7 @@ class RunArms:
         self.n_runs = checks.positive_int(n_runs, "n_runs")
         self.n_arms = checks.positive_int(n_arms, "n_arms")
         self.size = self.n_runs * self.n_arms
+        checks.memory(4 * self.size, f"n_runs * n_arms = {self.n_runs} * {self.n_arms}")
         #: first stream of each replication: ``base[r] = r * K``
         self.base = np.arange(self.n_runs, dtype=np.intp) * self.n_arms
 

@@ -31,6 +31,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 from scipy import stats
 
+from dpbandits import checks
 from dpbandits import selectors as _selectors
 from dpbandits.selectors.base import RNGLike, Selector
 
@@ -166,7 +167,11 @@ def clopper_pearson(
     successes: ArrayLike, n: int, alpha: float
 ) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
     """One-sided exact bounds ``(lower, upper)``, each holding with probability ``1 - alpha``."""
-    x = np.asarray(successes, dtype=np.float64)
+    n = checks.positive_int(n, "n")
+    alpha = checks.probability(alpha, "alpha")
+    x = checks.real_array(successes, "successes")
+    if not np.all((x >= 0) & (x <= n) & (x == np.floor(x))):
+        raise ValueError(f"successes must be integers in [0, n] = [0, {n}], got {successes!r}")
     lower = np.where(x > 0, stats.beta.ppf(alpha, np.maximum(x, 1), n - x + 1), 0.0)
     upper = np.where(x < n, stats.beta.ppf(1 - alpha, x + 1, np.maximum(n - x, 1)), 1.0)
     return lower, upper
@@ -243,11 +248,10 @@ def estimate_privacy_loss(
         if pair not in HARD_PAIRS:
             raise ValueError(f"unknown pair {pair!r}; available: {', '.join(HARD_PAIRS)}")
         pair = HARD_PAIRS[pair]
-    if isinstance(draws, bool) or not isinstance(draws, (int, np.integer)) or draws < 1:
-        raise ValueError(f"draws must be a positive integer, got {draws!r}")
-    if not (0.0 < alpha < 1.0):
-        raise ValueError(f"alpha must lie in (0, 1), got {alpha!r}")
-    gen = np.random.default_rng(rng)
+    draws = checks.positive_int(draws, "draws")
+    alpha = checks.probability(alpha, "alpha")
+    chunk = checks.positive_int(chunk, "chunk")
+    gen = checks.generator(rng)
     d_prime = pair.d if pair.d_prime is None else pair.d_prime
     c = _count(sel, pair.q, pair.d, int(draws), chunk, gen)
     cp = _count(sel, pair.q_prime, d_prime, int(draws), chunk, gen)
@@ -296,7 +300,10 @@ def audit(
     does not depend on the other pairs.
     """
     chosen = list(HARD_PAIRS.values()) if pairs is None else list(pairs)
-    children = np.random.default_rng(rng).spawn(len(chosen))
+    # checked before the first pair's (long) run, not after it
+    checks.positive_int(draws, "draws")
+    checks.probability(alpha, "alpha")
+    children = checks.generator(rng).spawn(len(chosen))
     return [
         estimate_privacy_loss(selector, p, draws=draws, alpha=alpha, rng=child)
         for p, child in zip(chosen, children, strict=True)

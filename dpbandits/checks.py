@@ -13,12 +13,19 @@
 Mechanisms that add noise of scale ``c / epsilon`` also bound that scale with
 :func:`noise_scale`, so that a tiny but positive ``epsilon`` (``5e-324``) is refused up-front
 with the smallest accepted value, instead of producing ``inf`` and ``NaN`` later.
+
+- A *flag* is a ``bool`` (or NumPy bool): ``"no"`` and ``0`` are refused (:func:`flag`).
+- An ``rng`` is a :class:`numpy.random.Generator`, a seed (a non-negative int, not ``bool``), a
+  ``SeedSequence``/``BitGenerator`` or ``None`` (:func:`generator`).
+- Per-run state that would not fit in this machine's memory is refused up-front with the sizes
+  that asked for it (:func:`memory`), not with a ``MemoryError`` or a swap storm later.
 """
 
 from __future__ import annotations
 
 import math
 import numbers
+import os
 from typing import Any
 
 import numpy as np
@@ -27,7 +34,10 @@ from numpy.typing import ArrayLike, NDArray
 __all__ = [
     "MAX_NOISE_SCALE",
     "bounds",
+    "flag",
+    "generator",
     "integer",
+    "memory",
     "noise_scale",
     "number",
     "positive_int",
@@ -36,6 +46,8 @@ __all__ = [
     "pulls",
     "real_array",
     "size",
+    "step_actions",
+    "step_rewards",
 ]
 
 #: Largest noise scale a mechanism accepts. Sums of a few thousand Laplace or exponential draws
@@ -112,8 +124,13 @@ def real_array(x: Any, name: str, *, finite: bool = True) -> NDArray[np.float64]
     (when ``finite``) NaN and infinite entries, naming the first bad index."""
     try:
         a = np.asarray(x)
-    except (TypeError, ValueError) as exc:
-        raise TypeError(f"{name} must be an array of real numbers: {exc}") from None
+    except (TypeError, ValueError):
+        # numpy's message ("setting an array element with a sequence ...") names neither the
+        # argument nor the rule; a nested sequence of unequal lengths is the usual cause
+        raise TypeError(
+            f"{name} must be an array of real numbers; got a ragged nested sequence (rows of "
+            f"unequal lengths) or a non-numeric object: {type(x).__name__}"
+        ) from None
     kind = a.dtype.kind
     if kind == "O":
         try:
@@ -131,6 +148,59 @@ def real_array(x: Any, name: str, *, finite: bool = True) -> NDArray[np.float64]
         where = ", ".join(str(int(i)) for i in bad)
         raise ValueError(f"{name} must be finite; {name}[{where}] = {out[tuple(bad)]!r}")
     return out
+
+
+def flag(value: Any, name: str) -> bool:
+    """``value`` as a bool: only ``True``/``False`` (or NumPy bools); ``0``, ``"no"`` are refused
+    (``bool("no")`` is ``True``: accepting it would silently flip the option)."""
+    if not isinstance(value, (bool, np.bool_)):
+        raise TypeError(f"{name} must be True or False, got {type(value).__name__} {value!r}")
+    return bool(value)
+
+
+def generator(rng: Any, name: str = "rng") -> np.random.Generator:
+    """``rng`` as a :class:`numpy.random.Generator` (returned unchanged when it is one): a seed
+    (non-negative int, not bool), a ``SeedSequence``/``BitGenerator``, or ``None``."""
+    if isinstance(rng, np.random.Generator):
+        return rng
+    if isinstance(rng, (bool, np.bool_)):
+        raise TypeError(f"{name} must be a numpy Generator, a non-negative int seed or None, "
+                        f"got bool {rng!r}")  # fmt: skip
+    try:
+        return np.random.default_rng(rng)
+    except (TypeError, ValueError):
+        raise TypeError(
+            f"{name} must be a numpy Generator, a non-negative int seed (or a sequence of them), "
+            f"a SeedSequence or None, got {type(rng).__name__} {rng!r}"
+        ) from None
+
+
+def _physical_memory() -> int:
+    try:
+        return int(os.sysconf("SC_PAGE_SIZE")) * int(os.sysconf("SC_PHYS_PAGES"))
+    except (AttributeError, OSError, ValueError):  # not POSIX: assume a large machine
+        return 1 << 40
+
+
+def _bytes(n: float) -> str:
+    for unit in ("B", "KiB", "MiB", "GiB", "TiB", "PiB"):
+        if n < 1024 or unit == "PiB":
+            return f"{n:.3g} {unit}"
+        n /= 1024
+    return f"{n:.3g} PiB"  # pragma: no cover
+
+
+def memory(n_values: int, what: str, itemsize: int = 8) -> None:
+    """Refuse state of ``n_values`` items of ``itemsize`` bytes that exceeds this machine's
+    physical memory, with a ``ValueError`` saying ``what`` asked for it (e.g.
+    ``"n_runs * n_arms * window = 2 * 2 * 2**40"``), before anything is allocated."""
+    need = int(n_values) * int(itemsize)
+    have = _physical_memory()
+    if need > have:
+        raise ValueError(
+            f"{what} would need {_bytes(need)} of memory, more than this machine has "
+            f"({_bytes(have)}); use smaller sizes"
+        )
 
 
 def noise_scale(numerator: float, epsilon: float, what: str, name: str = "epsilon") -> float:
@@ -172,26 +242,71 @@ def size(value: Any) -> tuple[int, ...]:
     return shape
 
 
-def pulls(
-    actions: ArrayLike, rewards: ArrayLike, n_runs: int, n_arms: int, lo: float, hi: float
-) -> tuple[NDArray[np.int64], NDArray[np.float64]]:
-    """Validate one step of a bandit (one pull per replication); return actions and the rewards
-    clipped to ``[lo, hi]``. Used by the per-step hot paths of the private means and the windowed
-    sensitivities, so it uses as few numpy calls as it can."""
+_FLOAT64 = np.dtype(np.float64)
+_FINITE_WEIGHTS: dict[int, NDArray[np.float64]] = {}
+_DOT_LIMIT = 4096  # below this length OpenBLAS computes a dot on one thread
+
+
+def step_rewards(rewards: ArrayLike, n_runs: int) -> NDArray[np.float64]:
+    """One step's rewards, one per replication: a real (not bool/str/complex), finite float64
+    array of shape ``(n_runs,)``. The per-step hot path of the agents: one reduction when the
+    input is already a finite float64 array."""
+    r = rewards
+    if type(r) is not np.ndarray or r.dtype is not _FLOAT64:
+        r = np.asarray(r)
+        if r.dtype.kind not in "iuf":
+            raise TypeError(f"rewards must be real numbers, got dtype {r.dtype}")
+        r = r.astype(np.float64)
+    if r.shape != (n_runs,):
+        raise ValueError(f"rewards must have shape ({n_runs},), got {r.shape}")
+    if n_runs < _DOT_LIMIT:
+        # r . (2^-600, ..., 2^-600) is finite exactly when every r_i is: the terms stay below
+        # 1e128, so the sum cannot overflow (no warning), and a NaN or an inf carries through.
+        # One BLAS dot is the cheapest test numpy offers for this per-step path.
+        w = _FINITE_WEIGHTS.get(n_runs)
+        if w is None:
+            w = _FINITE_WEIGHTS[n_runs] = np.full(n_runs, 2.0**-600)
+        finite = math.isfinite(r.dot(w))
+    else:  # OpenBLAS threads long dots, 1000x slower on a busy machine: two ufunc reductions
+        finite = math.isfinite(np.maximum.reduce(r)) and math.isfinite(np.minimum.reduce(r))
+    if not finite:
+        raise ValueError(f"rewards must be finite (no NaN or inf), got {r}")
+    return r
+
+
+def step_actions(actions: ArrayLike, n_runs: int, n_arms: int) -> NDArray[np.int64]:
+    """One step's actions, one per replication: integers (not bool) in ``[0, n_arms)``, shape
+    ``(n_runs,)``, as int64."""
     a = np.asarray(actions)
-    r = np.asarray(rewards, dtype=np.float64)
-    if a.shape != (n_runs,) or r.shape != (n_runs,):
-        raise ValueError(
-            f"actions and rewards must have shape ({n_runs},), got {a.shape} and {r.shape}"
-        )
+    if a.shape != (n_runs,):
+        raise ValueError(f"actions must have shape ({n_runs},), got {a.shape}")
     if a.dtype != np.int64:
         if a.dtype.kind not in "iu":
             raise TypeError(f"actions must be integers, got dtype {a.dtype}")
         a = a.astype(np.int64)
     # one reduction checks both ends: negative actions become huge as unsigned
-    if np.maximum.reduce(a.view(np.uint64)) >= n_arms:
+    if n_runs and np.maximum.reduce(a.view(np.uint64)) >= n_arms:
         raise ValueError(f"actions must be in [0, {n_arms - 1}], got {a}")
-    x = np.minimum(np.maximum(r, lo), hi)  # clip to [lo, hi]; NaN stays NaN
-    if math.isnan(np.add.reduce(x)):
+    return a
+
+
+def pulls(
+    actions: ArrayLike, rewards: ArrayLike, n_runs: int, n_arms: int, lo: float, hi: float
+) -> tuple[NDArray[np.int64], NDArray[np.float64]]:
+    """Validate one step of a bandit (one pull per replication); return actions and the rewards
+    clipped to ``[lo, hi]`` (rewards real and not NaN; +-inf are clipped). Used by the per-step
+    hot paths of the private means and the windowed sensitivities, so it uses as few numpy calls
+    as it can."""
+    a = step_actions(actions, n_runs, n_arms)
+    r = np.asarray(rewards)
+    if r.dtype != np.float64:
+        if r.dtype.kind not in "iuf":  # bool, str, complex, object: not rewards
+            raise TypeError(f"rewards must be real numbers, got dtype {r.dtype}")
+        r = r.astype(np.float64)
+    if r.shape != (n_runs,):
+        raise ValueError(f"rewards must have shape ({n_runs},), got {r.shape}")
+    x = np.minimum(np.maximum(r, lo), hi)  # clip to [lo, hi] (+-inf too); NaN stays NaN
+    # x * 0 is 0 for the (now finite) rewards and NaN for NaN: a sum that cannot overflow
+    if math.isnan(np.add.reduce(x * 0.0)):
         raise ValueError(f"rewards must not be NaN, got {r}")
     return a, x

@@ -11,6 +11,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
+from dpbandits import checks
 from dpbandits.agentspec import is_private
 from dpbandits.envspec import make_vector_env
 from dpbandits.files import jsonable
@@ -33,6 +34,10 @@ def chunk_seeds(seed: int, chunk: int, label: str) -> tuple[int, np.random.SeedS
     ``(i, 1, crc32(label))`` is the agent's stream, passed to ``agent.reset(rng=...)`` as
     ``numpy.random.default_rng(seed_sequence)``. Tests use this to replay a run by hand.
     """
+    seed = checks.integer(seed, "seed", minimum=0)
+    chunk = checks.integer(chunk, "chunk", minimum=0)
+    if not isinstance(label, str):
+        raise TypeError(f"label must be a str, got {type(label).__name__} {label!r}")
     env_ss = np.random.SeedSequence(seed, spawn_key=(chunk, 0))
     env_seed = int(env_ss.generate_state(1, dtype=np.uint64)[0] >> np.uint64(1))
     agent_ss = np.random.SeedSequence(seed, spawn_key=(chunk, 1, zlib.crc32(label.encode("utf-8"))))

@@ -93,8 +93,9 @@ class _Streams:
         self.epsilon = positive_number(epsilon, "epsilon")
         self.sensitivity = positive_number(sensitivity, "sensitivity")
         self.size = checks.size(size)
-        self._rng = np.random.default_rng(rng)
+        self._rng = checks.generator(rng)
         s = math.prod(self.size)
+        checks.memory(4 * s, f"size = {self.size} (streams)")
         self._n = np.zeros(s, dtype=np.int64)
         self._sum = np.zeros(s)  # exact prefix sums (for introspection and tests only)
         self._release = np.zeros(s)
@@ -109,18 +110,34 @@ class _Streams:
         """Exact (non-private) prefix sums, shape ``size`` -- for tests, never release these."""
         return self._sum.reshape(self.size).copy()
 
+    def _broadcast(self, a: NDArray[Any], name: str) -> NDArray[Any]:
+        try:
+            return np.broadcast_to(a, self.size)
+        except ValueError:
+            raise ValueError(
+                f"{name} must be broadcastable to the streams' size {self.size}, got shape "
+                f"{a.shape}"
+            ) from None
+
     def _select(self, x: ArrayLike, mask: ArrayLike | None) -> tuple[NDArray[np.intp], Any]:
-        xa = np.broadcast_to(np.asarray(x, dtype=np.float64), self.size).reshape(-1)
+        xa = self._broadcast(checks.real_array(x, "x", finite=False), "x").reshape(-1)
         if mask is None:
             idx = np.arange(xa.size)
         else:
             m = np.asarray(mask)
             if m.dtype != np.bool_:
                 raise TypeError(f"mask must be a boolean array, got dtype {m.dtype}")
-            idx = np.flatnonzero(np.broadcast_to(m, self.size))
+            idx = np.flatnonzero(self._broadcast(m, "mask"))
         xs = xa[idx]
         if not np.all(np.isfinite(xs)):
             raise ValueError("x must be finite (no NaN or inf) for the advancing streams")
+        # releases are prefix sums plus noise: a prefix sum near the float64 limit would turn
+        # into inf (and NaN) inside the tree, so refuse it with the limit, before any update
+        if not np.all(np.abs(self._sum[idx] + xs) <= checks.MAX_NOISE_SCALE):
+            raise ValueError(
+                f"x would take a stream's prefix sum beyond {checks.MAX_NOISE_SCALE:g} in "
+                "magnitude, where its noisy releases would overflow float64"
+            )
         return idx, xs
 
 
@@ -223,9 +240,7 @@ class HybridMechanism(_Streams):
         Same arithmetic and the same random draws, in the same order, as the general path
         (the tests check they agree exactly), with the tree position computed once.
         """
-        xs = np.broadcast_to(np.asarray(x, dtype=np.float64), self.size).reshape(-1)
-        if not np.all(np.isfinite(xs)):
-            raise ValueError("x must be finite (no NaN or inf) for the advancing streams")
+        xs = self._select(x, None)[1]  # every stream advances: the same checks as add()
         s = self._n.size
         n = int(self._n[0]) + 1
         k = n.bit_length() - 1
@@ -408,7 +423,7 @@ class PrivateMeans:
         self.epsilon = positive_number(epsilon, "epsilon")
         self.lo, self.hi = checks.bounds(lo, hi)
         self.n_max = None if n_max is None else positive_int(n_max, "n_max")
-        self.clip_means = bool(clip_means)
+        self.clip_means = checks.flag(clip_means, "clip_means")
         if block is None:
             block = _DEFAULT_BLOCK
             if n_max is not None:
@@ -420,6 +435,10 @@ class PrivateMeans:
         if self.n_max is not None:
             block = min(block, max(2, 1 << self.n_max.bit_length()))  # covers n <= n_max
         self.block = block
+        checks.memory(
+            self.layout.size * block,
+            f"n_runs * n_arms * block = {self.n_runs} * {self.n_arms} * {block}",
+        )
         self.sensitivity = self.hi - self.lo
         checks.noise_scale(2 * MAX_EPOCH * self.sensitivity, self.epsilon, "the hybrid mechanism")
         nodes: NodeSampler = LAPLACE_NODES
@@ -430,7 +449,7 @@ class PrivateMeans:
             nodes, limit, limit_name = self._grid()
         s = self.layout.size
         self._noise = HybridNoiseBlocks(
-            s, self.epsilon, self.sensitivity, block, np.random.default_rng(rng), limit,
+            s, self.epsilon, self.sensitivity, block, checks.generator(rng), limit,
             nodes, limit_name,
         )  # fmt: skip
         self._counts = np.zeros(s, dtype=np.int64)

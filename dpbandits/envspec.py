@@ -49,7 +49,10 @@ def make_env(spec: dict[str, Any]) -> Any:
     import gymnasium
 
     _ensure_registered(spec["id"])
-    return gymnasium.make(spec["id"], **spec["kwargs"])
+    try:
+        return gymnasium.make(spec["id"], **spec["kwargs"])
+    except gymnasium.error.UnregisteredEnv as exc:  # NameNotFound, VersionNotFound, ...
+        raise ValueError(f"env: {exc}") from None
 
 
 def make_vector_env(spec: dict[str, Any], num_envs: int) -> Any:

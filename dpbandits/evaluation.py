@@ -74,10 +74,10 @@ def check_epsilons(epsilons: ArrayLike | float | None) -> NDArray[np.float64]:
     """Validate an eps grid: a non-empty 1-d array of finite values > 0 (``None``: the paper's)."""
     if epsilons is None:
         return PAPER_EPSILONS.copy()
-    try:
-        eps = np.atleast_1d(np.asarray(epsilons, dtype=np.float64))
-    except (TypeError, ValueError):
-        raise TypeError(f"epsilons must be numbers, got {epsilons!r}") from None
+    try:  # the input policy: True and "1" are not numbers
+        eps = np.atleast_1d(checks.real_array(epsilons, "epsilons", finite=False))
+    except TypeError:
+        raise TypeError(f"epsilons must be real numbers, got {epsilons!r}") from None
     if eps.ndim != 1:
         raise ValueError(f"epsilons must be a 1-d grid, got shape {eps.shape}")
     if eps.size == 0:
@@ -369,7 +369,10 @@ def evaluate(
         raise TypeError(f"batch_size must be an int or None, got {batch_size!r}")
     if batch_size is not None and batch_size <= 0:
         raise ValueError(f"batch_size must be > 0, got {batch_size}")
+    keep_errors = checks.flag(keep_errors, "keep_errors")
+    checks.flag(progress, "progress")
     data_seed, root = _root_entropy(seed)
+    resolved = resolve_selectors(selectors)  # before sampling: a bad name fails at once
     if isinstance(scenario, ScenarioData):
         data = scenario
         if n_trials is not None and n_trials != data.n_trials:
@@ -383,7 +386,6 @@ def evaluate(
             n_trials = checks.positive_int(n_trials, "n_trials")
         data = sc.sample(n_trials, np.random.default_rng(data_seed))
         constant = isinstance(sc, _scenarios.Bimodal)
-    resolved = resolve_selectors(selectors)
 
     q = np.ascontiguousarray(data.scores, dtype=np.float64)
     d = np.asarray(data.sensitivities, dtype=np.float64)

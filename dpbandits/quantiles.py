@@ -46,6 +46,7 @@ __all__ = [
     "SAMPLERS",
     "QuantileOptions",
     "WindowedSensitivity",
+    "check_level_pair",
     "dp_quantile",
     "dp_quantiles",
 ]
@@ -56,6 +57,13 @@ def _check_level(q: Any, name: str = "q") -> float:
     if not 0.0 <= qf <= 1.0:
         raise ValueError(f"{name} must be in [0, 1], got {q!r}")
     return qf
+
+
+def check_level_pair(levels: Any, name: str = "levels") -> tuple[float, float]:
+    """A pair of quantile levels in ``[0, 1]`` (the windowed sensitivities' ``levels``)."""
+    if isinstance(levels, (str, bytes)) or not hasattr(levels, "__len__") or len(levels) != 2:
+        raise ValueError(f"{name} must be a pair of quantile levels in [0, 1], got {levels!r}")
+    return (_check_level(levels[0], name), _check_level(levels[1], name))
 
 
 def _intervals(
@@ -420,7 +428,7 @@ def _release(
         raise ValueError("x must have at least one axis (the data axis)")
     if np.isnan(xa).any():
         raise ValueError("x must not contain NaN")
-    gen = np.random.default_rng(rng)
+    gen = checks.generator(rng)
     if mech.method == "smith":
         util = _utility(xa.shape[-1], levels, eps / len(levels))
         return _exponential_quantile(_intervals(xa, lo_f, hi_f), util, gen)[0]
@@ -477,14 +485,14 @@ class WindowedSensitivity:
         self.epsilon = positive_number(epsilon, "epsilon")
         self.lo, self.hi = checks.bounds(lo, hi)
         self.window = positive_int(window, "window")
-        lv = tuple(levels)
-        if len(lv) != 2:
-            raise ValueError(f"levels must be a pair of quantile levels, got {levels!r}")
-        self.levels = (_check_level(lv[0], "levels"), _check_level(lv[1], "levels"))
+        self.levels = check_level_pair(levels)
         self.floor = positive_number(floor, "floor")
         self.initial = self.hi - self.lo if initial is None else positive_number(initial, "initial")
-        self._rng = np.random.default_rng(rng)
+        self._rng = checks.generator(rng)
         s = self.layout.size
+        checks.memory(
+            s * (self.window + 4), f"n_runs * n_arms * window = {n_runs} * {n_arms} * {window}"
+        )
         self._buf = np.empty((s, self.window))
         self._buf_flat = self._buf.reshape(-1)
         self._fill = np.zeros(s, dtype=np.int64)

@@ -179,6 +179,8 @@ def get(scenario: int | str | Scenario) -> Scenario:
 
 def figure_scenarios(spec: str) -> list[Scenario]:
     """Expand a figure group (``fig1``, ``fig5``, ``fig6``, ``fig7``) or a single name."""
+    if not isinstance(spec, str):  # a number or a Scenario: one scenario, checked by get()
+        return [get(spec)]
     key = spec.strip().lower()
     if key in FIGURES:
         return [get(s) for s in FIGURES[key]]

@@ -98,7 +98,10 @@ class Scenario:
     # Overridden by subclasses (class-level metadata, not constructor arguments).
     @property
     def name(self) -> str:
-        raise NotImplementedError
+        raise NotImplementedError(
+            f"{type(self).__name__} is an abstract base: use a concrete scenario "
+            "(dpbandits.scenarios.get(name)) or subclass it and define name and draw_raw"
+        )
 
     @property
     def title(self) -> str:
@@ -137,7 +140,7 @@ class Scenario:
         if n_trials < 2:
             # One trial gives a zero quantile spread, i.e. a zero sensitivity.
             raise ValueError(f"n_trials must be >= 2 for a quantile-based scenario, got {n_trials}")
-        rng = np.random.default_rng(seed)
+        rng = checks.generator(seed, "seed")
         raw, centers = self.draw_raw(n_trials, rng)
         qlo, qhi = check_quantiles(self.quantiles)
         lower, upper = np.quantile(raw, [qlo, qhi], axis=0)
@@ -155,6 +158,9 @@ class Scenario:
     ) -> ScenarioData:
         """Draw the N trials: clipped scores ``(n_trials, K)`` and sensitivities ``(K,)``."""
         n = self.default_trials if n_trials is None else checks.positive_int(n_trials, "n_trials")
+        # raw, clipped and the quantiles' sorted copies: several (n_trials, K) arrays
+        checks.memory(8 * n * self.n_candidates, f"n_trials * n_candidates = {n} * "
+                      f"{self.n_candidates}")  # fmt: skip
         # arrays() returns the fields of ScenarioData from scores to centers, in order
         return ScenarioData(self.name, self.title, *self.arrays(n, seed), self.trial_groups(n))
 

@@ -265,8 +265,9 @@ def noise_table(
     eps = positive_number(epsilon, "epsilon")
     b = positive_number(sensitivity, "sensitivity")
     shape = checks.size(size)
-    gen = np.random.default_rng(rng)
+    gen = checks.generator(rng)
     s = math.prod(shape)
+    checks.memory(2 * s * count, f"size * count = {shape} * {count}")
     if mechanism == "hybrid":
         checks.noise_scale(2 * MAX_EPOCH * b, eps, "the hybrid mechanism")
         out, _ = hybrid_table(s, count, eps, b, gen)

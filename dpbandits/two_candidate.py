@@ -54,15 +54,13 @@ FloatArray = NDArray[np.float64]
 def _check_pair(
     q1: float, q2: float, d1: ArrayLike, d2: ArrayLike
 ) -> tuple[float, FloatArray, FloatArray]:
-    q1, q2 = float(q1), float(q2)
-    if not (math.isfinite(q1) and math.isfinite(q2)):
-        raise ValueError(f"scores must be finite, got q1={q1}, q2={q2}")
+    q1, q2 = checks.number(q1, "q1"), checks.number(q2, "q2")
     if not q1 < q2:
         raise ValueError(f"need q1 < q2 so that candidate 2 is the unique best, got {q1}, {q2}")
-    a1 = np.asarray(d1, dtype=np.float64)
-    a2 = np.asarray(d2, dtype=np.float64)
+    a1 = checks.real_array(d1, "d1")
+    a2 = checks.real_array(d2, "d2")
     for nm, a in (("d1", a1), ("d2", a2)):
-        if not np.all(np.isfinite(a) & (a > 0)):
+        if not np.all(a > 0):
             raise ValueError(f"{nm} must be finite and > 0")
     return q2 - q1, a1, a2
 
@@ -104,6 +102,7 @@ def _gem_error(sign: float) -> Callable[..., FloatArray]:
     ) -> FloatArray:
         eps = checks.positive_number(epsilon, "epsilon")
         g, a1, a2 = _check_pair(q1, q2, d1, d2)
+        beta = checks.number(beta, "beta")
         if not (0 < beta < 2):
             raise ValueError(f"beta must be in (0, 2) for two candidates, got {beta}")
         t = sign * 2.0 * math.log(2.0 / beta) / eps

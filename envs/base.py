@@ -38,6 +38,7 @@ from envs.core import (
     check_action,
     check_actions,
     check_int,
+    check_seed,
     format_means,
 )
 
@@ -222,7 +223,7 @@ class BanditEnv(_ScheduleMixin, gym.Env[Any, Any]):
         self, *, seed: int | None = None, options: dict[str, Any] | None = None
     ) -> tuple[int, dict[str, Any]]:
         """Start an episode at step 0; ``seed`` reseeds ``np_random`` (Gymnasium convention)."""
-        super().reset(seed=seed)
+        super().reset(seed=check_seed(seed))
         self._core.reset()
         return 0, {}
 
@@ -315,7 +316,7 @@ class BanditVectorEnv(_ScheduleMixin, VectorEnv[IntArray, IntArray, npt.NDArray[
                 "options['reset_mask'] is not supported: all copies share the step index "
                 "(AutoresetMode.NEXT_STEP resets them together)"
             )
-        super().reset(seed=seed)
+        super().reset(seed=check_seed(seed))
         self._core.reset()
         self._prev_done = False
         return np.zeros(self.num_envs, dtype=np.int64), {}

@@ -101,6 +101,12 @@ def expected_clipped_normal(
 # --------------------------------------------------------------------------------------------
 # Validation helpers (shared by every environment)
 # --------------------------------------------------------------------------------------------
+def check_seed(seed: Any) -> int | None:
+    """A ``reset(seed=...)``: ``None`` or a non-negative int (not bool), as the input policy says;
+    a clear ``TypeError``/``ValueError`` instead of Gymnasium's generic seeding error."""
+    return None if seed is None else checks.integer(seed, "seed", minimum=0)
+
+
 def check_int(name: str, value: Any, *, minimum: int | None = None) -> int:
     """``value`` as ``int`` by the library's input policy; integral floats (``3e4``) are
     accepted, ``True`` is not."""
@@ -130,10 +136,10 @@ def check_schedule_args(
 
 def as_vector(name: str, value: Any, n_arms: int | None = None) -> FloatArray:
     """A finite 1-d float vector of length ``n_arms`` (if given); a copy, never a view."""
-    try:
-        arr = np.array(value, dtype=np.float64)
-    except (TypeError, ValueError) as exc:
-        raise TypeError(f"{name} must be a sequence of numbers, got {value!r}") from exc
+    try:  # the input policy: no bool, str or complex entries
+        arr = checks.real_array(value, name, finite=False).copy()
+    except TypeError as exc:
+        raise TypeError(f"{name} must be a sequence of real numbers, got {value!r}") from exc
     if arr.ndim != 1 or arr.size == 0:
         raise ValueError(f"{name} must be a non-empty 1-d sequence, got shape {arr.shape}")
     if n_arms is not None and arr.size != n_arms:

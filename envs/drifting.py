@@ -15,6 +15,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from dpbandits import checks
 from envs.base import BanditEnv, BanditVectorEnv
 from envs.core import (
     FloatArray,
@@ -46,7 +47,7 @@ __all__ = [
 
 
 def _per_arm(name: str, value: Any) -> FloatArray:
-    arr = np.atleast_1d(np.asarray(value, dtype=np.float64))
+    arr = np.atleast_1d(checks.real_array(value, name, finite=False))
     if arr.ndim != 1 or arr.size == 0:
         raise ValueError(f"{name} must be a scalar or a per-arm vector, got {value!r}")
     if not np.all(np.isfinite(arr)):
@@ -298,6 +299,7 @@ def drifting_schedule(
 ) -> Schedule:
     """Tabulate ``means(t)`` (and ``sds(t)`` if callable) over ``t = 0..horizon-1``."""
     horizon, arm_t, lo, hi = check_schedule_args(horizon, arm, lo, hi)
+    vectorized = checks.flag(vectorized, "vectorized")
     if isinstance(means, Mapping):
         means = drift_profile(means)
     if isinstance(sds, str) and sds == "auto":
@@ -322,7 +324,7 @@ def drifting_schedule(
     elif sds is None:
         raise ValueError("sds are required for gaussian arms")
     else:
-        s_vec = np.atleast_1d(np.asarray(sds, dtype=np.float64))
+        s_vec = np.atleast_1d(checks.real_array(sds, "sds", finite=False))
         if s_vec.ndim != 1 or s_vec.size not in (1, n_arms):
             raise ValueError(f"sds must be a scalar or have length {n_arms}, got {sds!r}")
         s = np.broadcast_to(s_vec, (horizon, n_arms)).copy()

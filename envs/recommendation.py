@@ -43,7 +43,7 @@ from gymnasium.vector.utils import batch_space
 
 from dpbandits.recommendation.synthetic import Requests, generate_requests
 from envs.base import vector_signature
-from envs.core import check_int
+from envs.core import check_int, check_seed
 
 __all__ = ["RecommendationEnv", "RecommendationVectorEnv"]
 
@@ -164,7 +164,7 @@ class RecommendationEnv(_RequestsMixin, gym.Env[Any, Any]):
     def reset(
         self, *, seed: int | None = None, options: dict[str, Any] | None = None
     ) -> tuple[dict[str, npt.NDArray[Any]], dict[str, Any]]:
-        super().reset(seed=seed)
+        super().reset(seed=check_seed(seed))
         self._t = 0
         self._block: Requests | None = None
         self._pos = 0
@@ -218,7 +218,7 @@ class RecommendationVectorEnv(_RequestsMixin, VectorEnv[Any, Any, Any]):
     def reset(
         self, *, seed: int | None = None, options: dict[str, Any] | None = None
     ) -> tuple[dict[str, npt.NDArray[Any]], dict[str, Any]]:
-        super().reset(seed=seed)
+        super().reset(seed=check_seed(seed))
         self._t = 0
         self._prev_done = False
         return self._draw(self.num_envs, self.np_random), {}

@@ -55,11 +55,32 @@ __all__ = [
 BoolArray = NDArray[np.bool_]
 
 
+def _scores(s: ArrayLike, name: str = "s") -> FloatArray:
+    """Scores of shape ``(..., K)``: real, finite, at least one axis (the input policy)."""
+    a = checks.real_array(s, name)
+    if a.ndim == 0 or a.shape[-1] == 0:
+        raise ValueError(f"{name} must have shape (..., K) with K >= 1, got shape {a.shape}")
+    return a
+
+
+def _mask(mask: ArrayLike, shape: tuple[int, ...], what: str) -> BoolArray:
+    m = np.asarray(mask)
+    if m.dtype != np.bool_:  # an int mask [1, 0] would be read as indices by mistake elsewhere
+        raise TypeError(f"mask must be a boolean array, got dtype {m.dtype}")
+    if m.shape != shape:
+        raise ValueError(f"mask shape {m.shape} differs from {what} shape {shape}")
+    return m
+
+
 def scale_scores(s: ArrayLike) -> FloatArray:
     """Eq. 3: ``(s - min s) / (max s - min s)`` along the last axis; all-equal rows give 0."""
-    a = np.asarray(s, dtype=np.float64)
+    a = _scores(s)
     lo = a.min(axis=-1, keepdims=True)
-    span = a.max(axis=-1, keepdims=True) - lo
+    with np.errstate(over="ignore"):
+        span = a.max(axis=-1, keepdims=True) - lo
+    if not np.all(np.isfinite(span)):  # max - min overflows (e.g. 1e308 and -1e308): halve
+        a, lo = 0.5 * a, 0.5 * lo
+        span = a.max(axis=-1, keepdims=True) - lo
     out = np.zeros_like(a)
     np.divide(a - lo, span, out=out, where=span > 0)
     # a - lo <= span in exact arithmetic; the division can round a hair above 1
@@ -68,8 +89,15 @@ def scale_scores(s: ArrayLike) -> FloatArray:
 
 def clip_scores(s: ArrayLike, public: ArrayLike, bound: float) -> FloatArray:
     """Eq. 4: ``max(min(s_server + Δ/2, s), s_server - Δ/2)`` with ``bound = Δ/2``."""
-    pub = np.asarray(public, dtype=np.float64)
-    return np.clip(np.asarray(s, dtype=np.float64), pub - bound, pub + bound)
+    b = checks.positive_number(bound, "bound (the clipping bound Δ/2)")
+    pub, a = checks.real_array(public, "public"), _scores(s)
+    try:
+        np.broadcast_shapes(a.shape, pub.shape)
+    except ValueError:
+        raise ValueError(
+            f"public scores with shape {pub.shape} do not broadcast to s with shape {a.shape}"
+        ) from None
+    return np.clip(a, pub - b, pub + b)
 
 
 class _Transformed(Selector):
@@ -108,7 +136,7 @@ class _Transformed(Selector):
 
     def select(self, q: ArrayLike, d: ArrayLike | None = None, rng: RNGLike = None) -> IntArray:
         q2, _, batch_shape = prepare_inputs(q, d)
-        gen = np.random.default_rng(rng)
+        gen = checks.generator(rng)
         if q2.shape[1] == 1 or q2.shape[0] == 0:
             return np.zeros(batch_shape, dtype=np.int64)
         z, sens = self.transform(q2, self._public_for(batch_shape + (q2.shape[1],)))
@@ -221,7 +249,7 @@ def rr_pmf(s: ArrayLike, epsilon: float) -> FloatArray:
     maximum has ``keep / c + (1 - 1/c) (1 - keep) / (a - 1)``.
     """
     eps = checks.positive_number(epsilon, "epsilon")
-    a = np.asarray(s, dtype=np.float64)
+    a = _scores(s)
     k = a.shape[-1]
     if k == 1:
         return np.ones_like(a)
@@ -240,8 +268,10 @@ def softmax_pmf(s: ArrayLike, epsilon: float, sensitivity: float = 1.0) -> Float
     """
     eps = checks.positive_number(epsilon, "epsilon")
     delta = checks.positive_number(sensitivity, "sensitivity")
-    a = np.asarray(s, dtype=np.float64)
-    z = (a - a.max(axis=-1, keepdims=True)) * (eps / (2.0 * delta))
+    a = _scores(s)
+    # (a - max) / (2 delta) * eps, in this order: a - max cannot overflow after the halving,
+    # and a huge eps / (2 delta) times 0 stays 0 at the maximum
+    z = ((0.5 * a - 0.5 * a.max(axis=-1, keepdims=True)) / delta) * eps
     w = np.exp(z)
     return w / w.sum(axis=-1, keepdims=True)
 
@@ -266,9 +296,7 @@ def cutoff_mask(public: ArrayLike, gamma: float, mask: ArrayLike | None = None) 
         raise ValueError("public scores must have shape (..., K)")
     if not np.all(np.isfinite(pub)) or np.any(pub < 0):
         raise ValueError("public scores must be finite and >= 0 (the cut-off is relative)")
-    elig = np.ones(pub.shape, dtype=bool) if mask is None else np.asarray(mask, dtype=bool)
-    if elig.shape != pub.shape:
-        raise ValueError(f"mask shape {elig.shape} differs from public shape {pub.shape}")
+    elig = np.ones(pub.shape, dtype=bool) if mask is None else _mask(mask, pub.shape, "public")
     best = np.where(elig, pub, -np.inf).max(axis=-1, keepdims=True)
     return elig & (pub >= (1.0 - g) * best)
 
@@ -289,22 +317,23 @@ def select_among(
     RR sees exactly its ``a`` candidates (Eq. 2). A :class:`Clipped` selector is given the
     matching public scores via :meth:`Clipped.with_public`.
     """
-    priv = np.asarray(private, dtype=np.float64)
+    if not callable(getattr(selector, "select", None)):
+        raise TypeError(
+            f"selector must be a selector object (e.g. dpbandits.selectors.make('rnm')), got "
+            f"{type(selector).__name__} {selector!r}"
+        )
+    priv = checks.real_array(private, "private")
     if priv.ndim != 2:
         raise ValueError(f"private scores must have shape (R, K), got {priv.shape}")
     r, k = priv.shape
-    keep = np.ones((r, k), dtype=bool) if mask is None else np.asarray(mask, dtype=bool)
-    if keep.shape != priv.shape:
-        raise ValueError(f"mask shape {keep.shape} differs from private shape {priv.shape}")
+    keep = np.ones((r, k), dtype=bool) if mask is None else _mask(mask, priv.shape, "private")
     counts = keep.sum(axis=1)
     if r and counts.min() < 1:
         raise ValueError(f"mask keeps no candidate in row {int(np.argmin(counts))}")
     pub = (
-        None
-        if public is None
-        else np.broadcast_to(np.asarray(public, dtype=np.float64), priv.shape)
+        None if public is None else np.broadcast_to(checks.real_array(public, "public"), priv.shape)
     )
-    gen = np.random.default_rng(rng)
+    gen = checks.generator(rng)
     out = np.empty(r, dtype=np.int64)
     for a in np.unique(counts):
         rows = np.flatnonzero(counts == a)

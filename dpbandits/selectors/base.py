@@ -220,7 +220,7 @@ class Selector(Mechanism):
             ``int64`` indices of shape ``q.shape[:-1]``.
         """
         q2, d2, batch_shape = prepare_inputs(q, d)
-        gen = np.random.default_rng(rng)
+        gen = checks.generator(rng)
         k = q2.shape[1]
         if k == 1 or q2.shape[0] == 0:
             return np.zeros(batch_shape, dtype=np.int64)
@@ -269,9 +269,9 @@ class FunctionSelector(Selector):
         super().__init__(epsilon)
         self.fn = fn
         self.name = name
-        self.private = bool(private)
+        self.private = checks.flag(private, "private")
         self.guarantee = str(guarantee)
-        self.uses_sensitivities = bool(uses_sensitivities)
+        self.uses_sensitivities = checks.flag(uses_sensitivities, "uses_sensitivities")
 
     def __repr__(self) -> str:
         fn_name = getattr(self.fn, "__qualname__", repr(self.fn))

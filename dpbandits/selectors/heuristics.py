@@ -10,14 +10,15 @@ from __future__ import annotations
 import numpy as np
 from numpy.typing import ArrayLike
 
+from dpbandits import checks
 from dpbandits.selectors.base import FloatArray
 
 __all__ = ["average_ranks", "spearman", "weighted_correlation"]
 
 
 def _as_pair(q: ArrayLike, d: ArrayLike) -> tuple[FloatArray, FloatArray]:
-    qa = np.asarray(q, dtype=np.float64)
-    da = np.asarray(d, dtype=np.float64)
+    qa = checks.real_array(q, "q", finite=False)  # finiteness is checked below, for both
+    da = checks.real_array(d, "d", finite=False)
     if qa.ndim == 0:
         raise ValueError("q must have shape (..., K) with at least one axis, got a scalar")
     try:

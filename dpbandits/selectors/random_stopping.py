@@ -120,7 +120,7 @@ def sample_tnb(
     """
     eta = _check_eta(eta)
     gamma = checks.probability(gamma, "gamma")
-    gen = np.random.default_rng(rng)
+    gen = checks.generator(rng)
     if eta == 0.0:
         return gen.logseries(1.0 - gamma, size=size).astype(np.int64)
     if eta == 1.0:
@@ -149,7 +149,7 @@ def max_laplace(m: ArrayLike, rng: RNGLike = None) -> FloatArray:
     mm = np.asarray(m, dtype=np.float64)
     if np.any(~(mm >= 1)):
         raise ValueError("m must be >= 1")
-    return _max_laplace(mm, np.random.default_rng(rng))
+    return _max_laplace(mm, checks.generator(rng))
 
 
 def _max_laplace(mm: FloatArray, gen: np.random.Generator) -> FloatArray:

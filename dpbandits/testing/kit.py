@@ -7,8 +7,6 @@ import time
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
-import numpy as np
-
 from dpbandits import audit as _audit
 from dpbandits import checks, selectors
 from dpbandits.selectors.base import RNGLike
@@ -38,6 +36,11 @@ GROUPS: tuple[str, ...] = tuple(dict.fromkeys(name.split(".", 1)[0] for name in 
 def _resolve(selector: Any, epsilon: Any) -> Any:
     if isinstance(selector, str):
         sel = selectors.make(selector)
+    elif isinstance(selector, type):
+        raise TypeError(
+            f"selector must be a name or a selector object, got the class {selector.__name__}; "
+            f"pass an instance, e.g. {selector.__name__}(epsilon=1.0)"
+        )
     elif callable(getattr(selector, "select", None)):
         sel = selector  # missing attributes are reported by api.attributes / api.protocol
     else:
@@ -103,6 +106,9 @@ def check_selector(
     """
     draws = checks.positive_int(draws, "draws")
     alpha = checks.probability(alpha, "alpha")
+    audit = checks.flag(audit, "audit")
+    raise_on_failure = checks.flag(raise_on_failure, "raise_on_failure")
+    gen = checks.generator(rng)
     if isinstance(skip, str):
         skip = (skip,)
     unknown = [s for s in skip if s not in GROUPS and s not in CHECK_NAMES]
@@ -125,7 +131,7 @@ def check_selector(
         sel=sel,
         epsilon=float(eps) if is_real_number(eps) else math.nan,
         private=bool(getattr(sel, "private", True)),
-        root=int(np.random.default_rng(rng).integers(2**62)),
+        root=int(gen.integers(2**62)),
         draws=draws,
         alpha=float(alpha),
         pairs=chosen_pairs,

@@ -25,6 +25,7 @@ from typing import Any, ClassVar
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from dpbandits import checks
 from dpbandits.selectors.base import Mechanism, RNGLike, prepare_inputs
 
 __all__ = ["TopKSelector", "check_k", "prepare_topk_inputs"]
@@ -103,7 +104,7 @@ class TopKSelector(Mechanism):
             ``int64`` indices of shape ``q.shape[:-1] + (k,)``, distinct within a row.
         """
         q2, big_d, kk, batch_shape = prepare_topk_inputs(q, k, sensitivity)
-        gen = np.random.default_rng(rng)
+        gen = checks.generator(rng)
         r, d = q2.shape
         if r == 0:
             return np.zeros((*batch_shape, kk), dtype=np.int64)
