@@ -64,36 +64,38 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         with handle_termination():
             return int(func(args) or 0)
-    except (ValueError, TypeError) as exc:
-        # Bad user input is reported as one readable line, not a traceback.
-        print(f"dpbandits: error: {exc}", file=sys.stderr)
-        return 2
-    except MemoryError as exc:
-        # numpy names the array it could not allocate: the sizes asked for are too large.
-        print(f"dpbandits: error: not enough memory ({exc}); use smaller sizes", file=sys.stderr)
-        return 1
-    except KeyboardInterrupt:
-        print("dpbandits: interrupted (outputs left incomplete)", file=sys.stderr)
-        return 130
-    except BrokenPipeError:
-        # The reader of our output went away (``dpbandits list | head``): stop quietly, and
-        # point stdout at devnull so that the interpreter's final flush does not fail again.
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, sys.stdout.fileno())
-        return 141
-    except OSError as exc:
-        # A file that cannot be read or written (disk full, permissions): one line, no traceback.
-        print(f"dpbandits: error: {exc}", file=sys.stderr)
-        return 1
-    except Terminated:
-        print("dpbandits: terminated (outputs left incomplete)", file=sys.stderr)
-        return 143
-    except Exception as exc:  # noqa: BLE001 (e.g. a plug-in's selector failing mid-run)
-        if os.environ.get("DPBANDITS_TRACEBACK"):
-            raise
-        print(f"dpbandits: error: {type(exc).__name__}: {exc}{_where(exc)} (set "
-              "DPBANDITS_TRACEBACK=1 for the traceback)", file=sys.stderr)  # fmt: skip
-        return 1
+    except BaseException as exc:  # noqa: BLE001 (each outcome is one line: see _OUTCOMES)
+        outcome = next((o for o in _OUTCOMES if isinstance(exc, o[0] or Terminated)), None)
+        if outcome is not None:
+            status, text = outcome[1], outcome[2].format(exc=exc)
+        else:  # any other error, e.g. a plug-in's selector failing mid-run
+            if os.environ.get("DPBANDITS_TRACEBACK") or not isinstance(exc, Exception):
+                raise
+            status = 1
+            text = (f"dpbandits: error: {type(exc).__name__}: {exc}{_where(exc)} (set "
+                    "DPBANDITS_TRACEBACK=1 for the traceback)")  # fmt: skip
+        if isinstance(exc, BrokenPipeError):
+            # The reader of our output went away (``dpbandits list | head``): stop quietly, and
+            # point stdout at devnull so that the interpreter's final flush does not fail again.
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        elif text:
+            print(text, file=sys.stderr)
+        return status
+
+
+#: How ``main`` ends on an exception: (exception types, exit status, the one line it prints);
+#: the first match wins (``BrokenPipeError`` is an ``OSError``). ``()`` stands for
+#: :class:`dpbandits.parallel.Terminated` (SIGTERM), imported lazily with the commands.
+_OUTCOMES: tuple[tuple[tuple[type[BaseException], ...], int, str], ...] = (
+    ((ValueError, TypeError), 2, "dpbandits: error: {exc}"),  # bad user input
+    # numpy names the array it could not allocate: the sizes asked for are too large
+    ((MemoryError,), 1, "dpbandits: error: not enough memory ({exc}); use smaller sizes"),
+    ((KeyboardInterrupt,), 130, "dpbandits: interrupted (outputs left incomplete)"),
+    ((BrokenPipeError,), 141, ""),
+    # a file that cannot be read or written (disk full, permissions)
+    ((OSError,), 1, "dpbandits: error: {exc}"),
+    ((), 143, "dpbandits: terminated (outputs left incomplete)"),
+)
 
 
 def _where(exc: BaseException) -> str:
