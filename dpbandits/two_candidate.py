@@ -42,7 +42,6 @@ __all__ = [
     "error_probability",
     "rnm_error_probability",
     "rnmh_error_probability",
-    "hg_closed_form",
     "hg_closed_map",
     "hg_map",
     "error_rate",
@@ -157,21 +156,6 @@ def error_probability(
     if name not in CLOSED_FORMS:
         raise ValueError(f"no closed form for {name!r}; available: {sorted(CLOSED_FORMS)}")
     return CLOSED_FORMS[name](q1, q2, d1, d2, epsilon, **kwargs)
-
-
-def hg_closed_form(
-    m: str,
-    m2: str,
-    d1: ArrayLike,
-    d2: ArrayLike,
-    epsilon: float,
-    q1: float = 0.0,
-    q2: float = 1.0,
-) -> FloatArray:
-    """``HG(M, M')`` from closed forms (e.g. ``hg_closed_form("rnm", "rnmh", ...)``, §V-A)."""
-    return error_probability(m, q1, q2, d1, d2, epsilon) - error_probability(
-        m2, q1, q2, d1, d2, epsilon
-    )
 
 
 @dataclass

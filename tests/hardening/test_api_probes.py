@@ -172,7 +172,7 @@ REFUSED: list[tuple[str, Callable[[], Any], type[Exception], str]] = [
      "d1 must be an array of real numbers"),
     ("two-cand-q-str", lambda: tc.rnm_error_probability("0", 1.0, 1.0, 1.0, 1.0), TypeError,
      "q1 must be a real number"),
-    ("two-cand-q-complex", lambda: tc.hg_closed_form("rnm", "gem", 1.0, 1.0, 1.0, q1=1j),
+    ("two-cand-q-complex", lambda: tc.hg_closed_map("rnm", "gem", 1.0, 1.0, 1.0, q1=1j),
      TypeError, "q1 must be a real number"),
     # audit
     ("audit-alpha-str", lambda: audit.audit("rnm", draws=100, alpha="0.1"), TypeError,
