@@ -134,22 +134,20 @@ class PrivateAgent(Agent):
                     f"got {type(factory).__name__} {factory!r}"
                 )
         from dpbandits.continual import NOISES
-        from dpbandits.quantiles import METHODS, SAMPLERS, check_level_pair
+        from dpbandits.quantiles import (
+            DEFAULT_WINDOW_GRID_SIZE,
+            check_level_pair,
+            mechanism_options,
+        )
 
         check_level_pair(levels)
-
-        for name, value, allowed in (
-            ("quantile_method", quantile_method, METHODS),
-            ("quantile_sampler", quantile_sampler, SAMPLERS),
-            ("means_noise", means_noise, NOISES),
-        ):
-            if not isinstance(value, str) or value not in allowed:
-                raise ValueError(f"{name} must be one of {list(allowed)}, got {value!r}")
-        if quantile_sampler == "exact" and quantile_method != "grid":
-            raise ValueError(
-                "quantile_sampler='exact' needs quantile_method='grid', got "
-                f"quantile_method={quantile_method!r} (Smith's output is a real number)"
-            )
+        # the quantile module's own rules (one home), in this agent's parameter names
+        mechanism_options(
+            {"method": quantile_method, "sampler": quantile_sampler},
+            DEFAULT_WINDOW_GRID_SIZE, prefix="quantile_",
+        )  # fmt: skip
+        if not isinstance(means_noise, str) or means_noise not in NOISES:
+            raise ValueError(f"means_noise must be one of {list(NOISES)}, got {means_noise!r}")
 
     @property
     def selector_(self) -> Any:

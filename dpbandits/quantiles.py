@@ -43,12 +43,14 @@ __all__ = [
     "DEFAULT_GRID_SIZE",
     "DEFAULT_WINDOW_GRID_SIZE",
     "METHODS",
+    "Mechanism",
     "SAMPLERS",
     "QuantileOptions",
     "WindowedSensitivity",
     "check_level_pair",
     "dp_quantile",
     "dp_quantiles",
+    "mechanism_options",
 ]
 
 
@@ -183,40 +185,51 @@ class QuantileOptions(TypedDict, total=False):
     sampler: str
 
 
-class _Mechanism(NamedTuple):
+class Mechanism(NamedTuple):
+    """The validated options of the quantile mechanism (:func:`mechanism_options`)."""
+
     method: str
     grid_size: int
     endpoint_mass: float
     sampler: str
 
 
-def _mechanism(options: Mapping[str, Any], grid_size: int) -> _Mechanism:
-    """The validated :class:`QuantileOptions` (``grid_size`` is the caller's default)."""
+def mechanism_options(
+    options: Mapping[str, Any], grid_size: int, prefix: str = ""
+) -> Mechanism:
+    """The validated :class:`QuantileOptions` (``grid_size`` is the caller's default).
+
+    ``prefix`` is how the caller names the options, e.g. ``"quantile_"`` for the private
+    agent's ``quantile_method``/``quantile_sampler``: errors name the caller's parameters.
+    """
     unknown = sorted(set(options) - set(QuantileOptions.__annotations__))
     if unknown:
         raise TypeError(
-            f"unexpected keyword argument {unknown[0]!r}; the quantile options are "
-            f"{list(QuantileOptions.__annotations__)}"
+            f"unexpected keyword argument {prefix}{unknown[0]!r}; the quantile options are "
+            f"{[prefix + k for k in QuantileOptions.__annotations__]}"
         )
     method = options.get("method", "grid")
     if not isinstance(method, str) or method not in METHODS:
-        raise ValueError(f"method must be one of {list(METHODS)}, got {method!r}")
-    m = checks.integer(options.get("grid_size", grid_size), "grid_size")
+        raise ValueError(f"{prefix}method must be one of {list(METHODS)}, got {method!r}")
+    m = checks.integer(options.get("grid_size", grid_size), f"{prefix}grid_size")
     # 2**52: every grid index and every count of grid points is exact in float64
     if not 1 <= m <= 2**52:
-        raise ValueError(f"grid_size must be in [1, 2**52], got {m!r}")
-    w = checks.number(options.get("endpoint_mass", DEFAULT_ENDPOINT_MASS), "endpoint_mass")
+        raise ValueError(f"{prefix}grid_size must be in [1, 2**52], got {m!r}")
+    w = checks.number(
+        options.get("endpoint_mass", DEFAULT_ENDPOINT_MASS), f"{prefix}endpoint_mass"
+    )
     if not 0.0 <= w <= 1e6:
-        raise ValueError(f"endpoint_mass must be finite and in [0, 1e6], got {w!r}")
+        raise ValueError(f"{prefix}endpoint_mass must be finite and in [0, 1e6], got {w!r}")
     sampler = options.get("sampler", "float")
     if not isinstance(sampler, str) or sampler not in SAMPLERS:
-        raise ValueError(f"sampler must be one of {list(SAMPLERS)}, got {sampler!r}")
+        raise ValueError(f"{prefix}sampler must be one of {list(SAMPLERS)}, got {sampler!r}")
     if sampler == "exact" and method != "grid":
         raise ValueError(
-            f"sampler='exact' needs method='grid', got method={method!r}: Smith's mechanism "
-            "outputs a uniform point of a data-dependent interval, which no float holds exactly"
+            f"{prefix}sampler='exact' needs {prefix}method='grid', got {prefix}method="
+            f"{method!r}: Smith's mechanism outputs a uniform point of a data-dependent "
+            "interval, which no float holds exactly"
         )
-    return _Mechanism(method, m, w, sampler)
+    return Mechanism(method, m, w, sampler)
 
 
 def _snap(x: NDArray[np.float64], lo: float, hi: float, grid_size: int) -> NDArray[np.int64]:
@@ -333,7 +346,7 @@ def _grid_draw(
     k: NDArray[np.int64],
     levels: Sequence[float],
     epsilon: float,
-    mech: _Mechanism,
+    mech: Mechanism,
     rng: np.random.Generator,
 ) -> NDArray[np.int64]:
     """Grid indices (M, L) of the grid mechanism on sorted snapped ``k`` (M, n), ``epsilon``
@@ -386,7 +399,7 @@ def dp_quantile(
     always defined (the end points keep a total width ``hi - lo > 0``, even for ``n = 0``).
     """
     qf = _check_level(q)  # checked here so that the error names ``q``, not ``qs``
-    mech = _mechanism(options, DEFAULT_GRID_SIZE)
+    mech = mechanism_options(options, DEFAULT_GRID_SIZE)
     value = _release(x, [qf], epsilon, lo, hi, rng, mech)[..., 0]  # one level: all of epsilon
     return float(value) if value.ndim == 0 else value
 
@@ -408,7 +421,7 @@ def dp_quantiles(
     levels = [_check_level(q, "qs") for q in np.atleast_1d(checks.real_array(qs, "qs"))]
     if not levels:
         raise ValueError("qs must contain at least one quantile level")
-    return _release(x, levels, epsilon, lo, hi, rng, _mechanism(options, DEFAULT_GRID_SIZE))
+    return _release(x, levels, epsilon, lo, hi, rng, mechanism_options(options, DEFAULT_GRID_SIZE))
 
 
 def _release(
@@ -418,7 +431,7 @@ def _release(
     lo: float,
     hi: float,
     rng: np.random.Generator | int | None,
-    mech: _Mechanism,
+    mech: Mechanism,
 ) -> NDArray[np.float64]:
     """:func:`dp_quantiles` once the levels and options are checked."""
     eps = positive_number(epsilon, "epsilon")
@@ -480,7 +493,7 @@ class WindowedSensitivity:
     ) -> None:
         self.layout = RunArms(n_runs, n_arms)
         self.n_runs, self.n_arms = self.layout.n_runs, self.layout.n_arms
-        self._mech = _mechanism(options, DEFAULT_WINDOW_GRID_SIZE)
+        self._mech = mechanism_options(options, DEFAULT_WINDOW_GRID_SIZE)
         self.method, self.grid_size, self.endpoint_mass, self.sampler = self._mech
         self.epsilon = positive_number(epsilon, "epsilon")
         self.lo, self.hi = checks.bounds(lo, hi)
