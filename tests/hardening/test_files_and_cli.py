@@ -146,17 +146,13 @@ def _alive(pid: int) -> bool:
     return not (st.exists() and st.read_text().split()[2] == "Z")
 
 
-@pytest.mark.skipif(sys.platform != "linux", reason="uses ps and /proc")
-@pytest.mark.parametrize("sig, code, word", [(signal.SIGTERM, 143, "terminated"),
-                                             (signal.SIGINT, 130, "interrupted")])  # fmt: skip
-def test_signal_stops_workers_and_marks_output_incomplete(tmp_path, sig, code, word):
-    out = tmp_path / "out"
+def _start_long_shift(out: Path, pipe: int) -> tuple[subprocess.Popen[str], list[int]]:
+    """A long ``dpbandits shift`` on two workers, once its workers run (their pids)."""
     cmd = [sys.executable, "-m", "dpbandits", "shift", "--runs", "400", "--horizon", "50000",
            "--jobs", "2", "--no-progress", "--out", str(out)]  # fmt: skip
     proc = subprocess.Popen(
-        cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-        env={**os.environ, "PYTHONPATH": str(ROOT)},
-    )  # fmt: skip
+        cmd, stdout=pipe, stderr=pipe, text=True, env={**os.environ, "PYTHONPATH": str(ROOT)}
+    )
     deadline = time.monotonic() + 60
     workers: list[int] = []
     while time.monotonic() < deadline and len(workers) < 2:
@@ -164,14 +160,28 @@ def test_signal_stops_workers_and_marks_output_incomplete(tmp_path, sig, code, w
         workers = _children(proc.pid)
     assert workers, "the run never started its workers"
     time.sleep(0.5)
+    return proc, workers
+
+
+def _any_alive_after(pids: list[int], seconds: float) -> bool:
+    """Whether any of ``pids`` is still alive ``seconds`` from now (polling, early exit)."""
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline and any(_alive(p) for p in pids):
+        time.sleep(0.1)
+    return any(_alive(p) for p in pids)
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="uses ps and /proc")
+@pytest.mark.parametrize("sig, code, word", [(signal.SIGTERM, 143, "terminated"),
+                                             (signal.SIGINT, 130, "interrupted")])  # fmt: skip
+def test_signal_stops_workers_and_marks_output_incomplete(tmp_path, sig, code, word):
+    out = tmp_path / "out"
+    proc, workers = _start_long_shift(out, subprocess.PIPE)
     proc.send_signal(sig)
     _, err = proc.communicate(timeout=30)
     assert proc.returncode == code
     assert err.strip().count("\n") == 0 and word in err, err
-    deadline = time.monotonic() + 5
-    while time.monotonic() < deadline and any(_alive(w) for w in workers):
-        time.sleep(0.1)
-    assert not any(_alive(w) for w in workers)
+    assert not _any_alive_after(workers, 5)
     assert (out / INCOMPLETE_MARKER).exists()
     assert not (out / "results.npz").exists()
 
@@ -255,22 +265,7 @@ def test_broken_pipe_is_quiet(tmp_path):
 
 @pytest.mark.skipif(sys.platform != "linux", reason="parent-death signal is Linux-only")
 def test_sigkill_of_the_main_process_leaves_no_worker(tmp_path):
-    cmd = [sys.executable, "-m", "dpbandits", "shift", "--runs", "400", "--horizon", "50000",
-           "--jobs", "2", "--no-progress", "--out", str(tmp_path / "out")]  # fmt: skip
-    proc = subprocess.Popen(
-        cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-        env={**os.environ, "PYTHONPATH": str(ROOT)},
-    )  # fmt: skip
-    deadline = time.monotonic() + 60
-    workers: list[int] = []
-    while time.monotonic() < deadline and len(workers) < 2:
-        time.sleep(0.2)
-        workers = _children(proc.pid)
-    assert workers, "the run never started its workers"
-    time.sleep(0.5)
+    proc, workers = _start_long_shift(tmp_path / "out", subprocess.DEVNULL)
     proc.kill()
     proc.wait(timeout=10)
-    deadline = time.monotonic() + 10
-    while time.monotonic() < deadline and any(_alive(w) for w in workers):
-        time.sleep(0.1)
-    assert not any(_alive(w) for w in workers)
+    assert not _any_alive_after(workers, 10)
