@@ -25,6 +25,7 @@ import sys
 from collections.abc import Sequence
 
 from dpbandits import __version__
+from dpbandits.parallel import Terminated, handle_termination
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -51,8 +52,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     error (a file that cannot be written, a plug-in failing mid-run) is one line and exit 1;
     ``DPBANDITS_TRACEBACK=1`` shows its traceback instead.
     """
-    from dpbandits.parallel import Terminated, handle_termination
-
     parser = build_parser()
     args = parser.parse_args(argv)
     func = getattr(args, "func", None)
@@ -65,7 +64,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         with handle_termination():
             return int(func(args) or 0)
     except BaseException as exc:  # noqa: BLE001 (each outcome is one line: see _OUTCOMES)
-        outcome = next((o for o in _OUTCOMES if isinstance(exc, o[0] or Terminated)), None)
+        outcome = next((o for o in _OUTCOMES if isinstance(exc, o[0])), None)
         if outcome is not None:
             status, text = outcome[1], outcome[2].format(exc=exc)
         else:  # any other error, e.g. a plug-in's selector failing mid-run
@@ -84,8 +83,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 #: How ``main`` ends on an exception: (exception types, exit status, the one line it prints);
-#: the first match wins (``BrokenPipeError`` is an ``OSError``). ``()`` stands for
-#: :class:`dpbandits.parallel.Terminated` (SIGTERM), imported lazily with the commands.
+#: the first match wins (``BrokenPipeError`` is an ``OSError``; :class:`Terminated` is SIGTERM).
 _OUTCOMES: tuple[tuple[tuple[type[BaseException], ...], int, str], ...] = (
     ((ValueError, TypeError), 2, "dpbandits: error: {exc}"),  # bad user input
     # numpy names the array it could not allocate: the sizes asked for are too large
@@ -94,7 +92,7 @@ _OUTCOMES: tuple[tuple[tuple[type[BaseException], ...], int, str], ...] = (
     ((BrokenPipeError,), 141, ""),
     # a file that cannot be read or written (disk full, permissions)
     ((OSError,), 1, "dpbandits: error: {exc}"),
-    ((), 143, "dpbandits: terminated (outputs left incomplete)"),
+    ((Terminated,), 143, "dpbandits: terminated (outputs left incomplete)"),
 )
 
 
