@@ -413,8 +413,7 @@ class CombinedGEM(Selector):
         flip = rng.random(r) >= p_keep
         reported = bit ^ flip
         # one fused GEM pass with a per-row shift: +t_g for rows that run gem, -t_g for mgem
-        # eps - c eps can round to 0 for a tiny eps
-        eps_g = checks.positive_number(self.epsilon_g, "epsilon * (1 - c)")
+        eps_g = self.epsilon_g  # checked when built (check_threshold): finite t_g, eps_g > 0
         t_g = gem_t(q.shape[1], eps_g, self.beta)
         t = np.where(reported, -t_g, t_g)[:, None]
         return gem_select(q, d, t, eps_g, self.noise, rng)
