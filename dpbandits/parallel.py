@@ -99,22 +99,32 @@ def report_progress(n: int) -> None:
 
 def _terminate_pool(ex: cf.ProcessPoolExecutor) -> None:
     """Stop every worker of ``ex`` now (running tasks included) and reap them."""
+    # (taken now: shutting the executor down forgets its result queue; see below)
+    writer = getattr(getattr(ex, "_result_queue", None), "_writer", None)
     terminate = getattr(ex, "terminate_workers", None)  # Python >= 3.14
     if callable(terminate):
         terminate()
-        return
-    # Before 3.14 the executor offers no public way to stop a running task; its worker processes
-    # are in ``_processes``.
-    procs = list(getattr(ex, "_processes", {}).values())
-    for p in procs:
+    else:
+        # Before 3.14 the executor offers no public way to stop a running task; its worker
+        # processes are in ``_processes``.
+        procs = list(getattr(ex, "_processes", {}).values())
+        for p in procs:
+            with contextlib.suppress(Exception):
+                p.terminate()
+        for p in procs:
+            with contextlib.suppress(Exception):
+                p.join(timeout=5)
+                if p.is_alive():
+                    p.kill()
+        ex.shutdown(wait=False, cancel_futures=True)
+    # A worker stopped while sending its result leaves half a message in the result pipe, and the
+    # executor's manager thread waits forever for the rest; the interpreter joins that thread at
+    # exit, so the process would hang after printing its last line. The workers are gone: closing
+    # this process's copy of the pipe's write end turns that wait into an end-of-file, which the
+    # manager thread handles as a broken pool and exits.
+    if writer is not None:
         with contextlib.suppress(Exception):
-            p.terminate()
-    for p in procs:
-        with contextlib.suppress(Exception):
-            p.join(timeout=5)
-            if p.is_alive():
-                p.kill()
-    ex.shutdown(wait=False, cancel_futures=True)
+            writer.close()
 
 
 def run_tasks(
