@@ -21,6 +21,11 @@ three small methods:
 - :meth:`Agent.observe` -- learn from ``(actions, rewards)`` (called for every step, including
   the initial round).
 
+An agent whose step is compiled (``dpbandits.jit``) also implements :meth:`Agent.play`: it
+plays a block of steps against the environment's reward tape in one call, with the same
+compiled functions as its ``choose``/``observe``, so that the two paths give identical
+results. The engine uses it when :meth:`Agent.block_player` allows.
+
 Nothing inside a step loops over replications or arms in Python; :class:`ArmStatistics` is the
 batched bookkeeping of pull counts and reward sums that most agents need (its home is
 :mod:`dpbandits.arms`, the per-(replication, arm) layout shared with the private parts).
@@ -29,6 +34,7 @@ batched bookkeeping of pull counts and reward sums that most agents need (its ho
 from __future__ import annotations
 
 import inspect
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -111,6 +117,21 @@ class Agent:
             actions = checks.step_actions(actions, self.n_runs, self.n_arms)
         self.observe(actions, r)
         self.t += 1
+
+    def block_player(self) -> Callable[[Any, Any, Any], None] | None:
+        """The agent's :meth:`play` if it may stand for the step-by-step protocol, else ``None``.
+
+        It may when the class that defines ``play`` also gives the agent its ``act``,
+        ``update``, ``choose`` and ``observe``: a subclass that overrides any of them (a course
+        exercise, a variant) is played step by step, through its own methods."""
+        cls = type(self)
+        owner = next((c for c in cls.__mro__ if "play" in c.__dict__), None)
+        if owner is None:
+            return None
+        for method in ("act", "update", "choose", "observe"):
+            if getattr(cls, method) is not getattr(owner, method):
+                return None
+        return getattr(self, "play")  # noqa: B009 (not every agent has it)
 
     # -- what a subclass writes -----------------------------------------------------------
     def setup(self) -> None:

@@ -8,20 +8,135 @@ non-private competitor.
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
 
 from agents.base import Agent, ArmStatistics
 from dpbandits import checks
+from dpbandits.arms import add_pull
 from dpbandits.checks import positive_int, positive_number
+from dpbandits.jit import beats, kernel
 
 __all__ = ["DiscountedUCB", "SlidingWindowUCB"]
 
 
+# -- the compiled steps (dpbandits.jit): one implementation for index/choose/observe and play --
+# ``params`` is ``(xi, bound, tau or gamma)``; ``state`` is the per-step scalar (``t`` for
+# SW-UCB, ``gamma ** t`` for D-UCB). ``counts``/``sums`` are the (R, K) statistics.
+@kernel
+def _value(sliding: bool, params: Any, state: float, n: float, s: float) -> float:
+    """The index of one arm with ``n`` (discounted) pulls and reward sum ``s``, in numpy's
+    order of operations. SW-UCB: ``s / max(n, 1) + bound * sqrt(xi * ln(min(max(t, 1), tau))
+    / max(n, 1))``, ``+inf`` if ``n == 0``. D-UCB: with ``c = max(n, 1e-300)`` and
+    ``m = (1 - gamma^t) / (1 - gamma)``, ``s / c + 2 bound * sqrt(xi * ln(max(m, 1)) / c)``."""
+    xi, bound, p = params
+    if sliding:
+        if n == 0.0:
+            return math.inf
+        safe = max(n, 1.0)
+        log_term = math.log(min(max(state, 1.0), p))
+        return s / safe + bound * math.sqrt(xi * log_term / safe)
+    c = max(n, 1e-300)
+    m = (1.0 - state) / (1.0 - p)
+    return s / c + 2.0 * bound * math.sqrt(xi * math.log(max(m, 1.0)) / c)
+
+
+@kernel
+def _arm(sliding: bool, params: Any, state: float, counts: Any, sums: Any, r: int) -> int:
+    """The arm of highest index of replication ``r`` (``numpy.argmax``'s rule)."""
+    best_a = 0
+    best = _value(sliding, params, state, counts[r, 0], sums[r, 0])
+    for a in range(1, counts.shape[1]):
+        v = _value(sliding, params, state, counts[r, a], sums[r, a])
+        if beats(v, best):
+            best_a, best = a, v
+    return best_a
+
+
+@kernel
+def _indices(sliding: bool, params: Any, state: float, counts: Any, sums: Any, out: Any) -> None:
+    for r in range(counts.shape[0]):
+        for a in range(counts.shape[1]):
+            out[r, a] = _value(sliding, params, state, counts[r, a], sums[r, a])
+
+
+@kernel
+def _choose(sliding: bool, params: Any, state: float, counts: Any, sums: Any, out: Any) -> None:
+    for r in range(out.shape[0]):
+        out[r] = _arm(sliding, params, state, counts, sums, r)
+
+
+@kernel
+def _forget(sliding: bool, gamma: float, t: int, counts: Any, sums: Any, buf_arm: Any,
+            buf_rew: Any, r: int, a: int, x: float) -> None:  # fmt: skip
+    """Replication ``r`` pulled arm ``a`` with reward ``x`` at step ``t``. SW-UCB: the pull
+    of step ``t - tau`` leaves the window (the buffers hold the last ``tau`` steps). D-UCB:
+    every arm's count and sum are discounted by ``gamma`` first."""
+    if sliding:
+        slot = t % buf_arm.shape[0]
+        if t >= buf_arm.shape[0]:
+            old = buf_arm[slot, r]
+            counts[r, old] -= 1.0
+            sums[r, old] -= buf_rew[slot, r]
+        buf_arm[slot, r] = a
+        buf_rew[slot, r] = x
+    else:
+        for b in range(counts.shape[1]):
+            counts[r, b] *= gamma
+            sums[r, b] *= gamma
+    add_pull(counts, sums, r, a, x)
+
+
+@kernel
+def _resum(sums: Any, buf_arm: Any, buf_rew: Any) -> None:
+    """SW-UCB: the window sums recomputed from the buffers, oldest first, so that rounding
+    errors of adding and removing rewards cannot accumulate."""
+    sums[:] = 0.0
+    for slot in range(buf_arm.shape[0]):
+        for r in range(buf_arm.shape[1]):
+            sums[r, buf_arm[slot, r]] += buf_rew[slot, r]
+
+
+@kernel
+def _observe(sliding: bool, gamma: float, t: int, counts: Any, sums: Any, buf_arm: Any,
+             buf_rew: Any, actions: Any, x: Any) -> None:  # fmt: skip
+    for r in range(actions.shape[0]):
+        _forget(sliding, gamma, t, counts, sums, buf_arm, buf_rew, r, actions[r], x[r])
+    if sliding and t % buf_arm.shape[0] == buf_arm.shape[0] - 1:
+        _resum(sums, buf_arm, buf_rew)
+
+
+@kernel
+def _play(sliding: bool, params: Any, gamma_t: float, t0: int, counts: Any, sums: Any,
+          buf_arm: Any, buf_rew: Any, rows: Any, actions: Any, reward_sum: Any,
+          chosen: Any, x: Any) -> float:  # fmt: skip
+    """Steps ``t0 ..`` of every replication (see ``Agent.play``); returns ``gamma ** t`` after
+    them (D-UCB's running product)."""
+    n_runs, n_arms = counts.shape
+    gamma = params[2]
+    for i in range(rows.shape[0]):
+        t = t0 + i
+        state = float(t) if sliding else gamma_t
+        for r in range(n_runs):
+            chosen[r] = t if t < n_arms else _arm(sliding, params, state, counts, sums, r)
+            x[r] = rows[i, chosen[r] * n_runs + r]
+            actions[i, r] = chosen[r]
+            reward_sum[r] += x[r]
+        _observe(sliding, gamma, t, counts, sums, buf_arm, buf_rew, chosen, x)
+        if not sliding:
+            gamma_t *= gamma
+    return gamma_t
+
+
 class _ForgettingUCB(Agent):
     """What SW-UCB and D-UCB share: the constants ``xi`` and ``bound`` of the index, the arm
-    statistics they forget, and the choice of the arm of highest index (ties: lowest index)."""
+    statistics they forget, and the compiled steps above (``_sliding`` tells which)."""
+
+    _sliding: bool
+    _buf_arm: NDArray[np.int64]  # SW-UCB: the arm of each of the last tau steps (tau, R)
+    _buf_rew: NDArray[np.float64]  # and its reward
 
     def __init__(self, xi: float, bound: float) -> None:
         self.xi = xi
@@ -31,13 +146,46 @@ class _ForgettingUCB(Agent):
         self._xi = positive_number(self.xi, "xi")
         self._bound = positive_number(self.bound, "bound")
         self.stats = ArmStatistics(self.n_runs, self.n_arms)
+        self._chosen = np.empty(self.n_runs, dtype=np.int64)  # work space of play
+        self._x = np.empty(self.n_runs)
+        self._gamma_t = 1.0  # D-UCB: gamma ** t, kept as a running product
+
+    def _params(self) -> tuple[float, float, float]:
+        raise NotImplementedError
+
+    def _state(self) -> float:
+        return float(self.t) if self._sliding else self._gamma_t
+
+    def _buffers(self) -> tuple[NDArray[np.int64], NDArray[np.float64]]:
+        return self._buf_arm, self._buf_rew
 
     def index(self) -> NDArray[np.float64]:
         """The ``(R, K)`` indices at the current step."""
-        raise NotImplementedError
+        out = np.empty((self.n_runs, self.n_arms))
+        _indices(self._sliding, self._params(), self._state(), self.stats.counts,
+                 self.stats.sums, out)  # fmt: skip
+        return out
 
     def choose(self) -> NDArray[np.int64]:
-        return np.argmax(self.index(), axis=1)
+        out = np.empty(self.n_runs, dtype=np.int64)
+        _choose(self._sliding, self._params(), self._state(), self.stats.counts,
+                self.stats.sums, out)  # fmt: skip
+        return out
+
+    def observe(self, actions: NDArray[np.int64], rewards: NDArray[np.float64]) -> None:
+        _observe(self._sliding, self._params()[2], self.t, self.stats.counts, self.stats.sums,
+                 *self._buffers(), np.asarray(actions, dtype=np.int64),
+                 np.asarray(rewards, dtype=np.float64))  # fmt: skip
+        if not self._sliding:
+            self._gamma_t *= self._params()[2]
+
+    def play(self, rows: Any, actions: Any, reward_sum: Any) -> None:
+        """Play ``len(rows)`` steps against reward rows (see ``Agent.play``)."""
+        self._gamma_t = _play(self._sliding, self._params(), self._gamma_t, self.t,
+                              self.stats.counts, self.stats.sums, *self._buffers(), rows,
+                              actions, reward_sum, self._chosen, self._x)  # fmt: skip
+        self.t += rows.shape[0]
+        self._acted = None
 
 
 class SlidingWindowUCB(_ForgettingUCB):
@@ -57,6 +205,7 @@ class SlidingWindowUCB(_ForgettingUCB):
     """
 
     name = "sw_ucb"
+    _sliding = True
 
     def __init__(self, window: int = 1000, xi: float = 0.6, bound: float = 1.0) -> None:
         super().__init__(xi, bound)
@@ -66,35 +215,11 @@ class SlidingWindowUCB(_ForgettingUCB):
         self._tau = positive_int(self.window, "window")
         checks.memory(2 * self._tau * self.n_runs, f"window * n_runs = {self._tau} * {self.n_runs}")
         super().setup()
-        self._buf_idx = np.zeros((self._tau, self.n_runs), dtype=np.int64)
+        self._buf_arm = np.zeros((self._tau, self.n_runs), dtype=np.int64)
         self._buf_rew = np.zeros((self._tau, self.n_runs))
 
-    def index(self) -> NDArray[np.float64]:
-        """The ``(R, K)`` SW-UCB indices at the current step."""
-        counts = self.stats.counts
-        safe = np.maximum(counts, 1.0)
-        log_term = math.log(min(max(self.t, 1), self._tau))
-        idx = self.stats.sums / safe + self._bound * np.sqrt(self._xi * log_term / safe)
-        idx[counts == 0] = np.inf
-        return idx
-
-    def observe(self, actions: NDArray[np.int64], rewards: NDArray[np.float64]) -> None:
-        slot = self.t % self._tau
-        stats = self.stats
-        if self.t >= self._tau:
-            old = self._buf_idx[slot]
-            stats.counts_flat[old] -= 1.0
-            stats.sums_flat[old] -= self._buf_rew[slot]
-        idx = stats.flat_index(actions)
-        stats.counts_flat[idx] += 1.0
-        stats.sums_flat[idx] += rewards
-        self._buf_idx[slot] = idx
-        self._buf_rew[slot] = rewards
-        if slot == self._tau - 1:
-            # The buffer now holds exactly the window: recompute the sums without drift.
-            stats.sums_flat[:] = np.bincount(
-                self._buf_idx.ravel(), weights=self._buf_rew.ravel(), minlength=stats.sums.size
-            )
+    def _params(self) -> tuple[float, float, float]:
+        return (self._xi, self._bound, float(self._tau))
 
 
 class DiscountedUCB(_ForgettingUCB):
@@ -111,6 +236,7 @@ class DiscountedUCB(_ForgettingUCB):
     """
 
     name = "d_ucb"
+    _sliding = False
 
     def __init__(self, gamma: float = 0.999, xi: float = 0.6, bound: float = 1.0) -> None:
         super().__init__(xi, bound)
@@ -122,17 +248,9 @@ class DiscountedUCB(_ForgettingUCB):
             raise ValueError(f"gamma must be in (0, 1), got {self.gamma}")
         self._gamma = g
         super().setup()
-        self._gamma_t = 1.0  # gamma ** t, kept as a running product
+        # (no window: empty buffers keep one signature for the compiled steps)
+        self._buf_arm = np.zeros((1, self.n_runs), dtype=np.int64)
+        self._buf_rew = np.zeros((1, self.n_runs))
 
-    def index(self) -> NDArray[np.float64]:
-        """The ``(R, K)`` D-UCB indices at the current step."""
-        counts = np.maximum(self.stats.counts, 1e-300)
-        n = (1.0 - self._gamma_t) / (1.0 - self._gamma)
-        log_n = math.log(max(n, 1.0))
-        return self.stats.sums / counts + 2.0 * self._bound * np.sqrt(self._xi * log_n / counts)
-
-    def observe(self, actions: NDArray[np.int64], rewards: NDArray[np.float64]) -> None:
-        self.stats.counts *= self._gamma
-        self.stats.sums *= self._gamma
-        self.stats.update(actions, rewards)
-        self._gamma_t *= self._gamma
+    def _params(self) -> tuple[float, float, float]:
+        return (self._xi, self._bound, self._gamma)

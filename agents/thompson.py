@@ -2,15 +2,92 @@
 
 from __future__ import annotations
 
+import math
+from typing import Any
+
 import numpy as np
 from numpy.typing import NDArray
 
 from agents.base import Agent, ArmStatistics
+from dpbandits.arms import add_pull
+from dpbandits.jit import beats, kernel
 
 __all__ = ["ThompsonSampling"]
 
-#: Normals drawn per refill of the Gaussian model's noise (about 0.5 MB).
-_NOISE_BLOCK = 1 << 16
+
+# -- the compiled step (dpbandits.jit): one implementation for choose/observe and play -------
+@kernel
+def _sample(sums: Any, counts: Any, r: int, a: int, gaussian: bool, rng: Any) -> float:
+    """One posterior draw ``theta_a`` of replication ``r``.
+
+    Gaussian: ``S_a / (N_a + 1) + Z / sqrt(N_a + 1)``, ``Z ~ N(0, 1)``. Bernoulli: ``Beta(a, b)``
+    as numpy draws it when ``a + b >= 3`` (every arm pulled once): ``Ga / (Ga + Gb)``, with
+    ``Ga ~ Gamma(successes + 1)`` drawn before ``Gb ~ Gamma(failures + 1)``."""
+    n, s = counts[r, a], sums[r, a]
+    if gaussian:
+        w = n + 1.0
+        return s / w + rng.standard_normal() / math.sqrt(w)
+    ga = rng.standard_gamma(s + 1.0)
+    gb = rng.standard_gamma((n - s) + 1.0)
+    return ga / (ga + gb)
+
+
+@kernel
+def _arm(sums: Any, counts: Any, r: int, gaussian: bool, rng: Any) -> int:
+    """The arm of the highest posterior draw of replication ``r`` (``numpy.argmax``'s rule);
+    the arms are drawn in order."""
+    best_a = 0
+    best = _sample(sums, counts, r, 0, gaussian, rng)
+    for a in range(1, sums.shape[1]):
+        v = _sample(sums, counts, r, a, gaussian, rng)
+        if beats(v, best):
+            best_a, best = a, v
+    return best_a
+
+
+@kernel
+def _choose(sums: Any, counts: Any, gaussian: bool, rng: Any, out: Any) -> None:
+    for r in range(out.shape[0]):
+        out[r] = _arm(sums, counts, r, gaussian, rng)
+
+
+@kernel
+def _in_unit_interval(x: Any) -> bool:
+    for v in x:
+        if not (v >= 0.0 and v <= 1.0):
+            return False
+    return True
+
+
+@kernel
+def _observe(sums: Any, counts: Any, gaussian: bool, rng: Any, actions: Any, x: Any) -> None:
+    """Record one step; the Bernoulli model first replaces each reward ``x`` in ``[0, 1]`` by a
+    ``Bernoulli(x)`` draw (one uniform per replication, in order)."""
+    for r in range(actions.shape[0]):
+        if gaussian:
+            add_pull(counts, sums, r, actions[r], x[r])
+        else:
+            add_pull(counts, sums, r, actions[r], 1.0 if rng.random() < x[r] else 0.0)
+
+
+@kernel
+def _play(sums: Any, counts: Any, gaussian: bool, rng: Any, t0: int, rows: Any, actions: Any,
+          reward_sum: Any, chosen: Any, x: Any) -> int:  # fmt: skip
+    """Steps ``t0 ..`` of every replication (see ``Agent.play``); returns the number of steps
+    played, fewer than ``len(rows)`` if the Bernoulli model met a reward outside ``[0, 1]``."""
+    n_runs, n_arms = sums.shape
+    for i in range(rows.shape[0]):
+        t = t0 + i
+        for r in range(n_runs):  # every replication chooses, then every one observes
+            chosen[r] = t if t < n_arms else _arm(sums, counts, r, gaussian, rng)
+            x[r] = rows[i, chosen[r] * n_runs + r]
+        if not gaussian and not _in_unit_interval(x):
+            return i
+        for r in range(n_runs):
+            actions[i, r] = chosen[r]
+            reward_sum[r] += x[r]
+        _observe(sums, counts, gaussian, rng, chosen, x)
+    return rows.shape[0]
 
 
 class ThompsonSampling(Agent):
@@ -39,59 +116,34 @@ class ThompsonSampling(Agent):
     def setup(self) -> None:
         if self.model not in ("gaussian", "bernoulli"):
             raise ValueError(f"model must be 'gaussian' or 'bernoulli', got {self.model!r}")
+        self._gaussian = self.model == "gaussian"
         self.stats = ArmStatistics(self.n_runs, self.n_arms)
-        self._shape = (self.n_runs, self.n_arms)
-        self._theta = np.empty(self._shape)
-        self._work = np.empty(self._shape)
-        self._ab = np.empty((*self._shape, 2))  # Beta parameters (a, b), interleaved
-        # Gaussian model: the generator draws nothing else, so the (R, K) normals of the next
-        # ``_block`` steps are drawn at once -- the same stream as one draw per step.
-        self._block = max(1, _NOISE_BLOCK // (self.n_runs * self.n_arms))
-        self._noise = np.empty((0, self.n_runs, self.n_arms))
-        self._j = 0
+        self._chosen = np.empty(self.n_runs, dtype=np.int64)  # work space of play
+        self._x = np.empty(self.n_runs)
 
     def choose(self) -> NDArray[np.int64]:
-        theta, work = self._theta, self._work
-        counts = self.stats.counts
-        if self.model == "gaussian":
-            j = self._j
-            if j == self._noise.shape[0]:
-                self._noise = self.rng.standard_normal((self._block, *self._shape))
-                j = 0
-            self._j = j + 1
-            np.add(counts, 1.0, work)  # N_a + 1
-            np.divide(self.stats.sums, work, theta)  # posterior mean S_a / (N_a + 1)
-            np.sqrt(work, work)
-            np.divide(self._noise[j], work, work)  # N(0, 1 / (N_a + 1))
-            np.add(theta, work, theta)
-        else:
-            # sums holds the successes of the binarised rewards.
-            successes = self.stats.sums
-            if self.t < self.n_arms:  # (not reached through act(): every arm is pulled first)
-                np.add(counts, 1.0, work)
-                return np.asarray(self.rng.beta(1.0 + successes, work - successes).argmax(1))
-            # Beta(a, b) with a + b >= 3 (every arm pulled once) is numpy's gamma branch,
-            # Ga / (Ga + Gb) with Ga ~ Gamma(a) drawn before Gb ~ Gamma(b), element by element:
-            # one standard_gamma call on the interleaved (a, b) pairs makes exactly those draws,
-            # and costs less than Generator.beta (whose argument checks dominate at small R).
-            ab = self._ab
-            np.add(successes, 1.0, ab[:, :, 0])
-            np.subtract(counts, successes, ab[:, :, 1])
-            ab[:, :, 1] += 1.0
-            g = self.rng.standard_gamma(ab)
-            np.add(g[:, :, 0], g[:, :, 1], work)
-            np.divide(g[:, :, 0], work, theta)
-        return theta.argmax(1)
+        out = np.empty(self.n_runs, dtype=np.int64)
+        _choose(self.stats.sums, self.stats.counts, self._gaussian, self.rng, out)
+        return out
 
     def observe(self, actions: NDArray[np.int64], rewards: NDArray[np.float64]) -> None:
-        if self.model == "bernoulli":
-            r = np.asarray(rewards, dtype=float)
-            # (ufunc reductions: the ndarray methods add a Python layer on this per-step path)
-            if not (np.minimum.reduce(r) >= 0.0 and np.maximum.reduce(r) <= 1.0):
-                raise ValueError(
-                    "ThompsonSampling(model='bernoulli') needs rewards in [0, 1], got "
-                    f"min {r.min()}, max {r.max()}"
-                )
-            # the binarised rewards as booleans: the statistics store them as 0.0 / 1.0
-            rewards = self.rng.random(self.n_runs) < r  # type: ignore[assignment]
-        self.stats.update(actions, rewards)
+        x = np.asarray(rewards, dtype=np.float64)
+        if not self._gaussian and not _in_unit_interval(x):
+            self._refuse(x)
+        _observe(self.stats.sums, self.stats.counts, self._gaussian, self.rng,
+                 np.asarray(actions, dtype=np.int64), x)  # fmt: skip
+
+    def play(self, rows: Any, actions: Any, reward_sum: Any) -> None:
+        """Play ``len(rows)`` steps against reward rows (see ``Agent.play``)."""
+        done = _play(self.stats.sums, self.stats.counts, self._gaussian, self.rng, self.t, rows,
+                     actions, reward_sum, self._chosen, self._x)  # fmt: skip
+        self.t += done
+        self._acted = None
+        if done < rows.shape[0]:
+            self._refuse(self._x)
+
+    def _refuse(self, x: NDArray[np.float64]) -> None:
+        raise ValueError(
+            "ThompsonSampling(model='bernoulli') needs rewards in [0, 1], got "
+            f"min {x.min()}, max {x.max()}"
+        )

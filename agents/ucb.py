@@ -3,14 +3,66 @@
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
 
 from agents.base import Agent, ArmStatistics
+from dpbandits.arms import add_pull
 from dpbandits.checks import positive_number
+from dpbandits.jit import beats, kernel
 
 __all__ = ["UCB"]
+
+
+# -- the compiled step (dpbandits.jit): one implementation for choose/index and play ---------
+@kernel
+def _value(s: float, n: float, log_term: float, alpha: float) -> float:
+    """The index ``s / n + alpha * sqrt(log_term / n)`` of one arm (numpy's order of
+    operations: ``sqrt(log_term / n) * alpha``, then the mean, then the sum)."""
+    return s / n + math.sqrt(log_term / n) * alpha
+
+
+@kernel
+def _arm(sums: Any, counts: Any, r: int, log_term: float, alpha: float) -> int:
+    """The arm of highest index of replication ``r`` (``numpy.argmax``'s rule)."""
+    best_a = 0
+    best = _value(sums[r, 0], counts[r, 0], log_term, alpha)
+    for a in range(1, sums.shape[1]):
+        v = _value(sums[r, a], counts[r, a], log_term, alpha)
+        if beats(v, best):
+            best_a, best = a, v
+    return best_a
+
+
+@kernel
+def _indices(sums: Any, counts: Any, log_term: float, alpha: float, out: Any) -> None:
+    for r in range(sums.shape[0]):
+        for a in range(sums.shape[1]):
+            out[r, a] = _value(sums[r, a], counts[r, a], log_term, alpha)
+
+
+@kernel
+def _choose(sums: Any, counts: Any, log_term: float, alpha: float, out: Any) -> None:
+    for r in range(out.shape[0]):
+        out[r] = _arm(sums, counts, r, log_term, alpha)
+
+
+@kernel
+def _play(sums: Any, counts: Any, alpha: float, log_horizon: float, per_step: bool, t0: int,
+          rows: Any, actions: Any, reward_sum: Any) -> None:  # fmt: skip
+    """Steps ``t0 .. t0 + len(rows) - 1`` of every replication (see ``Agent.play``)."""
+    n_runs, n_arms = sums.shape
+    for i in range(rows.shape[0]):
+        t = t0 + i
+        log_term = math.log(max(t, 1)) if per_step else log_horizon
+        for r in range(n_runs):
+            a = t if t < n_arms else _arm(sums, counts, r, log_term, alpha)
+            x = rows[i, a * n_runs + r]
+            actions[i, r] = a
+            reward_sum[r] += x
+            add_pull(counts, sums, r, a, x)
 
 
 class UCB(Agent):
@@ -39,32 +91,33 @@ class UCB(Agent):
         self._alpha = positive_number(self.alpha, "alpha")
         if self.log not in ("T", "t"):
             raise ValueError(f"log must be 'T' (ln horizon) or 't' (ln t, UCB1), got {self.log!r}")
+        self._log_horizon = math.nan
         if self.log == "T":
             if self.horizon is None:
                 raise ValueError("UCB(log='T') needs the horizon: reset(..., horizon=T)")
             self._log_horizon = math.log(self.horizon)
         self.stats = ArmStatistics(self.n_runs, self.n_arms)
-        self._index_buf = np.empty((self.n_runs, self.n_arms))
-        self._bonus_buf = np.empty((self.n_runs, self.n_arms))
 
-    def _index(self, out: NDArray[np.float64], bonus: NDArray[np.float64]) -> NDArray[np.float64]:
-        """``out = sums / N + alpha * sqrt(log_term / N)`` with ``bonus`` as work space."""
-        log_term = self._log_horizon if self.log == "T" else math.log(max(self.t, 1))
-        counts = self.stats.counts
-        # positional out= arguments: the cheapest ufunc calls on these small arrays
-        np.divide(log_term, counts, bonus)
-        np.sqrt(bonus, bonus)
-        np.multiply(bonus, self._alpha, bonus)
-        np.divide(self.stats.sums, counts, out)
-        np.add(out, bonus, out)
-        return out
+    def _log_term(self) -> float:
+        return self._log_horizon if self.log == "T" else math.log(max(self.t, 1))
 
     def index(self) -> NDArray[np.float64]:
         """The ``(R, K)`` UCB indices at the current step."""
-        return self._index(np.empty_like(self._index_buf), np.empty_like(self._bonus_buf))
+        out = np.empty((self.n_runs, self.n_arms))
+        _indices(self.stats.sums, self.stats.counts, self._log_term(), self._alpha, out)
+        return out
 
     def choose(self) -> NDArray[np.int64]:
-        return self._index(self._index_buf, self._bonus_buf).argmax(1)
+        out = np.empty(self.n_runs, dtype=np.int64)
+        _choose(self.stats.sums, self.stats.counts, self._log_term(), self._alpha, out)
+        return out
 
     def observe(self, actions: NDArray[np.int64], rewards: NDArray[np.float64]) -> None:
         self.stats.update(actions, rewards)
+
+    def play(self, rows: Any, actions: Any, reward_sum: Any) -> None:
+        """Play ``len(rows)`` steps against reward rows (see ``Agent.play``)."""
+        _play(self.stats.sums, self.stats.counts, self._alpha, self._log_horizon,
+              self.log == "t", self.t, rows, actions, reward_sum)  # fmt: skip
+        self.t += rows.shape[0]
+        self._acted = None

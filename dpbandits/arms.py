@@ -18,8 +18,9 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from dpbandits import checks
+from dpbandits.jit import kernel
 
-__all__ = ["ArmStatistics", "RunArms", "matrix_property"]
+__all__ = ["ArmStatistics", "RunArms", "add_pull", "add_pulls", "matrix_property"]
 
 _T = TypeVar("_T", bound=np.generic)
 
@@ -66,13 +67,29 @@ def matrix_property(attribute: str, doc: str) -> property:
     return property(get, doc=doc)
 
 
+@kernel
+def add_pull(counts: Any, sums: Any, r: int, a: int, x: float) -> None:
+    """Replication ``r`` pulled arm ``a`` and got reward ``x``: the bookkeeping of
+    :class:`ArmStatistics`, compiled (``dpbandits.jit``) so that the agents' compiled steps
+    call this same function."""
+    counts[r, a] += 1.0
+    sums[r, a] += x
+
+
+@kernel
+def add_pulls(counts: Any, sums: Any, actions: Any, rewards: Any) -> None:
+    """:func:`add_pull` for every replication ``r``: arm ``actions[r]``, reward ``rewards[r]``."""
+    for r in range(actions.shape[0]):
+        add_pull(counts, sums, r, actions[r], rewards[r])
+
+
 class ArmStatistics:
     """Pull counts and reward sums of every arm in every replication.
 
     ``counts`` and ``sums`` are ``(R, K)`` float arrays, views of the flat per-stream arrays
     ``counts_flat`` and ``sums_flat`` (:class:`RunArms` layout; agents that also *remove* pulls,
     such as the sliding-window UCB, update those directly). :meth:`update` adds one pull per
-    replication with one fancy-indexed addition (no loop, no allocation beyond the index).
+    replication (:func:`add_pulls`).
     """
 
     def __init__(self, n_runs: int, n_arms: int) -> None:
@@ -80,29 +97,25 @@ class ArmStatistics:
         self.n_runs = self.layout.n_runs
         self.n_arms = self.layout.n_arms
         s = self.layout.size
-        # counts and sums are the two rows of one (2, R K) array, so that one fancy-indexed
-        # addition of (1, reward) updates both (the per-step cost is the number of numpy calls)
-        self._both = np.zeros(2 * s)
-        self.counts_flat = self._both[:s]
-        self.sums_flat = self._both[s:]
+        self.counts_flat = np.zeros(s)
+        self.sums_flat = np.zeros(s)
         self.counts = self.layout.matrix(self.counts_flat)
         self.sums = self.layout.matrix(self.sums_flat)
-        offsets = self.layout.base.astype(np.int64)
-        self._offsets2 = np.stack([offsets, offsets + s])  # (2, R)
-        self._idx2 = np.empty((2, self.n_runs), dtype=np.int64)
-        self._idx2_flat = self._idx2.reshape(-1)
-        inc = np.ones((2, self.n_runs))  # row 0: +1 pull, row 1: the rewards
-        self._inc_flat, self._inc_rewards = inc.reshape(-1), inc[1]
 
     def flat_index(self, actions: NDArray[np.int64]) -> NDArray[np.intp]:
         """Index of ``(r, actions[r])`` in the flat arrays (:meth:`RunArms.flat`)."""
         return self.layout.flat(actions)
 
-    def update(self, actions: NDArray[np.int64], rewards: NDArray[np.float64]) -> None:
-        """One pull per replication: arm ``actions[r]`` gave ``rewards[r]`` (trusted input)."""
-        np.add(self._offsets2, actions, out=self._idx2)
-        self._inc_rewards[...] = rewards
-        self._both[self._idx2_flat] += self._inc_flat
+    def update(self, actions: NDArray[np.int64], rewards: NDArray[Any]) -> None:
+        """One pull per replication: arm ``actions[r]`` gave ``rewards[r]`` (trusted input:
+        ``(R,)`` arms in ``[0, K)`` and ``(R,)`` real rewards)."""
+        a = np.asarray(actions)
+        if a.dtype != np.int64:
+            a = a.astype(np.int64)
+        x = np.asarray(rewards)
+        if x.dtype != np.float64:
+            x = x.astype(np.float64)
+        add_pulls(self.counts, self.sums, a, x)
 
     def means(self) -> NDArray[np.float64]:
         """Empirical means; an arm never pulled has mean 0 (agents pull every arm first)."""

@@ -108,6 +108,48 @@ def _regret_table(venv: Any, native: bool, task: ChunkTask) -> NDArray[np.float6
     return task.table.max(axis=1, keepdims=True) - task.table
 
 
+class _Events:
+    """What happens between two steps of a chunk: the reward curve at the record steps, the
+    private agent's traces at the trace steps, and a progress report every PROGRESS_EVERY
+    steps. :attr:`next` is the next step (number of steps done) with an event, -1 when none
+    is left: one comparison per step."""
+
+    def __init__(self, task: ChunkTask, agent: Any, n: int, K: int, traced: bool,
+                 progress: Callable[[int], None]) -> None:  # fmt: skip
+        self.rec, self.tr = task.record_steps, task.trace_steps
+        self.agent, self.n, self.progress = agent, n, progress
+        self.reward_curve = np.empty((self.rec.size, n))
+        self.pm_trace = np.full((self.tr.size, n, K), np.nan) if traced else None
+        self.sens_trace = np.full((self.tr.size, n, K), np.nan) if traced else None
+        self.sens_fn = getattr(agent, "sensitivities", None) if traced else None
+        self.ri, self.next_rec = 0, int(self.rec[0])
+        self.ti, self.next_tr = 0, (int(self.tr[0]) if traced else -1)
+        self.next_prog = PROGRESS_EVERY
+        self.next = min(x for x in (self.next_rec, self.next_tr, self.next_prog) if x > 0)
+
+    def at(self, s: int, reward_sum: NDArray[np.float64]) -> int:
+        """Record what is due after ``s`` steps; return the next event's step (-1: none)."""
+        if s == self.next_rec:
+            self.reward_curve[self.ri] = reward_sum
+            self.ri += 1
+            self.next_rec = int(self.rec[self.ri]) if self.ri < self.rec.size else -1
+        if s == self.next_tr:
+            pv = self.agent.private_means()
+            if pv is not None:
+                self.pm_trace[self.ti] = pv  # type: ignore[index]
+            sv = self.sens_fn() if self.sens_fn is not None else None
+            if sv is not None:
+                self.sens_trace[self.ti] = sv  # type: ignore[index]
+            self.ti += 1
+            self.next_tr = int(self.tr[self.ti]) if self.ti < self.tr.size else -1
+        if s == self.next_prog:
+            self.progress(PROGRESS_EVERY * self.n)
+            self.next_prog += PROGRESS_EVERY
+        nxt = (self.next_rec, self.next_tr, self.next_prog)
+        self.next = min((x for x in nxt if x > s), default=-1)
+        return self.next
+
+
 def run_chunk(task: ChunkTask, progress: Callable[[int], None] | None = None) -> dict[str, Any]:
     """Play one chunk of replications of one agent; return its per-run arrays."""
     if progress is None:
@@ -124,12 +166,7 @@ def run_chunk(task: ChunkTask, progress: Callable[[int], None] | None = None) ->
     actions = np.empty((T, n), dtype=adtype)
     reward_sum = np.zeros(n)
     rec = task.record_steps
-    reward_curve = np.empty((rec.size, n))
-    tr = task.trace_steps
-    traced = tr.size > 0 and is_private(agent)
-    pm_trace = np.full((tr.size, n, K), np.nan) if traced else None
-    sens_trace = np.full((tr.size, n, K), np.nan) if traced else None
-    sens_fn = getattr(agent, "sensitivities", None) if traced else None
+    traced = task.trace_steps.size > 0 and is_private(agent)
 
     act, update = agent.act, agent.update
     # The project's vector environments have ``pull`` (rewards only, no info dict): the hot
@@ -153,15 +190,25 @@ def run_chunk(task: ChunkTask, progress: Callable[[int], None] | None = None) ->
         pull = step_rewards
     assert pull is not None
 
+    # A compiled agent (``Agent.block_player``) plays every stretch of steps up to the next
+    # event in one call, against the environment's reward tape: the same draws and the same
+    # results as the step loop below, without a Python call per step.
+    block_player = getattr(agent, "block_player", None)
+    play = block_player() if native and callable(block_player) else None
+    events = _Events(task, agent, n, K, traced, progress)
+    next_event = events.next
+    t = 0
+    while play is not None and t < T:
+        rows = venv.reward_rows((next_event if next_event > 0 else T) - t)
+        play(rows, actions[t : t + rows.shape[0]], reward_sum)
+        t += rows.shape[0]
+        if t == next_event:
+            next_event = events.at(t, reward_sum)
+
     shape = (n,)
     umax = np.maximum.reduce
     u64, i64 = _UINT64, _INT64
-    ri, next_rec = 0, int(rec[0])
-    ti, next_tr = 0, (int(tr[0]) if traced else -1)
-    next_prog = PROGRESS_EVERY
-    # One comparison per step: the next step at which something is recorded or reported.
-    next_event = min(x for x in (next_rec, next_tr, next_prog) if x > 0)
-    for t in range(T):
+    for t in range(T if play is None else 0):
         a = act()
         if type(a) is not np.ndarray or a.dtype is not i64 or a.shape != shape:
             a = _coerce_actions(a, n, label)
@@ -177,39 +224,23 @@ def run_chunk(task: ChunkTask, progress: Callable[[int], None] | None = None) ->
             raise _invalid_actions(a, K, label, t) from None
         reward_sum += r  # before update: an agent may not keep r intact
         update(a, r)
-        if t + 1 != next_event:
-            continue
-        s = t + 1
-        if s == next_rec:
-            reward_curve[ri] = reward_sum
-            ri += 1
-            next_rec = int(rec[ri]) if ri < rec.size else -1
-        if s == next_tr:
-            pv = agent.private_means()
-            if pv is not None:
-                pm_trace[ti] = pv  # type: ignore[index]
-            sv = sens_fn() if sens_fn is not None else None
-            if sv is not None:
-                sens_trace[ti] = sv  # type: ignore[index]
-            ti += 1
-            next_tr = int(tr[ti]) if ti < tr.size else -1
-        if s == next_prog:
-            if not check_each_step:
+        if t + 1 == next_event:
+            s = t + 1
+            if s % PROGRESS_EVERY == 0 and not check_each_step:
                 _check_stored_actions(actions, s - PROGRESS_EVERY, s, K, label, venv)
-            progress(PROGRESS_EVERY * n)
-            next_prog += PROGRESS_EVERY
-        next_event = min((x for x in (next_rec, next_tr, next_prog) if x > s), default=-1)
-    if not check_each_step:
+            next_event = events.at(s, reward_sum)
+    if not check_each_step and play is None:
         _check_stored_actions(actions, T - T % PROGRESS_EVERY, T, K, label, venv)
     progress((T % PROGRESS_EVERY) * n)
     regret = _regret_table(venv, native, task)
     venv.close()
 
-    out: dict[str, Any] = {"reward": reward_curve, "total_reward": reward_sum.copy()}
+    out: dict[str, Any] = {"reward": events.reward_curve, "total_reward": reward_sum.copy()}
     out.update(regret_from_actions(actions, rec, regret, task.change_points))
     out["action_counts"], out["action_freq"] = action_frequencies(actions, K, rec)
     if traced:
-        out["private_means"] = pm_trace
+        out["private_means"] = events.pm_trace
+        sens_trace = events.sens_trace
         if sens_trace is not None and not np.all(np.isnan(sens_trace)):
             out["sensitivities"] = sens_trace
     if task.keep_actions:

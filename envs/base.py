@@ -365,6 +365,26 @@ class BanditVectorEnv(_ScheduleMixin, VectorEnv[IntArray, IntArray, npt.NDArray[
         self._prev_done = core.t >= core.schedule.horizon - 1
         return rewards
 
+    def reward_rows(self, max_steps: int) -> FloatArray:
+        """The rewards of the next ``m <= max_steps`` steps of every copy for every arm, for a
+        caller that plays those steps itself (the engine's compiled agents, ``Agent.play``).
+
+        A read-only ``(m, K * R)`` array, ``1 <= m <= max_steps`` (fewer at the end of a block
+        of the reward tape: call again for the rest): copy ``r`` playing arm ``a`` at the
+        ``i``-th step gets ``rows[i, a * R + r]``. The episode advances by ``m`` steps, with the
+        same draws as ``m`` calls of :meth:`pull`. ``max_steps`` must be at least 1 and at most
+        the steps left before the horizon.
+        """
+        core = self._core
+        if self._prev_done or not core.started:
+            raise ResetNeeded("reward_rows() needs a running episode: call reset() first")
+        left = core.schedule.horizon - 1 - core.t
+        if not (1 <= max_steps <= left):
+            raise ValueError(f"max_steps must be in [1, {left}] (steps left), got {max_steps}")
+        rows = core.rows(max_steps)
+        self._prev_done = core.t >= core.schedule.horizon - 1
+        return rows
+
     def render(self) -> tuple[str, ...] | None:
         """``"ansi"``: one line per copy with ``t``, the current means and its last action."""
         if self.render_mode is None:

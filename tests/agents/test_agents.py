@@ -172,7 +172,10 @@ def test_sliding_window_sums_equal_window_contents():
     seen = []
     play(agent, [0.3, 0.6], [0.2, 0.2], 40, 3, seed=6, record=lambda t, ag, a: seen.append(a))
     # recompute the window statistics from scratch from the buffer
-    idx, rew = agent._buf_idx, agent._buf_rew
+    # (the buffers hold each step's arm; the flat index of (run r, arm a) is 2 r + a)
+    idx, rew = agent._buf_arm + 2 * np.arange(3), agent._buf_rew
+    last = np.array(seen[-7:])  # the window is the last 7 steps' actions
+    assert np.array_equal(np.sort(agent._buf_arm, axis=0), np.sort(last, axis=0))
     counts = np.bincount(idx.ravel(), minlength=6).reshape(3, 2)
     sums = np.bincount(idx.ravel(), weights=rew.ravel(), minlength=6).reshape(3, 2)
     assert np.array_equal(agent.stats.counts, counts)
