@@ -21,10 +21,14 @@ three small methods:
 - :meth:`Agent.observe` -- learn from ``(actions, rewards)`` (called for every step, including
   the initial round).
 
-An agent whose step is compiled (``dpbandits.jit``) also implements :meth:`Agent.play`: it
-plays a block of steps against the environment's reward tape in one call, with the same
-compiled functions as its ``choose``/``observe``, so that the two paths give identical
-results. The engine uses it when :meth:`Agent.block_player` allows.
+An agent whose step is compiled (``dpbandits.jit``) also implements
+``play(rows, actions, rewards)``: it plays ``m = len(rows)`` steps in one call against the
+environment's reward tape (``rows`` ``(m, K * R)`` from ``BanditVectorEnv.reward_rows``:
+replication ``r`` playing arm ``a`` at the ``i``-th step gets ``rows[i, a * R + r]``), writes
+the arms it played into ``actions`` ``(m, R)`` and the rewards it got into ``rewards``
+``(m, R)``, and advances ``t`` by ``m``. It uses the same compiled functions as its
+``choose``/``observe``, so the two paths give identical results. The engine uses it when
+:meth:`Agent.block_player` allows.
 
 Nothing inside a step loops over replications or arms in Python; :class:`ArmStatistics` is the
 batched bookkeeping of pull counts and reward sums that most agents need (its home is

@@ -110,7 +110,7 @@ def _observe(sliding: bool, gamma: float, t: int, counts: Any, sums: Any, buf_ar
 
 @kernel
 def _play(sliding: bool, params: Any, gamma_t: float, t0: int, counts: Any, sums: Any,
-          buf_arm: Any, buf_rew: Any, rows: Any, actions: Any, reward_sum: Any,
+          buf_arm: Any, buf_rew: Any, rows: Any, actions: Any, rewards: Any,
           chosen: Any, x: Any) -> float:  # fmt: skip
     """Steps ``t0 ..`` of every replication (see ``Agent.play``); returns ``gamma ** t`` after
     them (D-UCB's running product)."""
@@ -123,7 +123,7 @@ def _play(sliding: bool, params: Any, gamma_t: float, t0: int, counts: Any, sums
             chosen[r] = t if t < n_arms else _arm(sliding, params, state, counts, sums, r)
             x[r] = rows[i, chosen[r] * n_runs + r]
             actions[i, r] = chosen[r]
-            reward_sum[r] += x[r]
+            rewards[i, r] = x[r]
         _observe(sliding, gamma, t, counts, sums, buf_arm, buf_rew, chosen, x)
         if not sliding:
             gamma_t *= gamma
@@ -179,11 +179,11 @@ class _ForgettingUCB(Agent):
         if not self._sliding:
             self._gamma_t *= self._params()[2]
 
-    def play(self, rows: Any, actions: Any, reward_sum: Any) -> None:
-        """Play ``len(rows)`` steps against reward rows (see ``Agent.play``)."""
+    def play(self, rows: Any, actions: Any, rewards: Any) -> None:
+        """Play ``len(rows)`` steps against reward rows (see ``agents.base``)."""
         self._gamma_t = _play(self._sliding, self._params(), self._gamma_t, self.t,
                               self.stats.counts, self.stats.sums, *self._buffers(), rows,
-                              actions, reward_sum, self._chosen, self._x)  # fmt: skip
+                              actions, rewards, self._chosen, self._x)  # fmt: skip
         self.t += rows.shape[0]
         self._acted = None
 

@@ -72,7 +72,7 @@ def _observe(sums: Any, counts: Any, gaussian: bool, rng: Any, actions: Any, x: 
 
 @kernel
 def _play(sums: Any, counts: Any, gaussian: bool, rng: Any, t0: int, rows: Any, actions: Any,
-          reward_sum: Any, chosen: Any, x: Any) -> int:  # fmt: skip
+          rewards: Any, chosen: Any, x: Any) -> int:  # fmt: skip
     """Steps ``t0 ..`` of every replication (see ``Agent.play``); returns the number of steps
     played, fewer than ``len(rows)`` if the Bernoulli model met a reward outside ``[0, 1]``."""
     n_runs, n_arms = sums.shape
@@ -85,7 +85,7 @@ def _play(sums: Any, counts: Any, gaussian: bool, rng: Any, t0: int, rows: Any, 
             return i
         for r in range(n_runs):
             actions[i, r] = chosen[r]
-            reward_sum[r] += x[r]
+            rewards[i, r] = x[r]
         _observe(sums, counts, gaussian, rng, chosen, x)
     return rows.shape[0]
 
@@ -133,10 +133,10 @@ class ThompsonSampling(Agent):
         _observe(self.stats.sums, self.stats.counts, self._gaussian, self.rng,
                  np.asarray(actions, dtype=np.int64), x)  # fmt: skip
 
-    def play(self, rows: Any, actions: Any, reward_sum: Any) -> None:
-        """Play ``len(rows)`` steps against reward rows (see ``Agent.play``)."""
+    def play(self, rows: Any, actions: Any, rewards: Any) -> None:
+        """Play ``len(rows)`` steps against reward rows (see ``agents.base``)."""
         done = _play(self.stats.sums, self.stats.counts, self._gaussian, self.rng, self.t, rows,
-                     actions, reward_sum, self._chosen, self._x)  # fmt: skip
+                     actions, rewards, self._chosen, self._x)  # fmt: skip
         self.t += done
         self._acted = None
         if done < rows.shape[0]:

@@ -51,7 +51,7 @@ def _choose(sums: Any, counts: Any, log_term: float, alpha: float, out: Any) -> 
 
 @kernel
 def _play(sums: Any, counts: Any, alpha: float, log_horizon: float, per_step: bool, t0: int,
-          rows: Any, actions: Any, reward_sum: Any) -> None:  # fmt: skip
+          rows: Any, actions: Any, rewards: Any) -> None:  # fmt: skip
     """Steps ``t0 .. t0 + len(rows) - 1`` of every replication (see ``Agent.play``)."""
     n_runs, n_arms = sums.shape
     for i in range(rows.shape[0]):
@@ -61,7 +61,7 @@ def _play(sums: Any, counts: Any, alpha: float, log_horizon: float, per_step: bo
             a = t if t < n_arms else _arm(sums, counts, r, log_term, alpha)
             x = rows[i, a * n_runs + r]
             actions[i, r] = a
-            reward_sum[r] += x
+            rewards[i, r] = x
             add_pull(counts, sums, r, a, x)
 
 
@@ -115,9 +115,9 @@ class UCB(Agent):
     def observe(self, actions: NDArray[np.int64], rewards: NDArray[np.float64]) -> None:
         self.stats.update(actions, rewards)
 
-    def play(self, rows: Any, actions: Any, reward_sum: Any) -> None:
-        """Play ``len(rows)`` steps against reward rows (see ``Agent.play``)."""
+    def play(self, rows: Any, actions: Any, rewards: Any) -> None:
+        """Play ``len(rows)`` steps against reward rows (see ``agents.base``)."""
         _play(self.stats.sums, self.stats.counts, self._alpha, self._log_horizon,
-              self.log == "t", self.t, rows, actions, reward_sum)  # fmt: skip
+              self.log == "t", self.t, rows, actions, rewards)  # fmt: skip
         self.t += rows.shape[0]
         self._acted = None

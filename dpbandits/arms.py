@@ -6,7 +6,8 @@ Everything that keeps one value per arm of every replication -- pull counts and 
 (:class:`dpbandits.quantiles.WindowedSensitivity`) -- stores it as a flat array of ``R * K``
 *streams*, stream ``r * K + a`` being arm ``a`` of replication ``r``. One step of a bandit
 touches exactly one stream per replication, so a step is a handful of fancy-indexed numpy calls
-on ``R`` distinct flat indices, never a Python loop. :class:`RunArms` is that layout: the sizes,
+on ``R`` distinct flat indices, or one compiled call (:func:`add_pulls`), never a Python loop.
+:class:`RunArms` is that layout: the sizes,
 the flat index of a step's pulls, and the validation of a step given by a user.
 """
 

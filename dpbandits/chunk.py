@@ -127,6 +127,19 @@ class _Events:
         self.next_prog = PROGRESS_EVERY
         self.next = min(x for x in (self.next_rec, self.next_tr, self.next_prog) if x > 0)
 
+    def add_rewards(
+        self, t0: int, rewards: NDArray[np.float64], reward_sum: NDArray[np.float64]
+    ) -> None:
+        """Add the ``(m, R)`` rewards of steps ``t0 + 1 .. t0 + m`` to ``reward_sum``, recording
+        the recorded steps among them: a running sum, step after step, so every value is the
+        one the step loop's ``reward_sum += r`` gives."""
+        running = np.cumsum(np.concatenate((reward_sum[None], rewards)), axis=0)
+        while 0 < self.next_rec <= t0 + rewards.shape[0]:
+            self.reward_curve[self.ri] = running[self.next_rec - t0]
+            self.ri += 1
+            self.next_rec = int(self.rec[self.ri]) if self.ri < self.rec.size else -1
+        reward_sum[...] = running[-1]
+
     def at(self, s: int, reward_sum: NDArray[np.float64]) -> int:
         """Record what is due after ``s`` steps; return the next event's step (-1: none)."""
         if s == self.next_rec:
@@ -198,12 +211,18 @@ def run_chunk(task: ChunkTask, progress: Callable[[int], None] | None = None) ->
     events = _Events(task, agent, n, K, traced, progress)
     next_event = events.next
     t = 0
+    if play is not None:
+        block_rewards = np.empty((PROGRESS_EVERY, n))
     while play is not None and t < T:
-        rows = venv.reward_rows((next_event if next_event > 0 else T) - t)
-        play(rows, actions[t : t + rows.shape[0]], reward_sum)
-        t += rows.shape[0]
-        if t == next_event:
-            next_event = events.at(t, reward_sum)
+        # recorded steps inside a block are read off its rewards: stop only for the others
+        stop = min((x for x in (events.next_tr, events.next_prog) if x > t), default=T)
+        rows = venv.reward_rows(min(stop, T) - t)
+        m = rows.shape[0]
+        play(rows, actions[t : t + m], block_rewards[:m])
+        events.add_rewards(t, block_rewards[:m], reward_sum)
+        t += m
+        if t == stop:
+            events.at(t, reward_sum)
 
     shape = (n,)
     umax = np.maximum.reduce

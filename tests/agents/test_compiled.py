@@ -43,7 +43,10 @@ def play_by_steps(agent, env_id, kw, R, seed, blocks):
             t += 1
         else:
             rows = venv.unwrapped.reward_rows(min(blocks, T - t))
-            agent.play(rows, actions[t : t + rows.shape[0]], total)
+            rewards = np.empty((rows.shape[0], R))
+            agent.play(rows, actions[t : t + rows.shape[0]], rewards)
+            for step_rewards in rewards:  # in order, as the step loop adds them
+                total += step_rewards
             t += rows.shape[0]
     assert agent.t == T
     return actions, total
