@@ -8,9 +8,59 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
+from dpbandits.jit import kernel
+
 __all__ = ["BLOCK", "action_frequencies", "regret_from_actions"]
 
-BLOCK = 8192  # steps per block when turning actions into regret after the loop
+BLOCK = 8192  # steps per block of the regret sums (kept: it fixes the order of the additions)
+
+
+@kernel
+def _accumulate_regret(actions: Any, table: Any, rec: Any, rec_order: Any, cps: Any,
+                       cp_order: Any, curve: Any, at_change: Any, cum: Any,
+                       block: int) -> None:  # fmt: skip
+    """``cum`` (n,) becomes the total regret; ``curve[i]`` the cumulative regret after
+    ``rec[i]`` steps, ``at_change[j]`` after ``cps[j]`` steps (``*_order``: their indices in
+    increasing order). The sums are those of the blocked numpy form: within each block of
+    ``block`` steps a running sum from zero, added to the total of the blocks before."""
+    T, n = actions.shape
+    running = np.empty(n)
+    ri = 0
+    ci = 0
+    for s0 in range(0, T, block):
+        s1 = min(s0 + block, T)
+        running[:] = 0.0
+        for t in range(s0, s1):
+            for r in range(n):
+                running[r] += table[t, actions[t, r]]
+            step = t + 1
+            while ri < rec_order.size and rec[rec_order[ri]] <= step:
+                if rec[rec_order[ri]] == step:
+                    for r in range(n):
+                        curve[rec_order[ri], r] = running[r] + cum[r]
+                ri += 1
+            while ci < cp_order.size and cps[cp_order[ci]] <= step:
+                if cps[cp_order[ci]] == step:
+                    for r in range(n):
+                        at_change[cp_order[ci], r] = running[r] + cum[r]
+                ci += 1
+        for r in range(n):
+            cum[r] = running[r] + cum[r]
+
+
+@kernel
+def _count_pulls(actions: Any, rec: Any, counts: Any, freq: Any) -> None:
+    """``counts[r, a]``: pulls of arm ``a`` in run ``r``; ``freq[i, a]``: pulls of arm ``a``
+    over all runs in the steps ``(rec[i - 1], rec[i]]`` (``rec`` increasing, ``rec[-1] >= T``)."""
+    T, n = actions.shape
+    i = 0
+    for t in range(T):
+        while rec[i] < t + 1:
+            i += 1
+        for r in range(n):
+            a = actions[t, r]
+            counts[r, a] += 1
+            freq[i, a] += 1.0
 
 
 def regret_from_actions(
@@ -44,19 +94,10 @@ def regret_from_actions(
     # cumulative regret after c steps, for every change point c
     at_change = np.zeros((len(cps), n))
     cp_arr = np.asarray(cps, dtype=np.int64)
-    for s0 in range(0, T, BLOCK):
-        s1 = min(s0 + BLOCK, T)
-        blk = actions[s0:s1].astype(np.intp)
-        reg = np.take_along_axis(regret_table[s0:s1], blk, axis=1)
-        creg = np.cumsum(reg, axis=0)
-        creg += cum
-        # recorded steps are 1-based counts: step s is row s - 1 - s0 of this block
-        sel = (rec > s0) & (rec <= s1)
-        curve[sel] = creg[rec[sel] - 1 - s0]
-        csel = (cp_arr > s0) & (cp_arr <= s1)
-        if csel.any():
-            at_change[csel] = creg[cp_arr[csel] - 1 - s0]
-        cum = creg[-1]
+    rec_order = np.argsort(rec, kind="stable")
+    cp_order = np.argsort(cp_arr, kind="stable")
+    _accumulate_regret(actions, regret_table, np.asarray(rec, dtype=np.int64), rec_order, cp_arr,
+                       cp_order, curve, at_change, cum, BLOCK)  # fmt: skip
     total = cum.copy()
     bounds = np.concatenate([np.zeros((1, n)), at_change, total[None, :]])
     segments = np.diff(bounds, axis=0)
@@ -74,16 +115,12 @@ def action_frequencies(
     """Per-run pull counts ``(R, K)`` and, per recorded interval, the fraction of pulls of each
     arm over all runs ``(P, K)``."""
     T, n = actions.shape
+    rec = np.asarray(rec, dtype=np.int64)
+    if T and (rec.size == 0 or np.any(np.diff(rec) <= 0) or rec[-1] < T):
+        raise ValueError(f"rec must be increasing record steps ending at T = {T} or later")
     counts = np.zeros((n, K), dtype=np.int64)
     freq = np.zeros((rec.size, K))
-    offsets = np.arange(n, dtype=np.int64) * K
-    interval = np.searchsorted(rec, np.arange(1, T + 1), side="left")  # (T,) recorded interval
-    for s0 in range(0, T, BLOCK):
-        s1 = min(s0 + BLOCK, T)
-        blk = actions[s0:s1].astype(np.int64)
-        counts += np.bincount((blk + offsets).ravel(), minlength=n * K).reshape(n, K)
-        cell = (interval[s0:s1, None] * K + blk).ravel()
-        freq += np.bincount(cell, minlength=rec.size * K).reshape(rec.size, K)
+    _count_pulls(actions, rec, counts, freq)
     lengths = np.diff(np.concatenate([[0], rec]))
     freq /= (lengths * n)[:, None]
     return counts, freq

@@ -32,6 +32,7 @@ import numpy.typing as npt
 from scipy.special import erfcx
 
 from dpbandits import checks
+from dpbandits.jit import kernel
 
 FloatArray = npt.NDArray[np.float64]
 IntArray = npt.NDArray[np.int64]
@@ -272,6 +273,25 @@ def block_length(n_copies: int, n_arms: int) -> int:
     return int(min(_BLOCK_MAX, max(1, _BLOCK_ENTRIES // (n_copies * n_arms))))
 
 
+@kernel
+def fill_tape(means: Any, sds: Any, gaussian: bool, lo: float, hi: float, draws: Any,
+              out: Any) -> None:  # fmt: skip
+    """The reward tape of ``n`` steps: ``out[i, a * R + r]`` is the reward of copy ``r`` if it
+    plays arm ``a`` at step ``i``, from the ``(n, R)`` draws of the copies (App. H-1). Gaussian
+    arms: ``min(max(sd * z + mean, lo), hi)`` with a standard normal ``z``; Bernoulli arms:
+    ``1.0`` if the uniform ``u < mean``, else ``0.0``."""
+    n, n_copies = draws.shape
+    for i in range(n):
+        for a in range(means.shape[1]):
+            m, sd = means[i, a], sds[i, a]
+            base = a * n_copies
+            for r in range(n_copies):
+                if gaussian:
+                    out[i, base + r] = min(max(sd * draws[i, r] + m, lo), hi)
+                else:
+                    out[i, base + r] = 1.0 if draws[i, r] < m else 0.0
+
+
 class BanditCore:
     """``n_copies`` synchronised replications of one schedule: the single implementation.
 
@@ -324,17 +344,15 @@ class BanditCore:
         R, K = self.n_copies, self.n_arms
         # Layout (step, arm, copy): the copy axis is innermost, so broadcasting a (step, arm)
         # table over copies runs over long contiguous rows (5-10x faster than (step, copy, arm)).
+        cand = np.empty((n, K * R))
         if sch.arm == "gaussian":
             assert sch.sds is not None
-            z = rng.standard_normal((n, R))
-            cand = sch.sds[rows, :, None] * z[:, None, :]
-            cand += sch.means[rows, :, None]
-            np.maximum(cand, sch.lo, out=cand)
-            np.minimum(cand, sch.hi, out=cand)
+            fill_tape(sch.means[rows], sch.sds[rows], True, sch.lo, sch.hi,
+                      rng.standard_normal((n, R)), cand)  # fmt: skip
         else:
-            u = rng.random((n, R))
-            cand = (u[:, None, :] < sch.means[rows, :, None]).astype(np.float64)
-        self._cand = cand.reshape(n, K * R)
+            fill_tape(sch.means[rows], sch.means[rows], False, sch.lo, sch.hi,
+                      rng.random((n, R)), cand)  # fmt: skip
+        self._cand = cand
         self._t0, self._n, self._i = t0, n, 0
         self._info_t0 = -1  # the info arrays of this block are built on the first step()
 
