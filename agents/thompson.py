@@ -16,39 +16,56 @@ __all__ = ["ThompsonSampling"]
 
 
 # -- the compiled step (dpbandits.jit): one implementation for choose/observe and play -------
+# The step protocol draws with one numpy call per step and hands the draws to the kernels
+# (handing a Generator to a compiled function costs ~20-60 us per call); ``play`` draws inside
+# the kernel from the same Generator, in the same order, with the same arithmetic after.
 @kernel
-def _sample(sums: Any, counts: Any, r: int, a: int, gaussian: bool, rng: Any) -> float:
-    """One posterior draw ``theta_a`` of replication ``r``.
+def _gaussian_draw(s: float, n: float, z: float) -> float:
+    """``theta_a = S_a / (N_a + 1) + z / sqrt(N_a + 1)`` for a standard normal ``z``."""
+    w = n + 1.0
+    return s / w + z / math.sqrt(w)
 
-    Gaussian: ``S_a / (N_a + 1) + Z / sqrt(N_a + 1)``, ``Z ~ N(0, 1)``. Bernoulli: ``Beta(a, b)``
-    as numpy draws it when ``a + b >= 3`` (every arm pulled once): ``Ga / (Ga + Gb)``, with
-    ``Ga ~ Gamma(successes + 1)`` drawn before ``Gb ~ Gamma(failures + 1)``."""
-    n, s = counts[r, a], sums[r, a]
-    if gaussian:
-        w = n + 1.0
-        return s / w + rng.standard_normal() / math.sqrt(w)
-    ga = rng.standard_gamma(s + 1.0)
-    gb = rng.standard_gamma((n - s) + 1.0)
+
+@kernel
+def _beta_draw(ga: float, gb: float) -> float:
+    """``Beta(a, b)`` as numpy draws it when ``a + b >= 3`` (every arm pulled once):
+    ``Ga / (Ga + Gb)`` with ``Ga ~ Gamma(successes + 1)`` drawn before ``Gb ~ Gamma(failures
+    + 1)``."""
     return ga / (ga + gb)
 
 
 @kernel
-def _arm(sums: Any, counts: Any, r: int, gaussian: bool, rng: Any) -> int:
-    """The arm of the highest posterior draw of replication ``r`` (``numpy.argmax``'s rule);
-    the arms are drawn in order."""
-    best_a = 0
-    best = _sample(sums, counts, r, 0, gaussian, rng)
-    for a in range(1, sums.shape[1]):
-        v = _sample(sums, counts, r, a, gaussian, rng)
-        if beats(v, best):
-            best_a, best = a, v
-    return best_a
+def _beta_params(sums: Any, counts: Any, ab: Any) -> None:
+    """The ``(R, K, 2)`` Beta parameters ``(successes + 1, failures + 1)``, interleaved in the
+    order their Gamma variables are drawn."""
+    for r in range(sums.shape[0]):
+        for a in range(sums.shape[1]):
+            ab[r, a, 0] = sums[r, a] + 1.0
+            ab[r, a, 1] = (counts[r, a] - sums[r, a]) + 1.0
 
 
 @kernel
-def _choose(sums: Any, counts: Any, gaussian: bool, rng: Any, out: Any) -> None:
+def _choose(sums: Any, counts: Any, gaussian: bool, draws: Any, out: Any) -> None:
+    """The arm of the highest posterior draw of every replication (``numpy.argmax``'s rule),
+    from its draws: ``(R, K)`` normals or ``(R, K, 2)`` Gamma variables."""
     for r in range(out.shape[0]):
-        out[r] = _arm(sums, counts, r, gaussian, rng)
+        best_a = 0
+        best = 0.0
+        for a in range(sums.shape[1]):
+            if gaussian:
+                v = _gaussian_draw(sums[r, a], counts[r, a], draws.flat[r * sums.shape[1] + a])
+            else:
+                i = 2 * (r * sums.shape[1] + a)
+                v = _beta_draw(draws.flat[i], draws.flat[i + 1])
+            if a == 0 or beats(v, best):
+                best_a, best = a, v
+        out[r] = best_a
+
+
+@kernel
+def _binarised(u: float, x: float) -> float:
+    """The Bernoulli model's reward: ``1.0`` with probability ``x`` (the uniform ``u < x``)."""
+    return 1.0 if u < x else 0.0
 
 
 @kernel
@@ -60,33 +77,48 @@ def _in_unit_interval(x: Any) -> bool:
 
 
 @kernel
-def _observe(sums: Any, counts: Any, gaussian: bool, rng: Any, actions: Any, x: Any) -> None:
-    """Record one step; the Bernoulli model first replaces each reward ``x`` in ``[0, 1]`` by a
-    ``Bernoulli(x)`` draw (one uniform per replication, in order)."""
+def _observe(sums: Any, counts: Any, gaussian: bool, u: Any, actions: Any, x: Any) -> None:
+    """Record one step; the Bernoulli model first replaces each reward ``x[r]`` in ``[0, 1]`` by
+    a ``Bernoulli(x[r])`` draw made with the uniform ``u[r]``."""
     for r in range(actions.shape[0]):
-        if gaussian:
-            add_pull(counts, sums, r, actions[r], x[r])
-        else:
-            add_pull(counts, sums, r, actions[r], 1.0 if rng.random() < x[r] else 0.0)
+        add_pull(counts, sums, r, actions[r], x[r] if gaussian else _binarised(u[r], x[r]))
 
 
 @kernel
 def _play(sums: Any, counts: Any, gaussian: bool, rng: Any, t0: int, rows: Any, actions: Any,
           rewards: Any, chosen: Any, x: Any) -> int:  # fmt: skip
-    """Steps ``t0 ..`` of every replication (see ``Agent.play``); returns the number of steps
-    played, fewer than ``len(rows)`` if the Bernoulli model met a reward outside ``[0, 1]``."""
+    """Steps ``t0 ..`` of every replication (see ``agents.base``); returns the number of steps
+    played, fewer than ``len(rows)`` if the Bernoulli model met a reward outside ``[0, 1]``.
+    The draws are those of the step protocol, in its order: every replication's posterior
+    draws (arm by arm), then every replication's binarising uniform."""
     n_runs, n_arms = sums.shape
     for i in range(rows.shape[0]):
         t = t0 + i
         for r in range(n_runs):  # every replication chooses, then every one observes
-            chosen[r] = t if t < n_arms else _arm(sums, counts, r, gaussian, rng)
+            if t < n_arms:
+                chosen[r] = t
+            else:
+                best_a = 0
+                best = 0.0
+                for a in range(n_arms):
+                    if gaussian:
+                        v = _gaussian_draw(sums[r, a], counts[r, a], rng.standard_normal())
+                    else:
+                        ga = rng.standard_gamma(sums[r, a] + 1.0)
+                        gb = rng.standard_gamma((counts[r, a] - sums[r, a]) + 1.0)
+                        v = _beta_draw(ga, gb)
+                    if a == 0 or beats(v, best):
+                        best_a, best = a, v
+                chosen[r] = best_a
             x[r] = rows[i, chosen[r] * n_runs + r]
         if not gaussian and not _in_unit_interval(x):
             return i
         for r in range(n_runs):
             actions[i, r] = chosen[r]
             rewards[i, r] = x[r]
-        _observe(sums, counts, gaussian, rng, chosen, x)
+            add_pull(
+                counts, sums, r, chosen[r], x[r] if gaussian else _binarised(rng.random(), x[r])
+            )
     return rows.shape[0]
 
 
@@ -120,17 +152,24 @@ class ThompsonSampling(Agent):
         self.stats = ArmStatistics(self.n_runs, self.n_arms)
         self._chosen = np.empty(self.n_runs, dtype=np.int64)  # work space of play
         self._x = np.empty(self.n_runs)
+        self._ab = np.empty((self.n_runs, self.n_arms, 2))  # Beta parameters, interleaved
 
     def choose(self) -> NDArray[np.int64]:
-        out = np.empty(self.n_runs, dtype=np.int64)
-        _choose(self.stats.sums, self.stats.counts, self._gaussian, self.rng, out)
+        stats, out = self.stats, np.empty(self.n_runs, dtype=np.int64)
+        if self._gaussian:
+            draws = self.rng.standard_normal((self.n_runs, self.n_arms))
+        else:
+            _beta_params(stats.sums, stats.counts, self._ab)
+            draws = self.rng.standard_gamma(self._ab)
+        _choose(stats.sums, stats.counts, self._gaussian, draws, out)
         return out
 
     def observe(self, actions: NDArray[np.int64], rewards: NDArray[np.float64]) -> None:
         x = np.asarray(rewards, dtype=np.float64)
         if not self._gaussian and not _in_unit_interval(x):
             self._refuse(x)
-        _observe(self.stats.sums, self.stats.counts, self._gaussian, self.rng,
+        u = self._x if self._gaussian else self.rng.random(self.n_runs)  # (unused if Gaussian)
+        _observe(self.stats.sums, self.stats.counts, self._gaussian, u,
                  np.asarray(actions, dtype=np.int64), x)  # fmt: skip
 
     def play(self, rows: Any, actions: Any, rewards: Any) -> None:
