@@ -58,6 +58,8 @@ __all__ = [
     "smith_quantile_rows",
     "snap",
     "snap_rows",
+    "uniform_pairs",
+    "window_estimate_grid",
     "window_push",
     "window_update_grid",
 ]
@@ -116,17 +118,20 @@ def _exponential_quantile(
     values = np.empty((z2.shape[0], n_lev))
     intervals = np.empty((z2.shape[0], n_lev), dtype=np.int64)
     e = np.exp(util) if exp_util is None else exp_util
-    smith_quantile_rows(z2, util, e, rng, values, intervals)
+    uu = rng.random((z2.shape[0], n_lev, 2))  # one draw for the interval, one for the point
+    smith_quantile_rows(z2, util, e, uu, values, intervals)
     return values.reshape(lead + (n_lev,)), intervals.reshape(lead + (n_lev,))
 
 
 # --------------------------------------------------------------------------------------------
 # Compiled kernels (dpbandits.jit): one implementation of each mechanism, used by the public
 # functions below and callable from other kernels (a fused private-agent step). Every kernel
-# does the IEEE operations of the numpy expression it documents, in the same order, and draws
-# from the caller's Generator in numpy's order (C order of ``rng.random((rows, levels, 2))``:
-# per row, per level, the block's draw then the point's), so the numbers are those of the
-# vectorised numpy code they replaced, bit for bit.
+# does the IEEE operations of the numpy code it replaced, in the same order, so the numbers
+# are the same to the last bit. The mechanisms take their uniforms as an array ``uu`` (rows,
+# levels, 2) -- per row and level, the block's (interval's) draw then the point's -- which is
+# exactly ``rng.random((rows, levels, 2))``: a Python caller draws it with numpy (handing a
+# Generator to a compiled function costs tens of µs per call), a kernel that holds the
+# Generator fills it with :func:`uniform_pairs` (numba draws numpy's numbers).
 # --------------------------------------------------------------------------------------------
 
 
@@ -181,7 +186,7 @@ def grid_values(j: Any, lo: float, hi: float, grid_size: int, out: Any) -> None:
 
 @kernel
 def grid_quantile_row(
-    k: Any, levels: Any, epsilon: float, grid_size: int, endpoint_mass: float, rng: Any, out: Any
+    k: Any, levels: Any, epsilon: float, grid_size: int, endpoint_mass: float, uu: Any, out: Any
 ) -> None:
     """Grid indices ``out[l]`` of the eps-DP ``levels[l]``-quantiles of sorted snapped data
     ``k`` (n,), each level with ``epsilon``: the exponential mechanism of :func:`dp_quantile`
@@ -197,7 +202,8 @@ def grid_quantile_row(
     value's first occurrence carries the grid point's mass) and the two end points.  A block is
     drawn by inverse CDF on its weights (log-weights shifted by their maximum, which is finite:
     a block at distance 0 exists), with a target in ``(0, total]`` so that a zero-weight block
-    is never chosen, then a uniform candidate inside it.  Two uniforms per level, in order.
+    is never chosen, then a uniform candidate inside it: ``uu[l]`` (L, 2) are level ``l``'s two
+    uniforms on ``[0, 1)``, for the block and for the candidate (:func:`uniform_pairs`).
     """
     n = k.shape[0]
     nb = 2 * n + 3
@@ -220,17 +226,19 @@ def grid_quantile_row(
                 n_below_hi += 1
     n_hi = n - n_below_hi
     log_end = math.log(endpoint_mass * (grid_size + 1)) if endpoint_mass > 0 else -math.inf
+    # gaps i = 0..n between k[i-1] and k[i] (sentinels -1 and m + 1): log of the number of
+    # candidates (log 0 = -inf: an empty gap is never chosen), the same for every level
+    log_gap = np.empty(n + 1)
+    prev = -1
+    for i in range(n + 1):
+        nxt = k[i] if i < n else grid_size + 1
+        count = nxt - prev - 1
+        log_gap[i] = math.log(count) if count > 0 else -math.inf
+        prev = nxt
     for lev in range(levels.shape[0]):
         qn = levels[lev] * n
-        # gaps i = 0..n between k[i-1] and k[i] (sentinels -1 and m + 1): log of the number
-        # of candidates (log 0 = -inf: an empty gap is never chosen) + Smith's utility
-        prev = -1
-        for i in range(n + 1):
-            nxt = k[i] if i < n else grid_size + 1
-            count = max(nxt - prev - 1, 0)
-            log_gap = math.log(count) if count > 0 else -math.inf
-            w[i] = log_gap + -half_eps * abs(i - qn)
-            prev = nxt
+        for i in range(n + 1):  # gaps: + Smith's utility -eps/2 |i - q n|
+            w[i] = log_gap[i] + -half_eps * abs(i - qn)
         # data positions: -eps/2 dist(q n, [p, U_p]) + log mass (1, or 0 for a repeat)
         for p in range(n):
             a = _maximum(qn - upper[p], 0.0) * -half_eps
@@ -245,10 +253,11 @@ def grid_quantile_row(
             top = _maximum(top, w[i])
         total = 0.0
         for i in range(nb):
-            total = math.exp(w[i] - top) if i == 0 else total + math.exp(w[i] - top)
+            # exp(-inf - top) = 0 (most blocks of a window are empty gaps or repeated values)
+            v = 0.0 if w[i] == -math.inf and top != -math.inf else math.exp(w[i] - top)
+            total = v if i == 0 else total + v
             w[i] = total  # the cumulative sum, in place
-        u_block = rng.random()
-        u_point = rng.random()
+        u_block, u_point = uu[lev, 0], uu[lev, 1]
         target = (1.0 - u_block) * total
         b = 0
         for i in range(nb):  # first cumulative weight >= target (the count of those below)
@@ -270,16 +279,17 @@ def grid_quantile_row(
 
 @kernel
 def grid_quantile_rows(
-    k: Any, levels: Any, epsilon: float, grid_size: int, endpoint_mass: float, rng: Any, out: Any
+    k: Any, levels: Any, epsilon: float, grid_size: int, endpoint_mass: float, uu: Any, out: Any
 ) -> None:
-    """:func:`grid_quantile_row` of every row of ``k`` (M, n) into ``out`` (M, L), in order."""
+    """:func:`grid_quantile_row` of every row of ``k`` (M, n) with the uniforms ``uu[r]``
+    (``uu`` (M, L, 2), e.g. ``rng.random((M, L, 2))``) into ``out`` (M, L)."""
     for r in range(k.shape[0]):
-        grid_quantile_row(k[r], levels, epsilon, grid_size, endpoint_mass, rng, out[r])
+        grid_quantile_row(k[r], levels, epsilon, grid_size, endpoint_mass, uu[r], out[r])
 
 
 @kernel
 def smith_quantile_rows(
-    z: Any, util: Any, exp_util: Any, rng: Any, values: Any, intervals: Any
+    z: Any, util: Any, exp_util: Any, uu: Any, values: Any, intervals: Any
 ) -> None:
     """Smith's mechanism on end points ``z`` (M, n+2) for the L rows of ``util`` (L, n+1).
 
@@ -292,7 +302,9 @@ def smith_quantile_rows(
     ``log 0 = -inf``.  Either way zero-width intervals get weight exactly 0.  The interval is
     drawn by inverse CDF with a target in ``(0, total]``, so a zero-weight interval is never
     chosen, and the output is uniform on it (kept inside: ``left + u (right - left)`` could
-    round one ulp past ``right``).  ``values`` and ``intervals`` (M, L) receive the outputs.
+    round one ulp past ``right``).  ``uu`` (M, L, 2): the uniforms of each row and level, for
+    the interval and for the point (e.g. ``rng.random((M, L, 2))``); ``values`` and
+    ``intervals`` (M, L) receive the outputs.
     """
     m_rows, n2 = z.shape
     n_lev = util.shape[0]
@@ -322,8 +334,7 @@ def smith_quantile_rows(
                 for i in range(n2 - 1):
                     v = (z[r, i + 1] - z[r, i]) * exp_util[lev, i]
                     cum[i] = v if i == 0 else cum[i - 1] + v
-            u_interval = rng.random()
-            u_point = rng.random()
+            u_interval, u_point = uu[r, lev, 0], uu[r, lev, 1]
             target = (1.0 - u_interval) * cum[n2 - 2]
             i = 0
             for c in range(n2 - 1):  # the count of cumulative weights below the target
@@ -353,36 +364,59 @@ def window_push(buf: Any, fill: Any, flat: Any, x: Any, full: Any) -> int:
 
 
 @kernel
-def window_update_grid(
-    buf: Any, fill: Any, values: Any, n_est: Any, flat: Any, x: Any, levels: Any,
-    epsilon: float, lo: float, hi: float, grid_size: int, endpoint_mass: float, floor: float,
-    rng: Any,
+def window_estimate_grid(
+    buf: Any, fill: Any, values: Any, n_est: Any, full: Any, levels: Any, epsilon: float,
+    lo: float, hi: float, grid_size: int, endpoint_mass: float, floor: float, uu: Any,
 ) -> None:  # fmt: skip
-    """One step of :class:`WindowedSensitivity` with the grid mechanism (float sampler):
-    append ``x[r]`` (inside ``[lo, hi]``) to the window of stream ``flat[r]``; when a window
-    fills, release its two quantiles (``epsilon`` each) and set
-    ``values[s] = max(|p_hi - p_lo|, floor)``, count the estimate and empty the window.
-
-    The streams are estimated in the order of ``flat``, as the batched numpy code did."""
-    window = buf.shape[1]
-    k = np.empty(window, dtype=np.int64)
+    """The grid mechanism's estimate of every stream ``full[i]`` whose window (row of ``buf``
+    (S, w), inside ``[lo, hi]``) is full, with the uniforms ``uu[i]`` (``uu`` (len(full), L,
+    2)): its ``levels`` quantiles (``epsilon`` each), ``values[s] = max(|p_hi - p_lo|,
+    floor)`` (two levels), one more estimate in ``n_est[s]``, the window emptied."""
+    k = np.empty(buf.shape[1], dtype=np.int64)
     j = np.empty(levels.shape[0], dtype=np.int64)
-    for r in range(flat.shape[0]):
-        s = flat[r]
-        pos = fill[s]
-        buf[s, pos] = x[r]
-        if pos + 1 < window:
-            fill[s] = pos + 1
-            continue
-        for i in range(window):
-            k[i] = snap(buf[s, i], lo, hi, grid_size)
+    for i in range(full.shape[0]):
+        s = full[i]
+        for c in range(buf.shape[1]):
+            k[c] = snap(buf[s, c], lo, hi, grid_size)
         k.sort()
-        grid_quantile_row(k, levels, epsilon, grid_size, endpoint_mass, rng, j)
+        grid_quantile_row(k, levels, epsilon, grid_size, endpoint_mass, uu[i], j)
         p_lo = grid_value(j[0], lo, hi, grid_size)
         p_hi = grid_value(j[1], lo, hi, grid_size)
         values[s] = _maximum(abs(p_hi - p_lo), floor)
         n_est[s] += 1
         fill[s] = 0  # each reward is used in exactly one estimate
+
+
+@kernel
+def uniform_pairs(rng: Any, uu: Any) -> None:
+    """Fill ``uu`` (M, L, 2) from ``rng`` in C order: the numbers of ``rng.random((M, L, 2))``
+    (numba's Generator draws numpy's numbers), for kernels that hold the Generator."""
+    for r in range(uu.shape[0]):
+        for lev in range(uu.shape[1]):
+            for c in range(2):
+                uu[r, lev, c] = rng.random()
+
+
+@kernel
+def window_update_grid(
+    buf: Any, fill: Any, values: Any, n_est: Any, flat: Any, x: Any, levels: Any,
+    epsilon: float, lo: float, hi: float, grid_size: int, endpoint_mass: float, floor: float,
+    rng: Any, full: Any,
+) -> None:  # fmt: skip
+    """One step of :class:`WindowedSensitivity` with the grid mechanism (float sampler), for a
+    kernel that holds the Generator ``rng``: :func:`window_push` of ``x`` (inside
+    ``[lo, hi]``) into the windows ``flat``, then :func:`window_estimate_grid` of the windows
+    that filled (``full``: scratch of ``len(flat)`` stream indices), with uniforms drawn from
+    ``rng`` as the step-by-step class draws them.
+
+    (The class itself draws with numpy and calls the two kernels: handing a Generator to a
+    compiled function from Python costs tens of µs, more than a whole step.)"""
+    n_full = window_push(buf, fill, flat, x, full)
+    if n_full:
+        uu = np.empty((n_full, levels.shape[0], 2))
+        uniform_pairs(rng, uu)
+        window_estimate_grid(buf, fill, values, n_est, full[:n_full], levels, epsilon, lo, hi,
+                             grid_size, endpoint_mass, floor, uu)  # fmt: skip
 
 
 # --------------------------------------------------------------------------------------------
@@ -506,7 +540,8 @@ def _grid_draw(
         return grid_quantile_exact(k, tuple(levels), split, m, w, rng)
     j = np.empty((k.shape[0], len(levels)), dtype=np.int64)
     lv = np.asarray(levels, dtype=np.float64)
-    grid_quantile_rows(k, lv, epsilon / len(levels), m, w, rng, j)
+    uu = rng.random((k.shape[0], len(levels), 2))  # one draw for the block, one for the point
+    grid_quantile_rows(k, lv, epsilon / len(levels), m, w, uu, j)
     return j
 
 
@@ -668,8 +703,7 @@ class WindowedSensitivity:
         self._exp_util = np.exp(self._util)
         self._levels = np.asarray(self.levels, dtype=np.float64)
         self._eps_level = self.epsilon / len(self.levels)
-        # the hot path: the whole step is one kernel for the grid mechanism's float sampler
-        self._fused = self.method == "grid" and self.sampler == "float"
+        self._compiled = self.method == "grid" and self.sampler == "float"
         self._full = np.empty(self.n_runs, dtype=np.intp)  # streams filled by a step
 
     def __repr__(self) -> str:
@@ -696,14 +730,7 @@ class WindowedSensitivity:
     def update_flat(self, flat: NDArray[np.intp], x: NDArray[np.float64]) -> None:
         """:meth:`update` on validated input (the agents' hot path): ``flat[r] = r K +
         actions[r]`` and ``x`` the rewards already clipped to ``[lo, hi]``; no checks
-        (:func:`window_update_grid`, or :func:`window_push` then the estimates)."""
-        if self._fused:
-            window_update_grid(
-                self._buf, self._fill, self._values, self._n_est, flat, x, self._levels,
-                self._eps_level, self.lo, self.hi, self.grid_size, self.endpoint_mass,
-                self.floor, self._rng,
-            )  # fmt: skip
-            return
+        (:func:`window_push`, then the estimates of the windows that filled)."""
         n_full = window_push(self._buf, self._fill, flat, x, self._full)
         if n_full:
             self._estimate(self._full[:n_full])
@@ -714,13 +741,20 @@ class WindowedSensitivity:
         return self.layout.matrix(self._values)
 
     def _estimate(self, full: NDArray[np.intp]) -> None:
-        """Estimate the streams ``full`` whose windows just filled (Smith's mechanism, or the
-        grid mechanism's exact sampler); empty their buffers.
+        """Estimate the streams ``full`` whose windows just filled; empty their buffers.
 
         Same mechanism as ``dp_quantiles(buffer, levels, eps_p)`` (both levels at once, eps_p/2
         each), written for the per-step hot path: no re-validation, ``exp(util)`` precomputed,
         the buffers are already clipped.
         """
+        if self._compiled:  # the grid mechanism's float sampler (window_estimate_grid)
+            uu = self._rng.random((full.size, len(self.levels), 2))  # numpy's draws, C order
+            window_estimate_grid(
+                self._buf, self._fill, self._values, self._n_est, full, self._levels,
+                self._eps_level, self.lo, self.hi, self.grid_size, self.endpoint_mass,
+                self.floor, uu,
+            )  # fmt: skip
+            return
         if self.method == "grid":
             k = _snap_sorted(self._buf[full], self.lo, self.hi, self.grid_size)
             j = _grid_draw(k, self.levels, self.epsilon, self._mech, self._rng)
