@@ -17,6 +17,11 @@ Two mechanisms, chosen by ``method`` (see ``docs/quantiles.md``):
 Two samplers for the grid mechanism, chosen by ``sampler``: ``"float"`` (default; float64
 weights, inverse CDF) and ``"exact"`` (exactly the mechanism's law, integer randomness only;
 ``dpbandits.quantiles_exact``).
+
+Both mechanisms (float sampler) and the windows' step are compiled kernels (``dpbandits.jit``;
+``docs/performance.md``), public so that other kernels can call them: :func:`snap_sorted`,
+:func:`grid_quantile_row`, :func:`grid_value`, :func:`smith_quantile_rows`,
+:func:`window_push`, :func:`window_estimate_grid`, :func:`window_update_grid`.
 """
 
 from __future__ import annotations
@@ -676,8 +681,10 @@ class WindowedSensitivity:
     ``grid_size=64`` intervals of ``[lo, hi]`` (:data:`DEFAULT_WINDOW_GRID_SIZE`).
     ``sampler="exact"`` draws the grid mechanism exactly (slower, docs/quantiles.md).
 
-    ``update(actions (R,), rewards (R,))`` is O(R) numpy per step; estimates run only for the
-    buffers that filled in this step, batched.  ``values`` (R, K) current estimates,
+    ``update(actions (R,), rewards (R,))`` is one compiled pass over the replications
+    (:func:`window_push`); estimates run only for the buffers that filled in this step, in the
+    order of the replications (:func:`window_estimate_grid` for the grid mechanism's float
+    sampler, one kernel for all of them).  ``values`` (R, K) current estimates,
     ``n_estimates`` (R, K) number of quantile pairs released per (replication, arm) -- what the
     privacy ledger records.  NaN rewards raise ValueError.
     """

@@ -384,8 +384,10 @@ def test_compiled_grid_mechanism_has_the_bits_of_the_numpy_code() -> None:
         assert got_rng.random() == ref_rng.random()
 
 
-@pytest.mark.parametrize("n_runs, n_arms, window, eps", [(7, 3, 20, 1.0), (40, 2, 200, 1.0),
-                                                          (5, 4, 13, 1e6), (3, 2, 1, 0.3)])
+@pytest.mark.parametrize(
+    "n_runs, n_arms, window, eps",
+    [(7, 3, 20, 1.0), (40, 2, 200, 1.0), (5, 4, 13, 1e6), (3, 2, 1, 0.3)],
+)
 def test_windowed_grid_has_the_bits_of_the_numpy_code(n_runs, n_arms, window, eps) -> None:
     """WindowedSensitivity (grid, float sampler) == the numpy code it replaced (windows filled
     in one step estimated in the order of the replications, one rng.random((full, 2, 2)) per
