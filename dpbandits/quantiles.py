@@ -756,6 +756,8 @@ class WindowedSensitivity:
         """:meth:`update` on validated input (the agents' hot path): ``flat[r] = r K +
         actions[r]`` and ``x`` the rewards already clipped to ``[lo, hi]``; no checks
         (:func:`window_push`, then the estimates of the windows that filled)."""
+        if flat.shape[0] > self._full.shape[0]:  # never with one pull per replication; but a
+            self._full = np.empty(flat.shape[0], dtype=np.intp)  # kernel writes unchecked
         n_full = window_push(self._buf, self._fill, flat, x, self._full)
         if n_full:
             self._estimate(self._full[:n_full])
