@@ -357,8 +357,9 @@ def numpy_snap_values(x, lo, hi, grid_size):
 
 def test_compiled_grid_mechanism_has_the_bits_of_the_numpy_code() -> None:
     """dp_quantiles (compiled kernels) == the numpy code it replaced, to the last bit, with the
-    same Generator state afterwards: ties, end points, no data, extreme eps, grids from 1 to
-    2**40 (both sorts of snap_sorted), one to three levels."""
+    same Generator state afterwards: ties, end points, values half-way between grid points
+    (rint rounds half to even), no data, extreme eps, grids from 1 to 2**40 (both sorts of
+    snap_sorted), one to three levels."""
     rng = np.random.default_rng(20)
     for trial in range(150):
         n, rows = int(rng.integers(0, 25)), int(rng.integers(1, 5))
@@ -367,10 +368,11 @@ def test_compiled_grid_mechanism_has_the_bits_of_the_numpy_code() -> None:
             (rng.random((rows, n)) < 0.7) * 1.0,
             rng.choice([0.0, 0.2, 0.4, 1.0], size=(rows, n)),
             rng.normal(0.5, 0.6, (rows, n)),
-        ][trial % 4]
+            rng.integers(0, 129, (rows, n)) / 128,  # half-way between points of a 64-grid
+        ][trial % 5]
         lo, hi = (0.0, 1.0) if trial % 3 else (-0.3, 2.5)
         eps = float(rng.choice([1e-300, 1e-3, 1.0, 50.0, 1e300]))
-        m = int(rng.choice([1, 5, 64, 2**16, 2**40]))
+        m = 64 if trial % 5 == 4 else int(rng.choice([1, 5, 64, 2**16, 2**40]))
         w = float(rng.choice([0.0, 0.1, 2.0]))
         qs = [0.0, 1.0, 0.5] if trial % 7 == 0 else list(rng.random(int(rng.integers(1, 4))))
         seed = int(rng.integers(2**31))
