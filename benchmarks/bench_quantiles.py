@@ -238,6 +238,8 @@ def speed(steps: int) -> None:
     rng = np.random.default_rng(0)
     a = rng.integers(0, 2, size=(steps, 1000))
     x = rng.random((steps, 1000))
+    for m in METHODS:  # compile the kernels (or load them from numba's cache) untimed
+        time_windows(a, x, method=m)
     times = {m: time_windows(a, x, method=m)[0] for m in METHODS}
     print(
         f"{steps} steps: smith {times['smith']:.2f} s, grid {times['grid']:.2f} s, "
@@ -268,6 +270,8 @@ def exact_cost(rows: int) -> None:
         ("Bernoulli(0.8), q = 0.1", (rng.random((rows, 200)) < 0.8).astype(float), 0.1),
         ("200 equal values 0.3, median (worst case)", np.full((rows // 10, 200), 0.3), 0.5),
     ]
+    for sampler in ("float", "exact"):  # compile the kernels (or load them) untimed
+        dp_quantile(cases[0][1][:2], 0.5, 1.0, 0.0, 1.0, rng=9, sampler=sampler)
     for name, x, q in cases:
         for m in (2**16, 2**6):
             proposals = np.mean([expected_proposals(r, q, 1.0, m) for r in x[:50]])
