@@ -18,7 +18,11 @@ Not part of the test suite. Prints, all measured in this run (seed 0):
    Smith's, the grid of ``WindowedSensitivity`` (64 intervals) and the fine grid (2^16);
 7. the cost of ``sampler="exact"``: time per release of ``dp_quantile`` (n = 200) and of a
    ``WindowedSensitivity`` run, exact / float, with the expected number of proposals of the
-   rejection sampler computed from the mechanism's weights (mean over 50 data sets).
+   rejection sampler computed from the mechanism's weights (mean over 50 data sets);
+8. the agents' hot path: ``WindowedSensitivity.update_flat`` (grid, float sampler, windows of
+   200, uniform rewards) at R in {1, 100}, K in {2, 10}: µs per step and ns per row (best of
+   three CPU times); ``dp_quantile`` per call (one 1-d data set) and per row (a batch), grid
+   and Smith.
 
 Usage: ``python benchmarks/bench_quantiles.py [--quick]``.
 """
@@ -26,7 +30,9 @@ Usage: ``python benchmarks/bench_quantiles.py [--quick]``.
 from __future__ import annotations
 
 import argparse
+import functools
 import time
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -232,6 +238,8 @@ def speed(steps: int) -> None:
     rng = np.random.default_rng(0)
     a = rng.integers(0, 2, size=(steps, 1000))
     x = rng.random((steps, 1000))
+    for m in METHODS:  # compile the kernels (or load them from numba's cache) untimed
+        time_windows(a, x, method=m)
     times = {m: time_windows(a, x, method=m)[0] for m in METHODS}
     print(
         f"{steps} steps: smith {times['smith']:.2f} s, grid {times['grid']:.2f} s, "
@@ -262,6 +270,8 @@ def exact_cost(rows: int) -> None:
         ("Bernoulli(0.8), q = 0.1", (rng.random((rows, 200)) < 0.8).astype(float), 0.1),
         ("200 equal values 0.3, median (worst case)", np.full((rows // 10, 200), 0.3), 0.5),
     ]
+    for sampler in ("float", "exact"):  # compile the kernels (or load them) untimed
+        dp_quantile(cases[0][1][:2], 0.5, 1.0, 0.0, 1.0, rng=9, sampler=sampler)
     for name, x, q in cases:
         for m in (2**16, 2**6):
             proposals = np.mean([expected_proposals(r, q, 1.0, m) for r in x[:50]])
@@ -305,6 +315,58 @@ def exact_cost(rows: int) -> None:
     print()
 
 
+def best_time(fn: Callable[[], object], repeat: int = 3) -> float:
+    """The smallest of ``repeat`` CPU times of ``fn()`` (seconds): the least disturbed by the
+    other processes of a shared machine."""
+    times = []
+    for _ in range(repeat):
+        t0 = time.process_time()
+        fn()
+        times.append(time.process_time() - t0)
+    return min(times)
+
+
+def feed_windows(flat: np.ndarray, x: np.ndarray, n_arms: int) -> WindowedSensitivity:
+    """A new ``WindowedSensitivity`` (grid, eps_p = 1) fed the steps ``flat``, ``x`` (steps, R)
+    through ``update_flat``, the agents' hot path."""
+    ws = WindowedSensitivity(flat.shape[1], n_arms, 1.0, rng=0)
+    for f, v in zip(flat, x, strict=True):
+        ws.update_flat(f, v)
+    return ws
+
+
+def hot_path(steps: int) -> None:
+    section(
+        "8. WindowedSensitivity.update_flat (grid, window 200, uniform rewards) and dp_quantile",
+        "case", "µs per call", "ns per row", "estimates per call",
+    )  # fmt: skip
+    rng = np.random.default_rng(10)
+    for n_runs in (1, 100):
+        for n_arms in (2, 10):
+            flat = np.arange(n_runs) * n_arms + rng.integers(0, n_arms, size=(steps, n_runs))
+            x = rng.random((steps, n_runs))
+            est = feed_windows(flat, x, n_arms).n_estimates.sum() / steps  # (and compile)
+            t = best_time(functools.partial(feed_windows, flat, x, n_arms))
+            print(
+                f"| update_flat R = {n_runs}, K = {n_arms} | {t / steps * 1e6:.2f} "
+                f"| {t / steps / n_runs * 1e9:.0f} | {est:.3f} |"
+            )
+    one = rng.random(200)
+    batch = rng.random((1000, 200))
+    gen = np.random.default_rng(1)
+    calls = steps // 4
+    for method in METHODS:
+        release = functools.partial(dp_quantile, q=0.5, epsilon=1.0, lo=0.0, hi=1.0, rng=gen,
+                                    method=method)  # fmt: skip
+        release(one)
+        t = best_time(lambda r=release: [r(one) for _ in range(calls)]) / calls
+        print(f"| dp_quantile {method}, one data set (n = 200) | {t * 1e6:.1f} | | |")
+        t = best_time(functools.partial(release, batch))
+        print(f"| dp_quantile {method}, 1000 data sets (n = 200) | {t * 1e6:.0f} "
+              f"| {t / 1000 * 1e9:.0f} | |")  # fmt: skip
+    print()
+
+
 #: part name -> (function, argument with --quick, argument without)
 PARTS = {
     "bernoulli": (bernoulli, 1000, 10_000),
@@ -314,6 +376,7 @@ PARTS = {
     "windowed": (windowed, 1000, 10_000),
     "speed": (speed, 1000, 4000),
     "exact": (exact_cost, 200, 1000),
+    "hot_path": (hot_path, 2000, 10_000),
 }
 
 

@@ -17,11 +17,15 @@ Two mechanisms, chosen by ``method`` (see ``docs/quantiles.md``):
 Two samplers for the grid mechanism, chosen by ``sampler``: ``"float"`` (default; float64
 weights, inverse CDF) and ``"exact"`` (exactly the mechanism's law, integer randomness only;
 ``dpbandits.quantiles_exact``).
+
+Both mechanisms (float sampler) and the windows' step are compiled kernels (``dpbandits.jit``;
+``docs/performance.md``), public so that other kernels can call them: :func:`snap_sorted`,
+:func:`grid_quantile_row`, :func:`grid_value`, :func:`smith_quantile_rows`,
+:func:`window_push`, :func:`window_estimate_grid`, :func:`window_update_grid`.
 """
 
 from __future__ import annotations
 
-import functools
 import math
 from collections.abc import Mapping, Sequence
 from fractions import Fraction
@@ -33,6 +37,7 @@ from numpy.typing import ArrayLike, NDArray
 from dpbandits import checks
 from dpbandits.arms import RunArms, matrix_property
 from dpbandits.checks import positive_int, positive_number
+from dpbandits.jit import kernel
 from dpbandits.quantiles_exact import grid_quantile_exact
 
 if TYPE_CHECKING:
@@ -50,7 +55,19 @@ __all__ = [
     "check_level_pair",
     "dp_quantile",
     "dp_quantiles",
+    "grid_quantile_row",
+    "grid_quantile_rows",
+    "grid_value",
+    "grid_values",
     "mechanism_options",
+    "smith_quantile_rows",
+    "snap",
+    "snap_rows",
+    "snap_sorted",
+    "uniform_pairs",
+    "window_estimate_grid",
+    "window_push",
+    "window_update_grid",
 ]
 
 
@@ -98,47 +115,331 @@ def _exponential_quantile(
     rng: np.random.Generator,
     exp_util: NDArray[np.float64] | None = None,
 ) -> tuple[NDArray[np.float64], NDArray[np.int64]]:
-    """Smith's mechanism on end points ``z`` (..., n+2) for the L rows of ``util`` (L, n+1).
+    """Smith's mechanism on end points ``z`` (..., n+2) for the L rows of ``util`` (L, n+1)
+    (:func:`smith_quantile_rows`).  Returns (values, intervals), each of shape (..., L).
+    ``exp_util`` = ``exp(util)`` may be passed precomputed."""
+    lead = z.shape[:-1]
+    z2 = np.ascontiguousarray(z.reshape(-1, z.shape[-1]))
+    n_lev = util.shape[0]
+    values = np.empty((z2.shape[0], n_lev))
+    intervals = np.empty((z2.shape[0], n_lev), dtype=np.int64)
+    e = np.exp(util) if exp_util is None else exp_util
+    uu = rng.random((z2.shape[0], n_lev, 2))  # one draw for the interval, one for the point
+    smith_quantile_rows(z2, util, e, uu, values, intervals)
+    return values.reshape(lead + (n_lev,)), intervals.reshape(lead + (n_lev,))
+
+
+# --------------------------------------------------------------------------------------------
+# Compiled kernels (dpbandits.jit): one implementation of each mechanism, used by the public
+# functions below and callable from other kernels (a fused private-agent step). Every kernel
+# does the IEEE operations of the numpy code it replaced, in the same order, so the numbers
+# are the same to the last bit. The mechanisms take their uniforms as an array ``uu`` (rows,
+# levels, 2) -- per row and level, the block's (interval's) draw then the point's -- which is
+# exactly ``rng.random((rows, levels, 2))``: a Python caller draws it with numpy (handing a
+# Generator to a compiled function costs tens of µs per call), a kernel that holds the
+# Generator fills it with :func:`uniform_pairs` (numba draws numpy's numbers).
+# --------------------------------------------------------------------------------------------
+
+
+@kernel
+def _maximum(a: float, b: float) -> float:
+    """``numpy.maximum`` of two floats (NaN propagates from either side)."""
+    return a if a >= b or a != a else b
+
+
+@kernel
+def _minimum(a: float, b: float) -> float:
+    """``numpy.minimum`` of two floats (NaN propagates from either side)."""
+    return a if a <= b or a != a else b
+
+
+@kernel
+def snap(x: float, lo: float, hi: float, grid_size: int) -> int:
+    """Index of the grid point nearest to ``x`` (inside ``[lo, hi]``):
+    ``clip(rint((x - lo) * (grid_size / (hi - lo))), 0, grid_size)``.
+
+    A fixed map applied to each value separately, so replacing one value of the data replaces
+    one index: neighbouring data stay neighbouring.
+    """
+    k = np.rint((x - lo) * (grid_size / (hi - lo)))
+    return int(min(max(k, 0.0), float(grid_size)))
+
+
+@kernel
+def snap_sorted(x: Any, lo: float, hi: float, grid_size: int, out: Any) -> None:
+    """The sorted :func:`snap` indices of the values ``x`` (n,) inside ``[lo, hi]`` into ``out``
+    (n,): the grid mechanism's input.  A counting sort when the grid is not much larger than
+    the data (a window's 64 intervals; a comparison sort of 200 indices with many ties costs
+    several times more), else a comparison sort: the same sorted integers either way."""
+    n = x.shape[0]
+    if grid_size <= 4 * n:
+        counts = np.zeros(grid_size + 1, dtype=np.int64)
+        for i in range(n):
+            counts[snap(x[i], lo, hi, grid_size)] += 1
+        i = 0
+        for j in range(grid_size + 1):
+            for _ in range(counts[j]):
+                out[i] = j
+                i += 1
+    else:
+        for i in range(n):
+            out[i] = snap(x[i], lo, hi, grid_size)
+        out.sort()
+
+
+@kernel
+def snap_rows(x: Any, lo: float, hi: float, grid_size: int, out: Any) -> None:
+    """:func:`snap_sorted` of every row of ``x`` (M, n) into ``out`` (M, n)."""
+    for r in range(x.shape[0]):
+        snap_sorted(x[r], lo, hi, grid_size, out[r])
+
+
+@kernel
+def grid_value(j: int, lo: float, hi: float, grid_size: int) -> float:
+    """Grid point ``lo + (hi - lo) (j / m)`` of index ``j``, exactly ``hi`` at ``j = m``."""
+    if j >= grid_size:
+        return hi
+    return _minimum(lo + (hi - lo) * (j / grid_size), hi)
+
+
+@kernel
+def grid_values(j: Any, lo: float, hi: float, grid_size: int, out: Any) -> None:
+    """:func:`grid_value` of every index of the flat array ``j`` into ``out``."""
+    for i in range(j.shape[0]):
+        out[i] = grid_value(j[i], lo, hi, grid_size)
+
+
+@kernel
+def grid_quantile_row(
+    k: Any, levels: Any, epsilon: float, grid_size: int, endpoint_mass: float, uu: Any, out: Any
+) -> None:
+    """Grid indices ``out[l]`` of the eps-DP ``levels[l]``-quantiles of sorted snapped data
+    ``k`` (n,), each level with ``epsilon``: the exponential mechanism of :func:`dp_quantile`
+    (McSherry and Talwar 2007) over the candidates ``j = 0..m`` (``m = grid_size``), base mass 1
+    each plus ``endpoint_mass * (m + 1)`` at ``0`` and at ``m`` (data independent).
+
+    The utility of ``j`` for level ``q`` is minus the inverse sensitivity (Asi and Duchi 2020):
+    ``-dist(q n, [L_j, U_j])``, ``L_j = #{k < j}``, ``U_j = #{k <= j}``; replacing one value
+    moves ``L_j`` and ``U_j`` by at most 1, so ``P(j) ∝ mass_j exp(-eps dist / 2)`` is eps-DP.
+    Between two distinct data values the utility is constant (Smith's ``-|i - q n|``), so the
+    candidates form ``2n + 3`` blocks: the ``n + 1`` gaps ``i`` (``L = U = i``), the ``n`` data
+    positions ``p`` (``L = p``, ``U`` = 1 + position of the value's last occurrence; only a
+    value's first occurrence carries the grid point's mass) and the two end points.  A block is
+    drawn by inverse CDF on its weights (log-weights shifted by their maximum, which is finite:
+    a block at distance 0 exists), with a target in ``(0, total]`` so that a zero-weight block
+    is never chosen, then a uniform candidate inside it: ``uu[l]`` (L, 2) are level ``l``'s two
+    uniforms on ``[0, 1)``, for the block and for the candidate (:func:`uniform_pairs`).
+    """
+    n = k.shape[0]
+    nb = 2 * n + 3
+    half_eps = 0.5 * epsilon
+    w = np.empty(nb)
+    # U of each data position, as floats: 1 + the position of the value's last occurrence
+    upper = np.empty(n)
+    run = float(n)
+    for p in range(n - 1, -1, -1):
+        last = float(n) if p + 1 < n and k[p + 1] == k[p] else float(p + 1)
+        run = _minimum(last, run)
+        upper[p] = run
+    n_lo = 0.0  # values at the lower end point
+    n_below_hi = 0  # values below the upper end point
+    if n:
+        if k[0] == 0:
+            n_lo = upper[0]
+        for p in range(n):
+            if k[p] < grid_size:
+                n_below_hi += 1
+    n_hi = n - n_below_hi
+    log_end = math.log(endpoint_mass * (grid_size + 1)) if endpoint_mass > 0 else -math.inf
+    # gaps i = 0..n between k[i-1] and k[i] (sentinels -1 and m + 1): log of the number of
+    # candidates (log 0 = -inf: an empty gap is never chosen), the same for every level
+    log_gap = np.empty(n + 1)
+    prev = -1
+    for i in range(n + 1):
+        nxt = k[i] if i < n else grid_size + 1
+        count = nxt - prev - 1
+        log_gap[i] = math.log(count) if count > 0 else -math.inf
+        prev = nxt
+    for lev in range(levels.shape[0]):
+        qn = levels[lev] * n
+        for i in range(n + 1):  # gaps: + Smith's utility -eps/2 |i - q n|
+            w[i] = log_gap[i] + -half_eps * abs(i - qn)
+        # data positions: -eps/2 dist(q n, [p, U_p]) + log mass (1, or 0 for a repeat)
+        for p in range(n):
+            a = _maximum(qn - upper[p], 0.0) * -half_eps
+            a += -half_eps * _maximum(p - qn, 0.0)
+            a += -math.inf if p > 0 and k[p] == k[p - 1] else 0.0
+            w[n + 1 + p] = a
+        # end points: [0, n_lo] and [n - n_hi, n], extra base mass endpoint_mass * (m + 1)
+        w[nb - 2] = log_end - half_eps * _maximum(qn - n_lo, 0.0)
+        w[nb - 1] = log_end - half_eps * _maximum((n - n_hi) - qn, 0.0)
+        top = w[0]
+        for i in range(1, nb):
+            top = _maximum(top, w[i])
+        total = 0.0
+        for i in range(nb):
+            # exp(-inf - top) = 0 (most blocks of a window are empty gaps or repeated values)
+            v = 0.0 if w[i] == -math.inf and top != -math.inf else math.exp(w[i] - top)
+            total = v if i == 0 else total + v
+            w[i] = total  # the cumulative sum, in place
+        u_block, u_point = uu[lev, 0], uu[lev, 1]
+        target = (1.0 - u_block) * total
+        # numpy counted the cumulative weights below the target: they are a prefix (the sums
+        # never decrease, and a NaN, if any, stays), so the count is the first index not below
+        b = 0
+        while b < nb and w[b] < target:
+            b += 1
+        b = min(b, nb - 1)  # zero-weight blocks are never chosen
+        if b == nb - 2:
+            out[lev] = 0
+        elif b == nb - 1:
+            out[lev] = grid_size
+        elif b > n:
+            out[lev] = k[b - (n + 1)]
+        else:
+            left = k[b - 1] if b > 0 else -1
+            right = k[b] if b < n else grid_size + 1
+            count = max(right - left - 1, 0)
+            out[lev] = left + 1 + min(int(u_point * count), count - 1)
+
+
+@kernel
+def grid_quantile_rows(
+    k: Any, levels: Any, epsilon: float, grid_size: int, endpoint_mass: float, uu: Any, out: Any
+) -> None:
+    """:func:`grid_quantile_row` of every row of ``k`` (M, n) with the uniforms ``uu[r]``
+    (``uu`` (M, L, 2), e.g. ``rng.random((M, L, 2))``) into ``out`` (M, L)."""
+    for r in range(k.shape[0]):
+        grid_quantile_row(k[r], levels, epsilon, grid_size, endpoint_mass, uu[r], out[r])
+
+
+@kernel
+def smith_quantile_rows(
+    z: Any, util: Any, exp_util: Any, uu: Any, values: Any, intervals: Any
+) -> None:
+    """Smith's mechanism on end points ``z`` (M, n+2) for the L rows of ``util`` (L, n+1).
 
     Interval ``i`` (``0..n``) is ``[z_i, z_{i+1}]``; it is chosen with probability
     proportional to ``(z_{i+1} - z_i) exp(util_i)``.  Since ``util <= 0`` these weights are
-    computed directly when no row's total underflows (the common case, and cheap); otherwise in
-    log space, shifted by the maximum before exponentiating, where ``log 0 = -inf``.  Either
-    way zero-width intervals get weight exactly 0.  The interval is drawn by inverse CDF with a
-    target in ``(0, total]``, so a zero-weight interval (flat cumulative sum) is never chosen.
-    The output is uniform on the chosen interval.  Returns (values, intervals), each of shape
-    (..., L).  ``exp_util`` = ``exp(util)`` may be passed precomputed.
+    computed directly (``exp_util`` = ``exp(util)``) when no row's total underflows (the common
+    case); otherwise, for every row of the call, in log space, shifted by the maximum utility
+    over the intervals of positive width before adding the log widths (at a huge eps the
+    utilities are ~1e16 apart and adding log widths first would round the widths away), with
+    ``log 0 = -inf``.  Either way zero-width intervals get weight exactly 0.  The interval is
+    drawn by inverse CDF with a target in ``(0, total]``, so a zero-weight interval is never
+    chosen, and the output is uniform on it (kept inside: ``left + u (right - left)`` could
+    round one ulp past ``right``).  ``uu`` (M, L, 2): the uniforms of each row and level, for
+    the interval and for the point (e.g. ``rng.random((M, L, 2))``); ``values`` and
+    ``intervals`` (M, L) receive the outputs.
     """
-    lead = z.shape[:-1]
-    n2 = z.shape[-1]
-    z2 = z.reshape(-1, n2)
-    m, n_lev = z2.shape[0], util.shape[0]
-    width = z2[:, 1:] - z2[:, :-1]
-    # fast path: weights width * exp(util) directly (exp(util) <= 1, util max is ~0); used when
-    # every row's total weight is far from underflow, else the log-space path below
-    weights = width[:, None, :] * (np.exp(util) if exp_util is None else exp_util)
-    cum = np.cumsum(weights, axis=-1)
-    if np.minimum.reduce(cum[..., -1], axis=None) < 1e-250:
-        logw = np.full(width.shape, -np.inf)
-        np.log(width, out=logw, where=width > 0)
-        # Shift the utilities by their maximum over the intervals of positive width *before*
-        # adding log widths: at a huge eps the utilities are ~1e16 apart and adding log widths
-        # to them first would round the widths away (float64 spacing there is ~8).
-        masked = np.where(np.isfinite(logw)[:, None, :], util, -np.inf)  # (M, L, n+1)
-        logits = util - masked.max(axis=-1, keepdims=True)
-        logits += logw[:, None, :]
-        np.exp(logits, out=logits)
-        cum = np.cumsum(logits, axis=-1)
-    uu = rng.random((m, n_lev, 2))  # one draw for the interval, one for the point in it
-    target = (1.0 - uu[..., :1]) * cum[..., -1:]
-    i = (cum < target).sum(axis=-1)  # first index with cum >= target
-    flat = (np.arange(m) * n2)[:, None] + i
-    zf = z2.reshape(-1)
-    left, right = zf[flat], zf[flat + 1]
-    u = uu[..., 1]
-    # left + u (right - left) could round one ulp past ``right``; keep it inside the interval
-    value = np.minimum(left + u * (right - left), right)
-    return value.reshape(lead + (n_lev,)), i.reshape(lead + (n_lev,))
+    m_rows, n2 = z.shape
+    n_lev = util.shape[0]
+    cum = np.empty(n2 - 1)
+    log_space = False
+    for r in range(m_rows):
+        for lev in range(n_lev):
+            total = 0.0
+            for i in range(n2 - 1):
+                v = (z[r, i + 1] - z[r, i]) * exp_util[lev, i]
+                total = v if i == 0 else total + v
+            if total < 1e-250:
+                log_space = True
+    for r in range(m_rows):
+        for lev in range(n_lev):
+            if log_space:
+                top = -math.inf
+                for i in range(n2 - 1):
+                    if z[r, i + 1] - z[r, i] > 0:
+                        top = _maximum(top, util[lev, i])
+                for i in range(n2 - 1):
+                    width = z[r, i + 1] - z[r, i]
+                    log_w = math.log(width) if width > 0 else -math.inf
+                    v = math.exp((util[lev, i] - top) + log_w)
+                    cum[i] = v if i == 0 else cum[i - 1] + v
+            else:
+                for i in range(n2 - 1):
+                    v = (z[r, i + 1] - z[r, i]) * exp_util[lev, i]
+                    cum[i] = v if i == 0 else cum[i - 1] + v
+            u_interval, u_point = uu[r, lev, 0], uu[r, lev, 1]
+            target = (1.0 - u_interval) * cum[n2 - 2]
+            i = 0  # the number of cumulative weights below the target (a prefix)
+            while i < n2 - 1 and cum[i] < target:
+                i += 1
+            left, right = z[r, i], z[r, i + 1]
+            values[r, lev] = _minimum(left + u_point * (right - left), right)
+            intervals[r, lev] = i
+
+
+@kernel
+def window_push(buf: Any, fill: Any, flat: Any, x: Any, full: Any) -> int:
+    """Append ``x[r]`` to the window of stream ``flat[r]`` (rows of ``buf`` (S, w), ``fill``
+    (S,) values in each); write the streams whose window just filled into ``full``, in order,
+    and return their number."""
+    n_full = 0
+    window = buf.shape[1]
+    for r in range(flat.shape[0]):
+        s = flat[r]
+        pos = fill[s]
+        buf[s, pos] = x[r]
+        fill[s] = pos + 1
+        if pos + 1 == window:
+            full[n_full] = s
+            n_full += 1
+    return n_full
+
+
+@kernel
+def window_estimate_grid(
+    buf: Any, fill: Any, values: Any, n_est: Any, full: Any, levels: Any, epsilon: float,
+    lo: float, hi: float, grid_size: int, endpoint_mass: float, floor: float, uu: Any,
+) -> None:  # fmt: skip
+    """The grid mechanism's estimate of every stream ``full[i]`` whose window (row of ``buf``
+    (S, w), inside ``[lo, hi]``) is full, with the uniforms ``uu[i]`` (``uu`` (len(full), L,
+    2)): its ``levels`` quantiles (``epsilon`` each), ``values[s] = max(|p_hi - p_lo|,
+    floor)`` (two levels), one more estimate in ``n_est[s]``, the window emptied."""
+    k = np.empty(buf.shape[1], dtype=np.int64)
+    j = np.empty(levels.shape[0], dtype=np.int64)
+    for i in range(full.shape[0]):
+        s = full[i]
+        snap_sorted(buf[s], lo, hi, grid_size, k)
+        grid_quantile_row(k, levels, epsilon, grid_size, endpoint_mass, uu[i], j)
+        p_lo = grid_value(j[0], lo, hi, grid_size)
+        p_hi = grid_value(j[1], lo, hi, grid_size)
+        values[s] = _maximum(abs(p_hi - p_lo), floor)
+        n_est[s] += 1
+        fill[s] = 0  # each reward is used in exactly one estimate
+
+
+@kernel
+def uniform_pairs(rng: Any, uu: Any) -> None:
+    """Fill ``uu`` (M, L, 2) from ``rng`` in C order: the numbers of ``rng.random((M, L, 2))``
+    (numba's Generator draws numpy's numbers), for kernels that hold the Generator."""
+    for r in range(uu.shape[0]):
+        for lev in range(uu.shape[1]):
+            for c in range(2):
+                uu[r, lev, c] = rng.random()
+
+
+@kernel
+def window_update_grid(
+    buf: Any, fill: Any, values: Any, n_est: Any, flat: Any, x: Any, levels: Any,
+    epsilon: float, lo: float, hi: float, grid_size: int, endpoint_mass: float, floor: float,
+    rng: Any, full: Any,
+) -> None:  # fmt: skip
+    """One step of :class:`WindowedSensitivity` with the grid mechanism (float sampler), for a
+    kernel that holds the Generator ``rng``: :func:`window_push` of ``x`` (inside
+    ``[lo, hi]``) into the windows ``flat``, then :func:`window_estimate_grid` of the windows
+    that filled (``full``: scratch of ``len(flat)`` stream indices), with uniforms drawn from
+    ``rng`` as the step-by-step class draws them.
+
+    (The class itself draws with numpy and calls the two kernels: handing a Generator to a
+    compiled function from Python costs tens of µs, more than a whole step.)"""
+    n_full = window_push(buf, fill, flat, x, full)
+    if n_full:
+        uu = np.empty((n_full, levels.shape[0], 2))
+        uniform_pairs(rng, uu)
+        window_estimate_grid(buf, fill, values, n_est, full[:n_full], levels, epsilon, lo, hi,
+                             grid_size, endpoint_mass, floor, uu)  # fmt: skip
 
 
 # --------------------------------------------------------------------------------------------
@@ -232,114 +533,19 @@ def mechanism_options(
     return Mechanism(method, m, w, sampler)
 
 
-def _snap(x: NDArray[np.float64], lo: float, hi: float, grid_size: int) -> NDArray[np.int64]:
-    """Index of the nearest grid point of every value of ``x`` (already inside ``[lo, hi]``).
-
-    A fixed map applied to each value separately, so replacing one value of ``x`` replaces one
-    index: neighbouring data stay neighbouring.
-    """
-    k = np.rint((x - lo) * (grid_size / (hi - lo)))
-    return np.clip(k, 0, grid_size).astype(np.int64)
-
-
-def _grid_quantile(
-    k: NDArray[np.int64],
-    levels: Sequence[float],
-    epsilon: float,
-    grid_size: int,
-    endpoint_mass: float,
-    rng: np.random.Generator,
-) -> NDArray[np.int64]:
-    """Grid index of the eps-DP quantile of each row of sorted snapped data ``k`` (M, n).
-
-    The exponential mechanism (McSherry and Talwar 2007) over the candidates ``j = 0..m``
-    (``m = grid_size``) with base mass 1 each, plus two extra candidates at the end points
-    ``0`` and ``m`` with base mass ``endpoint_mass * (m + 1)`` each (the base measure is data
-    independent).  The utility of candidate ``j`` for level ``q`` is minus the inverse
-    sensitivity (Asi and Duchi 2020) of the quantile: ``-dist(q n, [L_j, U_j])`` with
-    ``L_j = #{k < j}`` and ``U_j = #{k <= j}``, the number of values that must change for ``j``
-    to be a ``q``-quantile; replacing one value moves ``L_j`` and ``U_j`` by at most 1, so the
-    sensitivity is 1 and ``P(j) ∝ mass_j exp(-eps dist / 2)`` is eps-DP.  Between two distinct
-    data values the utility is constant (it equals Smith's ``-|i - q n|``), so the candidates
-    form ``2n + 3`` blocks: ``n + 1`` gaps, the ``n`` data positions (only a value's first
-    occurrence carries mass) and the two end points.  A block is drawn by inverse CDF on
-    log-space weights, then a uniform candidate inside it.  Returns (M, L) indices.
-    """
-    m_rows, n = k.shape
-    n_lev = len(levels)
-    half_eps = 0.5 * epsilon
-    qn = np.asarray(levels, dtype=np.float64)[:, None] * n  # (L, 1)
-    ranks = np.arange(n + 1, dtype=np.float64)
-    gap_util, below_util = _grid_tables(n, tuple(levels), half_eps)
-    # log-weights of the 2n + 3 blocks, (M, L, B): gaps 0..n, data positions, lo, hi
-    logits = np.empty((m_rows, n_lev, 2 * n + 3))
-    # gaps: the candidates strictly between consecutive sorted values (with sentinels);
-    # L = U = i there, so the utility is Smith's -|i - q n|
-    kk = np.empty((m_rows, n + 2), dtype=np.int64)
-    kk[:, 0] = -1
-    kk[:, -1] = grid_size + 1
-    kk[:, 1:-1] = k
-    gap_count = kk[:, 1:] - kk[:, :-1]
-    gap_count -= 1
-    np.maximum(gap_count, 0, out=gap_count)  # -1 between tied values
-    with np.errstate(divide="ignore"):
-        log_gap = np.log(gap_count)  # log 0 = -inf: an empty gap is never chosen
-    np.add(log_gap[:, None, :], gap_util, out=logits[:, :, : n + 1])
-    if n:
-        # data positions: L = p, U = 1 + position of the value's last occurrence; only a
-        # value's first occurrence carries the grid point's mass
-        repeat = np.zeros((m_rows, n + 1), dtype=bool)  # position p repeats position p - 1
-        np.equal(k[:, 1:], k[:, :-1], out=repeat[:, 1:-1])
-        last_pos = np.where(repeat[:, 1:], n, ranks[1:])  # p + 1 where p is a value's last
-        upper = np.minimum.accumulate(last_pos[:, ::-1], axis=1)[:, ::-1]  # (M, n)
-        above = np.maximum(qn[None] - upper[:, None, :], 0.0)  # (M, L, n)
-        above *= -half_eps
-        above += below_util
-        above += np.where(repeat[:, :-1], -np.inf, 0.0)[:, None, :]  # log mass: 1 or 0
-        logits[:, :, n + 1 : 2 * n + 1] = above
-        n_lo = np.where(k[:, 0] == 0, upper[:, 0], 0)  # values at the lower end point
-        n_hi = n - (k < grid_size).sum(axis=1)  # values at the upper end point
-    else:
-        n_lo = n_hi = np.zeros(m_rows, dtype=np.int64)
-    # end points: [0, n_lo] and [n - n_hi, n], extra base mass endpoint_mass * (m + 1) each
-    log_end = math.log(endpoint_mass * (grid_size + 1)) if endpoint_mass > 0 else -math.inf
-    logits[:, :, -2] = log_end - half_eps * np.maximum(qn.T - n_lo[:, None], 0.0)
-    logits[:, :, -1] = log_end - half_eps * np.maximum((n - n_hi)[:, None] - qn.T, 0.0)
-    logits -= logits.max(axis=-1, keepdims=True)  # a block at distance 0 exists: max finite
-    np.exp(logits, out=logits)
-    cum = np.cumsum(logits, axis=-1)
-    uu = rng.random((m_rows, n_lev, 2))  # one draw for the block, one for the point in it
-    b = (cum < (1.0 - uu[..., :1]) * cum[..., -1:]).sum(axis=-1)  # first cum >= target
-    np.minimum(b, 2 * n + 2, out=b)  # zero-weight blocks are never chosen
-    rows = np.arange(m_rows)[:, None]
-    gi = np.minimum(b, n)
-    count = gap_count[rows, gi]
-    in_gap = kk[rows, gi] + 1 + np.minimum((uu[..., 1] * count).astype(np.int64), count - 1)
-    at_value = k[rows, np.clip(b - (n + 1), 0, max(n - 1, 0))] if n else in_gap
-    j = np.where(b <= n, in_gap, at_value)
-    j[b == 2 * n + 1] = 0
-    j[b == 2 * n + 2] = grid_size
-    return j
-
-
-@functools.lru_cache(maxsize=64)
-def _grid_tables(
-    n: int, levels: tuple[float, ...], half_eps: float
-) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
-    """The data-independent parts of the block utilities: ``-eps/2 |i - q n|`` of the gaps
-    ``i = 0..n`` (L, n+1) and ``-eps/2 max(p - q n, 0)`` of the data positions (L, n)."""
-    qn = np.asarray(levels, dtype=np.float64)[:, None] * n
-    ranks = np.arange(n + 1, dtype=np.float64)
-    gap = -half_eps * np.abs(ranks - qn)
-    below = -half_eps * np.maximum(ranks[:-1] - qn, 0.0)
-    gap.flags.writeable = below.flags.writeable = False
-    return gap, below
+def _snap_sorted(x: NDArray[np.float64], lo: float, hi: float, grid_size: int) -> NDArray[np.int64]:
+    """The sorted grid indices (:func:`snap_rows`) of every row of ``x`` (M, n) inside
+    ``[lo, hi]``."""
+    k = np.empty(x.shape, dtype=np.int64)
+    snap_rows(np.ascontiguousarray(x), lo, hi, grid_size, k)
+    return k
 
 
 def _grid_values(j: NDArray[np.int64], lo: float, hi: float, grid_size: int) -> NDArray[np.float64]:
-    """Grid point ``lo + j (hi - lo) / m`` of each index, exactly ``lo`` and ``hi`` at the ends."""
-    v = lo + (hi - lo) * (j / grid_size)
-    return np.where(j >= grid_size, hi, np.minimum(v, hi))
+    """:func:`grid_value` of every index of ``j``."""
+    out = np.empty(j.shape)
+    grid_values(np.ascontiguousarray(j).reshape(-1), lo, hi, grid_size, out.reshape(-1))
+    return out
 
 
 def _grid_draw(
@@ -355,7 +561,11 @@ def _grid_draw(
     if mech.sampler == "exact":  # the exact rational split: the levels sum to epsilon exactly
         split = Fraction(epsilon) / len(levels)
         return grid_quantile_exact(k, tuple(levels), split, m, w, rng)
-    return _grid_quantile(k, levels, epsilon / len(levels), m, w, rng)
+    j = np.empty((k.shape[0], len(levels)), dtype=np.int64)
+    lv = np.asarray(levels, dtype=np.float64)
+    uu = rng.random((k.shape[0], len(levels), 2))  # one draw for the block, one for the point
+    grid_quantile_rows(k, lv, epsilon / len(levels), m, w, uu, j)
+    return j
 
 
 def dp_quantile(
@@ -447,7 +657,7 @@ def _release(
         return _exponential_quantile(_intervals(xa, lo_f, hi_f), util, gen)[0]
     lead, n, m = xa.shape[:-1], xa.shape[-1], mech.grid_size
     rows = math.prod(lead)
-    k = np.sort(_snap(np.clip(xa, lo_f, hi_f).reshape(rows, n), lo_f, hi_f, m), axis=1)
+    k = _snap_sorted(np.clip(xa, lo_f, hi_f).reshape(rows, n), lo_f, hi_f, m)
     j = _grid_draw(k, levels, eps, mech, gen)
     return _grid_values(j, lo_f, hi_f, m).reshape(lead + (len(levels),))
 
@@ -471,8 +681,10 @@ class WindowedSensitivity:
     ``grid_size=64`` intervals of ``[lo, hi]`` (:data:`DEFAULT_WINDOW_GRID_SIZE`).
     ``sampler="exact"`` draws the grid mechanism exactly (slower, docs/quantiles.md).
 
-    ``update(actions (R,), rewards (R,))`` is O(R) numpy per step; estimates run only for the
-    buffers that filled in this step, batched.  ``values`` (R, K) current estimates,
+    ``update(actions (R,), rewards (R,))`` is one compiled pass over the replications
+    (:func:`window_push`); estimates run only for the buffers that filled in this step, in the
+    order of the replications (:func:`window_estimate_grid` for the grid mechanism's float
+    sampler, one kernel for all of them).  ``values`` (R, K) current estimates,
     ``n_estimates`` (R, K) number of quantile pairs released per (replication, arm) -- what the
     privacy ledger records.  NaN rewards raise ValueError.
     """
@@ -514,7 +726,10 @@ class WindowedSensitivity:
         # eps_p split equally between the two levels (sequential composition)
         self._util = _utility(self.window, self.levels, self.epsilon / 2)
         self._exp_util = np.exp(self._util)
-        self._row_offsets = (np.arange(s) * (self.window + 2))[:, None]
+        self._levels = np.asarray(self.levels, dtype=np.float64)
+        self._eps_level = self.epsilon / len(self.levels)
+        self._compiled = self.method == "grid" and self.sampler == "float"
+        self._full = np.empty(self.n_runs, dtype=np.intp)  # streams filled by a step
 
     def __repr__(self) -> str:
         return (
@@ -539,13 +754,13 @@ class WindowedSensitivity:
 
     def update_flat(self, flat: NDArray[np.intp], x: NDArray[np.float64]) -> None:
         """:meth:`update` on validated input (the agents' hot path): ``flat[r] = r K +
-        actions[r]`` and ``x`` the rewards already clipped to ``[lo, hi]``; no checks."""
-        pos = self._fill.take(flat)
-        self._buf_flat.put(flat * self.window + pos, x)
-        pos += 1
-        self._fill.put(flat, pos)
-        if np.maximum.reduce(pos) == self.window:
-            self._estimate(flat[pos == self.window])
+        actions[r]`` and ``x`` the rewards already clipped to ``[lo, hi]``; no checks
+        (:func:`window_push`, then the estimates of the windows that filled)."""
+        if flat.shape[0] > self._full.shape[0]:  # never with one pull per replication; but a
+            self._full = np.empty(flat.shape[0], dtype=np.intp)  # kernel writes unchecked
+        n_full = window_push(self._buf, self._fill, flat, x, self._full)
+        if n_full:
+            self._estimate(self._full[:n_full])
 
     @property
     def current(self) -> NDArray[np.float64]:
@@ -557,32 +772,23 @@ class WindowedSensitivity:
 
         Same mechanism as ``dp_quantiles(buffer, levels, eps_p)`` (both levels at once, eps_p/2
         each), written for the per-step hot path: no re-validation, ``exp(util)`` precomputed,
-        the buffers are already clipped.  Smith's mechanism falls back to the general
-        log-space code if a row's total weight could underflow.
+        the buffers are already clipped.
         """
+        if self._compiled:  # the grid mechanism's float sampler (window_estimate_grid)
+            uu = self._rng.random((full.size, len(self.levels), 2))  # numpy's draws, C order
+            window_estimate_grid(
+                self._buf, self._fill, self._values, self._n_est, full, self._levels,
+                self._eps_level, self.lo, self.hi, self.grid_size, self.endpoint_mass,
+                self.floor, uu,
+            )  # fmt: skip
+            return
         if self.method == "grid":
-            k = _snap(self._buf[full], self.lo, self.hi, self.grid_size)
-            k.sort(axis=1)
+            k = _snap_sorted(self._buf[full], self.lo, self.hi, self.grid_size)
             j = _grid_draw(k, self.levels, self.epsilon, self._mech, self._rng)
             p = _grid_values(j, self.lo, self.hi, self.grid_size)
         else:
-            p = self._smith(full)
+            z = _intervals(self._buf[full], self.lo, self.hi, clip=False)  # clipped in update
+            p = _exponential_quantile(z, self._util, self._rng, self._exp_util)[0]
         self._values[full] = np.maximum(np.abs(p[:, 1] - p[:, 0]), self.floor)
         self._n_est[full] += 1
         self._fill[full] = 0  # each reward is used in exactly one estimate
-
-    def _smith(self, full: NDArray[np.intp]) -> NDArray[np.float64]:
-        """Smith's mechanism on the full buffers, (len(full), 2)."""
-        z = _intervals(self._buf[full], self.lo, self.hi, clip=False)  # clipped in update
-        weights = np.diff(z, axis=1)[:, None, :] * self._exp_util  # (m, 2, w+1)
-        cum = np.cumsum(weights, axis=2)
-        total = cum[:, :, -1:]
-        if np.minimum.reduce(total, axis=None) < 1e-250:
-            return _exponential_quantile(z, self._util, self._rng)[0]
-        uu = self._rng.random((full.size, 2, 2))
-        i = (cum < (1.0 - uu[:, :, :1]) * total).sum(axis=2)  # (m, 2)
-        i += self._row_offsets[: full.size]
-        zf = z.reshape(-1)
-        left = zf[i]
-        right = zf[i + 1]
-        return np.minimum(left + uu[:, :, 1] * (right - left), right)

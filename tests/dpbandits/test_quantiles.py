@@ -294,3 +294,78 @@ def test_windowed_bad_input() -> None:
     with pytest.raises(ValueError, match="actions"):
         ws.update(np.array([0, 2]), np.array([0.5, 0.5]))
     assert ws.fill.sum() == 0  # bad updates change nothing
+
+
+# ------------------------------------------------------------- same bits as the numpy code
+
+
+def numpy_smith(z, util, uu):
+    """The vectorised numpy code that the compiled ``smith_quantile_rows`` replaced (end points
+    ``z`` (M, n+2), utilities (L, n+1), uniforms ``uu`` (M, L, 2)): the reference of its bits.
+    The log-space weights are used for every row as soon as one row's total underflows."""
+    m, n2 = z.shape
+    width = z[:, 1:] - z[:, :-1]
+    cum = np.cumsum(width[:, None, :] * np.exp(util), axis=-1)
+    if np.minimum.reduce(cum[..., -1], axis=None) < 1e-250:
+        logw = np.full(width.shape, -np.inf)
+        np.log(width, out=logw, where=width > 0)
+        masked = np.where(np.isfinite(logw)[:, None, :], util, -np.inf)
+        logits = util - masked.max(axis=-1, keepdims=True)
+        logits += logw[:, None, :]
+        cum = np.cumsum(np.exp(logits), axis=-1)
+    i = (cum < (1.0 - uu[..., :1]) * cum[..., -1:]).sum(axis=-1)
+    flat = (np.arange(m) * n2)[:, None] + i
+    left, right = z.reshape(-1)[flat], z.reshape(-1)[flat + 1]
+    return np.minimum(left + uu[..., 1] * (right - left), right)
+
+
+def test_compiled_smith_has_the_bits_of_the_numpy_code() -> None:
+    """dp_quantiles(method="smith") == the numpy code it replaced, to the last bit, with the
+    same Generator state afterwards; including calls where one row underflows (tied data at a
+    huge eps), which switch every row of the call to the log-space weights."""
+    rng = np.random.default_rng(30)
+    for trial in range(120):
+        n, rows = int(rng.integers(0, 25)), int(rng.integers(1, 5))
+        x = [rng.random((rows, n)), rng.choice([0.0, 0.3, 1.0], size=(rows, n)),
+             rng.normal(0.5, 0.6, (rows, n))][trial % 3]  # fmt: skip
+        if trial % 5 == 0 and n:
+            x[0] = 0.3  # all tied: tiny total weight at a large eps
+        lo, hi = (0.0, 1.0) if trial % 2 else (-0.3, 2.5)
+        eps = float(rng.choice([1e-300, 1e-3, 1.0, 50.0, 1e3, 1e300]))
+        qs = [0.0, 1.0, 0.5] if trial % 7 == 0 else list(rng.random(int(rng.integers(1, 4))))
+        seed = int(rng.integers(2**31))
+        got_rng = np.random.default_rng(seed)
+        got = dp_quantiles(x, qs, eps, lo, hi, rng=got_rng, method="smith")
+        ref_rng = np.random.default_rng(seed)
+        z = _intervals(np.asarray(x, dtype=float), lo, hi)
+        ref = numpy_smith(z, _utility(n, qs, eps / len(qs)), ref_rng.random((rows, len(qs), 2)))
+        np.testing.assert_array_equal(got.view(np.uint64), ref.view(np.uint64))
+        assert got_rng.random() == ref_rng.random()
+
+
+def test_windowed_smith_has_the_bits_of_the_numpy_code() -> None:
+    n_runs, n_arms, w = 6, 2, 15
+    for eps in (1.0, 1e4):  # 1e4: the log-space weights
+        ws = WindowedSensitivity(n_runs, n_arms, eps, window=w, rng=31, method="smith")
+        ref_rng = np.random.default_rng(31)
+        s = n_runs * n_arms
+        buf, fill, values = np.zeros((s, w)), np.zeros(s, dtype=np.int64), np.full(s, 1.0)
+        rng = np.random.default_rng(32)
+        for _ in range(5 * w * n_arms):
+            a = rng.integers(0, n_arms, size=n_runs)
+            x = rng.choice([0.2, 0.5, rng.random()], size=n_runs)
+            ws.update(a, x)
+            flat = np.arange(n_runs) * n_arms + a
+            pos = fill[flat]
+            buf[flat, pos] = x
+            fill[flat] = pos + 1
+            full = flat[pos + 1 == w]
+            if full.size:
+                z = _intervals(buf[full], 0.0, 1.0)
+                uu = ref_rng.random((full.size, 2, 2))
+                p = numpy_smith(z, _utility(w, (0.1, 0.9), eps / 2), uu)
+                values[full] = np.maximum(np.abs(p[:, 1] - p[:, 0]), 1e-6)
+                fill[full] = 0
+        np.testing.assert_array_equal(ws.values.ravel().view(np.uint64), values.view(np.uint64))
+        np.testing.assert_array_equal(ws.fill.ravel(), fill)
+        assert ws.n_estimates.sum() > 0

@@ -285,3 +285,152 @@ def test_windowed_default_grid_resolves_interior_ties() -> None:
     assert "grid_size=64" in repr(ws.__class__(2, 2, 1.0))
     diff = err["grid"] - err["smith"]
     assert diff.mean() / (diff.std(ddof=1) / np.sqrt(n_runs)) < -5
+
+
+# ------------------------------------------------------------- same bits as the numpy code
+
+
+def numpy_grid_quantile(k, levels, epsilon, grid_size, endpoint_mass, uu):
+    """The vectorised numpy code that the compiled ``grid_quantile_rows`` replaced (grid
+    indices (M, L) of sorted snapped ``k`` (M, n), each level with ``epsilon``, uniforms ``uu``
+    (M, L, 2)): the reference of its numbers, bit for bit."""
+    m_rows, n = k.shape
+    n_lev = len(levels)
+    half_eps = 0.5 * epsilon
+    qn = np.asarray(levels, dtype=np.float64)[:, None] * n
+    ranks = np.arange(n + 1, dtype=np.float64)
+    gap_util = -half_eps * np.abs(ranks - qn)
+    below_util = -half_eps * np.maximum(ranks[:-1] - qn, 0.0)
+    logits = np.empty((m_rows, n_lev, 2 * n + 3))
+    kk = np.empty((m_rows, n + 2), dtype=np.int64)
+    kk[:, 0] = -1
+    kk[:, -1] = grid_size + 1
+    kk[:, 1:-1] = k
+    gap_count = np.maximum(kk[:, 1:] - kk[:, :-1] - 1, 0)
+    with np.errstate(divide="ignore"):
+        log_gap = np.log(gap_count)
+    np.add(log_gap[:, None, :], gap_util, out=logits[:, :, : n + 1])
+    if n:
+        repeat = np.zeros((m_rows, n + 1), dtype=bool)
+        np.equal(k[:, 1:], k[:, :-1], out=repeat[:, 1:-1])
+        last_pos = np.where(repeat[:, 1:], n, ranks[1:])
+        upper = np.minimum.accumulate(last_pos[:, ::-1], axis=1)[:, ::-1]
+        above = np.maximum(qn[None] - upper[:, None, :], 0.0)
+        above *= -half_eps
+        above += below_util
+        above += np.where(repeat[:, :-1], -np.inf, 0.0)[:, None, :]
+        logits[:, :, n + 1 : 2 * n + 1] = above
+        n_lo = np.where(k[:, 0] == 0, upper[:, 0], 0)
+        n_hi = n - (k < grid_size).sum(axis=1)
+    else:
+        n_lo = n_hi = np.zeros(m_rows, dtype=np.int64)
+    log_end = math.log(endpoint_mass * (grid_size + 1)) if endpoint_mass > 0 else -math.inf
+    logits[:, :, -2] = log_end - half_eps * np.maximum(qn.T - n_lo[:, None], 0.0)
+    logits[:, :, -1] = log_end - half_eps * np.maximum((n - n_hi)[:, None] - qn.T, 0.0)
+    logits -= logits.max(axis=-1, keepdims=True)
+    np.exp(logits, out=logits)
+    cum = np.cumsum(logits, axis=-1)
+    b = (cum < (1.0 - uu[..., :1]) * cum[..., -1:]).sum(axis=-1)
+    np.minimum(b, 2 * n + 2, out=b)
+    rows = np.arange(m_rows)[:, None]
+    gi = np.minimum(b, n)
+    count = gap_count[rows, gi]
+    in_gap = kk[rows, gi] + 1 + np.minimum((uu[..., 1] * count).astype(np.int64), count - 1)
+    at_value = k[rows, np.clip(b - (n + 1), 0, max(n - 1, 0))] if n else in_gap
+    j = np.where(b <= n, in_gap, at_value)
+    j[b == 2 * n + 1] = 0
+    j[b == 2 * n + 2] = grid_size
+    return j
+
+
+def numpy_snap_values(x, lo, hi, grid_size):
+    """The numpy snap (sorted) of the values in ``[lo, hi]`` and the numpy grid values map."""
+    k = np.sort(np.clip(np.rint((x - lo) * (grid_size / (hi - lo))), 0, grid_size).astype(
+        np.int64), axis=1)  # fmt: skip
+
+    def values(j):
+        v = lo + (hi - lo) * (j / grid_size)
+        return np.where(j >= grid_size, hi, np.minimum(v, hi))
+
+    return k, values
+
+
+def test_compiled_grid_mechanism_has_the_bits_of_the_numpy_code() -> None:
+    """dp_quantiles (compiled kernels) == the numpy code it replaced, to the last bit, with the
+    same Generator state afterwards: ties, end points, values half-way between grid points
+    (rint rounds half to even), no data, extreme eps, grids from 1 to 2**40 (both sorts of
+    snap_sorted), one to three levels."""
+    rng = np.random.default_rng(20)
+    for trial in range(150):
+        n, rows = int(rng.integers(0, 25)), int(rng.integers(1, 5))
+        x = [
+            rng.random((rows, n)),
+            (rng.random((rows, n)) < 0.7) * 1.0,
+            rng.choice([0.0, 0.2, 0.4, 1.0], size=(rows, n)),
+            rng.normal(0.5, 0.6, (rows, n)),
+            rng.integers(0, 129, (rows, n)) / 128,  # half-way between points of a 64-grid
+        ][trial % 5]
+        lo, hi = (0.0, 1.0) if trial % 3 else (-0.3, 2.5)
+        eps = float(rng.choice([1e-300, 1e-3, 1.0, 50.0, 1e300]))
+        m = 64 if trial % 5 == 4 else int(rng.choice([1, 5, 64, 2**16, 2**40]))
+        w = float(rng.choice([0.0, 0.1, 2.0]))
+        qs = [0.0, 1.0, 0.5] if trial % 7 == 0 else list(rng.random(int(rng.integers(1, 4))))
+        seed = int(rng.integers(2**31))
+        got_rng = np.random.default_rng(seed)
+        got = dp_quantiles(x, qs, eps, lo, hi, rng=got_rng, grid_size=m, endpoint_mass=w)
+        ref_rng = np.random.default_rng(seed)
+        k, values = numpy_snap_values(np.clip(x, lo, hi), lo, hi, m)
+        uu = ref_rng.random((rows, len(qs), 2))
+        ref = values(numpy_grid_quantile(k, qs, eps / len(qs), m, w, uu))
+        np.testing.assert_array_equal(got.view(np.uint64), ref.view(np.uint64))
+        assert got_rng.random() == ref_rng.random()
+
+
+@pytest.mark.parametrize(
+    "n_runs, n_arms, window, eps",
+    [(7, 3, 20, 1.0), (40, 2, 200, 1.0), (5, 4, 13, 1e6), (3, 2, 1, 0.3)],
+)
+def test_windowed_grid_has_the_bits_of_the_numpy_code(n_runs, n_arms, window, eps) -> None:
+    """WindowedSensitivity (grid, float sampler) == the numpy code it replaced (windows filled
+    in one step estimated in the order of the replications, one rng.random((full, 2, 2)) per
+    step), and the fused kernel window_update_grid, which draws from the Generator itself,
+    == both."""
+    from dpbandits.quantiles import window_update_grid
+
+    ws = WindowedSensitivity(n_runs, n_arms, eps, window=window, rng=21)
+    s = n_runs * n_arms
+    buf, fill = np.zeros((s, window)), np.zeros(s, dtype=np.int64)
+    values, n_est = np.full(s, 1.0), np.zeros(s, dtype=np.int64)
+    ref_rng = np.random.default_rng(21)
+    f_buf, f_fill = np.zeros((s, window)), np.zeros(s, dtype=np.int64)
+    f_values, f_n_est = np.full(s, 1.0), np.zeros(s, dtype=np.int64)
+    f_rng, scratch = np.random.default_rng(21), np.empty(n_runs, dtype=np.intp)
+    levels = np.array([0.1, 0.9])
+    rng = np.random.default_rng(22)
+    for t in range(4 * window * n_arms):
+        a = rng.integers(0, n_arms, size=n_runs)
+        x = np.clip(rng.normal(0.5, 0.4, n_runs) if t % 2 else rng.choice([0.0, 0.3, 1.0], n_runs),
+                    0.0, 1.0)  # fmt: skip
+        flat = np.arange(n_runs) * n_arms + a
+        ws.update_flat(flat, x)
+        window_update_grid(f_buf, f_fill, f_values, f_n_est, flat, x, levels, eps / 2, 0.0,
+                           1.0, 64, DEFAULT_ENDPOINT_MASS, 1e-6, f_rng, scratch)  # fmt: skip
+        # the numpy code
+        pos = fill[flat]
+        buf[flat, pos] = x
+        fill[flat] = pos + 1
+        full = flat[pos + 1 == window]
+        if full.size:
+            k, grid_values = numpy_snap_values(buf[full], 0.0, 1.0, 64)
+            uu = ref_rng.random((full.size, 2, 2))
+            p = grid_values(numpy_grid_quantile(k, (0.1, 0.9), eps / 2, 64, 0.1, uu))
+            values[full] = np.maximum(np.abs(p[:, 1] - p[:, 0]), 1e-6)
+            n_est[full] += 1
+            fill[full] = 0
+    assert n_est.sum() > 0
+    for v, n_e, f in ((ws.values.ravel(), ws.n_estimates.ravel(), ws.fill.ravel()),
+                      (f_values, f_n_est, f_fill)):  # fmt: skip
+        np.testing.assert_array_equal(v.view(np.uint64), values.view(np.uint64))
+        np.testing.assert_array_equal(n_e, n_est)
+        np.testing.assert_array_equal(f, fill)
+    assert ws._rng.random() == ref_rng.random() == f_rng.random()
