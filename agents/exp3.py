@@ -131,11 +131,11 @@ def _draw(probs: Any, r: int, u: float) -> int:
 
 
 @kernel
-def _choose(log_weights: Any, gamma: float, rng: Any, probs: Any, out: Any) -> None:
-    """Draw every replication's arm from its distribution (one uniform each, in order)."""
+def _choose(log_weights: Any, gamma: float, u: Any, probs: Any, out: Any) -> None:
+    """Draw every replication's arm from its distribution with the uniforms ``u``."""
     for r in range(out.shape[0]):
         _distribution(log_weights, r, gamma, probs)
-        out[r] = _draw(probs, r, rng.random())
+        out[r] = _draw(probs, r, u[r])
 
 
 @kernel
@@ -235,7 +235,10 @@ class Exp3(Agent):
 
     def choose(self) -> NDArray[np.int64]:
         out = np.empty(self.n_runs, dtype=np.int64)
-        _choose(self.log_weights, self._gamma, self.rng, self._probs, out)
+        # the uniforms are drawn here, by one numpy call: a Generator passed to a compiled
+        # function costs tens of microseconds per call (play draws them inside, once a block)
+        u = self.rng.random(self.n_runs)
+        _choose(self.log_weights, self._gamma, u, self._probs, out)
         return out
 
     def observe(self, actions: NDArray[np.int64], rewards: NDArray[np.float64]) -> None:
