@@ -102,7 +102,7 @@ def _distribution(log_weights: Any, r: int, gamma: float, probs: Any) -> None:
     row = probs[r]
     for a in range(n_arms):
         d = log_weights[r, a] - top
-        # exp(+-0) is exactly 1: the largest weight (often the only other arm) costs no exp
+        # exp(+-0) is exactly 1: the arm of largest weight needs no exp (one of two when K = 2)
         row[a] = 1.0 if d == 0.0 else math.exp(d)
     total = 0.0 + pairwise_sum(row, 0, n_arms)  # numpy's w.sum(axis=1)
     keep, floor = 1.0 - gamma, gamma / n_arms
