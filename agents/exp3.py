@@ -3,15 +3,189 @@
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
 
 from agents.base import Agent
 from dpbandits import checks
-from dpbandits.arms import RunArms
+from dpbandits.jit import beats, kernel
 
-__all__ = ["Exp3"]
+__all__ = ["Exp3", "pairwise_sum"]
+
+
+# -- the compiled step (dpbandits.jit): one implementation for probabilities/choose/observe and
+# play. ``log_weights`` and ``probs`` are the (R, K) log-weights and the distribution of the
+# last draw; every operation is numpy's, in numpy's order, so the numbers are numpy's bits.
+@kernel
+def _block_sum(x: Any, start: int, n: int) -> float:
+    """numpy's sum of at most 128 terms ``x[start:start + n]`` (see :func:`pairwise_sum`)."""
+    if n < 8:
+        res = -0.0  # keeps a sum of -0.0 terms -0.0, as numpy does
+        for i in range(start, start + n):
+            res += x[i]
+        return res
+    r0, r1, r2, r3 = x[start], x[start + 1], x[start + 2], x[start + 3]
+    r4, r5, r6, r7 = x[start + 4], x[start + 5], x[start + 6], x[start + 7]
+    end = start + n - n % 8
+    i = start + 8
+    while i < end:
+        r0 += x[i]
+        r1 += x[i + 1]
+        r2 += x[i + 2]
+        r3 += x[i + 3]
+        r4 += x[i + 4]
+        r5 += x[i + 5]
+        r6 += x[i + 6]
+        r7 += x[i + 7]
+        i += 8
+    res = ((r0 + r1) + (r2 + r3)) + ((r4 + r5) + (r6 + r7))
+    for j in range(end, start + n):
+        res += x[j]
+    return res
+
+
+@kernel
+def pairwise_sum(x: Any, start: int, n: int) -> float:
+    """``x[start] + ... + x[start + n - 1]`` in numpy's order (its pairwise summation, what
+    ``numpy.add.reduce`` does along a contiguous axis, to the last bit: ``0.0 +`` this).
+
+    Fewer than 8 terms: left to right. Up to 128: 8 interleaved accumulators
+    ``r_j = x_j + x_{j+8} + ...`` over the largest multiple of 8 terms, combined as
+    ``((r_0 + r_1) + (r_2 + r_3)) + ((r_4 + r_5) + (r_6 + r_7))``, then the rest left to
+    right. More: the sum of the two halves, split at a multiple of 8 -- evaluated here with an
+    explicit stack (numba cannot cache the callers of a recursive function)."""
+    if n <= 128:
+        return _block_sum(x, start, n)
+    # frame d: the terms [starts[d], starts[d] + sizes[d]), its stage (0: left half next,
+    # 1: right half next, 2: both done) and its left half's sum; each level halves the size,
+    # so 64 frames hold any int64 n.
+    starts = np.empty(64, dtype=np.int64)
+    sizes = np.empty(64, dtype=np.int64)
+    stages = np.zeros(64, dtype=np.int64)
+    lefts = np.empty(64)
+    starts[0], sizes[0] = start, n
+    depth, res = 0, 0.0
+    while depth >= 0:
+        s, m = starts[depth], sizes[depth]
+        if m <= 128:  # a leaf: its sum is the value returned to the frame below
+            res = _block_sum(x, s, m)
+            depth -= 1
+            continue
+        half = m // 2
+        half -= half % 8
+        stage = stages[depth]
+        stages[depth] = stage + 1
+        if stage == 2:
+            res = lefts[depth] + res
+            depth -= 1
+            continue
+        if stage == 1:
+            lefts[depth] = res
+        depth += 1
+        starts[depth] = s if stage == 0 else s + half
+        sizes[depth] = half if stage == 0 else m - half
+        stages[depth] = 0
+    return res
+
+
+@kernel
+def _distribution(log_weights: Any, r: int, gamma: float, probs: Any) -> None:
+    """``probs[r] = (1 - gamma) w / sum(w) + gamma / K`` with ``w = exp(l - max l)``, ``l``
+    replication ``r``'s log-weights (Auer et al. 2002, Fig. 1, step 1)."""
+    n_arms = log_weights.shape[1]
+    top = log_weights[r, 0]
+    for a in range(1, n_arms):  # numpy's max: NaN wins, as in argmax
+        if beats(log_weights[r, a], top):
+            top = log_weights[r, a]
+    row = probs[r]
+    for a in range(n_arms):
+        d = log_weights[r, a] - top
+        # exp(+-0) is exactly 1: the arm of largest weight needs no exp (one of two when K = 2)
+        row[a] = 1.0 if d == 0.0 else math.exp(d)
+    total = 0.0 + pairwise_sum(row, 0, n_arms)  # numpy's w.sum(axis=1)
+    keep, floor = 1.0 - gamma, gamma / n_arms
+    for a in range(n_arms):
+        row[a] = keep * (row[a] / total) + floor
+
+
+@kernel
+def _draw(probs: Any, r: int, u: float) -> int:
+    """The arm drawn from ``probs[r]`` by the uniform ``u``: the number of cumulative sums
+    ``c_a = p_0 + ... + p_a`` (left to right, as ``numpy.cumsum``) at most ``u c_{K-1}``, capped
+    at ``K - 1``. Scaling ``u`` by the last cumulative sum keeps rounding from pushing the draw
+    past the last arm."""
+    n_arms = probs.shape[1]
+    last = probs[r, 0]
+    for a in range(1, n_arms):
+        last += probs[r, a]
+    target = u * last
+    c = probs[r, 0]
+    below = 1 if c <= target else 0
+    for a in range(1, n_arms):
+        c += probs[r, a]
+        if c <= target:
+            below += 1
+    return min(below, n_arms - 1)
+
+
+@kernel
+def _choose(log_weights: Any, gamma: float, u: Any, probs: Any, out: Any) -> None:
+    """Draw every replication's arm from its distribution with the uniforms ``u``."""
+    for r in range(out.shape[0]):
+        _distribution(log_weights, r, gamma, probs)
+        out[r] = _draw(probs, r, u[r])
+
+
+@kernel
+def _probabilities(log_weights: Any, gamma: float, out: Any) -> None:
+    for r in range(out.shape[0]):
+        _distribution(log_weights, r, gamma, out)
+
+
+@kernel
+def _in_unit_interval(x: Any) -> bool:
+    for v in x:
+        if not (v >= 0.0 and v <= 1.0):  # NaN fails
+            return False
+    return True
+
+
+@kernel
+def _update(log_weights: Any, probs: Any, gamma: float, actions: Any, x: Any) -> None:
+    """``l_a += gamma (x / p_a) / K`` for the played arm ``a`` of every replication (Auer et
+    al. 2002, Fig. 1, steps 4-5, in logarithms)."""
+    n_arms = log_weights.shape[1]
+    for r in range(actions.shape[0]):
+        a = actions[r]
+        log_weights[r, a] += gamma * (x[r] / probs[r, a]) / n_arms
+
+
+@kernel
+def _play(log_weights: Any, probs: Any, gamma: float, rng: Any, t0: int, rows: Any,
+          actions: Any, rewards: Any, chosen: Any, x: Any) -> int:  # fmt: skip
+    """Steps ``t0 ..`` of every replication (see ``Agent.play``); returns the number of steps
+    played, fewer than ``len(rows)`` if a step after the initial round met a reward outside
+    ``[0, 1]`` (that step's arms are drawn, nothing is learnt from it)."""
+    n_runs, n_arms = log_weights.shape
+    for i in range(rows.shape[0]):
+        t = t0 + i
+        for r in range(n_runs):  # every replication chooses, then every one observes
+            if t < n_arms:
+                chosen[r] = t
+            else:
+                _distribution(log_weights, r, gamma, probs)
+                chosen[r] = _draw(probs, r, rng.random())
+            x[r] = rows[i, chosen[r] * n_runs + r]
+        if t >= n_arms and not _in_unit_interval(x):
+            return i
+        for r in range(n_runs):
+            actions[i, r] = chosen[r]
+            rewards[i, r] = x[r]
+        if t >= n_arms:  # the initial round is not drawn from p: it teaches nothing
+            _update(log_weights, probs, gamma, chosen, x)
+    return rows.shape[0]
 
 
 class Exp3(Agent):
@@ -47,31 +221,43 @@ class Exp3(Agent):
             g = checks.number(self.gamma, "gamma")
             if not (0.0 < g <= 1.0):
                 raise ValueError(f"gamma must be in (0, 1], got {self.gamma}")
-        self._gamma = g
+        self._gamma = float(g)
         self.log_weights = np.zeros((self.n_runs, k))
-        self._probs = np.full((self.n_runs, k), 1.0 / k)
-        self._layout = RunArms(self.n_runs, k)  # flat index of (r, actions[r])
+        self._probs = np.full((self.n_runs, k), 1.0 / k)  # the distribution of the last draw
+        self._chosen = np.empty(self.n_runs, dtype=np.int64)  # work space of play
+        self._x = np.empty(self.n_runs)
 
     def probabilities(self) -> NDArray[np.float64]:
         """The ``(R, K)`` distribution ``p`` from which the next action is drawn."""
-        w = np.exp(self.log_weights - self.log_weights.max(axis=1, keepdims=True))
-        w /= w.sum(axis=1, keepdims=True)
-        return (1.0 - self._gamma) * w + self._gamma / self.n_arms
+        out = np.empty((self.n_runs, self.n_arms))
+        _probabilities(self.log_weights, self._gamma, out)
+        return out
 
     def choose(self) -> NDArray[np.int64]:
-        p = self.probabilities()
-        self._probs = p
-        cdf = np.cumsum(p, axis=1)
-        # Scale u by the last cumulative value so rounding cannot push the draw past arm K-1.
-        u = self.rng.random(self.n_runs) * cdf[:, -1]
-        return np.minimum((cdf <= u[:, None]).sum(axis=1), self.n_arms - 1)
+        out = np.empty(self.n_runs, dtype=np.int64)
+        # the uniforms are drawn here, by one numpy call: a Generator passed to a compiled
+        # function costs tens of microseconds per call (play draws them inside, once a block)
+        u = self.rng.random(self.n_runs)
+        _choose(self.log_weights, self._gamma, u, self._probs, out)
+        return out
 
     def observe(self, actions: NDArray[np.int64], rewards: NDArray[np.float64]) -> None:
         if self.t < self.n_arms:
             return
-        r = np.asarray(rewards, dtype=float)
-        if not (r.min() >= 0.0 and r.max() <= 1.0):
-            raise ValueError(f"Exp3 needs rewards in [0, 1], got min {r.min()}, max {r.max()}")
-        idx = self._layout.flat(actions)
-        p_taken = self._probs.reshape(-1)[idx]
-        self.log_weights.reshape(-1)[idx] += self._gamma * (r / p_taken) / self.n_arms
+        x = np.asarray(rewards, dtype=np.float64)
+        if not _in_unit_interval(x):
+            self._refuse(x)
+        _update(self.log_weights, self._probs, self._gamma,
+                np.asarray(actions, dtype=np.int64), x)  # fmt: skip
+
+    def play(self, rows: Any, actions: Any, rewards: Any) -> None:
+        """Play ``len(rows)`` steps against reward rows (see ``agents.base``)."""
+        done = _play(self.log_weights, self._probs, self._gamma, self.rng, self.t, rows,
+                     actions, rewards, self._chosen, self._x)  # fmt: skip
+        self.t += done
+        self._acted = None
+        if done < rows.shape[0]:
+            self._refuse(self._x)
+
+    def _refuse(self, x: NDArray[np.float64]) -> None:
+        raise ValueError(f"Exp3 needs rewards in [0, 1], got min {x.min()}, max {x.max()}")

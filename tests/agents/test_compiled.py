@@ -17,6 +17,7 @@ COMPILED = {
     "ts-beta": lambda: agents.ThompsonSampling(model="bernoulli"),
     "sw-ucb": lambda: agents.SlidingWindowUCB(window=37),
     "d-ucb": lambda: agents.DiscountedUCB(gamma=0.97),
+    "exp3": lambda: agents.Exp3(gamma=0.05),
 }
 ENVS = {
     "shift": ("dpbandits/TwoArmedShift-v0", {"horizon": 700, "t_shift": 300}),
