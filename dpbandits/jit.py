@@ -2,10 +2,12 @@
 
 A bandit step is a handful of arithmetic operations per replication; called through numpy it
 costs the fixed price of every numpy call (about 1 µs each), whatever the number of
-replications. The agents whose step is compiled (UCB, Thompson sampling, SW-UCB, D-UCB) write
-it once, as scalar code compiled by `numba <https://numba.pydata.org>`_, and use the same
+replications. The agents whose step is compiled (UCB, Thompson sampling, SW-UCB, D-UCB, Exp3)
+write it once, as scalar code compiled by `numba <https://numba.pydata.org>`_, and use the same
 compiled functions for the step-by-step protocol (``act``/``update``) and for the engine's
-fused loop over a block of steps (``Agent.play``). See ``docs/performance.md``.
+fused loop over a block of steps (``Agent.play``); the private agent's mechanisms (private
+means, windowed quantiles, the built-in selectors) are compiled the same way. See
+``docs/performance.md``.
 
 Choices, each for a reason:
 
