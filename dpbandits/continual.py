@@ -42,7 +42,8 @@ from numpy.typing import ArrayLike, NDArray
 from dpbandits import checks
 from dpbandits.arms import RunArms, matrix_property
 from dpbandits.checks import positive_int, positive_number
-from dpbandits.grid_noise import grid_step, snap
+from dpbandits.grid_noise import grid_step
+from dpbandits.jit import kernel
 from dpbandits.tree_noise import (
     LAPLACE_NODES,
     MAX_EPOCH,
@@ -52,6 +53,7 @@ from dpbandits.tree_noise import (
     binary_noise,
     floor_log2,
     hybrid_noise,
+    noise_at,
     trailing_zeros,
 )
 
@@ -62,6 +64,10 @@ __all__ = [
     "PrivateMeans",
     "binary_noise",
     "hybrid_noise",
+    "means_clipped",
+    "means_push",
+    "means_update",
+    "means_value",
 ]
 
 #: The node noises :class:`PrivateMeans` offers: continuous Laplace (default) or discrete
@@ -341,6 +347,48 @@ class HybridMechanism(_Streams):
 # --------------------------------------------------------------------------------------------
 
 
+@kernel
+def means_push(counts: Any, sums: Any, means: Any, noise: Any, shift: int, mask: int,
+               gamma: float, i: int, x: float) -> None:  # fmt: skip
+    """One pull of stream ``i`` (``r K + a``) with reward ``x`` (clipped to ``[lo, hi]``):
+    ``n += 1``, ``S_n = S_{n-1} + x``, mean ``(S_n + Z_n) / n`` (App. H).
+
+    ``counts``/``sums``/``means`` are :class:`PrivateMeans`' flat state, ``noise``/``shift``/
+    ``mask`` its :class:`~dpbandits.tree_noise.HybridNoiseBlocks` (``buf_flat``, ``shift``,
+    ``mask``), which must hold ``Z_n`` (its ``reserve``); ``gamma > 0`` snaps ``x`` to the grid
+    ``gamma Z`` first (``noise="discrete"``: ``rint(x / gamma) * gamma``), 0 leaves it.
+    """
+    if gamma > 0.0:
+        x = np.rint(x / gamma) * gamma
+    n = counts[i] + 1
+    s = sums[i] + x
+    counts[i] = n
+    sums[i] = s
+    means[i] = (s + noise_at(noise, shift, mask, i, n)) / n
+
+
+@kernel
+def means_update(counts: Any, sums: Any, means: Any, noise: Any, shift: int, mask: int,
+                 gamma: float, flat: Any, x: Any) -> None:  # fmt: skip
+    """:func:`means_push` of stream ``flat[r]`` with reward ``x[r]`` for every replication."""
+    for r in range(flat.shape[0]):
+        means_push(counts, sums, means, noise, shift, mask, gamma, flat[r], x[r])
+
+
+@kernel
+def means_value(means: Any, i: int, lo: float, hi: float, clip: bool) -> float:
+    """The released mean of stream ``i``, clipped to ``[lo, hi]`` if ``clip`` (``np.clip``)."""
+    m = means[i]
+    return min(max(m, lo), hi) if clip else m
+
+
+@kernel
+def means_clipped(means: Any, lo: float, hi: float, out: Any) -> None:
+    """``out[i] = clip(means[i], lo, hi)`` for every stream (``out`` flat, same size)."""
+    for i in range(means.shape[0]):
+        out[i] = means_value(means, i, lo, hi, True)
+
+
 class PrivateMeans:
     """Private running mean of every arm of every replication (App. H).
 
@@ -455,6 +503,8 @@ class PrivateMeans:
         self._counts = np.zeros(s, dtype=np.int64)
         self._sums = np.zeros(s)
         self._means = np.full(s, 0.5 * (self.lo + self.hi))
+        self._means_rk = self.layout.matrix(self._means)  # the (R, K) view means() returns
+        self._gamma = 0.0 if self.gamma is None else self.gamma  # means_push: 0 = no grid
 
     def _grid(self) -> tuple[NodeSampler, int, str]:
         """Set up ``noise="discrete"``: grid, snapped sensitivity, exactness limits (see above)."""
@@ -531,18 +581,13 @@ class PrivateMeans:
         rewards already clipped to ``[lo, hi]`` (not modified; snapped to the grid here for
         ``noise="discrete"``). No checks beyond ``n_max``.
         """
-        if self.gamma is not None:
-            x = snap(x, self.gamma)
-        n = self._counts.take(flat)
-        n += 1
-        z = self._noise.at(flat, n, self._counts)  # raises (n_max) before any state change
-        s = self._sums.take(flat)
-        s += x
-        self._counts.put(flat, n)
-        self._sums.put(flat, s)
-        s += z
-        s /= n
-        self._means.put(flat, s)
+        noise = self._noise
+        if noise.safe > 1:  # HybridNoiseBlocks.reserve, inlined: the common case
+            noise.safe -= 1
+        else:  # may draw the next blocks; raises (n_max) before any state change
+            noise.reserve(flat, None, self._counts)
+        means_update(self._counts, self._sums, self._means, noise.buf_flat, noise.shift,
+                     noise.mask, self._gamma, flat, x)  # fmt: skip
 
     def means(self, copy: bool = True) -> NDArray[np.float64]:
         """Released private means (R, K); midpoint for arms never pulled.
@@ -550,7 +595,8 @@ class PrivateMeans:
         ``copy=False`` returns the internal array itself when no clipping is asked for (a
         read-only use on the hot path: it changes at the next :meth:`update`).
         """
-        out = self.layout.matrix(self._means)
         if self.clip_means:
-            return np.clip(out, self.lo, self.hi)
-        return out.copy() if copy else out
+            out = np.empty((self.n_runs, self.n_arms))
+            means_clipped(self._means, self.lo, self.hi, out.reshape(-1))
+            return out
+        return self._means_rk.copy() if copy else self._means_rk

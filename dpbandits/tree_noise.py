@@ -33,6 +33,7 @@ from numpy.typing import NDArray
 from dpbandits import checks
 from dpbandits.checks import positive_int, positive_number
 from dpbandits.grid_noise import discrete_laplace_units
+from dpbandits.jit import kernel
 
 __all__ = [
     "LAPLACE_NODES",
@@ -45,6 +46,11 @@ __all__ = [
     "floor_log2",
     "hybrid_noise",
     "laplace_unit",
+    "level_sum",
+    "lowest_bit",
+    "noise_at",
+    "noise_current",
+    "noise_lookup",
     "noise_table",
     "trailing_zeros",
 ]
@@ -62,6 +68,92 @@ def floor_log2(n: NDArray[np.int64]) -> NDArray[np.int64]:
 def trailing_zeros(m: NDArray[np.int64]) -> NDArray[np.int64]:
     """Index of the lowest set bit of m >= 1."""
     return floor_log2(m & -m)
+
+
+# --------------------------------------------------------------------------------------------
+# compiled tree arithmetic (dpbandits.jit), shared by the streaming mechanisms and PrivateMeans
+# --------------------------------------------------------------------------------------------
+
+
+@kernel
+def lowest_bit(m: int) -> int:
+    """Index of the lowest set bit of ``m >= 1`` (the tree level a new item completes)."""
+    t = 0
+    while not (m >> t) & 1:
+        t += 1
+    return t
+
+
+@kernel
+def _pairwise(a: Any, lo: int, n: int) -> float:
+    """numpy's ``pairwise_sum`` of ``a[lo:lo + n]`` (``numpy/_core/src/umath/loops_utils.h``):
+    sequential below 8 terms, eight interleaved accumulators up to 128, halves above."""
+    if n < 8:
+        res = 0.0
+        for i in range(n):
+            res += a[lo + i]
+        return res
+    if n <= 128:
+        r0, r1, r2, r3 = a[lo], a[lo + 1], a[lo + 2], a[lo + 3]
+        r4, r5, r6, r7 = a[lo + 4], a[lo + 5], a[lo + 6], a[lo + 7]
+        i = 8
+        while i < n - n % 8:
+            r0 += a[lo + i]
+            r1 += a[lo + i + 1]
+            r2 += a[lo + i + 2]
+            r3 += a[lo + i + 3]
+            r4 += a[lo + i + 4]
+            r5 += a[lo + i + 5]
+            r6 += a[lo + i + 6]
+            r7 += a[lo + i + 7]
+            i += 8
+        res = ((r0 + r1) + (r2 + r3)) + ((r4 + r5) + (r6 + r7))
+        while i < n:
+            res += a[lo + i]
+            i += 1
+        return res
+    n2 = n // 2
+    n2 -= n2 % 8
+    return _pairwise(a, lo, n2) + _pairwise(a, lo + n2, n - n2)
+
+
+@kernel
+def level_sum(a: Any, n: int, pairwise: bool) -> float:
+    """``a[:n].sum()`` in numpy's order of operations (a 1-D float64 array).
+
+    numpy's ``add.reduce`` starts from 0.0 and, along a contiguous axis of the reduced array
+    (``(S, L).sum(axis=1)``, or any axis with a single other element), adds numpy's pairwise
+    sum (``pairwise=True``); along a non-contiguous axis (``(L, S).sum(axis=0)``, ``S > 1``)
+    it adds the terms one by one (``pairwise=False``).  The mechanisms sum tree levels both
+    ways; the tests check each against numpy.
+    """
+    if pairwise:
+        return 0.0 + _pairwise(a, 0, n)
+    res = 0.0
+    for i in range(n):
+        res += a[i]
+    return res
+
+
+@kernel
+def noise_at(buf: Any, shift: int, mask: int, stream: int, n: int) -> float:
+    """``Z_n`` of ``stream`` held by :class:`HybridNoiseBlocks` (``buf`` its ``buf_flat``,
+    ``shift``/``mask`` its attributes): column ``n % 2B`` of the stream's two slots."""
+    return buf[(stream << shift) | (n & mask)]
+
+
+@kernel
+def noise_lookup(buf: Any, shift: int, mask: int, flat: Any, n: Any, out: Any) -> None:
+    """``out[i] = Z_{n[i]}`` of stream ``flat[i]`` (:func:`noise_at` for each)."""
+    for i in range(flat.shape[0]):
+        out[i] = noise_at(buf, shift, mask, flat[i], n[i])
+
+
+@kernel
+def noise_current(buf: Any, shift: int, mask: int, counts: Any, out: Any) -> None:
+    """``out[s] = Z_{counts[s]}`` of every stream, 0 where the count is 0."""
+    for s in range(counts.shape[0]):
+        out[s] = noise_at(buf, shift, mask, s, counts[s]) if counts[s] > 0 else 0.0
 
 
 # --------------------------------------------------------------------------------------------
@@ -399,20 +491,35 @@ class HybridNoiseBlocks:
         count)`` drops by at most one per call: while it is > 1 nothing needs generating and
         the check is skipped.  Raises ValueError, changing nothing, if a count passes n_max.
         """
+        self.reserve(flat, n, counts)
+        out = np.empty(flat.shape[0])
+        noise_lookup(self.buf_flat, self.shift, self.mask, flat, n, out)
+        return out
+
+    def reserve(
+        self, flat: NDArray[np.intp], n: NDArray[np.int64] | None, counts: NDArray[np.int64]
+    ) -> None:
+        """Make ``Z_n`` of streams ``flat`` at their new counts ``n`` (``None``: ``counts[flat]
+        + 1``) readable by :func:`noise_at`: the bookkeeping of :meth:`at` without the lookup,
+        for compiled callers that read ``buf_flat`` themselves.  While :attr:`safe` > 1 this is
+        one decrement; a caller may take :attr:`safe` - 1 steps at once by decrementing it."""
         if self.safe > 1:
             self.safe -= 1
+            return
+        new = counts.copy()
+        if n is None:
+            new[flat] += 1
         else:
-            new = counts.copy()
             new[flat] = n
-            self._refill(new)
-        return self.buf_flat[(flat << self.shift) | (n & self.mask)]
+        self._refill(new)
 
     def current(self, counts: NDArray[np.int64]) -> NDArray[np.float64]:
         """``Z_n`` of every stream at its count ``n = counts[s]`` as last passed to :meth:`at`
         (still held: the slot of a stream's current block is never the one being refilled);
         0 where the count is 0."""
-        z = self.buf_flat[(np.arange(counts.size) << self.shift) | (counts & self.mask)]
-        return np.where(counts > 0, z, 0.0)
+        out = np.empty(counts.size)
+        noise_current(self.buf_flat, self.shift, self.mask, counts, out)
+        return out
 
     def _refill(self, counts: NDArray[np.int64]) -> None:
         lb = self.log_block
