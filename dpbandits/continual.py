@@ -51,10 +51,12 @@ from dpbandits.tree_noise import (
     HybridNoiseBlocks,
     NodeSampler,
     binary_noise,
-    floor_log2,
     hybrid_noise,
+    lowest_bit,
+    node_release,
     noise_at,
-    trailing_zeros,
+    top_bit,
+    tree_absorb,
 )
 
 __all__ = [
@@ -62,7 +64,10 @@ __all__ = [
     "BinaryMechanism",
     "HybridMechanism",
     "PrivateMeans",
+    "binary_add",
     "binary_noise",
+    "hybrid_add",
+    "hybrid_add_lockstep",
     "hybrid_noise",
     "means_clipped",
     "means_push",
@@ -85,6 +90,116 @@ _EXACT_UNITS = 2**52
 _MAX_REWARD_LOG2 = 30
 _MAX_WIDENING = 0.03
 _MAX_NODE_UNITS = 2.0**39
+
+
+# --------------------------------------------------------------------------------------------
+# compiled steps of the streaming objects (dpbandits.jit); the tree arithmetic is shared with
+# the noise blocks (dpbandits.tree_noise).  Each repeats the numpy expressions it replaced
+# operation for operation, the level sums in numpy's order (``level_sum``), and draws its
+# Laplace noise from the caller's Generator in the order numpy drew it.
+# --------------------------------------------------------------------------------------------
+
+
+@kernel
+def binary_add(alpha: Any, alpha_hat: Any, counts: Any, sums: Any, release: Any, idx: Any,
+               xs: Any, scale: float, rng: Any) -> None:  # fmt: skip
+    """:meth:`BinaryMechanism.add` on streams ``idx`` (distinct, advancing in this order) with
+    items ``xs``: node sums ``alpha``/``alpha_hat`` of shape ``(S, L)``, node noise
+    ``Lap(scale)``; updates ``counts``, ``sums`` and the ``release`` of those streams."""
+    n_levels = alpha.shape[1]
+    scratch = np.empty(n_levels)
+    for i in range(idx.shape[0]):
+        j = idx[i]
+        n = counts[j] + 1
+        t = lowest_bit(n)
+        alpha_t = tree_absorb(alpha[j], n_levels, t, xs[i], scratch, True)
+        alpha_hat[j, :t] = 0.0
+        alpha[j, t] = alpha_t
+        alpha_hat[j, t] = alpha_t + rng.laplace(0.0, scale)
+        counts[j] = n
+        sums[j] += xs[i]
+        release[j] = node_release(alpha_hat[j], n_levels, n, scratch, True, False)
+
+
+@kernel
+def hybrid_add(alpha: Any, alpha_hat: Any, beta: Any, pending: Any, counts: Any,
+               sums: Any, release: Any, idx: Any, xs: Any, b: float, eps: float,
+               rng: Any) -> None:  # fmt: skip
+    """:meth:`HybridMechanism.add` on streams ``idx`` (distinct, in this order) with items
+    ``xs``; ``alpha``/``alpha_hat`` level-major ``(levels, S)``, at least ``k`` levels for
+    every epoch ``k`` reached.  numpy's draws: first ``eta`` of the streams starting an epoch,
+    then the node noise of the others, each in the order of ``idx``."""
+    n_lev = alpha.shape[0]
+    scratch = np.empty(n_lev)
+    log_scale = 2.0 * b / eps
+    n_old = 0
+    for i in range(idx.shape[0]):  # logarithmic part at powers of two
+        j = idx[i]
+        n = counts[j] + 1
+        if n == 1 << top_bit(n):
+            beta[j] += pending[j] + xs[i] + rng.laplace(0.0, log_scale)
+            pending[j] = 0.0
+            alpha[:, j] = 0.0
+            alpha_hat[:, j] = 0.0
+        else:
+            n_old += 1
+    for i in range(idx.shape[0]):  # binary part of epoch k on m = n - 2^k
+        j = idx[i]
+        n = counts[j] + 1
+        k = top_bit(n)
+        m = n - (1 << k)
+        if m == 0:
+            continue
+        pending[j] += xs[i]
+        t = lowest_bit(m)
+        # numpy summed the (levels, streams) array over axis 0: pairwise for one stream only
+        alpha_t = tree_absorb(alpha[:, j], n_lev, t, xs[i], scratch, n_old == 1)
+        alpha_hat[:t, j] = 0.0
+        alpha[t, j] = alpha_t
+        alpha_hat[t, j] = alpha_t + rng.laplace(0.0, 1.0) * (2.0 * k * b / eps)
+    for i in range(idx.shape[0]):
+        j = idx[i]
+        n = counts[j] + 1
+        m = n - (1 << top_bit(n))
+        release[j] = beta[j] + node_release(alpha_hat[:, j], n_lev, m, scratch,
+                                            idx.shape[0] == 1, False)  # fmt: skip
+        counts[j] = n
+        sums[j] += xs[i]
+
+
+@kernel
+def hybrid_add_lockstep(alpha: Any, alpha_hat: Any, beta: Any, pending: Any, counts: Any,
+                        sums: Any, release: Any, xs: Any, b: float, eps: float,
+                        rng: Any) -> None:  # fmt: skip
+    """:meth:`HybridMechanism.add` when every stream advances from the same count (the
+    lockstep path: its node sums run over the first ``t`` levels and the set bits only)."""
+    s = xs.shape[0]
+    n = counts[0] + 1
+    k = top_bit(n)
+    m = n - (1 << k)
+    if m == 0:
+        log_scale = 2.0 * b / eps
+        for j in range(s):
+            beta[j] += pending[j] + xs[j] + rng.laplace(0.0, log_scale)
+            pending[j] = 0.0
+            release[j] = beta[j]
+        alpha[:, :] = 0.0
+        alpha_hat[:, :] = 0.0
+    else:
+        n_lev = alpha.shape[0]
+        scratch = np.empty(n_lev)
+        t = lowest_bit(m)
+        scale = 2.0 * k * b / eps
+        for j in range(s):
+            pending[j] += xs[j]
+            alpha_t = tree_absorb(alpha[:, j], t, t, xs[j], scratch, s == 1)
+            alpha_hat[:t, j] = 0.0
+            alpha[t, j] = alpha_t
+            alpha_hat[t, j] = alpha_t + rng.laplace(0.0, 1.0) * scale
+            release[j] = beta[j] + node_release(alpha_hat[:, j], n_lev, m, scratch, s == 1, True)
+    for j in range(s):
+        counts[j] = n
+        sums[j] += xs[j]
 
 
 # --------------------------------------------------------------------------------------------
@@ -190,25 +305,9 @@ class BinaryMechanism(_Streams):
                 f"release beyond the horizon: a stream would reach count {int(n.max())} "
                 f"> horizon={self.horizon}"
             )
-        t = trailing_zeros(n)
-        levels = np.arange(self.n_levels)
-        alpha = self._alpha[idx]
-        alpha_hat = self._alpha_hat[idx]
-        below = levels < t[:, None]
-        rows = np.arange(idx.size)
-        # the new node at level t absorbs the completed lower nodes and the new item
-        alpha_t = np.where(below, alpha, 0.0).sum(axis=1) + xs
-        alpha[below] = 0.0
-        alpha_hat[below] = 0.0
-        alpha[rows, t] = alpha_t
         scale = self.n_levels * self.sensitivity / self.epsilon
-        alpha_hat[rows, t] = alpha_t + self._rng.laplace(scale=scale, size=idx.size)
-        bits = (n[:, None] >> levels) & 1
-        self._alpha[idx] = alpha
-        self._alpha_hat[idx] = alpha_hat
-        self._n[idx] = n
-        self._sum[idx] += xs
-        self._release[idx] = np.where(bits == 1, alpha_hat, 0.0).sum(axis=1)
+        binary_add(self._alpha, self._alpha_hat, self._n, self._sum, self._release, idx, xs,
+                   scale, self._rng)  # fmt: skip
         return self._release.reshape(self.size).copy()
 
 
@@ -247,34 +346,14 @@ class HybridMechanism(_Streams):
         (the tests check they agree exactly), with the tree position computed once.
         """
         xs = self._select(x, None)[1]  # every stream advances: the same checks as add()
-        s = self._n.size
-        n = int(self._n[0]) + 1
-        k = n.bit_length() - 1
-        m = n - (1 << k)
+        k = (int(self._n[0]) + 1).bit_length() - 1
         if k > self._alpha.shape[0]:
             pad = ((0, k - self._alpha.shape[0]), (0, 0))
             self._alpha = np.pad(self._alpha, pad)
             self._alpha_hat = np.pad(self._alpha_hat, pad)
-        if m == 0:
-            eta = self._rng.laplace(scale=2.0 * self.sensitivity / self.epsilon, size=s)
-            self._beta += self._pending + xs + eta
-            self._pending[:] = 0.0
-            self._alpha[:] = 0.0
-            self._alpha_hat[:] = 0.0
-            self._release[:] = self._beta
-        else:
-            self._pending += xs
-            t = (m & -m).bit_length() - 1
-            alpha_t = self._alpha[:t].sum(axis=0) + xs
-            self._alpha[:t] = 0.0
-            self._alpha_hat[:t] = 0.0
-            self._alpha[t] = alpha_t
-            scale = 2.0 * k * self.sensitivity / self.epsilon
-            self._alpha_hat[t] = alpha_t + self._rng.laplace(size=s) * scale
-            bits = [lev for lev in range(k) if (m >> lev) & 1]
-            self._release[:] = self._beta + self._alpha_hat[bits].sum(axis=0)
-        self._n[:] = n
-        self._sum += xs
+        hybrid_add_lockstep(self._alpha, self._alpha_hat, self._beta, self._pending, self._n,
+                            self._sum, self._release, xs, self.sensitivity, self.epsilon,
+                            self._rng)  # fmt: skip
         return self._release.reshape(self.size).copy()
 
     def __repr__(self) -> str:
@@ -292,53 +371,13 @@ class HybridMechanism(_Streams):
             return self._release.reshape(self.size).copy()
         if idx.size < self._n.size:
             self._lockstep = False
-        n = self._n[idx] + 1
-        k = floor_log2(n)
-        m = n - (np.int64(1) << k)
-        need = int(k.max())
+        need = (int(self._n[idx].max()) + 1).bit_length() - 1  # the largest epoch k reached
         if need > self._alpha.shape[0]:  # epoch k needs k levels
             pad = ((0, need - self._alpha.shape[0]), (0, 0))
             self._alpha = np.pad(self._alpha, pad)
             self._alpha_hat = np.pad(self._alpha_hat, pad)
-        n_lev = self._alpha.shape[0]
-        levels = np.arange(n_lev)[:, None]
-
-        # logarithmic part at powers of two; a new epoch starts with an empty binary mechanism
-        new = m == 0
-        i_new = idx[new]
-        if i_new.size:
-            eta = self._rng.laplace(scale=2.0 * self.sensitivity / self.epsilon, size=i_new.size)
-            self._beta[i_new] += self._pending[i_new] + xs[new] + eta
-            self._pending[i_new] = 0.0
-            self._alpha[:, i_new] = 0.0
-            self._alpha_hat[:, i_new] = 0.0
-
-        # binary part of epoch k on m = n - 2^k
-        old = ~new
-        i_old = idx[old]
-        if i_old.size:
-            x_old, m_old, k_old = xs[old], m[old], k[old]
-            self._pending[i_old] += x_old
-            t = trailing_zeros(m_old)
-            alpha = self._alpha[:, i_old]
-            alpha_hat = self._alpha_hat[:, i_old]
-            below = levels < t
-            cols = np.arange(i_old.size)
-            alpha_t = np.where(below, alpha, 0.0).sum(axis=0) + x_old
-            alpha[below] = 0.0
-            alpha_hat[below] = 0.0
-            alpha[t, cols] = alpha_t
-            scale = 2.0 * k_old * self.sensitivity / self.epsilon
-            alpha_hat[t, cols] = alpha_t + self._rng.laplace(size=i_old.size) * scale
-            self._alpha[:, i_old] = alpha
-            self._alpha_hat[:, i_old] = alpha_hat
-
-        bits = (m >> levels) & 1
-        self._release[idx] = self._beta[idx] + np.where(
-            bits == 1, self._alpha_hat[:, idx], 0.0
-        ).sum(axis=0)
-        self._n[idx] = n
-        self._sum[idx] += xs
+        hybrid_add(self._alpha, self._alpha_hat, self._beta, self._pending, self._n, self._sum,
+                   self._release, idx, xs, self.sensitivity, self.epsilon, self._rng)  # fmt: skip
         return self._release.reshape(self.size).copy()
 
 

@@ -48,11 +48,14 @@ __all__ = [
     "laplace_unit",
     "level_sum",
     "lowest_bit",
+    "node_release",
     "noise_at",
     "noise_current",
     "noise_lookup",
     "noise_table",
+    "top_bit",
     "trailing_zeros",
+    "tree_absorb",
 ]
 
 #: Largest epoch index k of the hybrid mechanism for int64 counts (n < 2^63); its binary part
@@ -85,41 +88,46 @@ def lowest_bit(m: int) -> int:
 
 
 @kernel
-def _pairwise(a: Any, lo: int, n: int) -> float:
-    """numpy's ``pairwise_sum`` of ``a[lo:lo + n]`` (``numpy/_core/src/umath/loops_utils.h``):
-    sequential below 8 terms, eight interleaved accumulators up to 128, halves above."""
+def top_bit(n: int) -> int:
+    """``floor(log2 n)`` of an integer ``n >= 1`` (the epoch of the hybrid mechanism)."""
+    k = 0
+    while n >> (k + 1):
+        k += 1
+    return k
+
+
+@kernel
+def _pairwise(a: Any, n: int) -> float:
+    """numpy's ``pairwise_sum`` of ``a[:n]`` for ``n <= 128`` (``numpy/_core/src/umath/
+    loops_utils.h``): sequential below 8 terms, else eight interleaved accumulators.  (numpy
+    halves longer sums; trees have at most 63 levels, and a recursive kernel cannot be cached.)"""
     if n < 8:
         res = 0.0
         for i in range(n):
-            res += a[lo + i]
+            res += a[i]
         return res
-    if n <= 128:
-        r0, r1, r2, r3 = a[lo], a[lo + 1], a[lo + 2], a[lo + 3]
-        r4, r5, r6, r7 = a[lo + 4], a[lo + 5], a[lo + 6], a[lo + 7]
-        i = 8
-        while i < n - n % 8:
-            r0 += a[lo + i]
-            r1 += a[lo + i + 1]
-            r2 += a[lo + i + 2]
-            r3 += a[lo + i + 3]
-            r4 += a[lo + i + 4]
-            r5 += a[lo + i + 5]
-            r6 += a[lo + i + 6]
-            r7 += a[lo + i + 7]
-            i += 8
-        res = ((r0 + r1) + (r2 + r3)) + ((r4 + r5) + (r6 + r7))
-        while i < n:
-            res += a[lo + i]
-            i += 1
-        return res
-    n2 = n // 2
-    n2 -= n2 % 8
-    return _pairwise(a, lo, n2) + _pairwise(a, lo + n2, n - n2)
+    r0, r1, r2, r3, r4, r5, r6, r7 = a[0], a[1], a[2], a[3], a[4], a[5], a[6], a[7]
+    i = 8
+    while i < n - n % 8:
+        r0 += a[i]
+        r1 += a[i + 1]
+        r2 += a[i + 2]
+        r3 += a[i + 3]
+        r4 += a[i + 4]
+        r5 += a[i + 5]
+        r6 += a[i + 6]
+        r7 += a[i + 7]
+        i += 8
+    res = ((r0 + r1) + (r2 + r3)) + ((r4 + r5) + (r6 + r7))
+    while i < n:
+        res += a[i]
+        i += 1
+    return res
 
 
 @kernel
 def level_sum(a: Any, n: int, pairwise: bool) -> float:
-    """``a[:n].sum()`` in numpy's order of operations (a 1-D float64 array).
+    """``a[:n].sum()`` in numpy's order of operations (a 1-D float64 array, ``n <= 128``).
 
     numpy's ``add.reduce`` starts from 0.0 and, along a contiguous axis of the reduced array
     (``(S, L).sum(axis=1)``, or any axis with a single other element), adds numpy's pairwise
@@ -128,11 +136,45 @@ def level_sum(a: Any, n: int, pairwise: bool) -> float:
     ways; the tests check each against numpy.
     """
     if pairwise:
-        return 0.0 + _pairwise(a, 0, n)
+        return 0.0 + _pairwise(a, n)
     res = 0.0
     for i in range(n):
         res += a[i]
     return res
+
+
+@kernel
+def tree_absorb(alpha: Any, n_levels: int, t: int, x: float, scratch: Any,
+                pairwise: bool) -> float:  # fmt: skip
+    """The exact sum of the node a new item ``x`` completes at level ``t`` of a binary tree
+    (the binary mechanism's step, App. H): the nodes below level ``t`` plus ``x``, those nodes
+    then cleared.  ``alpha`` holds one stream's node sums by level (a 1-D view);
+    ``np.where(levels < t, alpha, 0.0).sum() + x`` over the first ``n_levels`` levels, summed
+    as :func:`level_sum` with ``pairwise`` (``scratch``: at least ``n_levels`` floats)."""
+    for lev in range(n_levels):
+        scratch[lev] = alpha[lev] if lev < t else 0.0
+    total = level_sum(scratch, n_levels, pairwise) + x
+    for lev in range(t):
+        alpha[lev] = 0.0
+    return total
+
+
+@kernel
+def node_release(alpha_hat: Any, n_levels: int, m: int, scratch: Any, pairwise: bool,
+                 compact: bool) -> float:  # fmt: skip
+    """The binary mechanism's release at ``m``: the noisy nodes ``alpha_hat`` (one stream, by
+    level) over the set bits of ``m``, summed as :func:`level_sum` with ``pairwise``, either
+    ``np.where(bits, alpha_hat, 0.0).sum()`` over ``n_levels`` levels or, ``compact``, the sum
+    of ``alpha_hat[bits]`` (the set bits only; the order matters for a pairwise sum)."""
+    count = 0
+    for lev in range(n_levels):
+        if (m >> lev) & 1:
+            scratch[count] = alpha_hat[lev]
+            count += 1
+        elif not compact:
+            scratch[count] = 0.0
+            count += 1
+    return level_sum(scratch, count, pairwise)
 
 
 @kernel
