@@ -69,6 +69,7 @@ __all__ = [
     "hybrid_add",
     "hybrid_add_lockstep",
     "hybrid_noise",
+    "items_check",
     "means_clipped",
     "means_push",
     "means_update",
@@ -95,17 +96,34 @@ _MAX_NODE_UNITS = 2.0**39
 # --------------------------------------------------------------------------------------------
 # compiled steps of the streaming objects (dpbandits.jit); the tree arithmetic is shared with
 # the noise blocks (dpbandits.tree_noise).  Each repeats the numpy expressions it replaced
-# operation for operation, the level sums in numpy's order (``level_sum``), and draws its
-# Laplace noise from the caller's Generator in the order numpy drew it.
+# operation for operation, the level sums in numpy's order (``level_sum``).  The Laplace node
+# noise of a step is drawn by one numpy call before the kernel (the draws numpy always made)
+# and passed as an array: handing a Generator to a kernel costs about 20 us per call (numba
+# unboxes it through ctypes), more than the whole step.
 # --------------------------------------------------------------------------------------------
 
 
 @kernel
+def items_check(sums: Any, idx: Any, xs: Any, limit: float) -> int:
+    """0 if the items ``xs`` of streams ``idx`` may be added: 1 if one is not finite, else 2
+    if one would take its stream's prefix sum beyond ``limit`` in magnitude (the checks of
+    ``add``, in that order, before any update)."""
+    for i in range(xs.shape[0]):
+        if not math.isfinite(xs[i]):
+            return 1
+    for i in range(xs.shape[0]):
+        if not abs(sums[idx[i]] + xs[i]) <= limit:
+            return 2
+    return 0
+
+
+@kernel
 def binary_add(alpha: Any, alpha_hat: Any, counts: Any, sums: Any, release: Any, idx: Any,
-               xs: Any, scale: float, rng: Any) -> None:  # fmt: skip
+               xs: Any, noise: Any) -> None:  # fmt: skip
     """:meth:`BinaryMechanism.add` on streams ``idx`` (distinct, advancing in this order) with
-    items ``xs``: node sums ``alpha``/``alpha_hat`` of shape ``(S, L)``, node noise
-    ``Lap(scale)``; updates ``counts``, ``sums`` and the ``release`` of those streams."""
+    items ``xs``: node sums ``alpha``/``alpha_hat`` of shape ``(S, L)``, ``noise[i]`` the
+    ``Lap(L b / eps)`` noise of the node stream ``idx[i]`` completes; updates ``counts``,
+    ``sums`` and the ``release`` of those streams."""
     n_levels = alpha.shape[1]
     scratch = np.empty(n_levels)
     for i in range(idx.shape[0]):
@@ -115,7 +133,7 @@ def binary_add(alpha: Any, alpha_hat: Any, counts: Any, sums: Any, release: Any,
         alpha_t = tree_absorb(alpha[j], n_levels, t, xs[i], scratch, True)
         alpha_hat[j, :t] = 0.0
         alpha[j, t] = alpha_t
-        alpha_hat[j, t] = alpha_t + rng.laplace(0.0, scale)
+        alpha_hat[j, t] = alpha_t + noise[i]
         counts[j] = n
         sums[j] += xs[i]
         release[j] = node_release(alpha_hat[j], n_levels, n, scratch, True, False)
@@ -123,26 +141,26 @@ def binary_add(alpha: Any, alpha_hat: Any, counts: Any, sums: Any, release: Any,
 
 @kernel
 def hybrid_add(alpha: Any, alpha_hat: Any, beta: Any, pending: Any, counts: Any,
-               sums: Any, release: Any, idx: Any, xs: Any, b: float, eps: float,
-               rng: Any) -> None:  # fmt: skip
+               sums: Any, release: Any, idx: Any, xs: Any, eta: Any, nu: Any, b: float,
+               eps: float) -> None:  # fmt: skip
     """:meth:`HybridMechanism.add` on streams ``idx`` (distinct, in this order) with items
     ``xs``; ``alpha``/``alpha_hat`` level-major ``(levels, S)``, at least ``k`` levels for
-    every epoch ``k`` reached.  numpy's draws: first ``eta`` of the streams starting an epoch,
-    then the node noise of the others, each in the order of ``idx``."""
+    every epoch ``k`` reached.  ``eta``: the ``Lap(2b/eps)`` of the streams that reach a power
+    of two, ``nu``: ``Lap(1)`` (times ``2kb/eps``) of the others, each in the order of
+    ``idx``."""
     n_lev = alpha.shape[0]
     scratch = np.empty(n_lev)
-    log_scale = 2.0 * b / eps
-    n_old = 0
+    n_new = 0
     for i in range(idx.shape[0]):  # logarithmic part at powers of two
         j = idx[i]
         n = counts[j] + 1
         if n == 1 << top_bit(n):
-            beta[j] += pending[j] + xs[i] + rng.laplace(0.0, log_scale)
+            beta[j] += pending[j] + xs[i] + eta[n_new]
             pending[j] = 0.0
             alpha[:, j] = 0.0
             alpha_hat[:, j] = 0.0
-        else:
-            n_old += 1
+            n_new += 1
+    n_old = 0
     for i in range(idx.shape[0]):  # binary part of epoch k on m = n - 2^k
         j = idx[i]
         n = counts[j] + 1
@@ -153,10 +171,11 @@ def hybrid_add(alpha: Any, alpha_hat: Any, beta: Any, pending: Any, counts: Any,
         pending[j] += xs[i]
         t = lowest_bit(m)
         # numpy summed the (levels, streams) array over axis 0: pairwise for one stream only
-        alpha_t = tree_absorb(alpha[:, j], n_lev, t, xs[i], scratch, n_old == 1)
+        alpha_t = tree_absorb(alpha[:, j], n_lev, t, xs[i], scratch, nu.shape[0] == 1)
         alpha_hat[:t, j] = 0.0
         alpha[t, j] = alpha_t
-        alpha_hat[t, j] = alpha_t + rng.laplace(0.0, 1.0) * (2.0 * k * b / eps)
+        alpha_hat[t, j] = alpha_t + nu[n_old] * (2.0 * k * b / eps)
+        n_old += 1
     for i in range(idx.shape[0]):
         j = idx[i]
         n = counts[j] + 1
@@ -169,18 +188,18 @@ def hybrid_add(alpha: Any, alpha_hat: Any, beta: Any, pending: Any, counts: Any,
 
 @kernel
 def hybrid_add_lockstep(alpha: Any, alpha_hat: Any, beta: Any, pending: Any, counts: Any,
-                        sums: Any, release: Any, xs: Any, b: float, eps: float,
-                        rng: Any) -> None:  # fmt: skip
+                        sums: Any, release: Any, xs: Any, noise: Any, b: float,
+                        eps: float) -> None:  # fmt: skip
     """:meth:`HybridMechanism.add` when every stream advances from the same count (the
-    lockstep path: its node sums run over the first ``t`` levels and the set bits only)."""
+    lockstep path: its node sums run over the first ``t`` levels and the set bits only);
+    ``noise[j]`` is stream ``j``'s ``Lap(2b/eps)`` at a power of two, else its ``Lap(1)``."""
     s = xs.shape[0]
     n = counts[0] + 1
     k = top_bit(n)
     m = n - (1 << k)
     if m == 0:
-        log_scale = 2.0 * b / eps
         for j in range(s):
-            beta[j] += pending[j] + xs[j] + rng.laplace(0.0, log_scale)
+            beta[j] += pending[j] + xs[j] + noise[j]
             pending[j] = 0.0
             release[j] = beta[j]
         alpha[:, :] = 0.0
@@ -195,7 +214,7 @@ def hybrid_add_lockstep(alpha: Any, alpha_hat: Any, beta: Any, pending: Any, cou
             alpha_t = tree_absorb(alpha[:, j], t, t, xs[j], scratch, s == 1)
             alpha_hat[:t, j] = 0.0
             alpha[t, j] = alpha_t
-            alpha_hat[t, j] = alpha_t + rng.laplace(0.0, 1.0) * scale
+            alpha_hat[t, j] = alpha_t + noise[j] * scale
             release[j] = beta[j] + node_release(alpha_hat[:, j], n_lev, m, scratch, s == 1, True)
     for j in range(s):
         counts[j] = n
@@ -250,11 +269,12 @@ class _Streams:
                 raise TypeError(f"mask must be a boolean array, got dtype {m.dtype}")
             idx = np.flatnonzero(self._broadcast(m, "mask"))
         xs = xa[idx]
-        if not np.all(np.isfinite(xs)):
+        bad = items_check(self._sum, idx, xs, checks.MAX_NOISE_SCALE)
+        if bad == 1:
             raise ValueError("x must be finite (no NaN or inf) for the advancing streams")
         # releases are prefix sums plus noise: a prefix sum near the float64 limit would turn
         # into inf (and NaN) inside the tree, so refuse it with the limit, before any update
-        if not np.all(np.abs(self._sum[idx] + xs) <= checks.MAX_NOISE_SCALE):
+        if bad == 2:
             raise ValueError(
                 f"x would take a stream's prefix sum beyond {checks.MAX_NOISE_SCALE:g} in "
                 "magnitude, where its noisy releases would overflow float64"
@@ -306,8 +326,9 @@ class BinaryMechanism(_Streams):
                 f"> horizon={self.horizon}"
             )
         scale = self.n_levels * self.sensitivity / self.epsilon
+        noise = self._rng.laplace(scale=scale, size=idx.size)
         binary_add(self._alpha, self._alpha_hat, self._n, self._sum, self._release, idx, xs,
-                   scale, self._rng)  # fmt: skip
+                   noise)  # fmt: skip
         return self._release.reshape(self.size).copy()
 
 
@@ -346,14 +367,19 @@ class HybridMechanism(_Streams):
         (the tests check they agree exactly), with the tree position computed once.
         """
         xs = self._select(x, None)[1]  # every stream advances: the same checks as add()
-        k = (int(self._n[0]) + 1).bit_length() - 1
+        n = int(self._n[0]) + 1
+        k = n.bit_length() - 1
+        if n == 1 << k:  # a power of two: eta ~ Lap(2b/eps) for every stream
+            noise = self._rng.laplace(scale=2.0 * self.sensitivity / self.epsilon, size=xs.size)
+        else:  # the node noise of epoch k, drawn as Lap(1) and scaled in the kernel
+            noise = self._rng.laplace(size=xs.size)
         if k > self._alpha.shape[0]:
             pad = ((0, k - self._alpha.shape[0]), (0, 0))
             self._alpha = np.pad(self._alpha, pad)
             self._alpha_hat = np.pad(self._alpha_hat, pad)
         hybrid_add_lockstep(self._alpha, self._alpha_hat, self._beta, self._pending, self._n,
-                            self._sum, self._release, xs, self.sensitivity, self.epsilon,
-                            self._rng)  # fmt: skip
+                            self._sum, self._release, xs, noise, self.sensitivity,
+                            self.epsilon)  # fmt: skip
         return self._release.reshape(self.size).copy()
 
     def __repr__(self) -> str:
@@ -371,13 +397,17 @@ class HybridMechanism(_Streams):
             return self._release.reshape(self.size).copy()
         if idx.size < self._n.size:
             self._lockstep = False
-        need = (int(self._n[idx].max()) + 1).bit_length() - 1  # the largest epoch k reached
+        n = self._n[idx] + 1
+        need = int(n.max()).bit_length() - 1  # the largest epoch k reached
         if need > self._alpha.shape[0]:  # epoch k needs k levels
             pad = ((0, need - self._alpha.shape[0]), (0, 0))
             self._alpha = np.pad(self._alpha, pad)
             self._alpha_hat = np.pad(self._alpha_hat, pad)
+        n_new = int(np.count_nonzero((n & (n - 1)) == 0))  # streams at a power of two
+        eta = self._rng.laplace(scale=2.0 * self.sensitivity / self.epsilon, size=n_new)
+        nu = self._rng.laplace(size=idx.size - n_new)
         hybrid_add(self._alpha, self._alpha_hat, self._beta, self._pending, self._n, self._sum,
-                   self._release, idx, xs, self.sensitivity, self.epsilon, self._rng)  # fmt: skip
+                   self._release, idx, xs, eta, nu, self.sensitivity, self.epsilon)  # fmt: skip
         return self._release.reshape(self.size).copy()
 
 
