@@ -10,7 +10,12 @@ Chan, Shi and Song (2010/2011).  This module offers
 - :func:`binary_noise` and :func:`hybrid_noise`: the data-independent noise ``Z_1..Z_N`` (release
   ``= S_n + Z_n``) drawn at once, vectorised, with exactly the joint distribution of the streaming
   objects;
-- :class:`PrivateMeans`: per-(replication, arm) private means for agents, O(R) numpy per step.
+- :class:`PrivateMeans`: per-(replication, arm) private means for agents, one compiled kernel
+  call per step (``means_update``; its per-pull kernel ``means_push`` and ``means_value`` are
+  public, for a compiled agent step; see ``docs/performance.md``).
+
+The steps of all three are compiled kernels (:mod:`dpbandits.jit`) that do the IEEE operations
+of the numpy code they replaced in the same order, so the same seeds give the same bits.
 
 Conventions (App. H).  Items ``x_1, x_2, ...`` with ``|x_i - x_i'| <= b`` (``b`` =
 ``sensitivity``).  Node ``(l, i)`` of a binary tree covers items ``(i 2^l, (i+1) 2^l]``; the
@@ -468,8 +473,8 @@ class PrivateMeans:
 
     - ``update(actions (R,), rewards (R,))``: replication ``r`` pulled ``actions[r]`` and got
       ``rewards[r]``.  Rewards are clipped to ``[lo, hi]`` (documented, App. H; +-inf clip
-      to the bounds); NaN rewards raise ValueError.  O(R) numpy work, no Python loop over
-      replications.
+      to the bounds); NaN rewards raise ValueError.  One compiled kernel call over the
+      replications (``means_update``) once the input is validated.
     - ``means() -> (R, K)``: released means.  An arm never pulled has no release; ``means()``
       reports the midpoint ``(lo + hi) / 2`` for it (data independent, never NaN).  Not clipped
       unless ``clip_means=True`` (clipping to ``[lo, hi]`` is post-processing, still DP).
