@@ -580,6 +580,15 @@ class PrivateMeans:
         self._means_rk = self.layout.matrix(self._means)  # the (R, K) view means() returns
         self._gamma = 0.0 if self.gamma is None else self.gamma  # means_push: 0 = no grid
 
+    def __getstate__(self) -> dict[str, Any]:
+        state = self.__dict__.copy()
+        del state["_means_rk"]  # a view of _means: a copy must get a view of its own _means
+        return state
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
+        self._means_rk = self.layout.matrix(self._means)
+
     def _grid(self) -> tuple[NodeSampler, int, str]:
         """Set up ``noise="discrete"``: grid, snapped sensitivity, exactness limits (see above)."""
         width, eps = self.hi - self.lo, self.epsilon

@@ -487,6 +487,15 @@ class HybridNoiseBlocks:
         self.buf_flat = self.buf.reshape(-1)  # view; Z_n of stream s at s 2B + n % 2B
         self.shift = self.log_block + 1
 
+    def __getstate__(self) -> dict[str, Any]:
+        state = self.__dict__.copy()
+        del state["buf_flat"]  # a view of buf: a copy must get a view of its own buf
+        return state
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
+        self.buf_flat = self.buf.reshape(-1)
+
     def generate(self, idx: NDArray[np.intp]) -> None:
         """Generate the next block of streams ``idx`` (distinct) into their free slot."""
         bsz, lb, nodes = self.block, self.log_block, self.nodes

@@ -795,3 +795,25 @@ def test_compiled_private_means_repeat_numpy_bit_for_bit(runs: int, arms: int, o
     assert np.array_equal(ref.counts, got.counts)
     if options.get("n_max") == 120:  # arm 0 was pulled more often: the errors did happen
         assert got.counts.max() == 120
+
+
+@pytest.mark.parametrize("how", ["deepcopy", "pickle"])
+def test_private_means_copies_continue_like_the_original(how: str) -> None:
+    """A copy taken mid-run (the engine deep-copies agents) keeps its own live views: it
+    continues bit for bit as the original does, through block refills."""
+    import copy
+    import pickle
+
+    pm = PrivateMeans(3, 2, 0.8, rng=9, block=4)
+    rng = np.random.default_rng(2)
+    steps = [(rng.integers(0, 2, 3), rng.random(3)) for _ in range(40)]
+    for a, r in steps[:5]:
+        pm.update(a, r)
+    twin = copy.deepcopy(pm) if how == "deepcopy" else pickle.loads(pickle.dumps(pm))
+    view = twin.means(copy=False)
+    for a, r in steps[5:]:
+        pm.update(a, r)
+        twin.update(a, r)
+        _same_bits(pm.means(), twin.means())
+        _same_bits(view, twin.means())  # means(copy=False) is live
+    _same_bits(pm.releases, twin.releases)
