@@ -16,8 +16,8 @@ are integers and one unit is ``gamma``: every sum is an exact multiple of ``gamm
 Useful fact for the vectorised tables: in the dyadic decomposition, node ``(l, q-1)`` is used
 exactly for the ``m`` with ``m >> l == q`` odd, i.e. for the ``2^l`` consecutive values
 ``m in [q 2^l, (q+1) 2^l)``.  So each level contributes a piecewise-constant sequence that is
-built by one broadcast add per level, without a Python loop over ``n`` (loops run over tree
-levels, epochs and cache-sized blocks of ``n`` only).
+built by adding each node to its run of ``2^l`` rows (the compiled :func:`dyadic_add`; the
+Python loops run over epochs and cache-sized blocks of ``n`` only).
 """
 
 from __future__ import annotations
@@ -43,6 +43,7 @@ __all__ = [
     "LaplaceNodes",
     "NodeSampler",
     "binary_noise",
+    "dyadic_add",
     "floor_log2",
     "hybrid_noise",
     "laplace_unit",
@@ -286,20 +287,33 @@ def add_dyadic_units(
     streams, the sum of independent node noises of scale ``scale`` (a float or one per stream,
     shape ``(S,)``) over the set bits ``l`` of ``m``, node ``(l, (m >> l) - 1)``, counted in
     units of ``nodes.unit(scale)``.  Only the nodes used by some ``m <= m_max`` are drawn; rows
-    ``m > m_max`` are unspecified.  Time-major so that the broadcast add of each level runs
-    over contiguous rows of ``S`` values (the low levels have runs of length 1, 2, 4, ...).
+    ``m > m_max`` are unspecified.  Time-major so that each node is added to contiguous rows
+    of ``S`` values (the low levels have runs of length 1, 2, 4, ...).
     """
     s = out.shape[1]
     # odd q in [1, m_max >> l]: node (l, q - 1) serves m in [q 2^l, (q+1) 2^l)
-    n_odd = [((m_max >> level) + 1) // 2 for level in range(n_levels)]
+    n_odd = np.array([((m_max >> level) + 1) // 2 for level in range(n_levels)], dtype=np.int64)
     # one draw for all levels (fewer small calls)
-    drawn = nodes.units(rng, (sum(n_odd), 1, s), scale)
+    drawn = nodes.units(rng, (int(n_odd.sum()), s), scale)
+    dyadic_add(out, drawn, n_odd)
+
+
+@kernel
+def dyadic_add(out: Any, drawn: Any, n_odd: Any) -> None:
+    """``out[m] += drawn[start_l + q]`` for every level ``l`` (in increasing order) and the
+    ``2^l`` rows ``m in [(2q+1) 2^l, (2q+2) 2^l)`` of node ``q < n_odd[l]``, ``start_l`` the
+    nodes of the levels below: each row adds its nodes level by level, as the broadcast adds
+    of one level after another did."""
     start = 0
-    for level in range(n_levels):
-        if n_odd[level] == 0:
-            continue
-        view = out.reshape(1 << (n_levels - level - 1), 2, 1 << level, s)
-        view[: n_odd[level], 1] += drawn[start : start + n_odd[level]]
+    for level in range(n_odd.shape[0]):
+        width = 1 << level
+        for q in range(n_odd[level]):
+            node = drawn[start + q]
+            first = (2 * q + 1) * width
+            for m in range(first, first + width):
+                row = out[m]
+                for j in range(row.shape[0]):
+                    row[j] += node[j]
         start += n_odd[level]
 
 
@@ -386,7 +400,7 @@ def noise_table(
       :class:`dpbandits.continual.HybridMechanism`: ``Z_n = sum_{j<=k} eta_j + sum_{l in
       bits(m)} nu_{k,l,(m>>l)-1}`` with ``k = floor(log2 n)``, ``m = n - 2^k``,
       ``eta ~ Lap(2b/eps)``, ``nu_k ~ Lap(2kb/eps)`` (Chan, Shi, Song).  Vectorised: one
-      broadcast add per tree level, epoch and cache-sized block of counts (see
+      draw and one compiled pass of node adds per epoch and cache-sized block of counts (see
       :func:`dyadic_blocks`); ``size=(100, 2)``, ``count=50_000`` takes a fraction of a second
       (``benchmarks/bench_continual.py``).
     - ``"binary"``: ``L = floor(log2 T) + 1`` levels, node noise ``Lap(L b / eps)``; ``Z_n`` is

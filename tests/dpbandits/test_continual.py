@@ -817,3 +817,32 @@ def test_private_means_copies_continue_like_the_original(how: str) -> None:
         _same_bits(pm.means(), twin.means())
         _same_bits(view, twin.means())  # means(copy=False) is live
     _same_bits(pm.releases, twin.releases)
+
+
+def numpy_dyadic_units(out, n_levels, m_max, rng, nodes, scale):  # type: ignore[no-untyped-def]
+    """The numpy ``add_dyadic_units`` (one broadcast add per level) the kernel replaced."""
+    s = out.shape[1]
+    n_odd = [((m_max >> level) + 1) // 2 for level in range(n_levels)]
+    drawn = nodes.units(rng, (sum(n_odd), 1, s), scale)
+    start = 0
+    for level in range(n_levels):
+        if n_odd[level] == 0:
+            continue
+        view = out.reshape(1 << (n_levels - level - 1), 2, 1 << level, s)
+        view[: n_odd[level], 1] += drawn[start : start + n_odd[level]]
+        start += n_odd[level]
+
+
+@pytest.mark.parametrize("sampler", ["laplace", "grid"])
+def test_compiled_dyadic_units_repeat_numpy_bit_for_bit(sampler: str) -> None:
+    """The noise tables' and blocks' level adds (compiled) give numpy's exact bits."""
+    from dpbandits.tree_noise import LAPLACE_NODES, GridLaplaceNodes, add_dyadic_units
+
+    nodes = LAPLACE_NODES if sampler == "laplace" else GridLaplaceNodes(2.0**-10)
+    for n_levels, m_max, s in [(1, 0, 3), (1, 1, 1), (4, 9, 5), (6, 63, 2), (9, 300, 4)]:
+        scale = np.linspace(0.5, 3.0, s)
+        start = np.random.default_rng(n_levels).normal(size=(1 << n_levels, s))
+        ref, got = start.copy(), start.copy()
+        numpy_dyadic_units(ref, n_levels, m_max, np.random.default_rng(1), nodes, scale)
+        add_dyadic_units(got, n_levels, m_max, np.random.default_rng(1), nodes, scale)
+        _same_bits(ref[: m_max + 1], got[: m_max + 1])
