@@ -43,6 +43,7 @@ __all__ = [
     "LaplaceNodes",
     "NodeSampler",
     "binary_noise",
+    "block_store",
     "dyadic_add",
     "floor_log2",
     "hybrid_noise",
@@ -443,6 +444,19 @@ binary_noise.__doc__ = "Noise ``Z_1..Z_T`` of the binary mechanism: see :func:`n
 # lazily drawn hybrid noise (PrivateMeans)
 # --------------------------------------------------------------------------------------------
 
+
+@kernel
+def block_store(buf: Any, idx: Any, j: Any, low: Any, unit: Any, base: Any) -> None:
+    """``buf[idx[c], (j[c] % 2) B + r] = low[r, c] * unit[c] + base[c]``: the new block ``j[c]``
+    of stream ``idx[c]`` (node units ``low``, time-major) written into its slot."""
+    bsz = low.shape[0]
+    for c in range(idx.shape[0]):
+        row = buf[idx[c]]
+        off = (j[c] & 1) * bsz
+        for r in range(bsz):
+            row[off + r] = low[r, c] * unit[c] + base[c]
+
+
 # Largest number of tree levels we ever need: counts are int64, so m < 2^63.
 _MAX_LEVELS = 63
 
@@ -537,13 +551,9 @@ class HybridNoiseBlocks:
             self.high[i_old] = high
         low = np.zeros((bsz, idx.size))
         add_dyadic_units(low, lb, bsz - 1, self.rng, nodes, scale)
-        low *= nodes.unit(scale)
-        low += self.cum[idx] + self.high[idx].sum(axis=1)
-        # slot j % 2 of each stream; streams differ in j, so write the two parities apart
-        for parity in (0, 1):
-            sel = (j & 1) == parity
-            if sel.any():
-                self.buf[idx[sel], parity * bsz : (parity + 1) * bsz] = low[:, sel].T
+        unit = np.broadcast_to(np.asarray(nodes.unit(scale), dtype=np.float64), idx.shape)
+        # slot j % 2 of each stream: Z = low units * unit + (C_k + H), as numpy computed it
+        block_store(self.buf, idx, j, low, unit, self.cum[idx] + self.high[idx].sum(axis=1))
         self.gen[idx] = j
 
     def at(

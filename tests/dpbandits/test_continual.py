@@ -16,7 +16,7 @@ from dpbandits.continual import (
     binary_noise,
     hybrid_noise,
 )
-from dpbandits.tree_noise import floor_log2, level_sum, trailing_zeros
+from dpbandits.tree_noise import HybridNoiseBlocks, floor_log2, level_sum, trailing_zeros
 from tests.stats import assert_counts_match_pmf, assert_mean_close, assert_same_distribution
 
 EPS = 0.7
@@ -726,9 +726,51 @@ def test_compiled_streaming_steps_repeat_numpy_bit_for_bit(size: int | tuple[int
         _same_bits(ref._alpha_hat, got._alpha_hat)
 
 
-class NumpyMeans(PrivateMeans):
-    """The numpy ``PrivateMeans.update_flat``/``means`` (and the noise lookup ``at``) the
+class NumpyBlocks(HybridNoiseBlocks):
+    """The numpy ``HybridNoiseBlocks.generate`` (level adds, scaling, slot writes) that the
     compiled kernels replaced."""
+
+    def generate(self, idx):  # type: ignore[no-untyped-def]
+        bsz, lb, nodes = self.block, self.log_block, self.nodes
+        j = self.gen[idx] + 1
+        n0 = j << lb
+        k = floor_log2(n0)
+        m0 = n0 - (np.int64(1) << k)
+        new = m0 == 0
+        if new.any():
+            i_new = idx[new]
+            log_scale = 2.0 * self.b / self.eps
+            self.cum[i_new] += nodes.units(self.rng, i_new.size, log_scale) * nodes.unit(log_scale)
+            self.high[i_new] = 0.0
+        scale = 2.0 * k * self.b / self.eps
+        if not new.all():
+            old = ~new
+            i_old = idx[old]
+            t = trailing_zeros(m0[old])
+            high = self.high[i_old]
+            high[np.arange(high.shape[1]) < t[:, None]] = 0.0
+            s_old = scale[old]
+            units = nodes.units(self.rng, i_old.size, s_old) * nodes.unit(s_old)
+            high[np.arange(i_old.size), t] = units
+            self.high[i_old] = high
+        low = np.zeros((bsz, idx.size))
+        numpy_dyadic_units(low, lb, bsz - 1, self.rng, nodes, scale)
+        low *= nodes.unit(scale)
+        low += self.cum[idx] + self.high[idx].sum(axis=1)
+        for parity in (0, 1):
+            sel = (j & 1) == parity
+            if sel.any():
+                self.buf[idx[sel], parity * bsz : (parity + 1) * bsz] = low[:, sel].T
+        self.gen[idx] = j
+
+
+class NumpyMeans(PrivateMeans):
+    """The numpy ``PrivateMeans.update_flat``/``means`` (and the noise lookup ``at``, the block
+    generation) the compiled kernels replaced."""
+
+    def __init__(self, *args, **kwargs):  # type: ignore[no-untyped-def]
+        super().__init__(*args, **kwargs)
+        self._noise.__class__ = NumpyBlocks
 
     def update_flat(self, flat, x):  # type: ignore[no-untyped-def]
         if self.gamma is not None:
