@@ -6,7 +6,12 @@ Prints, all measured in this run:
    streaming :class:`HybridMechanism` advancing the same 200 streams 50_000 times;
 2. per-step cost of ``PrivateMeans.update + means`` and ``WindowedSensitivity.update`` at
    R=100, K=2 over a 50_000-step bandit-like action sequence;
-3. RMSE of the released sum at n = 50_000 (and averaged over all n <= 50_000) for the hybrid
+3. the agents' hot path ``PrivateMeans.update_flat + means(copy=False)`` (compiled kernels,
+   ``dpbandits.jit``) at R in {1, 100} and K in {2, 10}: CPU ns per step and per row, block
+   refills included, next to one tiny numpy call; and the private agent
+   ``PrivateAgent(selector="krr")`` through ``dpbandits.experiments.run`` on the two-armed
+   shift (T = 20_000) at R = 1 and R = 100;
+4. RMSE of the released sum at n = 50_000 (and averaged over all n <= 50_000) for the hybrid
    mechanism, the binary mechanism with known T = 50_000, and naive fresh Laplace per release
    with eps/T (``Lap(T b / eps)``): Monte Carlo next to the closed forms.
 
@@ -42,6 +47,69 @@ def binary_var(n: int, horizon: int, eps: float = 1.0, b: float = 1.0) -> float:
     return bin(n).count("1") * 2 * (horizon.bit_length() * b / eps) ** 2
 
 
+def cpu_per_call(fn, calls: int) -> float:
+    """CPU seconds per call of ``fn(i)``, i = 0..calls-1 (process time: robust to load)."""
+    t0 = time.process_time()
+    for i in range(calls):
+        fn(i)
+    return (time.process_time() - t0) / calls
+
+
+def means_step(runs: int, arms: int, n_max: int | None, flat: np.ndarray, x: np.ndarray):
+    """Step ``i`` of a fresh PrivateMeans: ``update_flat(flat[i], x[i])``, ``means(copy=False)``."""
+    pm = PrivateMeans(runs, arms, 1.0, n_max=n_max, rng=2)
+
+    def step(i: int) -> None:
+        pm.update_flat(flat[i], x[i])
+        pm.means(copy=False)
+
+    return step
+
+
+def hot_path(quick: bool) -> None:
+    steps = 5_000 if quick else 20_000
+    print(f"== 3. the agents' hot path, {steps} steps (CPU time)")
+    rng = np.random.default_rng(5)
+    ref = np.zeros(2)
+    t_op = cpu_per_call(lambda i: np.add(ref, 1.0), steps)
+    print(f"  one tiny numpy call (reference)   : {t_op * 1e9:8.0f} ns")
+    for runs in (1, 100):
+        for arms in (2, 10):
+            # bandit-like: one arm most of the time; every arm pulled now and then
+            acts = np.where(
+                rng.random((steps, runs)) < 0.8, 0, rng.integers(0, arms, (steps, runs))
+            )
+            flat = acts + np.arange(runs) * arms
+            x = rng.random((steps, runs))
+            for n_max in (None, steps):
+                cpu_per_call(means_step(runs, arms, n_max, flat, x), min(steps, 200))  # compile
+                t = cpu_per_call(means_step(runs, arms, n_max, flat, x), steps)
+                print(
+                    f"  R={runs:<3d} K={arms:<2d} n_max={str(n_max):5s} update_flat+means: "
+                    f"{t * 1e9:8.0f} ns/step {t * 1e9 / runs:7.0f} ns/row "
+                    f"({t / t_op:5.1f} numpy calls)"
+                )
+    import gymnasium as gym
+
+    import agents
+    import envs  # noqa: F401  (registers the environments)
+    from dpbandits.experiments import run
+
+    horizon = 5_000 if quick else 20_000
+    env = gym.make("dpbandits/TwoArmedShift-v0", horizon=horizon, t_shift=horizon * 3 // 5)
+    for runs in (1, 100):
+        best = np.inf
+        for _ in range(2):  # the first run may compile
+            t0 = time.process_time()
+            run(env, {"krr": agents.PrivateAgent(selector="krr")}, n_runs=runs, seed=0,
+                progress=False, n_jobs=1)  # fmt: skip
+            best = min(best, time.process_time() - t0)
+        print(
+            f"  private agent (krr) through run, R={runs:<3d}: {best / horizon * 1e6:8.2f} us/step "
+            f"{best / horizon / runs * 1e9:7.0f} ns/agent-step"
+        )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="fewer steps and samples")
@@ -51,8 +119,9 @@ def main() -> None:
 
     print("== 1. hybrid noise table, R=100, K=2, n_max=50_000")
     t_table = best_of(lambda: hybrid_noise(n_max, 1.0, size=(runs, arms), rng=0))
-    mech = HybridMechanism(1.0, size=(runs, arms), rng=0)
     zeros = np.zeros((runs, arms))
+    HybridMechanism(1.0, size=(runs, arms), rng=0).add(zeros)  # load the compiled step first
+    mech = HybridMechanism(1.0, size=(runs, arms), rng=0)
     t0 = time.perf_counter()
     for _ in range(steps):
         mech.add(zeros)
@@ -128,7 +197,9 @@ def main() -> None:
         f"(full float64 table would be {runs * arms * n_max * 8 / 1e6:.0f} MB)"
     )
 
-    print("== 3. RMSE of the released sum at n = 50_000 (eps = 1, b = 1)")
+    hot_path(args.quick)
+
+    print("== 4. RMSE of the released sum at n = 50_000 (eps = 1, b = 1)")
     samples = 400 if args.quick else 2_000
     chunk = 200
     z_h, z_b = [], []

@@ -10,7 +10,12 @@ Chan, Shi and Song (2010/2011).  This module offers
 - :func:`binary_noise` and :func:`hybrid_noise`: the data-independent noise ``Z_1..Z_N`` (release
   ``= S_n + Z_n``) drawn at once, vectorised, with exactly the joint distribution of the streaming
   objects;
-- :class:`PrivateMeans`: per-(replication, arm) private means for agents, O(R) numpy per step.
+- :class:`PrivateMeans`: per-(replication, arm) private means for agents, one compiled kernel
+  call per step (``means_update``; its per-pull kernel ``means_push`` and ``means_value`` are
+  public, for a compiled agent step; see ``docs/performance.md``).
+
+The steps of all three are compiled kernels (:mod:`dpbandits.jit`) that do the IEEE operations
+of the numpy code they replaced in the same order, so the same seeds give the same bits.
 
 Conventions (App. H).  Items ``x_1, x_2, ...`` with ``|x_i - x_i'| <= b`` (``b`` =
 ``sensitivity``).  Node ``(l, i)`` of a binary tree covers items ``(i 2^l, (i+1) 2^l]``; the
@@ -42,7 +47,8 @@ from numpy.typing import ArrayLike, NDArray
 from dpbandits import checks
 from dpbandits.arms import RunArms, matrix_property
 from dpbandits.checks import positive_int, positive_number
-from dpbandits.grid_noise import grid_step, snap
+from dpbandits.grid_noise import grid_step
+from dpbandits.jit import kernel
 from dpbandits.tree_noise import (
     LAPLACE_NODES,
     MAX_EPOCH,
@@ -50,9 +56,12 @@ from dpbandits.tree_noise import (
     HybridNoiseBlocks,
     NodeSampler,
     binary_noise,
-    floor_log2,
     hybrid_noise,
-    trailing_zeros,
+    lowest_bit,
+    node_release,
+    noise_at,
+    top_bit,
+    tree_absorb,
 )
 
 __all__ = [
@@ -60,8 +69,16 @@ __all__ = [
     "BinaryMechanism",
     "HybridMechanism",
     "PrivateMeans",
+    "binary_add",
     "binary_noise",
+    "hybrid_add",
+    "hybrid_add_lockstep",
     "hybrid_noise",
+    "items_check",
+    "means_clipped",
+    "means_push",
+    "means_update",
+    "means_value",
 ]
 
 #: The node noises :class:`PrivateMeans` offers: continuous Laplace (default) or discrete
@@ -79,6 +96,134 @@ _EXACT_UNITS = 2**52
 _MAX_REWARD_LOG2 = 30
 _MAX_WIDENING = 0.03
 _MAX_NODE_UNITS = 2.0**39
+
+
+# --------------------------------------------------------------------------------------------
+# compiled steps of the streaming objects (dpbandits.jit); the tree arithmetic is shared with
+# the noise blocks (dpbandits.tree_noise).  Each repeats the numpy expressions it replaced
+# operation for operation, the level sums in numpy's order (``level_sum``).  The Laplace node
+# noise of a step is drawn by one numpy call before the kernel (the draws numpy always made)
+# and passed as an array: handing a Generator to a kernel costs about 20 us per call (numba
+# unboxes it through ctypes), more than the whole step.
+# --------------------------------------------------------------------------------------------
+
+
+@kernel
+def items_check(sums: Any, idx: Any, xs: Any, limit: float) -> int:
+    """0 if the items ``xs`` of streams ``idx`` may be added: 1 if one is not finite, else 2
+    if one would take its stream's prefix sum beyond ``limit`` in magnitude (the checks of
+    ``add``, in that order, before any update)."""
+    for i in range(xs.shape[0]):
+        if not math.isfinite(xs[i]):
+            return 1
+    for i in range(xs.shape[0]):
+        if not abs(sums[idx[i]] + xs[i]) <= limit:
+            return 2
+    return 0
+
+
+@kernel
+def binary_add(alpha: Any, alpha_hat: Any, counts: Any, sums: Any, release: Any, idx: Any,
+               xs: Any, noise: Any) -> None:  # fmt: skip
+    """:meth:`BinaryMechanism.add` on streams ``idx`` (distinct, advancing in this order) with
+    items ``xs``: node sums ``alpha``/``alpha_hat`` of shape ``(S, L)``, ``noise[i]`` the
+    ``Lap(L b / eps)`` noise of the node stream ``idx[i]`` completes; updates ``counts``,
+    ``sums`` and the ``release`` of those streams."""
+    n_levels = alpha.shape[1]
+    scratch = np.empty(n_levels)
+    for i in range(idx.shape[0]):
+        j = idx[i]
+        n = counts[j] + 1
+        t = lowest_bit(n)
+        alpha_t = tree_absorb(alpha[j], n_levels, t, xs[i], scratch, True)
+        alpha_hat[j, :t] = 0.0
+        alpha[j, t] = alpha_t
+        alpha_hat[j, t] = alpha_t + noise[i]
+        counts[j] = n
+        sums[j] += xs[i]
+        release[j] = node_release(alpha_hat[j], n_levels, n, scratch, True, False)
+
+
+@kernel
+def hybrid_add(alpha: Any, alpha_hat: Any, beta: Any, pending: Any, counts: Any,
+               sums: Any, release: Any, idx: Any, xs: Any, eta: Any, nu: Any, b: float,
+               eps: float) -> None:  # fmt: skip
+    """:meth:`HybridMechanism.add` on streams ``idx`` (distinct, in this order) with items
+    ``xs``; ``alpha``/``alpha_hat`` level-major ``(levels, S)``, at least ``k`` levels for
+    every epoch ``k`` reached.  ``eta``: the ``Lap(2b/eps)`` of the streams that reach a power
+    of two, ``nu``: ``Lap(1)`` (times ``2kb/eps``) of the others, each in the order of
+    ``idx``."""
+    n_lev = alpha.shape[0]
+    scratch = np.empty(n_lev)
+    n_new = 0
+    for i in range(idx.shape[0]):  # logarithmic part at powers of two
+        j = idx[i]
+        n = counts[j] + 1
+        if n == 1 << top_bit(n):
+            beta[j] += pending[j] + xs[i] + eta[n_new]
+            pending[j] = 0.0
+            alpha[:, j] = 0.0
+            alpha_hat[:, j] = 0.0
+            n_new += 1
+    n_old = 0
+    for i in range(idx.shape[0]):  # binary part of epoch k on m = n - 2^k
+        j = idx[i]
+        n = counts[j] + 1
+        k = top_bit(n)
+        m = n - (1 << k)
+        if m == 0:
+            continue
+        pending[j] += xs[i]
+        t = lowest_bit(m)
+        # numpy summed the (levels, streams) array over axis 0: pairwise for one stream only
+        alpha_t = tree_absorb(alpha[:, j], n_lev, t, xs[i], scratch, nu.shape[0] == 1)
+        alpha_hat[:t, j] = 0.0
+        alpha[t, j] = alpha_t
+        alpha_hat[t, j] = alpha_t + nu[n_old] * (2.0 * k * b / eps)
+        n_old += 1
+    for i in range(idx.shape[0]):
+        j = idx[i]
+        n = counts[j] + 1
+        m = n - (1 << top_bit(n))
+        release[j] = beta[j] + node_release(alpha_hat[:, j], n_lev, m, scratch,
+                                            idx.shape[0] == 1, False)  # fmt: skip
+        counts[j] = n
+        sums[j] += xs[i]
+
+
+@kernel
+def hybrid_add_lockstep(alpha: Any, alpha_hat: Any, beta: Any, pending: Any, counts: Any,
+                        sums: Any, release: Any, xs: Any, noise: Any, b: float,
+                        eps: float) -> None:  # fmt: skip
+    """:meth:`HybridMechanism.add` when every stream advances from the same count (the
+    lockstep path: its node sums run over the first ``t`` levels and the set bits only);
+    ``noise[j]`` is stream ``j``'s ``Lap(2b/eps)`` at a power of two, else its ``Lap(1)``."""
+    s = xs.shape[0]
+    n = counts[0] + 1
+    k = top_bit(n)
+    m = n - (1 << k)
+    if m == 0:
+        for j in range(s):
+            beta[j] += pending[j] + xs[j] + noise[j]
+            pending[j] = 0.0
+            release[j] = beta[j]
+        alpha[:, :] = 0.0
+        alpha_hat[:, :] = 0.0
+    else:
+        n_lev = alpha.shape[0]
+        scratch = np.empty(n_lev)
+        t = lowest_bit(m)
+        scale = 2.0 * k * b / eps
+        for j in range(s):
+            pending[j] += xs[j]
+            alpha_t = tree_absorb(alpha[:, j], t, t, xs[j], scratch, s == 1)
+            alpha_hat[:t, j] = 0.0
+            alpha[t, j] = alpha_t
+            alpha_hat[t, j] = alpha_t + noise[j] * scale
+            release[j] = beta[j] + node_release(alpha_hat[:, j], n_lev, m, scratch, s == 1, True)
+    for j in range(s):
+        counts[j] = n
+        sums[j] += xs[j]
 
 
 # --------------------------------------------------------------------------------------------
@@ -129,11 +274,12 @@ class _Streams:
                 raise TypeError(f"mask must be a boolean array, got dtype {m.dtype}")
             idx = np.flatnonzero(self._broadcast(m, "mask"))
         xs = xa[idx]
-        if not np.all(np.isfinite(xs)):
+        bad = items_check(self._sum, idx, xs, checks.MAX_NOISE_SCALE)
+        if bad == 1:
             raise ValueError("x must be finite (no NaN or inf) for the advancing streams")
         # releases are prefix sums plus noise: a prefix sum near the float64 limit would turn
         # into inf (and NaN) inside the tree, so refuse it with the limit, before any update
-        if not np.all(np.abs(self._sum[idx] + xs) <= checks.MAX_NOISE_SCALE):
+        if bad == 2:
             raise ValueError(
                 f"x would take a stream's prefix sum beyond {checks.MAX_NOISE_SCALE:g} in "
                 "magnitude, where its noisy releases would overflow float64"
@@ -184,25 +330,10 @@ class BinaryMechanism(_Streams):
                 f"release beyond the horizon: a stream would reach count {int(n.max())} "
                 f"> horizon={self.horizon}"
             )
-        t = trailing_zeros(n)
-        levels = np.arange(self.n_levels)
-        alpha = self._alpha[idx]
-        alpha_hat = self._alpha_hat[idx]
-        below = levels < t[:, None]
-        rows = np.arange(idx.size)
-        # the new node at level t absorbs the completed lower nodes and the new item
-        alpha_t = np.where(below, alpha, 0.0).sum(axis=1) + xs
-        alpha[below] = 0.0
-        alpha_hat[below] = 0.0
-        alpha[rows, t] = alpha_t
         scale = self.n_levels * self.sensitivity / self.epsilon
-        alpha_hat[rows, t] = alpha_t + self._rng.laplace(scale=scale, size=idx.size)
-        bits = (n[:, None] >> levels) & 1
-        self._alpha[idx] = alpha
-        self._alpha_hat[idx] = alpha_hat
-        self._n[idx] = n
-        self._sum[idx] += xs
-        self._release[idx] = np.where(bits == 1, alpha_hat, 0.0).sum(axis=1)
+        noise = self._rng.laplace(scale=scale, size=idx.size)
+        binary_add(self._alpha, self._alpha_hat, self._n, self._sum, self._release, idx, xs,
+                   noise)  # fmt: skip
         return self._release.reshape(self.size).copy()
 
 
@@ -241,34 +372,19 @@ class HybridMechanism(_Streams):
         (the tests check they agree exactly), with the tree position computed once.
         """
         xs = self._select(x, None)[1]  # every stream advances: the same checks as add()
-        s = self._n.size
         n = int(self._n[0]) + 1
         k = n.bit_length() - 1
-        m = n - (1 << k)
+        if n == 1 << k:  # a power of two: eta ~ Lap(2b/eps) for every stream
+            noise = self._rng.laplace(scale=2.0 * self.sensitivity / self.epsilon, size=xs.size)
+        else:  # the node noise of epoch k, drawn as Lap(1) and scaled in the kernel
+            noise = self._rng.laplace(size=xs.size)
         if k > self._alpha.shape[0]:
             pad = ((0, k - self._alpha.shape[0]), (0, 0))
             self._alpha = np.pad(self._alpha, pad)
             self._alpha_hat = np.pad(self._alpha_hat, pad)
-        if m == 0:
-            eta = self._rng.laplace(scale=2.0 * self.sensitivity / self.epsilon, size=s)
-            self._beta += self._pending + xs + eta
-            self._pending[:] = 0.0
-            self._alpha[:] = 0.0
-            self._alpha_hat[:] = 0.0
-            self._release[:] = self._beta
-        else:
-            self._pending += xs
-            t = (m & -m).bit_length() - 1
-            alpha_t = self._alpha[:t].sum(axis=0) + xs
-            self._alpha[:t] = 0.0
-            self._alpha_hat[:t] = 0.0
-            self._alpha[t] = alpha_t
-            scale = 2.0 * k * self.sensitivity / self.epsilon
-            self._alpha_hat[t] = alpha_t + self._rng.laplace(size=s) * scale
-            bits = [lev for lev in range(k) if (m >> lev) & 1]
-            self._release[:] = self._beta + self._alpha_hat[bits].sum(axis=0)
-        self._n[:] = n
-        self._sum += xs
+        hybrid_add_lockstep(self._alpha, self._alpha_hat, self._beta, self._pending, self._n,
+                            self._sum, self._release, xs, noise, self.sensitivity,
+                            self.epsilon)  # fmt: skip
         return self._release.reshape(self.size).copy()
 
     def __repr__(self) -> str:
@@ -287,58 +403,64 @@ class HybridMechanism(_Streams):
         if idx.size < self._n.size:
             self._lockstep = False
         n = self._n[idx] + 1
-        k = floor_log2(n)
-        m = n - (np.int64(1) << k)
-        need = int(k.max())
+        need = int(n.max()).bit_length() - 1  # the largest epoch k reached
         if need > self._alpha.shape[0]:  # epoch k needs k levels
             pad = ((0, need - self._alpha.shape[0]), (0, 0))
             self._alpha = np.pad(self._alpha, pad)
             self._alpha_hat = np.pad(self._alpha_hat, pad)
-        n_lev = self._alpha.shape[0]
-        levels = np.arange(n_lev)[:, None]
-
-        # logarithmic part at powers of two; a new epoch starts with an empty binary mechanism
-        new = m == 0
-        i_new = idx[new]
-        if i_new.size:
-            eta = self._rng.laplace(scale=2.0 * self.sensitivity / self.epsilon, size=i_new.size)
-            self._beta[i_new] += self._pending[i_new] + xs[new] + eta
-            self._pending[i_new] = 0.0
-            self._alpha[:, i_new] = 0.0
-            self._alpha_hat[:, i_new] = 0.0
-
-        # binary part of epoch k on m = n - 2^k
-        old = ~new
-        i_old = idx[old]
-        if i_old.size:
-            x_old, m_old, k_old = xs[old], m[old], k[old]
-            self._pending[i_old] += x_old
-            t = trailing_zeros(m_old)
-            alpha = self._alpha[:, i_old]
-            alpha_hat = self._alpha_hat[:, i_old]
-            below = levels < t
-            cols = np.arange(i_old.size)
-            alpha_t = np.where(below, alpha, 0.0).sum(axis=0) + x_old
-            alpha[below] = 0.0
-            alpha_hat[below] = 0.0
-            alpha[t, cols] = alpha_t
-            scale = 2.0 * k_old * self.sensitivity / self.epsilon
-            alpha_hat[t, cols] = alpha_t + self._rng.laplace(size=i_old.size) * scale
-            self._alpha[:, i_old] = alpha
-            self._alpha_hat[:, i_old] = alpha_hat
-
-        bits = (m >> levels) & 1
-        self._release[idx] = self._beta[idx] + np.where(
-            bits == 1, self._alpha_hat[:, idx], 0.0
-        ).sum(axis=0)
-        self._n[idx] = n
-        self._sum[idx] += xs
+        n_new = int(np.count_nonzero((n & (n - 1)) == 0))  # streams at a power of two
+        eta = self._rng.laplace(scale=2.0 * self.sensitivity / self.epsilon, size=n_new)
+        nu = self._rng.laplace(size=idx.size - n_new)
+        hybrid_add(self._alpha, self._alpha_hat, self._beta, self._pending, self._n, self._sum,
+                   self._release, idx, xs, eta, nu, self.sensitivity, self.epsilon)  # fmt: skip
         return self._release.reshape(self.size).copy()
 
 
 # --------------------------------------------------------------------------------------------
 # private means for agents
 # --------------------------------------------------------------------------------------------
+
+
+@kernel
+def means_push(counts: Any, sums: Any, means: Any, noise: Any, shift: int, mask: int,
+               gamma: float, i: int, x: float) -> None:  # fmt: skip
+    """One pull of stream ``i`` (``r K + a``) with reward ``x`` (clipped to ``[lo, hi]``):
+    ``n += 1``, ``S_n = S_{n-1} + x``, mean ``(S_n + Z_n) / n`` (App. H).
+
+    ``counts``/``sums``/``means`` are :class:`PrivateMeans`' flat state, ``noise``/``shift``/
+    ``mask`` its :class:`~dpbandits.tree_noise.HybridNoiseBlocks` (``buf_flat``, ``shift``,
+    ``mask``), which must hold ``Z_n`` (its ``reserve``); ``gamma > 0`` snaps ``x`` to the grid
+    ``gamma Z`` first (``noise="discrete"``: ``rint(x / gamma) * gamma``), 0 leaves it.
+    """
+    if gamma > 0.0:
+        x = np.rint(x / gamma) * gamma
+    n = counts[i] + 1
+    s = sums[i] + x
+    counts[i] = n
+    sums[i] = s
+    means[i] = (s + noise_at(noise, shift, mask, i, n)) / n
+
+
+@kernel
+def means_update(counts: Any, sums: Any, means: Any, noise: Any, shift: int, mask: int,
+                 gamma: float, flat: Any, x: Any) -> None:  # fmt: skip
+    """:func:`means_push` of stream ``flat[r]`` with reward ``x[r]`` for every replication."""
+    for r in range(flat.shape[0]):
+        means_push(counts, sums, means, noise, shift, mask, gamma, flat[r], x[r])
+
+
+@kernel
+def means_value(means: Any, i: int, lo: float, hi: float, clip: bool) -> float:
+    """The released mean of stream ``i``, clipped to ``[lo, hi]`` if ``clip`` (``np.clip``)."""
+    m = means[i]
+    return min(max(m, lo), hi) if clip else m
+
+
+@kernel
+def means_clipped(means: Any, lo: float, hi: float, out: Any) -> None:
+    """``out[i] = clip(means[i], lo, hi)`` for every stream (``out`` flat, same size)."""
+    for i in range(means.shape[0]):
+        out[i] = means_value(means, i, lo, hi, True)
 
 
 class PrivateMeans:
@@ -351,8 +473,8 @@ class PrivateMeans:
 
     - ``update(actions (R,), rewards (R,))``: replication ``r`` pulled ``actions[r]`` and got
       ``rewards[r]``.  Rewards are clipped to ``[lo, hi]`` (documented, App. H; +-inf clip
-      to the bounds); NaN rewards raise ValueError.  O(R) numpy work, no Python loop over
-      replications.
+      to the bounds); NaN rewards raise ValueError.  One compiled kernel call over the
+      replications (``means_update``) once the input is validated.
     - ``means() -> (R, K)``: released means.  An arm never pulled has no release; ``means()``
       reports the midpoint ``(lo + hi) / 2`` for it (data independent, never NaN).  Not clipped
       unless ``clip_means=True`` (clipping to ``[lo, hi]`` is post-processing, still DP).
@@ -455,6 +577,17 @@ class PrivateMeans:
         self._counts = np.zeros(s, dtype=np.int64)
         self._sums = np.zeros(s)
         self._means = np.full(s, 0.5 * (self.lo + self.hi))
+        self._means_rk = self.layout.matrix(self._means)  # the (R, K) view means() returns
+        self._gamma = 0.0 if self.gamma is None else self.gamma  # means_push: 0 = no grid
+
+    def __getstate__(self) -> dict[str, Any]:
+        state = self.__dict__.copy()
+        del state["_means_rk"]  # a view of _means: a copy must get a view of its own _means
+        return state
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
+        self._means_rk = self.layout.matrix(self._means)
 
     def _grid(self) -> tuple[NodeSampler, int, str]:
         """Set up ``noise="discrete"``: grid, snapped sensitivity, exactness limits (see above)."""
@@ -531,18 +664,13 @@ class PrivateMeans:
         rewards already clipped to ``[lo, hi]`` (not modified; snapped to the grid here for
         ``noise="discrete"``). No checks beyond ``n_max``.
         """
-        if self.gamma is not None:
-            x = snap(x, self.gamma)
-        n = self._counts.take(flat)
-        n += 1
-        z = self._noise.at(flat, n, self._counts)  # raises (n_max) before any state change
-        s = self._sums.take(flat)
-        s += x
-        self._counts.put(flat, n)
-        self._sums.put(flat, s)
-        s += z
-        s /= n
-        self._means.put(flat, s)
+        noise = self._noise
+        if noise.safe > 1:  # HybridNoiseBlocks.reserve, inlined: the common case
+            noise.safe -= 1
+        else:  # may draw the next blocks; raises (n_max) before any state change
+            noise.reserve(flat, None, self._counts)
+        means_update(self._counts, self._sums, self._means, noise.buf_flat, noise.shift,
+                     noise.mask, self._gamma, flat, x)  # fmt: skip
 
     def means(self, copy: bool = True) -> NDArray[np.float64]:
         """Released private means (R, K); midpoint for arms never pulled.
@@ -550,7 +678,8 @@ class PrivateMeans:
         ``copy=False`` returns the internal array itself when no clipping is asked for (a
         read-only use on the hot path: it changes at the next :meth:`update`).
         """
-        out = self.layout.matrix(self._means)
         if self.clip_means:
-            return np.clip(out, self.lo, self.hi)
-        return out.copy() if copy else out
+            out = np.empty((self.n_runs, self.n_arms))
+            means_clipped(self._means, self.lo, self.hi, out.reshape(-1))
+            return out
+        return self._means_rk.copy() if copy else self._means_rk

@@ -16,8 +16,8 @@ are integers and one unit is ``gamma``: every sum is an exact multiple of ``gamm
 Useful fact for the vectorised tables: in the dyadic decomposition, node ``(l, q-1)`` is used
 exactly for the ``m`` with ``m >> l == q`` odd, i.e. for the ``2^l`` consecutive values
 ``m in [q 2^l, (q+1) 2^l)``.  So each level contributes a piecewise-constant sequence that is
-built by one broadcast add per level, without a Python loop over ``n`` (loops run over tree
-levels, epochs and cache-sized blocks of ``n`` only).
+built by adding each node to its run of ``2^l`` rows (the compiled :func:`dyadic_add`; the
+Python loops run over epochs and cache-sized blocks of ``n`` only).
 """
 
 from __future__ import annotations
@@ -33,6 +33,7 @@ from numpy.typing import NDArray
 from dpbandits import checks
 from dpbandits.checks import positive_int, positive_number
 from dpbandits.grid_noise import discrete_laplace_units
+from dpbandits.jit import kernel
 
 __all__ = [
     "LAPLACE_NODES",
@@ -42,11 +43,21 @@ __all__ = [
     "LaplaceNodes",
     "NodeSampler",
     "binary_noise",
+    "block_store",
+    "dyadic_add",
     "floor_log2",
     "hybrid_noise",
     "laplace_unit",
+    "level_sum",
+    "lowest_bit",
+    "node_release",
+    "noise_at",
+    "noise_current",
+    "noise_lookup",
     "noise_table",
+    "top_bit",
     "trailing_zeros",
+    "tree_absorb",
 ]
 
 #: Largest epoch index k of the hybrid mechanism for int64 counts (n < 2^63); its binary part
@@ -62,6 +73,131 @@ def floor_log2(n: NDArray[np.int64]) -> NDArray[np.int64]:
 def trailing_zeros(m: NDArray[np.int64]) -> NDArray[np.int64]:
     """Index of the lowest set bit of m >= 1."""
     return floor_log2(m & -m)
+
+
+# --------------------------------------------------------------------------------------------
+# compiled tree arithmetic (dpbandits.jit), shared by the streaming mechanisms and PrivateMeans
+# --------------------------------------------------------------------------------------------
+
+
+@kernel
+def lowest_bit(m: int) -> int:
+    """Index of the lowest set bit of ``m >= 1`` (the tree level a new item completes)."""
+    t = 0
+    while not (m >> t) & 1:
+        t += 1
+    return t
+
+
+@kernel
+def top_bit(n: int) -> int:
+    """``floor(log2 n)`` of an integer ``n >= 1`` (the epoch of the hybrid mechanism)."""
+    k = 0
+    while n >> (k + 1):
+        k += 1
+    return k
+
+
+@kernel
+def _pairwise(a: Any, n: int) -> float:
+    """numpy's ``pairwise_sum`` of ``a[:n]`` for ``n <= 128`` (``numpy/_core/src/umath/
+    loops_utils.h``): sequential below 8 terms, else eight interleaved accumulators.  (numpy
+    halves longer sums; trees have at most 63 levels, and a recursive kernel cannot be cached.)"""
+    if n < 8:
+        res = 0.0
+        for i in range(n):
+            res += a[i]
+        return res
+    r0, r1, r2, r3, r4, r5, r6, r7 = a[0], a[1], a[2], a[3], a[4], a[5], a[6], a[7]
+    i = 8
+    while i < n - n % 8:
+        r0 += a[i]
+        r1 += a[i + 1]
+        r2 += a[i + 2]
+        r3 += a[i + 3]
+        r4 += a[i + 4]
+        r5 += a[i + 5]
+        r6 += a[i + 6]
+        r7 += a[i + 7]
+        i += 8
+    res = ((r0 + r1) + (r2 + r3)) + ((r4 + r5) + (r6 + r7))
+    while i < n:
+        res += a[i]
+        i += 1
+    return res
+
+
+@kernel
+def level_sum(a: Any, n: int, pairwise: bool) -> float:
+    """``a[:n].sum()`` in numpy's order of operations (a 1-D float64 array, ``n <= 128``).
+
+    numpy's ``add.reduce`` starts from 0.0 and, along a contiguous axis of the reduced array
+    (``(S, L).sum(axis=1)``, or any axis with a single other element), adds numpy's pairwise
+    sum (``pairwise=True``); along a non-contiguous axis (``(L, S).sum(axis=0)``, ``S > 1``)
+    it adds the terms one by one (``pairwise=False``).  The mechanisms sum tree levels both
+    ways; the tests check each against numpy.
+    """
+    if pairwise:
+        return 0.0 + _pairwise(a, n)
+    res = 0.0
+    for i in range(n):
+        res += a[i]
+    return res
+
+
+@kernel
+def tree_absorb(alpha: Any, n_levels: int, t: int, x: float, scratch: Any,
+                pairwise: bool) -> float:  # fmt: skip
+    """The exact sum of the node a new item ``x`` completes at level ``t`` of a binary tree
+    (the binary mechanism's step, App. H): the nodes below level ``t`` plus ``x``, those nodes
+    then cleared.  ``alpha`` holds one stream's node sums by level (a 1-D view);
+    ``np.where(levels < t, alpha, 0.0).sum() + x`` over the first ``n_levels`` levels, summed
+    as :func:`level_sum` with ``pairwise`` (``scratch``: at least ``n_levels`` floats)."""
+    for lev in range(n_levels):
+        scratch[lev] = alpha[lev] if lev < t else 0.0
+    total = level_sum(scratch, n_levels, pairwise) + x
+    for lev in range(t):
+        alpha[lev] = 0.0
+    return total
+
+
+@kernel
+def node_release(alpha_hat: Any, n_levels: int, m: int, scratch: Any, pairwise: bool,
+                 compact: bool) -> float:  # fmt: skip
+    """The binary mechanism's release at ``m``: the noisy nodes ``alpha_hat`` (one stream, by
+    level) over the set bits of ``m``, summed as :func:`level_sum` with ``pairwise``, either
+    ``np.where(bits, alpha_hat, 0.0).sum()`` over ``n_levels`` levels or, ``compact``, the sum
+    of ``alpha_hat[bits]`` (the set bits only; the order matters for a pairwise sum)."""
+    count = 0
+    for lev in range(n_levels):
+        if (m >> lev) & 1:
+            scratch[count] = alpha_hat[lev]
+            count += 1
+        elif not compact:
+            scratch[count] = 0.0
+            count += 1
+    return level_sum(scratch, count, pairwise)
+
+
+@kernel
+def noise_at(buf: Any, shift: int, mask: int, stream: int, n: int) -> float:
+    """``Z_n`` of ``stream`` held by :class:`HybridNoiseBlocks` (``buf`` its ``buf_flat``,
+    ``shift``/``mask`` its attributes): column ``n % 2B`` of the stream's two slots."""
+    return buf[(stream << shift) | (n & mask)]
+
+
+@kernel
+def noise_lookup(buf: Any, shift: int, mask: int, flat: Any, n: Any, out: Any) -> None:
+    """``out[i] = Z_{n[i]}`` of stream ``flat[i]`` (:func:`noise_at` for each)."""
+    for i in range(flat.shape[0]):
+        out[i] = noise_at(buf, shift, mask, flat[i], n[i])
+
+
+@kernel
+def noise_current(buf: Any, shift: int, mask: int, counts: Any, out: Any) -> None:
+    """``out[s] = Z_{counts[s]}`` of every stream, 0 where the count is 0."""
+    for s in range(counts.shape[0]):
+        out[s] = noise_at(buf, shift, mask, s, counts[s]) if counts[s] > 0 else 0.0
 
 
 # --------------------------------------------------------------------------------------------
@@ -152,20 +288,33 @@ def add_dyadic_units(
     streams, the sum of independent node noises of scale ``scale`` (a float or one per stream,
     shape ``(S,)``) over the set bits ``l`` of ``m``, node ``(l, (m >> l) - 1)``, counted in
     units of ``nodes.unit(scale)``.  Only the nodes used by some ``m <= m_max`` are drawn; rows
-    ``m > m_max`` are unspecified.  Time-major so that the broadcast add of each level runs
-    over contiguous rows of ``S`` values (the low levels have runs of length 1, 2, 4, ...).
+    ``m > m_max`` are unspecified.  Time-major so that each node is added to contiguous rows
+    of ``S`` values (the low levels have runs of length 1, 2, 4, ...).
     """
     s = out.shape[1]
     # odd q in [1, m_max >> l]: node (l, q - 1) serves m in [q 2^l, (q+1) 2^l)
-    n_odd = [((m_max >> level) + 1) // 2 for level in range(n_levels)]
+    n_odd = np.array([((m_max >> level) + 1) // 2 for level in range(n_levels)], dtype=np.int64)
     # one draw for all levels (fewer small calls)
-    drawn = nodes.units(rng, (sum(n_odd), 1, s), scale)
+    drawn = nodes.units(rng, (int(n_odd.sum()), s), scale)
+    dyadic_add(out, drawn, n_odd)
+
+
+@kernel
+def dyadic_add(out: Any, drawn: Any, n_odd: Any) -> None:
+    """``out[m] += drawn[start_l + q]`` for every level ``l`` (in increasing order) and the
+    ``2^l`` rows ``m in [(2q+1) 2^l, (2q+2) 2^l)`` of node ``q < n_odd[l]``, ``start_l`` the
+    nodes of the levels below: each row adds its nodes level by level, as the broadcast adds
+    of one level after another did."""
     start = 0
-    for level in range(n_levels):
-        if n_odd[level] == 0:
-            continue
-        view = out.reshape(1 << (n_levels - level - 1), 2, 1 << level, s)
-        view[: n_odd[level], 1] += drawn[start : start + n_odd[level]]
+    for level in range(n_odd.shape[0]):
+        width = 1 << level
+        for q in range(n_odd[level]):
+            node = drawn[start + q]
+            first = (2 * q + 1) * width
+            for m in range(first, first + width):
+                row = out[m]
+                for j in range(row.shape[0]):
+                    row[j] += node[j]
         start += n_odd[level]
 
 
@@ -252,7 +401,7 @@ def noise_table(
       :class:`dpbandits.continual.HybridMechanism`: ``Z_n = sum_{j<=k} eta_j + sum_{l in
       bits(m)} nu_{k,l,(m>>l)-1}`` with ``k = floor(log2 n)``, ``m = n - 2^k``,
       ``eta ~ Lap(2b/eps)``, ``nu_k ~ Lap(2kb/eps)`` (Chan, Shi, Song).  Vectorised: one
-      broadcast add per tree level, epoch and cache-sized block of counts (see
+      draw and one compiled pass of node adds per epoch and cache-sized block of counts (see
       :func:`dyadic_blocks`); ``size=(100, 2)``, ``count=50_000`` takes a fraction of a second
       (``benchmarks/bench_continual.py``).
     - ``"binary"``: ``L = floor(log2 T) + 1`` levels, node noise ``Lap(L b / eps)``; ``Z_n`` is
@@ -294,6 +443,19 @@ binary_noise.__doc__ = "Noise ``Z_1..Z_T`` of the binary mechanism: see :func:`n
 # --------------------------------------------------------------------------------------------
 # lazily drawn hybrid noise (PrivateMeans)
 # --------------------------------------------------------------------------------------------
+
+
+@kernel
+def block_store(buf: Any, idx: Any, j: Any, low: Any, unit: Any, base: Any) -> None:
+    """``buf[idx[c], (j[c] % 2) B + r] = low[r, c] * unit[c] + base[c]``: the new block ``j[c]``
+    of stream ``idx[c]`` (node units ``low``, time-major) written into its slot."""
+    bsz = low.shape[0]
+    for c in range(idx.shape[0]):
+        row = buf[idx[c]]
+        off = (j[c] & 1) * bsz
+        for r in range(bsz):
+            row[off + r] = low[r, c] * unit[c] + base[c]
+
 
 # Largest number of tree levels we ever need: counts are int64, so m < 2^63.
 _MAX_LEVELS = 63
@@ -353,6 +515,15 @@ class HybridNoiseBlocks:
         self.buf_flat = self.buf.reshape(-1)  # view; Z_n of stream s at s 2B + n % 2B
         self.shift = self.log_block + 1
 
+    def __getstate__(self) -> dict[str, Any]:
+        state = self.__dict__.copy()
+        del state["buf_flat"]  # a view of buf: a copy must get a view of its own buf
+        return state
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
+        self.buf_flat = self.buf.reshape(-1)
+
     def generate(self, idx: NDArray[np.intp]) -> None:
         """Generate the next block of streams ``idx`` (distinct) into their free slot."""
         bsz, lb, nodes = self.block, self.log_block, self.nodes
@@ -380,13 +551,9 @@ class HybridNoiseBlocks:
             self.high[i_old] = high
         low = np.zeros((bsz, idx.size))
         add_dyadic_units(low, lb, bsz - 1, self.rng, nodes, scale)
-        low *= nodes.unit(scale)
-        low += self.cum[idx] + self.high[idx].sum(axis=1)
-        # slot j % 2 of each stream; streams differ in j, so write the two parities apart
-        for parity in (0, 1):
-            sel = (j & 1) == parity
-            if sel.any():
-                self.buf[idx[sel], parity * bsz : (parity + 1) * bsz] = low[:, sel].T
+        unit = np.broadcast_to(np.asarray(nodes.unit(scale), dtype=np.float64), idx.shape)
+        # slot j % 2 of each stream: Z = low units * unit + (C_k + H), as numpy computed it
+        block_store(self.buf, idx, j, low, unit, self.cum[idx] + self.high[idx].sum(axis=1))
         self.gen[idx] = j
 
     def at(
@@ -399,20 +566,35 @@ class HybridNoiseBlocks:
         count)`` drops by at most one per call: while it is > 1 nothing needs generating and
         the check is skipped.  Raises ValueError, changing nothing, if a count passes n_max.
         """
+        self.reserve(flat, n, counts)
+        out = np.empty(flat.shape[0])
+        noise_lookup(self.buf_flat, self.shift, self.mask, flat, n, out)
+        return out
+
+    def reserve(
+        self, flat: NDArray[np.intp], n: NDArray[np.int64] | None, counts: NDArray[np.int64]
+    ) -> None:
+        """Make ``Z_n`` of streams ``flat`` at their new counts ``n`` (``None``: ``counts[flat]
+        + 1``) readable by :func:`noise_at`: the bookkeeping of :meth:`at` without the lookup,
+        for compiled callers that read ``buf_flat`` themselves.  While :attr:`safe` > 1 this is
+        one decrement; a caller may take :attr:`safe` - 1 steps at once by decrementing it."""
         if self.safe > 1:
             self.safe -= 1
+            return
+        new = counts.copy()
+        if n is None:
+            new[flat] += 1
         else:
-            new = counts.copy()
             new[flat] = n
-            self._refill(new)
-        return self.buf_flat[(flat << self.shift) | (n & self.mask)]
+        self._refill(new)
 
     def current(self, counts: NDArray[np.int64]) -> NDArray[np.float64]:
         """``Z_n`` of every stream at its count ``n = counts[s]`` as last passed to :meth:`at`
         (still held: the slot of a stream's current block is never the one being refilled);
         0 where the count is 0."""
-        z = self.buf_flat[(np.arange(counts.size) << self.shift) | (counts & self.mask)]
-        return np.where(counts > 0, z, 0.0)
+        out = np.empty(counts.size)
+        noise_current(self.buf_flat, self.shift, self.mask, counts, out)
+        return out
 
     def _refill(self, counts: NDArray[np.int64]) -> None:
         lb = self.log_block

@@ -16,6 +16,7 @@ from dpbandits.continual import (
     binary_noise,
     hybrid_noise,
 )
+from dpbandits.tree_noise import HybridNoiseBlocks, floor_log2, level_sum, trailing_zeros
 from tests.stats import assert_counts_match_pmf, assert_mean_close, assert_same_distribution
 
 EPS = 0.7
@@ -558,3 +559,332 @@ def test_discrete_refuses_what_float64_cannot_keep_exact() -> None:
     huge = PrivateMeans(3, 1, 1e300, rng=0, noise="discrete")  # noise far below one step
     huge.update(np.zeros(3, dtype=np.int64), np.array([0.1, 0.2, 0.3]))
     np.testing.assert_array_equal(huge.releases, huge.sums)
+
+
+# ------------------------------------------------- compiled steps = the numpy code they replaced
+
+
+class NumpyBinary(BinaryMechanism):
+    """The numpy ``BinaryMechanism.add`` the compiled step replaced (reference for the bits)."""
+
+    def add(self, x, mask=None):  # type: ignore[no-untyped-def]
+        idx, xs = self._select(x, mask)
+        n = self._n[idx] + 1
+        t = trailing_zeros(n)
+        levels = np.arange(self.n_levels)
+        alpha = self._alpha[idx]
+        alpha_hat = self._alpha_hat[idx]
+        below = levels < t[:, None]
+        rows = np.arange(idx.size)
+        alpha_t = np.where(below, alpha, 0.0).sum(axis=1) + xs
+        alpha[below] = 0.0
+        alpha_hat[below] = 0.0
+        alpha[rows, t] = alpha_t
+        scale = self.n_levels * self.sensitivity / self.epsilon
+        alpha_hat[rows, t] = alpha_t + self._rng.laplace(scale=scale, size=idx.size)
+        bits = (n[:, None] >> levels) & 1
+        self._alpha[idx] = alpha
+        self._alpha_hat[idx] = alpha_hat
+        self._n[idx] = n
+        self._sum[idx] += xs
+        self._release[idx] = np.where(bits == 1, alpha_hat, 0.0).sum(axis=1)
+        return self._release.reshape(self.size).copy()
+
+
+class NumpyHybrid(HybridMechanism):
+    """The numpy ``HybridMechanism.add`` (both paths) the compiled steps replaced."""
+
+    def _grow(self, need: int) -> None:
+        if need > self._alpha.shape[0]:
+            pad = ((0, need - self._alpha.shape[0]), (0, 0))
+            self._alpha = np.pad(self._alpha, pad)
+            self._alpha_hat = np.pad(self._alpha_hat, pad)
+
+    def _add_lockstep(self, x):  # type: ignore[no-untyped-def]
+        xs = self._select(x, None)[1]
+        s = self._n.size
+        n = int(self._n[0]) + 1
+        k = n.bit_length() - 1
+        m = n - (1 << k)
+        self._grow(k)
+        if m == 0:
+            eta = self._rng.laplace(scale=2.0 * self.sensitivity / self.epsilon, size=s)
+            self._beta += self._pending + xs + eta
+            self._pending[:] = 0.0
+            self._alpha[:] = 0.0
+            self._alpha_hat[:] = 0.0
+            self._release[:] = self._beta
+        else:
+            self._pending += xs
+            t = (m & -m).bit_length() - 1
+            alpha_t = self._alpha[:t].sum(axis=0) + xs
+            self._alpha[:t] = 0.0
+            self._alpha_hat[:t] = 0.0
+            self._alpha[t] = alpha_t
+            scale = 2.0 * k * self.sensitivity / self.epsilon
+            self._alpha_hat[t] = alpha_t + self._rng.laplace(size=s) * scale
+            bits = [lev for lev in range(k) if (m >> lev) & 1]
+            self._release[:] = self._beta + self._alpha_hat[bits].sum(axis=0)
+        self._n[:] = n
+        self._sum += xs
+        return self._release.reshape(self.size).copy()
+
+    def add(self, x, mask=None):  # type: ignore[no-untyped-def]
+        if mask is None and self._n.size and self._n[0] == self._n[-1] and self._lockstep:
+            return self._add_lockstep(x)
+        idx, xs = self._select(x, mask)
+        if idx.size == 0:
+            return self._release.reshape(self.size).copy()
+        if idx.size < self._n.size:
+            self._lockstep = False
+        n = self._n[idx] + 1
+        k = floor_log2(n)
+        m = n - (np.int64(1) << k)
+        self._grow(int(k.max()))
+        levels = np.arange(self._alpha.shape[0])[:, None]
+        new = m == 0
+        i_new = idx[new]
+        if i_new.size:
+            eta = self._rng.laplace(scale=2.0 * self.sensitivity / self.epsilon, size=i_new.size)
+            self._beta[i_new] += self._pending[i_new] + xs[new] + eta
+            self._pending[i_new] = 0.0
+            self._alpha[:, i_new] = 0.0
+            self._alpha_hat[:, i_new] = 0.0
+        old = ~new
+        i_old = idx[old]
+        if i_old.size:
+            x_old, m_old, k_old = xs[old], m[old], k[old]
+            self._pending[i_old] += x_old
+            t = trailing_zeros(m_old)
+            alpha = self._alpha[:, i_old]
+            alpha_hat = self._alpha_hat[:, i_old]
+            below = levels < t
+            cols = np.arange(i_old.size)
+            alpha_t = np.where(below, alpha, 0.0).sum(axis=0) + x_old
+            alpha[below] = 0.0
+            alpha_hat[below] = 0.0
+            alpha[t, cols] = alpha_t
+            scale = 2.0 * k_old * self.sensitivity / self.epsilon
+            alpha_hat[t, cols] = alpha_t + self._rng.laplace(size=i_old.size) * scale
+            self._alpha[:, i_old] = alpha
+            self._alpha_hat[:, i_old] = alpha_hat
+        bits = (m >> levels) & 1
+        self._release[idx] = self._beta[idx] + np.where(
+            bits == 1, self._alpha_hat[:, idx], 0.0
+        ).sum(axis=0)
+        self._n[idx] = n
+        self._sum[idx] += xs
+        return self._release.reshape(self.size).copy()
+
+
+def _same_bits(a: np.ndarray, b: np.ndarray) -> None:
+    assert a.shape == b.shape and np.array_equal(a.view(np.int64), b.view(np.int64))
+
+
+def test_level_sum_is_numpys_sum() -> None:
+    """The compiled level sums add in numpy's order: pairwise along a contiguous axis, one by
+    one down the columns of a (levels, streams) array (values spread over 8 decades, so that
+    another order changes the last bits)."""
+    rng = np.random.default_rng(3)
+    for n in range(129):
+        for _ in range(5):
+            a = rng.normal(size=(n, 3)) * 10.0 ** rng.integers(-4, 4, (n, 3))
+            a[rng.random((n, 3)) < 0.3] = 0.0
+            row = np.ascontiguousarray(a[:, 0])
+            _same_bits(np.array(level_sum(row, n, True)), np.array(row.sum()))
+            _same_bits(np.array(level_sum(row, n, True)), a[:, :1].sum(axis=0)[0])
+            col = np.array([level_sum(np.ascontiguousarray(a[:, j]), n, False) for j in range(3)])
+            _same_bits(col, a.sum(axis=0))
+
+
+# streams x steps: long enough for 11 tree levels (pairwise sums start at 8 terms)
+@pytest.mark.parametrize("size", [(), 1, 2, 3, (2, 5)])
+def test_compiled_streaming_steps_repeat_numpy_bit_for_bit(size: int | tuple[int, ...]) -> None:
+    """Binary and hybrid steps, lockstep, masked and single-stream, give numpy's exact bits."""
+    shape = np.empty(size).shape
+    s = int(np.prod(shape))
+    rng = np.random.default_rng(7)
+    steps = 1300
+    x = rng.normal(0.3, 10.0, size=(steps, *shape)) * 10.0 ** rng.integers(-4, 4, (steps, *shape))
+    masks = rng.random((steps, *shape)) < 0.7
+    single = np.zeros((steps, s), dtype=bool)
+    single[np.arange(steps), rng.integers(0, s, steps)] = True
+    mechanisms = [
+        (NumpyBinary(steps, EPS, B, size, 4), BinaryMechanism(steps, EPS, B, size, 4)),
+        (NumpyHybrid(EPS, B, size, 5), HybridMechanism(EPS, B, size, 5)),
+    ]
+    for ref, got in mechanisms:
+        for t in range(steps):
+            if t < 600:  # every stream: the hybrid mechanism's lockstep path
+                mask = None
+            elif t % 2:
+                mask = masks[t]
+            else:  # a single stream advances: numpy sums over one column pairwise
+                mask = single[t].reshape(shape)
+            _same_bits(ref.add(x[t], mask), got.add(x[t], mask))
+        _same_bits(ref.sums, got.sums)
+        _same_bits(ref._alpha_hat, got._alpha_hat)
+
+
+class NumpyBlocks(HybridNoiseBlocks):
+    """The numpy ``HybridNoiseBlocks.generate`` (level adds, scaling, slot writes) that the
+    compiled kernels replaced."""
+
+    def generate(self, idx):  # type: ignore[no-untyped-def]
+        bsz, lb, nodes = self.block, self.log_block, self.nodes
+        j = self.gen[idx] + 1
+        n0 = j << lb
+        k = floor_log2(n0)
+        m0 = n0 - (np.int64(1) << k)
+        new = m0 == 0
+        if new.any():
+            i_new = idx[new]
+            log_scale = 2.0 * self.b / self.eps
+            self.cum[i_new] += nodes.units(self.rng, i_new.size, log_scale) * nodes.unit(log_scale)
+            self.high[i_new] = 0.0
+        scale = 2.0 * k * self.b / self.eps
+        if not new.all():
+            old = ~new
+            i_old = idx[old]
+            t = trailing_zeros(m0[old])
+            high = self.high[i_old]
+            high[np.arange(high.shape[1]) < t[:, None]] = 0.0
+            s_old = scale[old]
+            units = nodes.units(self.rng, i_old.size, s_old) * nodes.unit(s_old)
+            high[np.arange(i_old.size), t] = units
+            self.high[i_old] = high
+        low = np.zeros((bsz, idx.size))
+        numpy_dyadic_units(low, lb, bsz - 1, self.rng, nodes, scale)
+        low *= nodes.unit(scale)
+        low += self.cum[idx] + self.high[idx].sum(axis=1)
+        for parity in (0, 1):
+            sel = (j & 1) == parity
+            if sel.any():
+                self.buf[idx[sel], parity * bsz : (parity + 1) * bsz] = low[:, sel].T
+        self.gen[idx] = j
+
+
+class NumpyMeans(PrivateMeans):
+    """The numpy ``PrivateMeans.update_flat``/``means`` (and the noise lookup ``at``, the block
+    generation) the compiled kernels replaced."""
+
+    def __init__(self, *args, **kwargs):  # type: ignore[no-untyped-def]
+        super().__init__(*args, **kwargs)
+        self._noise.__class__ = NumpyBlocks
+
+    def update_flat(self, flat, x):  # type: ignore[no-untyped-def]
+        if self.gamma is not None:
+            x = np.rint(x / self.gamma) * self.gamma
+        n = self._counts.take(flat)
+        n += 1
+        noise = self._noise
+        if noise.safe > 1:
+            noise.safe -= 1
+        else:
+            new = self._counts.copy()
+            new[flat] = n
+            noise._refill(new)
+        z = noise.buf_flat[(flat << noise.shift) | (n & noise.mask)]
+        s = self._sums.take(flat)
+        s += x
+        self._counts.put(flat, n)
+        self._sums.put(flat, s)
+        s += z
+        s /= n
+        self._means.put(flat, s)
+
+    def means(self, copy=True):  # type: ignore[no-untyped-def]
+        out = self.layout.matrix(self._means)
+        if self.clip_means:
+            return np.clip(out, self.lo, self.hi)
+        return out.copy() if copy else out
+
+
+@pytest.mark.parametrize(
+    ("runs", "arms", "options"),
+    [
+        (1, 2, {}),
+        (7, 3, {"block": 4, "clip_means": True}),
+        (5, 10, {"n_max": 300, "lo": -0.5, "hi": 2.0}),
+        (4, 2, {"noise": "discrete", "block": 8, "lo": -1.0, "hi": 1.0}),
+        (3, 2, {"n_max": 120, "block": 16}),
+    ],
+)
+def test_compiled_private_means_repeat_numpy_bit_for_bit(runs: int, arms: int, options) -> None:  # type: ignore[no-untyped-def]
+    """update_flat/update/means/releases give the former numpy code's exact bits, through
+    the block refills (small blocks) and the n_max error."""
+    rng = np.random.default_rng(11)
+    ref, got = (
+        NumpyMeans(runs, arms, 0.9, rng=3, **options),
+        PrivateMeans(runs, arms, 0.9, rng=3, **options),
+    )
+    lo, hi = ref.lo, ref.hi
+    for t in range(300):
+        actions = rng.integers(0, arms, runs) if t % 3 else np.zeros(runs, dtype=np.int64)
+        rewards = rng.uniform(lo - 0.2, hi + 0.2, runs)
+        flat, x = ref.layout.pulls(actions, rewards, lo, hi)
+        errors = []
+        for pm in (ref, got):
+            try:
+                pm.update_flat(flat, x) if t % 2 else pm.update(actions, rewards)
+            except ValueError as exc:
+                errors.append(str(exc))
+        assert len(errors) in (0, 2) and len(set(errors)) <= 1
+        _same_bits(ref.means(copy=False), got.means(copy=False))
+    _same_bits(ref.means(), got.means())
+    _same_bits(ref.releases, got.releases)
+    _same_bits(ref.sums, got.sums)
+    assert np.array_equal(ref.counts, got.counts)
+    if options.get("n_max") == 120:  # arm 0 was pulled more often: the errors did happen
+        assert got.counts.max() == 120
+
+
+@pytest.mark.parametrize("how", ["deepcopy", "pickle"])
+def test_private_means_copies_continue_like_the_original(how: str) -> None:
+    """A copy taken mid-run (the engine deep-copies agents) keeps its own live views: it
+    continues bit for bit as the original does, through block refills."""
+    import copy
+    import pickle
+
+    pm = PrivateMeans(3, 2, 0.8, rng=9, block=4)
+    rng = np.random.default_rng(2)
+    steps = [(rng.integers(0, 2, 3), rng.random(3)) for _ in range(40)]
+    for a, r in steps[:5]:
+        pm.update(a, r)
+    twin = copy.deepcopy(pm) if how == "deepcopy" else pickle.loads(pickle.dumps(pm))
+    view = twin.means(copy=False)
+    for a, r in steps[5:]:
+        pm.update(a, r)
+        twin.update(a, r)
+        _same_bits(pm.means(), twin.means())
+        _same_bits(view, twin.means())  # means(copy=False) is live
+    _same_bits(pm.releases, twin.releases)
+
+
+def numpy_dyadic_units(out, n_levels, m_max, rng, nodes, scale):  # type: ignore[no-untyped-def]
+    """The numpy ``add_dyadic_units`` (one broadcast add per level) the kernel replaced."""
+    s = out.shape[1]
+    n_odd = [((m_max >> level) + 1) // 2 for level in range(n_levels)]
+    drawn = nodes.units(rng, (sum(n_odd), 1, s), scale)
+    start = 0
+    for level in range(n_levels):
+        if n_odd[level] == 0:
+            continue
+        view = out.reshape(1 << (n_levels - level - 1), 2, 1 << level, s)
+        view[: n_odd[level], 1] += drawn[start : start + n_odd[level]]
+        start += n_odd[level]
+
+
+@pytest.mark.parametrize("sampler", ["laplace", "grid"])
+def test_compiled_dyadic_units_repeat_numpy_bit_for_bit(sampler: str) -> None:
+    """The noise tables' and blocks' level adds (compiled) give numpy's exact bits."""
+    from dpbandits.tree_noise import LAPLACE_NODES, GridLaplaceNodes, add_dyadic_units
+
+    nodes = LAPLACE_NODES if sampler == "laplace" else GridLaplaceNodes(2.0**-10)
+    for n_levels, m_max, s in [(1, 0, 3), (1, 1, 1), (4, 9, 5), (6, 63, 2), (9, 300, 4)]:
+        scale = np.linspace(0.5, 3.0, s)
+        start = np.random.default_rng(n_levels).normal(size=(1 << n_levels, s))
+        ref, got = start.copy(), start.copy()
+        numpy_dyadic_units(ref, n_levels, m_max, np.random.default_rng(1), nodes, scale)
+        add_dyadic_units(got, n_levels, m_max, np.random.default_rng(1), nodes, scale)
+        _same_bits(ref[: m_max + 1], got[: m_max + 1])
