@@ -28,8 +28,9 @@ from collections.abc import Callable
 from typing import Any, TypeVar, cast
 
 import numba
+import numpy as np
 
-__all__ = ["beats", "kernel"]
+__all__ = ["beats", "kernel", "pairwise_sum"]
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -49,3 +50,77 @@ def beats(v: float, best: float) -> bool:
     """Whether ``v`` replaces ``best`` in a left-to-right scan for ``numpy.argmax``'s answer:
     the first maximum, NaN counting as larger than everything (the scan stops at a NaN)."""
     return v > best or (v != v and best == best)
+
+
+# -- numpy's summation order: a sum that must give numpy's bits (np.sum, add.reduce along a
+# contiguous axis) is this one
+@kernel
+def _block_sum(x: Any, start: int, n: int) -> float:
+    """numpy's sum of at most 128 terms ``x[start:start + n]`` (see :func:`pairwise_sum`)."""
+    if n < 8:
+        res = -0.0  # keeps a sum of -0.0 terms -0.0, as numpy does
+        for i in range(start, start + n):
+            res += x[i]
+        return res
+    r0, r1, r2, r3 = x[start], x[start + 1], x[start + 2], x[start + 3]
+    r4, r5, r6, r7 = x[start + 4], x[start + 5], x[start + 6], x[start + 7]
+    end = start + n - n % 8
+    i = start + 8
+    while i < end:
+        r0 += x[i]
+        r1 += x[i + 1]
+        r2 += x[i + 2]
+        r3 += x[i + 3]
+        r4 += x[i + 4]
+        r5 += x[i + 5]
+        r6 += x[i + 6]
+        r7 += x[i + 7]
+        i += 8
+    res = ((r0 + r1) + (r2 + r3)) + ((r4 + r5) + (r6 + r7))
+    for j in range(end, start + n):
+        res += x[j]
+    return res
+
+
+@kernel
+def pairwise_sum(x: Any, start: int, n: int) -> float:
+    """``x[start] + ... + x[start + n - 1]`` in numpy's order (its pairwise summation, what
+    ``numpy.add.reduce`` does along a contiguous axis, to the last bit: ``0.0 +`` this).
+
+    Fewer than 8 terms: left to right. Up to 128: 8 interleaved accumulators
+    ``r_j = x_j + x_{j+8} + ...`` over the largest multiple of 8 terms, combined as
+    ``((r_0 + r_1) + (r_2 + r_3)) + ((r_4 + r_5) + (r_6 + r_7))``, then the rest left to
+    right. More: the sum of the two halves, split at a multiple of 8 -- evaluated here with an
+    explicit stack (numba cannot cache the callers of a recursive function)."""
+    if n <= 128:
+        return _block_sum(x, start, n)
+    # frame d: the terms [starts[d], starts[d] + sizes[d]), its stage (0: left half next,
+    # 1: right half next, 2: both done) and its left half's sum; each level halves the size,
+    # so 64 frames hold any int64 n.
+    starts = np.empty(64, dtype=np.int64)
+    sizes = np.empty(64, dtype=np.int64)
+    stages = np.zeros(64, dtype=np.int64)
+    lefts = np.empty(64)
+    starts[0], sizes[0] = start, n
+    depth, res = 0, 0.0
+    while depth >= 0:
+        s, m = starts[depth], sizes[depth]
+        if m <= 128:  # a leaf: its sum is the value returned to the frame below
+            res = _block_sum(x, s, m)
+            depth -= 1
+            continue
+        half = m // 2
+        half -= half % 8
+        stage = stages[depth]
+        stages[depth] = stage + 1
+        if stage == 2:
+            res = lefts[depth] + res
+            depth -= 1
+            continue
+        if stage == 1:
+            lefts[depth] = res
+        depth += 1
+        starts[depth] = s if stage == 0 else s + half
+        sizes[depth] = half if stage == 0 else m - half
+        stages[depth] = 0
+    return res

@@ -33,7 +33,7 @@ from numpy.typing import NDArray
 from dpbandits import checks
 from dpbandits.checks import positive_int, positive_number
 from dpbandits.grid_noise import discrete_laplace_units
-from dpbandits.jit import kernel
+from dpbandits.jit import kernel, pairwise_sum
 
 __all__ = [
     "LAPLACE_NODES",
@@ -99,35 +99,6 @@ def top_bit(n: int) -> int:
 
 
 @kernel
-def _pairwise(a: Any, n: int) -> float:
-    """numpy's ``pairwise_sum`` of ``a[:n]`` for ``n <= 128`` (``numpy/_core/src/umath/
-    loops_utils.h``): sequential below 8 terms, else eight interleaved accumulators.  (numpy
-    halves longer sums; trees have at most 63 levels, and a recursive kernel cannot be cached.)"""
-    if n < 8:
-        res = 0.0
-        for i in range(n):
-            res += a[i]
-        return res
-    r0, r1, r2, r3, r4, r5, r6, r7 = a[0], a[1], a[2], a[3], a[4], a[5], a[6], a[7]
-    i = 8
-    while i < n - n % 8:
-        r0 += a[i]
-        r1 += a[i + 1]
-        r2 += a[i + 2]
-        r3 += a[i + 3]
-        r4 += a[i + 4]
-        r5 += a[i + 5]
-        r6 += a[i + 6]
-        r7 += a[i + 7]
-        i += 8
-    res = ((r0 + r1) + (r2 + r3)) + ((r4 + r5) + (r6 + r7))
-    while i < n:
-        res += a[i]
-        i += 1
-    return res
-
-
-@kernel
 def level_sum(a: Any, n: int, pairwise: bool) -> float:
     """``a[:n].sum()`` in numpy's order of operations (a 1-D float64 array, ``n <= 128``).
 
@@ -138,7 +109,7 @@ def level_sum(a: Any, n: int, pairwise: bool) -> float:
     ways; the tests check each against numpy.
     """
     if pairwise:
-        return 0.0 + _pairwise(a, n)
+        return 0.0 + pairwise_sum(a, 0, n)
     res = 0.0
     for i in range(n):
         res += a[i]

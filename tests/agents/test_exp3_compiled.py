@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 import agents
-from agents.exp3 import pairwise_sum
+from dpbandits.jit import pairwise_sum
 
 
 class NumpyExp3(agents.Exp3):
