@@ -275,10 +275,27 @@ def gem_rows(q: Any, d: Any, t: float, ts: Any, lam: float, code: int, method: i
     return True
 
 
+#: Up to this many candidates the ranks are counted (O(K^2), no sort, no allocation).
+COUNT_RANKS_MAX_K = 32
+
+
 @kernel
 def _double_ranks(x: Any, out: Any) -> None:
-    """Twice the average ranks ``1..K`` of one row (ties get their average), as integers."""
+    """Twice the average ranks ``1..K`` of one row (ties get their average), as integers:
+    ``2 rank[a] = 2 #{x < x[a]} + #{x == x[a]} + 1`` (the tie group of ``a`` holds the sorted
+    positions ``#{x < x[a]} + 1 .. #{x < x[a]} + #{x == x[a]}``)."""
     k = x.shape[0]
+    if k <= COUNT_RANKS_MAX_K:
+        for a in range(k):
+            less = 0
+            equal = 0
+            for b in range(k):
+                if x[b] < x[a]:
+                    less += 1
+                elif x[b] == x[a]:
+                    equal += 1
+            out[a] = 2 * less + equal + 1
+        return
     order = np.argsort(x)
     i = 0
     while i < k:

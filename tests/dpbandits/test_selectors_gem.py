@@ -202,7 +202,7 @@ def test_combined_gem_kernel_matches_numpy_reference():
 def test_spearman_bit_kernel_matches_heuristics():
     rng = np.random.default_rng(34)
     rq, rd = np.empty(40, dtype=np.int64), np.empty(40, dtype=np.int64)
-    for k in (2, 3, 7, 40):
+    for k in (2, 3, 7, 32, 33, 40):
         q = rng.integers(0, 3, size=(400, k)) * 1.0
         d = rng.integers(0, 3, size=(400, k)) * 1.0 + rng.normal(size=(400, 1)) * (k == 40)
         expected = ~(selectors.spearman(q, d) < 0)
