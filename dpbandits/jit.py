@@ -64,7 +64,7 @@ def generator_address(rng: np.random.Generator) -> int:
 
 
 @intrinsic
-def generator_at(typingctx: Any, address: Any) -> Any:
+def _generator_at(typingctx: Any, address: Any) -> Any:
     """Inside a kernel: the numba ``Generator`` drawing from the bit generator at ``address``
     (:func:`generator_address`). Its fields are read from numpy's ``bitgen_t`` (``state``,
     ``next_uint64``, ``next_uint32``, ``next_double``, in that order), exactly what numba's own
@@ -93,3 +93,7 @@ def generator_at(typingctx: Any, address: Any) -> Any:
         return gen._getvalue()
 
     return sig, codegen
+
+
+#: ``generator_at(address)`` inside a kernel (see :func:`_generator_at`).
+generator_at = cast(Callable[[int], Any], _generator_at)
