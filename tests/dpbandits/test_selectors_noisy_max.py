@@ -8,6 +8,7 @@ import pytest
 from scipy import integrate
 
 from dpbandits import selectors
+from dpbandits.jit import generator_address, generator_at, kernel
 from dpbandits.selectors import noisy_max
 from tests.stats import (
     assert_counts_match_pmf,
@@ -243,3 +244,22 @@ def test_extreme_inverse_scale_keeps_maximisers_and_no_nan():
     assert not np.isnan(noisy).any()
     with pytest.raises(ValueError, match="noise must be one of"):
         noisy_max.rnm_select(q, np.ones((2, 1)), "cauchy", np.random.default_rng(1))
+
+
+@kernel
+def _draw_by_address(address, out):
+    rng = generator_at(address)
+    for i in range(out.shape[0]):
+        out[i] = rng.standard_exponential() + rng.random() + rng.standard_normal()
+
+
+@pytest.mark.parametrize("bit_generator", [np.random.PCG64, np.random.MT19937, np.random.Philox])
+def test_generator_by_address_draws_the_generators_numbers(bit_generator):
+    # select_batch hands its Generator to the kernel by address: the same numbers, and the
+    # caller's Generator moves on as if it had drawn them itself
+    g, ref = np.random.Generator(bit_generator(5)), np.random.Generator(bit_generator(5))
+    out = np.empty(500)
+    _draw_by_address(generator_address(g), out)
+    expected = [ref.standard_exponential() + ref.random() + ref.standard_normal() for _ in out]
+    np.testing.assert_array_equal(out, expected)
+    assert g.bit_generator.state == ref.bit_generator.state
