@@ -1,6 +1,7 @@
 """Time per call of every selector on a batch of R rows, against a naive per-row loop.
 
     python benchmarks/bench_selectors.py [--rows 10000] [--naive-rows 2000] [--repeat 3]
+    python benchmarks/bench_selectors.py --per-step [--calls 20000]
 
 For each selector and K in {2, 100} the script times ``sel.select(q, d, rng)`` on R rows (best
 of ``--repeat``) and a straightforward per-row implementation of the same mechanism (numpy on
@@ -14,6 +15,11 @@ per candidate (``rng.standard_exponential((R, K))``): every noisy-max style sele
 least that much noise, so at K = 100 it bounds the speed-up of those selectors from above
 (the per-row loop spends a similar time in the same C sampler). It is context only; the
 speed-up column is always against the per-row loop.
+
+``--per-step`` times instead the private bandit agents' per-step call: ``sel.select_batch(q, d,
+rng)`` (the validated-input hook the agents call once per step) at R in {1, 100} rows and K in
+{2, 10} candidates, for the report-noisy-max and GEM families, in ns per call and per row
+(best of ``--repeat`` loops of ``--calls`` calls, after one warm-up call that also compiles).
 """
 
 from __future__ import annotations
@@ -144,12 +150,56 @@ def _best_of(fn: Callable[[], object], repeat: int) -> float:
     return best
 
 
+#: The selectors the private agents call at every step (the compiled ones).
+PER_STEP_CASES: list[tuple[str, dict]] = [
+    ("rnm", {}),
+    ("rnm", {"noise": "gumbel"}),
+    ("rnm", {"noise": "laplace"}),
+    ("exponential_mechanism", {}),
+    ("permute_and_flip", {}),
+    ("rnmh", {}),
+    ("gem", {}),
+    ("mgem", {}),
+    ("combined_gem", {}),
+]
+
+
+def per_step(calls: int, repeat: int) -> None:
+    """ns per ``select_batch`` call (and per row) at the bandit agents' batch sizes."""
+    print(f"select_batch(q, d, rng): best of {repeat} x {calls} calls\n")
+    header = f"{'selector':<24} {'K':>3} {'R':>4} {'ns/call':>10} {'ns/row':>8}"
+    print(header)
+    print("-" * len(header))
+    for k in (2, 10):
+        for r in (1, 100):
+            data = np.random.default_rng(0)
+            q = data.uniform(0.0, 1.0, size=(r, k))
+            d = data.uniform(0.01, 0.2, size=(r, k))  # windowed-sensitivity scale
+            for name, params in PER_STEP_CASES:
+                sel = selectors.make(name, epsilon=EPS, **params)
+                gen = np.random.default_rng(1)
+                sel.select_batch(q, d, gen)  # compile / load the kernels
+
+                def loop(sel=sel, q=q, d=d, gen=gen):
+                    for _ in range(calls):
+                        sel.select_batch(q, d, gen)
+
+                t = _best_of(loop, repeat) / calls
+                label = name + ("" if not params else f" ({', '.join(map(str, params.values()))})")
+                print(f"{label:<24} {k:>3} {r:>4} {1e9 * t:>10.0f} {1e9 * t / r:>8.0f}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--rows", type=int, default=10_000)
     parser.add_argument("--naive-rows", type=int, default=2_000)
     parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--per-step", action="store_true", help="time select_batch at R = 1, 100")
+    parser.add_argument("--calls", type=int, default=20_000)
     args = parser.parse_args()
+    if args.per_step:
+        per_step(args.calls, args.repeat)
+        return
     r, rn = args.rows, min(args.naive_rows, args.rows)
     rng = np.random.default_rng(0)
     print(

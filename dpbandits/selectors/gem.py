@@ -10,42 +10,59 @@ runs RNM on ``q'`` with ``D = 1`` (footnote 3: exponential noise; ``noise="gumbe
 original exponential-mechanism version). ``gem`` uses ``t = 2 ln(K/beta)/eps``; ``mgem`` (§IV-D)
 uses ``t = -2 ln(K/beta)/eps``. ``combined_gem`` is Alg. 2.
 
-Computation and memory: the pairwise term is a ``(K, K)`` matrix per row; :func:`gem_scores`
-never forms it. The brute force loops over ``a'`` with ``(rows, K)`` temporaries (cheapest for
-K <= 8). For larger K only the vertices of the upper convex hull of the points ``(d, s)`` left
-of ``argmax s`` can attain the minimum; gift wrapping finds them one per step, so the cost is
-O(K h) per row with h ~ 2 (GEM) to ~5 (mGEM) on random scores, and no sort. (A ``(rows, K, K)``
-block brute force was measured too: at K = 100 it is ~10x slower than the hull, and no faster
-than the loop for small K.) Rows are processed in blocks of about :data:`BLOCK` values, which
-bounds every temporary and keeps the work in cache; :func:`gem_select` computes and noises
-``q'`` block by block.
+Computation and memory: the pairwise term is a ``(K, K)`` matrix per row; it is never formed.
+Every computation is a compiled kernel (:mod:`dpbandits.jit`, see ``docs/performance.md``)
+working one row at a time with ``O(K)`` work memory: the brute force is a double loop (cheapest
+for K <= 8). For larger K only the vertices of the upper convex hull of the points ``(d, s)``
+left of ``argmax s`` can attain the minimum; gift wrapping finds them one per step, so the cost
+is O(K h) per row with h ~ 2 (GEM) to ~5 (mGEM) on random scores, and no sort.
+:func:`gem_row` selects for one row (public, so that a compiled bandit agent can call it);
+``select_batch`` loops over the rows in compiled code, drawing the noise from the caller's
+``numpy.random.Generator`` in row-major order (the numbers of the former numpy code, bit for
+bit).
 """
 
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import numpy as np
-from numpy.typing import NDArray
 
 from dpbandits import checks
+from dpbandits.jit import beats, generator_address, generator_at, kernel
 from dpbandits.selectors.base import (
     FloatArray,
     IntArray,
     Selector,
 )
-from dpbandits.selectors.heuristics import spearman_validated
 from dpbandits.selectors.noisy_max import (
-    BLOCK,
-    NOISES,
     NoiseName,
-    add_standard_noise,
+    noise_code,
     rnm_select,
+    standard_noise,
 )
 
-__all__ = ["GEM", "MGEM", "CombinedGEM", "gem_scores", "gem_select", "gem_t"]
+__all__ = [
+    "GEM",
+    "MGEM",
+    "CombinedGEM",
+    "combined_gem_rows",
+    "gem_front_row",
+    "gem_hull_row",
+    "gem_pairwise_row",
+    "gem_row",
+    "gem_rows",
+    "gem_scores",
+    "gem_scores_rows",
+    "gem_select",
+    "gem_shift_row",
+    "gem_t",
+    "gem_terms_row",
+    "spearman_nonnegative_row",
+]
 
-#: Largest temporary, in float64 elements (2**21 * 8 B = 16 MB); blocks are at most BLOCK.
+#: The former bound of the blocked numpy code's temporaries (``gem_scores(max_elements=)``).
 MAX_ELEMENTS = 2**21
 #: ``method="auto"`` uses the brute force up to this many candidates.
 PAIRWISE_MAX_K = 8
@@ -71,71 +88,67 @@ def gem_t(k: int, epsilon: float, beta: float) -> float:
     return 2.0 * math.log(k / beta) / epsilon
 
 
-def _min_over_candidates(
-    s: FloatArray, d: FloatArray, sb: FloatArray, db: FloatArray, out: FloatArray
-) -> None:
-    """``out = min(out, (s - sb) / (d + db))`` with ``sb``, ``db`` of shape ``(rows, 1)``."""
-    num = s - sb
-    num /= d + db
-    np.minimum(out, num, out=out)
+# -- the compiled kernels (dpbandits.jit): one implementation for every entry point ----------
+#: ``method`` codes of the kernels.
+METHODS: tuple[str, ...] = ("pairwise", "front", "hull")
+_EMPTY = np.empty(0)  # "no per-row shifts": the kernels then use their scalar t
 
 
-def _gem_chunk_pairwise(s: FloatArray, d: FloatArray, out: FloatArray) -> None:
-    """eq. (6) by brute force: a loop over a' with ``(rows, K)`` temporaries, O(K^2) per row."""
-    # two work buffers for all a' and positional out= arguments: at K = 2 this loop is on the
-    # private agents' per-step path, where the number of numpy calls is the cost
-    num, den = np.empty_like(s), np.empty_like(s)
-    for b in range(s.shape[1]):
-        np.subtract(s, s[:, b, None], num)
-        np.add(d, d[:, b, None], den)
-        np.divide(num, den, num)
-        np.minimum(out, num, out=out)
+@kernel
+def _minimum(o: float, v: float) -> float:
+    """``numpy.minimum(o, v)``: NaN propagates, and ``v`` is returned when the two are equal
+    (so signed zeros come out as numpy gives them)."""
+    return v if (o == o and not (o < v)) else o
 
 
-def _try_candidates(
-    s: FloatArray, d: FloatArray, out: FloatArray, members: NDArray[np.int64]
-) -> None:
-    """``out = min(out, min_j (s - s[b_j]) / (d + d[b_j]))`` for candidates ``members[:, j]``."""
-    rows = np.arange(s.shape[0])
-    for j in range(members.shape[1]):
-        b = members[:, j]
-        _min_over_candidates(s, d, s[rows, b][:, None], d[rows, b][:, None], out)
+@kernel
+def gem_pairwise_row(s: Any, d: Any, out: Any) -> None:
+    """``out[a] = min(out[a], min_{a'} (s[a] - s[a']) / (d[a] + d[a']))`` for one row, eq. (6)
+    by brute force, O(K^2): the terms of each ``a'`` in order."""
+    k = s.shape[0]
+    for b in range(k):
+        sb, db = s[b], d[b]
+        for a in range(k):
+            out[a] = _minimum(out[a], (s[a] - sb) / (d[a] + db))
 
 
-def _gem_chunk_front(s: FloatArray, d: FloatArray, out: FloatArray) -> None:
-    """eq. (6) trying only the Pareto front (bit-identical to the brute force).
+@kernel
+def gem_front_row(s: Any, d: Any, out: Any) -> None:
+    """eq. (6) for one row trying only the Pareto front (bit-identical to the brute force).
 
     ``-q'[a] = max(0, max_{a'} f_a(a'))`` with ``f_a(a') = (s[a'] - s[a]) / (d[a'] + d[a])``.
     If ``a''`` dominates ``a'`` (``s[a''] >= s[a']``, ``d[a''] <= d[a']``) and ``f_a(a') >= 0``
     then ``f_a(a'') >= f_a(a')`` -- also in floating point, since rounded subtraction, addition
-    and division are monotone. The candidates not dominated by one with smaller ``d`` (a sort
-    on ``d`` and a running maximum of ``s``) therefore give the brute-force minimum bit for
-    bit. Falls back to the brute force when the front holds more than a quarter of the rows'
-    candidates.
+    and division are monotone. The candidates not dominated by one with smaller ``d`` (a stable
+    sort on ``d`` and a running maximum of ``s``) therefore give the brute-force minimum bit for
+    bit. The brute force when the front holds more than a quarter of the candidates.
     """
-    r, k = s.shape
-    if d.strides[0] == 0:  # sensitivities shared by all rows (broadcast): sort once
-        order = np.broadcast_to(np.argsort(d[0], kind="stable"), (r, k))
-    else:
-        order = np.argsort(d, axis=1, kind="stable")
-    ys = np.take_along_axis(s, order, axis=1)
-    front = np.empty((r, k), dtype=bool)
-    front[:, 0] = True
-    front[:, 1:] = ys[:, 1:] > np.maximum.accumulate(ys, axis=1)[:, :-1]
-    width = int(front.sum(axis=1).max())
+    k = s.shape[0]
+    order = np.argsort(d, kind="mergesort")  # stable
+    members = np.empty(k, dtype=np.int64)
+    width = 1
+    members[0] = order[0]
+    top = s[order[0]]
+    for j in range(1, k):
+        c = order[j]
+        if s[c] > top:
+            members[width] = c
+            width += 1
+        top = max(top, s[c])
     if 4 * width > k:
-        _gem_chunk_pairwise(s, d, out)
+        gem_pairwise_row(s, d, out)
         return
-    # positions of the front members of each row, padded with the (always present) first
-    ri, ci = np.nonzero(front)
-    rank = np.cumsum(front, axis=1)[ri, ci] - 1
-    members = np.zeros((r, width), dtype=np.int64)
-    members[ri, rank] = order[ri, ci]
-    _try_candidates(s, d, out, members)
+    for j in range(width):
+        b = members[j]
+        sb, db = s[b], d[b]
+        for a in range(k):
+            out[a] = _minimum(out[a], (s[a] - sb) / (d[a] + db))
 
 
-def _gem_chunk_hull(s: FloatArray, d: FloatArray, out: FloatArray, max_steps: int) -> None:
-    """eq. (6) trying only the upper convex hull of the points ``(d, s)`` left of the apex.
+@kernel
+def gem_hull_row(s: Any, d: Any, out: Any, max_steps: int) -> None:
+    """eq. (6) for one row trying only the upper convex hull of the points ``(d, s)`` left of
+    the apex.
 
     ``-q'[a] = max(0, max_{a'} (s[a'] - s[a]) / (d[a'] + d[a]))`` is the largest slope from
     ``(-d[a], s[a])`` to a point ``(d[a'], s[a'])``, and ``-d[a] < 0 < d[a']``: the largest
@@ -143,98 +156,234 @@ def _gem_chunk_hull(s: FloatArray, d: FloatArray, out: FloatArray, max_steps: in
     hull, and (being ``>= 0`` where it matters) at one no further right than the apex
     ``argmax s``. Those vertices are found by gift wrapping (Jarvis march) from the apex
     leftwards: the next vertex left of ``v`` is the point with ``d < d[v]`` from which the
-    slope up to ``v`` is smallest. Each step evaluates one vertex for every ``a`` and finds
-    the next, vectorised over rows; it shares ``s - s[v]`` between the two. A chain has ~2
-    vertices for GEM and ~5 for mGEM on random scores (K = 100), so this costs a few
-    brute-force rounds instead of K, and needs no sort (the Pareto front's argsort alone costs
-    more). Equal to the brute force up to rounding in near-collinear ties. Rows whose chain is
-    longer than ``max_steps`` (e.g. concave scores) finish with the brute force,
-    which bounds the worst case.
+    slope up to ``v`` is smallest (the first such point). Each step evaluates one vertex for
+    every ``a`` and finds the next, sharing ``s - s[v]``. A chain has ~2 vertices for GEM and
+    ~5 for mGEM on random scores (K = 100), so this costs a few brute-force rounds instead of
+    K, and needs no sort. Equal to the brute force up to rounding in near-collinear ties. A
+    chain longer than ``max_steps`` (e.g. concave scores) finishes with the brute force, which
+    bounds the worst case.
     """
-    m, k = s.shape
-    num_buf, tmp_buf, key_buf = np.empty((m, k)), np.empty((m, k)), np.empty((m, k))
-    # the rows still being wrapped: all of them at first; once at most half are still moving,
-    # the finished rows are dropped (chain lengths vary, ~5 +- 2 for mGEM)
-    act: NDArray[np.intp] | None = None
-    sw, dw, ow = s, d, out
-    v = np.argmax(s, axis=1)
-    moved = np.ones(m, dtype=bool)
+    k = s.shape[0]
+    v = 0
+    for a in range(1, k):
+        if beats(s[a], s[v]):
+            v = a
+    moved = True
     for _ in range(max_steps):
-        n = v.shape[0]
-        rows = np.arange(n)
-        num, tmp = num_buf[:n], tmp_buf[:n]
-        sv, dv = sw[rows, v][:, None], dw[rows, v][:, None]
-        np.subtract(sw, sv, out=num)
-        np.add(dw, dv, out=tmp)
-        np.divide(num, tmp, out=tmp)  # the a' = v term of eq. (6), same rounding as brute force
-        np.minimum(ow, tmp, out=ow)
-        np.subtract(dw, dv, out=tmp)
-        left = tmp < 0.0
-        # slope from each point c left of v up to v; +inf elsewhere (c = v would be 0/0).
-        # (divide with where= into a prefilled buffer is cheaper than divide + copyto)
-        key = key_buf[:n]
-        key.fill(np.inf)
-        np.divide(num, tmp, out=key, where=left)
-        nxt = np.argmin(key, axis=1)
-        moved = left[rows, nxt]  # False: no point left of v, the chain is complete
-        n_moved = int(np.count_nonzero(moved))
-        if n_moved == 0:
+        sv, dv = s[v], d[v]
+        nxt = 0
+        best = math.inf
+        for a in range(k):
+            num = s[a] - sv
+            out[a] = _minimum(out[a], num / (d[a] + dv))  # the a' = v term of eq. (6)
+            left = d[a] - dv
+            # slope from a point left of v up to v; +inf elsewhere (a = v would be 0/0)
+            key = num / left if left < 0.0 else math.inf
+            if a == 0 or key < best or (key != key and best == best):  # numpy.argmin's rule
+                nxt, best = a, key
+        moved = d[nxt] - dv < 0.0  # False: no point left of v, the chain is complete
+        if not moved:
             break
-        v = np.where(moved, nxt, v)
-        if 2 * n_moved <= n:
-            if act is not None:
-                out[act] = ow
-            keep = np.flatnonzero(moved)
-            act = keep if act is None else act[keep]
-            sw, dw, ow = s[act], d[act], ow[keep]
-            v, moved = v[keep], moved[keep]
+        v = nxt
+    if moved:  # a chain longer than max_steps: the brute force (a superset of the terms)
+        gem_pairwise_row(s, d, out)
+
+
+@kernel
+def gem_terms_row(s: Any, d: Any, out: Any, method: int) -> None:
+    """``out = min(out, eq. (6) terms)`` for one row by ``METHODS[method]``."""
+    if method == 0:
+        gem_pairwise_row(s, d, out)
+    elif method == 1:
+        gem_front_row(s, d, out)
     else:
-        # chains longer than max_steps: the brute force (a superset of the terms taken so far)
-        todo = np.flatnonzero(moved)
-        part = ow[todo]
-        _gem_chunk_pairwise(sw[todo], dw[todo], part)
-        ow[todo] = part
-    if act is not None:
-        out[act] = ow
+        gem_hull_row(s, d, out, max(2, s.shape[0] // 4))
 
 
-def _gem_block(s: FloatArray, d: FloatArray, out: FloatArray, method: str) -> None:
-    """``out = min(out, eq. (6) terms)`` on one block of rows, by ``method``."""
-    if method == "pairwise":
-        _gem_chunk_pairwise(s, d, out)
-    elif method == "front":
-        _gem_chunk_front(s, d, out)
-    else:
-        _gem_chunk_hull(s, d, out, max_steps=max(2, s.shape[1] // 4))
+@kernel
+def gem_shift_row(q: Any, d: Any, t: float, s: Any) -> bool:
+    """``s = q - t * d`` for one row; whether every entry is finite (GEM needs it)."""
+    finite = True
+    for a in range(q.shape[0]):
+        s[a] = q[a] - d[a] * t
+        finite = finite and math.isfinite(s[a])
+    return finite
 
 
-def _resolve_method(method: str, k: int) -> str:
+@kernel
+def gem_row(q: Any, d: Any, t: float, lam: float, code: int, method: int, s: Any, u: Any,
+            rng: Any) -> int:  # fmt: skip
+    """GEM for one row: RNM with gaps ``q' * lam`` (``max q' = 0`` exactly) on the normalised
+    scores ``q'`` of eq. (6) with shift ``t``; standard noise of family ``NOISES[code]`` drawn
+    for the candidates in order, ``numpy.argmax``'s rule. ``s`` and ``u`` are work rows of
+    length ``K``. Returns -1, having drawn nothing, if ``q - t d`` is not finite."""
+    if not gem_shift_row(q, d, t, s):
+        return -1
+    k = q.shape[0]
+    for a in range(k):
+        u[a] = 0.0  # the a' = a term is exactly 0
+    gem_terms_row(s, d, u, method)
+    best_a = 0
+    best = standard_noise(code, rng) + u[0] * lam
+    for a in range(1, k):
+        v = standard_noise(code, rng) + u[a] * lam  # q' <= 0: 0 stays 0, -inf stays -inf
+        if beats(v, best):
+            best_a, best = a, v
+    return best_a
+
+
+@kernel
+def _row_t(t: float, ts: Any, r: int) -> float:
+    return t if ts.shape[0] == 0 else ts[r]
+
+
+@kernel
+def _all_finite_shifts(q: Any, d: Any, t: float, ts: Any, s: Any) -> bool:
+    for r in range(q.shape[0]):
+        if not gem_shift_row(q[r], d[r], _row_t(t, ts, r), s):
+            return False
+    return True
+
+
+@kernel
+def gem_scores_rows(q: Any, d: Any, t: float, ts: Any, method: int, out: Any) -> bool:
+    """``out = q'`` of eq. (6) for a batch, the shift ``t`` or per-row ``ts`` (when not empty).
+    Returns False, before computing anything, if some ``q - t d`` is not finite."""
+    s = np.empty(q.shape[1])
+    if not _all_finite_shifts(q, d, t, ts, s):
+        return False
+    for r in range(q.shape[0]):
+        gem_shift_row(q[r], d[r], _row_t(t, ts, r), s)
+        o = out[r]
+        for a in range(o.shape[0]):
+            o[a] = 0.0
+        gem_terms_row(s, d[r], o, method)
+    return True
+
+
+@kernel
+def gem_rows(q: Any, d: Any, t: float, ts: Any, lam: float, code: int, method: int, rng: Any,
+             out: Any) -> bool:  # fmt: skip
+    """``out[r] = gem_row(q[r], d[r], t or ts[r], ...)`` for a batch. Returns False, having
+    drawn nothing, if some ``q - t d`` is not finite."""
+    k = q.shape[1]
+    s, u = np.empty(k), np.empty(k)
+    if not _all_finite_shifts(q, d, t, ts, s):
+        return False
+    for r in range(q.shape[0]):
+        out[r] = gem_row(q[r], d[r], _row_t(t, ts, r), lam, code, method, s, u, rng)
+    return True
+
+
+#: Up to this many candidates the ranks are counted (O(K^2), no sort, no allocation).
+COUNT_RANKS_MAX_K = 32
+
+
+@kernel
+def _double_ranks(x: Any, out: Any) -> None:
+    """Twice the average ranks ``1..K`` of one row (ties get their average), as integers:
+    ``2 rank[a] = 2 #{x < x[a]} + #{x == x[a]} + 1`` (the tie group of ``a`` holds the sorted
+    positions ``#{x < x[a]} + 1 .. #{x < x[a]} + #{x == x[a]}``)."""
+    k = x.shape[0]
+    if k <= COUNT_RANKS_MAX_K:
+        for a in range(k):
+            less = 0
+            equal = 0
+            for b in range(k):
+                if x[b] < x[a]:
+                    less += 1
+                elif x[b] == x[a]:
+                    equal += 1
+            out[a] = 2 * less + equal + 1
+        return
+    order = np.argsort(x)
+    i = 0
+    while i < k:
+        j = i + 1
+        while j < k and x[order[j]] == x[order[i]]:
+            j += 1
+        for p in range(i, j):  # sorted positions i+1 .. j share the rank (i + 1 + j) / 2
+            out[order[p]] = i + 1 + j
+        i = j
+
+
+@kernel
+def spearman_nonnegative_row(q: Any, d: Any, rq: Any, rd: Any) -> bool:
+    """Alg. 2's bit ``[spearman(q, d) >= 0]`` for one row, a NaN correlation (constant ``q``
+    or ``d``) counting as 0.
+
+    The sign of the rank correlation is that of ``sum_a (rq[a] - m)(rd[a] - m)``, ``m`` the mean
+    rank ``(K + 1) / 2``; computed exactly in integers on twice the ranks (``rq``, ``rd`` are
+    int64 work rows of length ``K``), and 0 when either row is constant.
+    """
+    _double_ranks(q, rq)
+    _double_ranks(d, rd)
+    mid = q.shape[0] + 1
+    num = 0
+    for a in range(q.shape[0]):
+        num += (rq[a] - mid) * (rd[a] - mid)
+    return num >= 0
+
+
+@kernel
+def combined_gem_rows(q: Any, d: Any, t: float, p_keep: float, lam: float, code: int,
+                      method: int, rng: Any, out: Any) -> bool:  # fmt: skip
+    """Alg. 2 on a batch: one uniform per row first (the randomised response of each row's
+    bit, kept iff ``U < p_keep``), then row by row :func:`gem_row` with shift ``-t`` for a
+    reported 1 (mGEM) and ``+t`` for a 0 (GEM). Returns False, having drawn only the
+    uniforms, if some ``q -+ t d`` is not finite."""
+    r, k = q.shape
+    ts = np.empty(r)
+    rq, rd = np.empty(k, dtype=np.int64), np.empty(k, dtype=np.int64)
+    for i in range(r):
+        ts[i] = rng.random()
+    for i in range(r):
+        bit = spearman_nonnegative_row(q[i], d[i], rq, rd)
+        flip = ts[i] >= p_keep
+        ts[i] = -t if bit != flip else t
+    return gem_rows(q, d, t, ts, lam, code, method, rng, out)
+
+
+# entry points of select_batch: the Generator by address (dpbandits.jit.generator_at), which
+# saves the ~5 µs of passing a Generator object to a kernel at every step
+@kernel
+def _gem_rows_at(q: Any, d: Any, t: float, ts: Any, lam: float, code: int, method: int,
+                 address: int, out: Any) -> bool:  # fmt: skip
+    return gem_rows(q, d, t, ts, lam, code, method, generator_at(address), out)
+
+
+@kernel
+def _combined_gem_rows_at(q: Any, d: Any, t: float, p_keep: float, lam: float, code: int,
+                          method: int, address: int, out: Any) -> bool:  # fmt: skip
+    return combined_gem_rows(q, d, t, p_keep, lam, code, method, generator_at(address), out)
+
+
+# -- the numpy-facing functions ----------------------------------------------------------------
+def _auto_method(k: int) -> int:
+    """``method="auto"``: the brute force (least overhead) for a few candidates, else the hull."""
+    return 0 if k <= PAIRWISE_MAX_K else 2
+
+
+def _resolve_method(method: str, k: int) -> int:
     if method not in ("auto", "front", "hull", "pairwise"):
         raise ValueError(f"method must be 'auto', 'front', 'hull' or 'pairwise', got {method!r}")
-    if method == "auto":
-        # the brute force has the least overhead for a few candidates
-        return "pairwise" if k <= PAIRWISE_MAX_K else "hull"
-    return method
+    return _auto_method(k) if method == "auto" else METHODS.index(method)
 
 
-def _shifted_scores(q: FloatArray, d: FloatArray, t: float | FloatArray, out: FloatArray) -> None:
-    """``out = q - t * d`` (``t`` a float or per-row ``(rows, 1)``), which must be finite.
+def _shift_args(t: float | FloatArray, r: int) -> tuple[float, FloatArray]:
+    """The kernels' ``(t, ts)``: a scalar shift, or per-row shifts ``ts`` of shape ``(R,)``."""
+    if np.ndim(t) == 0:
+        return float(t), _EMPTY
+    tt = np.asarray(t, dtype=np.float64)
+    return 0.0, np.ascontiguousarray(np.broadcast_to(tt, (r, 1))[:, 0])
 
-    Callers hold ``errstate(over="ignore")``: an overflow is reported by the test below.
-    """
-    np.multiply(d, t, out)
-    np.subtract(q, out, out)
-    # One cheap test first: the sum is finite when every entry is (it can overflow for huge
-    # entries, and then the exact test decides). Never NaN: q, d, t finite. (Not a BLAS dot
-    # product: OpenBLAS threads it for large arrays, which is 1000x slower on a busy machine.)
-    if math.isfinite(np.add.reduce(out, axis=None)) or (
-        out.max() < np.inf and out.min() > -np.inf
-    ):
-        return
+
+def _overflow_error(t: float | FloatArray, d: FloatArray) -> ValueError:
+    """The error for a non-finite ``q - t * d``."""
     t_max = float(np.max(np.abs(t)))
     td = t_max * float(d.max())
     if not td <= checks.MAX_NOISE_SCALE:
-        raise ValueError(
+        return ValueError(
             f"epsilon is too small for GEM/mGEM with these sensitivities: the threshold "
             f"t = 2 ln(K/beta)/epsilon = {t_max:.3g} times max d = {float(d.max()):.3g} "
             f"overflows; use an epsilon at least {td / checks.MAX_NOISE_SCALE:.3g} times larger"
@@ -242,7 +391,7 @@ def _shifted_scores(q: FloatArray, d: FloatArray, t: float | FloatArray, out: Fl
             else "epsilon is too small for GEM/mGEM: the threshold t = 2 ln(K/beta)/epsilon "
             "is infinite; use a larger epsilon"
         )
-    raise ValueError("q - t * d overflows for GEM: the scores are too large; rescale q and d")
+    return ValueError("q - t * d overflows for GEM: the scores are too large; rescale q and d")
 
 
 def gem_scores(
@@ -261,24 +410,15 @@ def gem_scores(
     (bit-identical; brute force when the front is large); ``"hull"`` only the upper convex
     hull's vertices left of the apex (identical up to rounding; brute force for rows with long
     hulls); ``"auto"`` (default) is ``"pairwise"`` for ``K <= 8`` and ``"hull"`` otherwise.
-    Rows are processed in blocks so that no temporary holds more than
-    ``max(K, min(max_elements, BLOCK))`` values.
+    The kernels work one row at a time with ``O(K)`` work memory, whatever ``max_elements``
+    (kept for compatibility: it bounded the temporaries of the former blocked numpy code).
     """
     r, k = q.shape
-    method = _resolve_method(method, k)
-    tt = np.asarray(t, dtype=np.float64)
-    out = np.zeros((r, k), dtype=np.float64)  # the a' = a term is exactly 0
-    rows = max(1, min(max_elements, BLOCK) // k)
-    sbuf = np.empty((min(rows, r), k))
-    # a difference of two huge finite s may be +-inf: fine; 0/0 only where masked (hull)
-    with np.errstate(over="ignore", divide="ignore", invalid="ignore"):
-        for r0 in range(0, r, rows):
-            n = min(rows, r - r0)
-            s = sbuf[:n]
-            _shifted_scores(
-                q[r0 : r0 + n], d[r0 : r0 + n], tt if tt.ndim == 0 else tt[r0 : r0 + n], s
-            )
-            _gem_block(s, d[r0 : r0 + n], out[r0 : r0 + n], method)
+    code = _resolve_method(method, k)
+    t0, ts = _shift_args(t, r)
+    out = np.empty((r, k), dtype=np.float64)
+    if not gem_scores_rows(q, d, t0, ts, code, out):
+        raise _overflow_error(t, d)
     return out
 
 
@@ -292,36 +432,20 @@ def gem_select(
 ) -> IntArray:
     """RNM with ``D = 1`` and budget ``epsilon`` on GEM's ``q'`` (eq. (6)) with shift ``t``.
 
-    Fused per block of rows (:data:`BLOCK`): ``q'`` of a block is computed and noised while
-    it is in cache, instead of materialising ``q'`` for the whole batch. ``max q' = 0``
+    Row by row (:func:`gem_row`): ``q'`` of a row is computed and noised at once. ``max q' = 0``
     exactly, so the RNM gaps are ``q' * eps / 2``.
     """
     r, k = q.shape
+    code = noise_code(noise)
     lam = epsilon / 2.0  # 1 / (2 D / eps) with D = 1
     if not (0.0 < lam < math.inf):  # eps / 2 underflowed: the careful path of rnm_select
         qp = gem_scores(q, d, t)
         return rnm_select(qp, np.full((r, 1), 2.0 / epsilon), noise, rng)
-    method = _resolve_method("auto", k)
-    tt = t if type(t) is float else np.asarray(t, dtype=np.float64)
-    rows = max(1, BLOCK // k)
-    one = r <= rows  # a single block (the bandit agents' case): no index array to fill
-    idx = np.empty(0 if one else r, dtype=np.int64)
-    m = min(rows, r)
-    sbuf, ubuf, zbuf = np.empty((m, k)), np.empty((m, k)), np.empty((m, k))
-    with np.errstate(over="ignore", divide="ignore", invalid="ignore"):
-        for r0 in range(0, r, rows):
-            n = min(rows, r - r0)
-            s, u = sbuf[:n], ubuf[:n]
-            tb = tt if isinstance(tt, float) or tt.ndim == 0 else tt[r0 : r0 + n]
-            _shifted_scores(q[r0 : r0 + n], d[r0 : r0 + n], tb, s)
-            u.fill(0.0)  # the a' = a term is exactly 0
-            _gem_block(s, d[r0 : r0 + n], u, method)
-            u *= lam  # q' <= 0 with max 0: 0 stays 0, -inf stays -inf
-            noisy = add_standard_noise(noise, u, zbuf[:n], rng)
-            if one:
-                return noisy.argmax(1)
-            noisy.argmax(1, out=idx[r0 : r0 + n])
-    return idx
+    t0, ts = _shift_args(t, r)
+    out = np.empty(r, dtype=np.int64)
+    if not _gem_rows_at(q, d, t0, ts, lam, code, _auto_method(k), generator_address(rng), out):
+        raise _overflow_error(t, d)
+    return out
 
 
 class GEM(Selector):
@@ -342,8 +466,7 @@ class GEM(Selector):
         super().__init__(epsilon)
         self.beta = checks.probability(beta, "beta")
         check_threshold(self.epsilon, self.beta)
-        if noise not in NOISES:
-            raise ValueError(f"noise must be one of {NOISES}, got {noise!r}")
+        self._code = noise_code(noise)
         self.noise = noise
 
     def t(self, k: int) -> float:
@@ -355,7 +478,14 @@ class GEM(Selector):
         return gem_scores(q, d, self.t(q.shape[1]))
 
     def select_batch(self, q: FloatArray, d: FloatArray, rng: np.random.Generator) -> IntArray:
-        return gem_select(q, d, self.t(q.shape[1]), self.epsilon, self.noise, rng)
+        k = q.shape[1]
+        lam = self.epsilon / 2.0  # > 0 (check_threshold refuses a smaller eps)
+        out = np.empty(q.shape[0], dtype=np.int64)
+        address = generator_address(rng)
+        if not _gem_rows_at(q, d, self.t(k), _EMPTY, lam, self._code, _auto_method(k), address,
+                            out):  # fmt: skip
+            raise _overflow_error(self.t(k), d)
+        return out
 
 
 class MGEM(GEM):
@@ -391,8 +521,7 @@ class CombinedGEM(Selector):
         self.beta = checks.probability(beta, "beta")
         # the GEM / mGEM part runs at eps (1 - c), which can round to 0 for a tiny eps
         check_threshold(self.epsilon_g, self.beta, "epsilon * (1 - c)")
-        if noise not in NOISES:
-            raise ValueError(f"noise must be one of {NOISES}, got {noise!r}")
+        self._code = noise_code(noise)
         self.noise = noise
 
     @property
@@ -406,14 +535,15 @@ class CombinedGEM(Selector):
         return self.epsilon - self.epsilon_c
 
     def select_batch(self, q: FloatArray, d: FloatArray, rng: np.random.Generator) -> IntArray:
-        r = q.shape[0]
-        rho = spearman_validated(q, d)  # q, d are validated by select
-        bit = ~(rho < 0)  # NaN counts as 0 -> bit 1
+        # the bit of each row (exact sign of the rank correlation of q and d) in the kernel
+        # (combined_gem_rows), then one GEM pass with a per-row shift: -t_g for the rows that
+        # run mgem (reported 1), +t_g for gem
+        k = q.shape[1]
         p_keep = 1.0 / (1.0 + math.exp(-self.epsilon_c))
-        flip = rng.random(r) >= p_keep
-        reported = bit ^ flip
-        # one fused GEM pass with a per-row shift: +t_g for rows that run gem, -t_g for mgem
         eps_g = self.epsilon_g  # checked when built (check_threshold): finite t_g, eps_g > 0
-        t_g = gem_t(q.shape[1], eps_g, self.beta)
-        t = np.where(reported, -t_g, t_g)[:, None]
-        return gem_select(q, d, t, eps_g, self.noise, rng)
+        t_g = gem_t(k, eps_g, self.beta)
+        out = np.empty(q.shape[0], dtype=np.int64)
+        if not _combined_gem_rows_at(q, d, t_g, p_keep, eps_g / 2.0, self._code,
+                                     _auto_method(k), generator_address(rng), out):  # fmt: skip
+            raise _overflow_error(t_g, d)
+        return out

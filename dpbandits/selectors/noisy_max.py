@@ -13,46 +13,64 @@ exact for ``eps = 1e3`` and scores ``1e6`` (no catastrophic rounding in ``q + z`
 overflows; an infinite ratio ``eps/(2D)`` gives ``u = -inf`` for every non-maximal score, which
 is the correct limit.
 
-Speed: the batch is processed in blocks of rows (:data:`BLOCK` scores) with reused buffers, so
-the work stays in cache, and the noise is drawn as exact transforms of standard exponential or
-uniform variates (:func:`add_standard_noise`), which are several times cheaper than
-``Generator.gumbel`` / ``.laplace`` / ``.exponential(scale=array)``.
+Speed: each selection is a compiled kernel (:mod:`dpbandits.jit`, see ``docs/performance.md``)
+working one row at a time -- ``rnm_row``, ``permute_and_flip_row``, ``rnmh_row`` select for one
+row and are public so that a compiled bandit agent can call them; ``select_batch`` loops over
+the rows in compiled code. The noise is drawn as exact transforms of standard exponential or
+uniform variates (:func:`standard_noise`), from the caller's ``numpy.random.Generator`` in
+row-major order: the numbers are those of the former numpy implementation, bit for bit.
 """
 
 from __future__ import annotations
 
-import functools
 import math
 from collections.abc import Callable
-from typing import Literal
+from typing import Any, Literal
 
 import numpy as np
 
 from dpbandits import checks
-from dpbandits.selectors.base import FloatArray, IntArray, Selector, row_max
+from dpbandits.jit import beats, generator_address, generator_at, kernel
+from dpbandits.selectors.base import FloatArray, IntArray, Selector
 
 __all__ = [
     "BLOCK",
+    "NOISES",
     "RNM",
     "RNMH",
     "ExponentialMechanism",
     "PermuteAndFlip",
     "add_standard_noise",
     "blocked_gaps_argmax",
+    "noise_code",
     "normalised_gaps",
+    "permute_and_flip_row",
+    "permute_and_flip_rows",
+    "rnm_inverse_scale",
+    "rnm_row",
+    "rnm_rows",
     "rnm_select",
+    "rnmh_row",
+    "rnmh_rows",
     "row_blocks",
+    "scaled_gap",
+    "standard_noise",
 ]
 
 NoiseName = Literal["exponential", "gumbel", "laplace"]
+#: The noise families; a kernel takes a family by its position here (:func:`noise_code`).
 NOISES: tuple[str, ...] = ("exponential", "gumbel", "laplace")
 
-#: Elements per row block. The batch is processed in blocks of about this many scores so that
-#: the few float64 work buffers (128 KB each) stay in the L2 cache: at R*K = 10^6 this is
-#: about 1.5x faster than whole-batch temporaries, and it also bounds the memory.
+#: Elements per row block of :func:`blocked_gaps_argmax` (for a Python ``pick``): the two float64
+#: work buffers (128 KB each) stay in the L2 cache, and the memory is bounded.
 BLOCK = 2**14
 
-_umin, _umax = np.minimum.reduce, np.maximum.reduce
+
+def noise_code(noise: str) -> int:
+    """The kernels' code of a noise family (its index in :data:`NOISES`)."""
+    if noise not in NOISES:
+        raise ValueError(f"noise must be one of {NOISES}, got {noise!r}")
+    return NOISES.index(noise)
 
 
 def row_blocks(r: int, k: int) -> range:
@@ -60,24 +78,218 @@ def row_blocks(r: int, k: int) -> range:
     return range(0, r, max(1, BLOCK // k))
 
 
+# -- the compiled kernels (dpbandits.jit): one implementation for every entry point ----------
+@kernel
+def scaled_gap(x: float, m: float, lam: float) -> float:
+    """``(x - m) * lam``, the normalised gap of a score ``x`` to its row maximum ``m``.
+
+    ``lam > 0`` is the inverse noise scale. The maximisers get exactly 0 and a gap beyond the
+    float range ``-inf`` (probability 0); if ``lam`` is 0 or infinite (an extreme ratio of eps
+    and D), ``0 * inf`` and ``-inf * 0`` would be NaN, so the maximisers (gap 0) and ``-inf``
+    gaps keep their value.
+    """
+    g = x - m
+    if lam > 0.0 and lam < math.inf:
+        return g * lam  # 0 stays 0, -inf stays -inf
+    if g == 0.0:
+        return 0.0
+    if g == -math.inf:
+        return -math.inf
+    return g * lam
+
+
+@kernel
+def standard_noise(code: int, rng: Any) -> float:
+    """One standard (scale 1) noise variate of family ``NOISES[code]``.
+
+    Exact transforms of the cheap standard variates: exponential as drawn by
+    ``Generator.standard_exponential``; Gumbel ``-log(-log U)``, ``U ~ U[0, 1)`` (finite or
+    ``-inf``, never NaN); Laplace by the inverse CDF with one uniform, ``T = U - 1/2``,
+    ``copysign(log1p(-2|T|), T)`` (``U = 0`` gives ``-inf``).
+    """
+    if code == 0:
+        return rng.standard_exponential()
+    if code == 1:
+        return -math.log(-math.log(rng.random()))
+    t = rng.random() - 0.5
+    return math.copysign(math.log1p(abs(t) * -2.0), t)
+
+
+@kernel
+def _row_max(x: Any) -> float:
+    """``max x`` of one row, column by column as ``numpy.maximum``: on a tie the later value
+    (so a row holding both ``0.0`` and ``-0.0`` gets numpy's zero for ``K <= 8``, where the
+    former numpy code took maxima column by column)."""
+    m = x[0]
+    for a in range(1, x.shape[0]):
+        v = x[a]
+        if m == m and not (m > v):  # numpy.maximum(m, v): NaN propagates, ties give v
+            m = v
+    return m
+
+
+@kernel
+def rnm_row(q: Any, lam: float, code: int, rng: Any) -> int:
+    """eq. (3) for one row ``q`` (shape ``(K,)``): ``argmax(u + z)`` with the gaps
+    ``u = (q - max q) * lam`` (:func:`scaled_gap`), ``lam = 1 / scale``, and ``z`` standard noise
+    of family ``NOISES[code]`` drawn for the candidates in order; ``numpy.argmax``'s rule."""
+    m = _row_max(q)
+    best_a = 0
+    best = scaled_gap(q[0], m, lam) + standard_noise(code, rng)
+    for a in range(1, q.shape[0]):
+        v = scaled_gap(q[a], m, lam) + standard_noise(code, rng)
+        if beats(v, best):
+            best_a, best = a, v
+    return best_a
+
+
+@kernel
+def permute_and_flip_row(q: Any, lam: float, rng: Any) -> int:
+    """Permute-and-flip for one row ``q`` with log acceptance probabilities
+    ``u = (q - max q) * lam`` (see :class:`PermuteAndFlip`): the accepted candidate
+    (``E + u >= 0``, ``E ~ Exp(1)`` drawn in order) of smallest excess ``E + u``."""
+    m = _row_max(q)
+    best_a = 0
+    best = math.inf
+    for a in range(q.shape[0]):
+        # E >= -u <=> E + u >= 0 exactly: a rounded sum has the sign of the exact one; a
+        # maximiser (u = 0) always accepts, so some candidate does
+        x = rng.standard_exponential() + scaled_gap(q[a], m, lam)
+        if x < 0.0:
+            x = math.inf  # rejected candidates never come first
+        if x < best:  # numpy.argmin's first minimum (x is never NaN)
+            best_a, best = a, x
+    return best_a
+
+
+@kernel
+def rnmh_row(q: Any, d: Any, epsilon: float, rng: Any) -> int:
+    """eq. (4) for one row: ``argmax((q - max q) + E * (2 d / eps))``, ``E ~ Exp(1)`` drawn in
+    order. Shifting by the row maximum (exact) keeps the noise's resolution for large scores;
+    a gap beyond the float range is ``-inf`` (probability 0)."""
+    m = _row_max(q)
+    best_a = 0
+    best = rng.standard_exponential() * (d[0] * 2.0 / epsilon) + (q[0] - m)
+    for a in range(1, q.shape[0]):
+        v = rng.standard_exponential() * (d[a] * 2.0 / epsilon) + (q[a] - m)
+        if beats(v, best):
+            best_a, best = a, v
+    return best_a
+
+
+@kernel
+def _regular(lam: float) -> bool:
+    """Whether ``lam`` is a usable inverse scale (finite, ``> 0``; False for NaN)."""
+    return lam > 0.0 and lam < math.inf
+
+
+@kernel
+def rnm_inverse_scale(d: Any, epsilon: float) -> float:
+    """``eps / (2 D)``, ``D = max d`` of one row (eq. (2)): the inverse of RNM's noise scale."""
+    return epsilon / (2.0 * _row_max(d))
+
+
+@kernel
+def _batch_lam(lam: float, regular: bool) -> float:
+    """A row's inverse scale as a batch uses it: when some row's ``lam`` under- or overflowed,
+    the batch goes through the noise scale ``1 / lam`` and back (``1 / (1 / lam)``, as the
+    numpy code did: within an ulp of ``lam``, and 0 or ``inf`` where ``lam`` is)."""
+    return lam if regular else 1.0 / (1.0 / lam)
+
+
+@kernel
+def _rnm_rows_lam(q: Any, lam: Any, code: int, rng: Any, out: Any) -> None:
+    regular = True
+    for r in range(q.shape[0]):
+        regular = regular and _regular(lam[r])
+    for r in range(q.shape[0]):
+        out[r] = rnm_row(q[r], _batch_lam(lam[r], regular), code, rng)
+
+
+@kernel
+def rnm_rows(q: Any, d: Any, epsilon: float, code: int, rng: Any, out: Any) -> None:
+    """:class:`RNM` on a batch: ``out[r] = rnm_row(q[r], eps / (2 max d[r]), code, rng)``."""
+    regular = True
+    for r in range(q.shape[0]):
+        regular = regular and _regular(rnm_inverse_scale(d[r], epsilon))
+    for r in range(q.shape[0]):
+        lam = _batch_lam(rnm_inverse_scale(d[r], epsilon), regular)
+        out[r] = rnm_row(q[r], lam, code, rng)
+
+
+@kernel
+def permute_and_flip_rows(q: Any, d: Any, epsilon: float, rng: Any, out: Any) -> None:
+    """:class:`PermuteAndFlip` on a batch, row by row (:func:`permute_and_flip_row`)."""
+    regular = True
+    for r in range(q.shape[0]):
+        regular = regular and _regular(rnm_inverse_scale(d[r], epsilon))
+    for r in range(q.shape[0]):
+        lam = _batch_lam(rnm_inverse_scale(d[r], epsilon), regular)
+        out[r] = permute_and_flip_row(q[r], lam, rng)
+
+
+@kernel
+def rnmh_rows(q: Any, d: Any, epsilon: float, rng: Any, out: Any) -> float:
+    """:class:`RNMH` on a batch, row by row (:func:`rnmh_row`). Returns ``max d``; when
+    ``2 max d / eps`` overflows nothing is drawn or written (the caller raises)."""
+    dmax = -math.inf
+    for r in range(d.shape[0]):
+        dmax = max(dmax, _row_max(d[r]))
+    # 2 d / eps is increasing in d: it overflows somewhere iff it does at max d
+    if not math.isfinite(2.0 * dmax / epsilon):
+        return dmax
+    for r in range(q.shape[0]):
+        out[r] = rnmh_row(q[r], d[r], epsilon, rng)
+    return dmax
+
+
+# entry points of select_batch: the Generator by address (dpbandits.jit.generator_at), which
+# saves the ~5 µs of passing a Generator object to a kernel at every step
+@kernel
+def _rnm_rows_at(q: Any, d: Any, epsilon: float, code: int, address: int, out: Any) -> None:
+    rnm_rows(q, d, epsilon, code, generator_at(address), out)
+
+
+@kernel
+def _permute_and_flip_rows_at(q: Any, d: Any, epsilon: float, address: int, out: Any) -> None:
+    permute_and_flip_rows(q, d, epsilon, generator_at(address), out)
+
+
+@kernel
+def _rnmh_rows_at(q: Any, d: Any, epsilon: float, address: int, out: Any) -> float:
+    return rnmh_rows(q, d, epsilon, generator_at(address), out)
+
+
+@kernel
+def _gaps(q: Any, lam: Any, out: Any) -> None:
+    for r in range(q.shape[0]):
+        m = _row_max(q[r])
+        for a in range(q.shape[1]):
+            out[r, a] = scaled_gap(q[r, a], m, lam[r])
+
+
+@kernel
+def _add_noise(code: int, u: Any, out: Any, rng: Any) -> None:
+    for i in range(out.shape[0]):
+        out[i] = standard_noise(code, rng) + u[i]
+
+
+# -- the numpy-facing helpers ------------------------------------------------------------------
+def _row_lams(lam: FloatArray, r: int) -> FloatArray:
+    return np.ascontiguousarray(np.broadcast_to(np.asarray(lam, dtype=np.float64), (r, 1))[:, 0])
+
+
 def normalised_gaps(q: FloatArray, scale: FloatArray) -> FloatArray:
     """``(q - max q) / scale`` row-wise, ``scale`` of shape ``(R, 1)`` (``> 0``).
 
     The maximisers get exactly 0; if ``scale`` underflows relative to the gaps the others get
-    ``-inf`` (probability 0 in the limit), never NaN.
+    ``-inf`` (probability 0 in the limit), never NaN (:func:`scaled_gap`).
     """
-    with np.errstate(over="ignore"):
-        u = q - row_max(q)  # a gap beyond the float range -> -inf: fine
     with np.errstate(over="ignore", divide="ignore"):
-        lam = 1.0 / scale
-    if np.all(np.isfinite(lam) & (lam > 0)):
-        u *= lam  # in place; 0 * lam = 0 and -inf * lam = -inf: no NaN possible
-        return u
-    # lam overflowed to inf (scale ~ 0) or underflowed to 0 (huge scale): 0 * inf and
-    # -inf * 0 are NaN, so treat the maximisers (gap 0) and -inf gaps explicitly.
-    with np.errstate(over="ignore", invalid="ignore"):
-        scaled = u * lam
-    return np.where(u == 0.0, 0.0, np.where(np.isneginf(u), -np.inf, scaled))
+        lam = 1.0 / np.asarray(scale, dtype=np.float64)
+    out = np.empty(q.shape)
+    _gaps(q, _row_lams(lam, q.shape[0]), out)
+    return out
 
 
 def add_standard_noise(
@@ -86,32 +298,19 @@ def add_standard_noise(
     """``out = u + z`` with ``z`` i.i.d. standard (scale 1) noise of the given family.
 
     ``u`` holds values in ``[-inf, 0]``; ``out`` is a buffer of the same shape (may not be
-    ``u``). Drawn from the cheap standard variates instead of ``Generator.gumbel`` /
-    ``.laplace`` (3-4x slower); every formula is an exact transform, so the law is unchanged.
-    Call under ``np.errstate(divide="ignore")``: a uniform of exactly 0 (probability 2**-53)
-    gives ``log(0) = -inf``, i.e. noise ``-inf``, never NaN.
+    ``u``). The noise is drawn in ``out``'s (row-major) order by :func:`standard_noise`:
+    every formula is an exact transform, so the law is that of ``Generator.gumbel`` /
+    ``.laplace``, and a uniform of exactly 0 (probability 2**-53) gives noise ``-inf``, never
+    NaN.
     """
-    if noise == "exponential":
-        rng.standard_exponential(out=out)
-    elif noise == "gumbel":
-        # G = -log(-log U), U ~ U[0, 1): G < 37 is finite or -inf, so u + G is never NaN
-        rng.random(out=out)
-        np.log(out, out=out)
-        np.negative(out, out=out)
-        np.log(out, out=out)
-        np.negative(out, out=out)
-    elif noise == "laplace":
-        # inverse CDF with one uniform: for T = U - 1/2, L = sign(T) * -log(1 - 2|T|),
-        # computed as copysign(log1p(-2|T|), T) (the log1p is <= 0; U = 0 gives -inf)
-        rng.random(out=out)
-        out -= 0.5
-        mag = np.abs(out)
-        mag *= -2.0
-        np.log1p(mag, out=mag)
-        np.copysign(mag, out, out=out)
+    code = noise_code(noise)
+    uf = np.ascontiguousarray(np.broadcast_to(u, out.shape)).reshape(-1)
+    if out.flags.c_contiguous:
+        _add_noise(code, uf, out.reshape(-1), rng)  # a view of out
     else:
-        raise ValueError(f"noise must be one of {NOISES}, got {noise!r}")
-    out += u
+        flat = np.empty(out.size)
+        _add_noise(code, uf, flat, rng)
+        out[...] = flat.reshape(out.shape)
     return out
 
 
@@ -120,47 +319,28 @@ def blocked_gaps_argmax(
 ) -> IntArray:
     """``pick(u, buf)`` on row blocks of the gaps ``u = (q - max q) * lam``; one index per row.
 
+    For a selection rule written in numpy (the built-in selectors use compiled row kernels).
     ``lam`` has shape ``(R, 1)``, entries ``> 0`` (inverse noise scales). ``pick`` gets a block
     ``u`` and a work buffer of the same shape and returns the selected index of each row; it
     runs under ``errstate(over="ignore", divide="ignore")``. The blocks (:data:`BLOCK`) reuse
     two buffers, so the work stays in cache. Maximisers get exactly 0 and gaps beyond the float
-    range ``-inf`` (probability 0), never NaN.
+    range ``-inf`` (probability 0), never NaN (:func:`scaled_gap`).
     """
-    with np.errstate(over="ignore", divide="ignore"):
-        return _gaps_argmax(q, lam, pick)
-
-
-def _gaps_argmax(
-    q: FloatArray, lam: FloatArray, pick: Callable[[FloatArray, FloatArray], IntArray]
-) -> IntArray:
-    """:func:`blocked_gaps_argmax` for a caller that holds ``errstate(over="ignore",
-    divide="ignore")`` (one context per selection on the agents' per-step path)."""
     r, k = q.shape
-    # (the ufuncs' own reductions: the ndarray methods add a Python layer per call)
-    if not (_umin(lam, None) > 0.0 and _umax(lam, None) < np.inf):
-        # 1/scale under- or overflowed (extreme eps or d): the careful whole-batch path
-        u = normalised_gaps(q, 1.0 / lam)
-        return np.asarray(pick(u, np.empty_like(u)), dtype=np.int64)
+    lams = _row_lams(lam, r)
+    if not np.all((lams > 0.0) & (lams < np.inf)):
+        with np.errstate(over="ignore", divide="ignore"):
+            lams = 1.0 / (1.0 / lams)  # as rnm_rows does for such a batch
     rows = max(1, BLOCK // k)
-    one = r <= rows  # a single block (the bandit agents' case): no index array to fill
-    idx = np.empty(0 if one else r, dtype=np.int64)
+    idx = np.empty(r, dtype=np.int64)
     ubuf, zbuf = np.empty((min(rows, r), k)), np.empty((min(rows, r), k))
-    for r0 in row_blocks(r, k):  # under errstate: a gap beyond the float range -> -inf
-        qb = q[r0 : r0 + rows]
-        n = qb.shape[0]
-        u = ubuf[:n]
-        np.subtract(qb, row_max(qb), out=u)
-        u *= lam[r0 : r0 + n]  # finite lam > 0: 0 stays 0, -inf stays -inf
-        if one:
-            return pick(u, zbuf)
-        idx[r0 : r0 + n] = pick(u, zbuf[:n])
+    with np.errstate(over="ignore", divide="ignore"):
+        for r0 in row_blocks(r, k):
+            n = min(rows, r - r0)
+            u = ubuf[:n]
+            _gaps(q[r0 : r0 + n], lams[r0 : r0 + n], u)
+            idx[r0 : r0 + n] = pick(u, zbuf[:n])
     return idx
-
-
-def _add_noise_argmax(
-    noise: str, rng: np.random.Generator, u: FloatArray, buf: FloatArray
-) -> IntArray:
-    return add_standard_noise(noise, u, buf, rng).argmax(1)
 
 
 def rnm_select(q: FloatArray, scale: FloatArray, noise: str, rng: np.random.Generator) -> IntArray:
@@ -168,11 +348,12 @@ def rnm_select(q: FloatArray, scale: FloatArray, noise: str, rng: np.random.Gene
 
     ``scale`` has shape ``(R, 1)``, entries ``> 0``.
     """
-    if noise not in NOISES:
-        raise ValueError(f"noise must be one of {NOISES}, got {noise!r}")
+    code = noise_code(noise)
     with np.errstate(over="ignore", divide="ignore"):
-        lam = 1.0 / scale
-    return blocked_gaps_argmax(q, lam, functools.partial(_add_noise_argmax, noise, rng))
+        lam = 1.0 / np.asarray(scale, dtype=np.float64)
+    out = np.empty(q.shape[0], dtype=np.int64)
+    _rnm_rows_lam(q, _row_lams(lam, q.shape[0]), code, rng, out)
+    return out
 
 
 class RNM(Selector):
@@ -190,14 +371,13 @@ class RNM(Selector):
 
     def __init__(self, epsilon: float = 1.0, noise: NoiseName = "exponential") -> None:
         super().__init__(epsilon)
-        if noise not in NOISES:
-            raise ValueError(f"noise must be one of {NOISES}, got {noise!r}")
+        self._code = noise_code(noise)
         self.noise = noise
 
     def select_batch(self, q: FloatArray, d: FloatArray, rng: np.random.Generator) -> IntArray:
-        with np.errstate(over="ignore", divide="ignore"):
-            lam = self.epsilon / (2.0 * row_max(d))  # 1 / (2D/eps)
-            return _gaps_argmax(q, lam, functools.partial(_add_noise_argmax, self.noise, rng))
+        out = np.empty(q.shape[0], dtype=np.int64)
+        _rnm_rows_at(q, d, self.epsilon, self._code, generator_address(rng), out)
+        return out
 
 
 class ExponentialMechanism(RNM):
@@ -222,6 +402,13 @@ class PermuteAndFlip(Selector):
     of the candidates are independent of the order, so we flip all coins at once and output a
     uniformly random accepted candidate (the first of a random order among the accepted ones);
     a maximiser always accepts. Same output law as exponential-noise RNM (Ding et al. 2021).
+
+    Accept ``a`` iff ``U <= exp(u)`` <=> ``E >= -u`` with ``E = -log U ~ Exp(1)`` (log-space).
+    Given the coins, the excesses ``E + u`` of the accepted candidates are i.i.d. ``Exp(1)``
+    (memorylessness) and independent of which candidates accepted, so the accepted candidate
+    with the smallest excess is a uniformly random one -- the first accepted in a uniformly
+    random order. One draw per candidate instead of a coin and an order key
+    (:func:`permute_and_flip_row`).
     """
 
     name = "permute_and_flip"
@@ -229,23 +416,9 @@ class PermuteAndFlip(Selector):
     summary = "random order, accept a w.p. exp(eps (q[a]-max q)/(2D))"
 
     def select_batch(self, q: FloatArray, d: FloatArray, rng: np.random.Generator) -> IntArray:
-        with np.errstate(over="ignore", divide="ignore"):
-            lam = self.epsilon / (2.0 * row_max(d))  # u: log acceptance probs
-
-        def pick(u: FloatArray, x: FloatArray) -> IntArray:
-            # Accept a iff U <= exp(u) <=> E >= -u with E = -log U ~ Exp(1) (log-space; a
-            # maximiser, u = 0, always accepts). Given the coins, the excesses x = E + u of the
-            # accepted candidates are i.i.d. Exp(1) (memorylessness) and independent of which
-            # candidates accepted, so the accepted candidate with the smallest excess is a
-            # uniformly random one -- the first accepted in a uniformly random order. One draw
-            # per candidate instead of a coin and an order key.
-            rng.standard_exponential(out=x)
-            x += u  # E >= -u <=> E + u >= 0 exactly: a rounded sum has the sign of the exact one
-            np.copyto(x, np.inf, where=x < 0.0)  # rejected candidates never come first
-            return x.argmin(1)
-
-        with np.errstate(over="ignore", divide="ignore"):
-            return _gaps_argmax(q, lam, pick)
+        out = np.empty(q.shape[0], dtype=np.int64)
+        _permute_and_flip_rows_at(q, d, self.epsilon, generator_address(rng), out)
+        return out
 
 
 class RNMH(Selector):
@@ -262,31 +435,12 @@ class RNMH(Selector):
     summary = "argmax(q + z), z[a] ~ Exp(mean 2 d[a]/eps)"
 
     def select_batch(self, q: FloatArray, d: FloatArray, rng: np.random.Generator) -> IntArray:
-        # 2 d / eps is increasing in d: it overflows somewhere iff it does at max d.
-        if not math.isfinite(2.0 * float(d.max()) / self.epsilon):
+        out = np.empty(q.shape[0], dtype=np.int64)
+        dmax = _rnmh_rows_at(q, d, self.epsilon, generator_address(rng), out)
+        if not math.isfinite(2.0 * dmax / self.epsilon):
             raise ValueError(
-                f"epsilon={self.epsilon!r} is too small for rnmh with max d = "
-                f"{float(d.max()):.3g}: "
+                f"epsilon={self.epsilon!r} is too small for rnmh with max d = {dmax:.3g}: "
                 f"the noise scale 2 d / epsilon overflows; use epsilon >= "
-                f"{2.0 * float(d.max()) / checks.MAX_NOISE_SCALE:.3g}"
+                f"{2.0 * dmax / checks.MAX_NOISE_SCALE:.3g}"
             )
-        r, k = q.shape
-        idx = np.empty(r, dtype=np.int64)
-        rows = max(1, BLOCK // k)
-        m = min(rows, r)
-        gbuf, sbuf, zbuf = np.empty((m, k)), np.empty((m, k)), np.empty((m, k))
-        with np.errstate(over="ignore"):
-            for r0 in row_blocks(r, k):
-                qb = q[r0 : r0 + rows]
-                n = qb.shape[0]
-                gaps, scale, z = gbuf[:n], sbuf[:n], zbuf[:n]
-                # shift by the row maximum (exact) so that large scores keep the noise's
-                # resolution; a gap beyond the float range is -inf (probability 0): fine
-                np.subtract(qb, row_max(qb), out=gaps)
-                np.multiply(d[r0 : r0 + n], 2.0, out=scale)
-                scale /= self.epsilon  # 2 d / eps, finite (checked above)
-                rng.standard_exponential(out=z)
-                z *= scale
-                z += gaps
-                np.argmax(z, axis=1, out=idx[r0 : r0 + n])
-        return idx
+        return out

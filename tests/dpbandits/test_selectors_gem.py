@@ -8,6 +8,7 @@ import pytest
 from scipy.stats import spearmanr
 
 from dpbandits import selectors
+from dpbandits.selectors import gem, noisy_max
 from dpbandits.selectors.gem import gem_scores
 from tests.dpbandits.test_selectors_noisy_max import rnm_exponential_pmf
 from tests.stats import assert_counts_match_pmf
@@ -160,3 +161,78 @@ def test_gem_memory_bounded_for_large_k():
         tracemalloc.stop()
     assert 0 <= idx[0] < k
     assert peak < 64 * 2**20, f"peak traced memory {peak / 2**20:.1f} MB"
+
+
+# -- the compiled kernels draw numpy's numbers: numpy reference loops give the same indices ----
+@pytest.mark.parametrize("name,sign", [("gem", 1.0), ("mgem", -1.0)])
+@pytest.mark.parametrize("k", [2, 12])
+def test_gem_kernel_matches_numpy_reference_loop(name, sign, k):
+    rng = np.random.default_rng(30)
+    q, d = rng.normal(size=(200, k)), rng.uniform(0.1, 2.0, size=(200, k))
+    eps, beta = 1.5, 0.05
+    got = selectors.make(name, epsilon=eps, beta=beta).select(q, d, rng=31)
+    t = sign * 2 * math.log(k / beta) / eps
+    g = np.random.default_rng(31)
+    ref = [int(np.argmax(g.standard_exponential(k) + naive_gem_scores(q[r], d[r], t) * (eps / 2)))
+           for r in range(200)]  # fmt: skip
+    np.testing.assert_array_equal(got, ref)
+
+
+def test_combined_gem_kernel_matches_numpy_reference():
+    # the bit from heuristics.spearman, one uniform per row first, then GEM/mGEM row by row
+    rng = np.random.default_rng(32)
+    q = rng.integers(0, 4, size=(300, 5)) * 1.0  # ties and constant rows
+    d = rng.integers(1, 3, size=(300, 5)) * 0.5
+    eps, c, beta = 2.0, 0.6, 0.05
+    got = selectors.make("combined_gem", epsilon=eps, c=c, beta=beta).select(q, d, rng=33)
+    g = np.random.default_rng(33)
+    bit = ~(selectors.spearman(q, d) < 0)
+    flip = g.random(300) >= 1 / (1 + math.exp(-c * eps))
+    eg = eps - c * eps
+    tg = 2 * math.log(5 / beta) / eg
+    ref = []
+    for r in range(300):
+        t = -tg if bit[r] ^ flip[r] else tg
+        ref.append(
+            int(np.argmax(g.standard_exponential(5) + naive_gem_scores(q[r], d[r], t) * (eg / 2)))
+        )
+    np.testing.assert_array_equal(got, ref)
+
+
+def test_spearman_bit_kernel_matches_heuristics():
+    rng = np.random.default_rng(34)
+    rq, rd = np.empty(40, dtype=np.int64), np.empty(40, dtype=np.int64)
+    for k in (2, 3, 7, 32, 33, 40):
+        q = rng.integers(0, 3, size=(400, k)) * 1.0
+        d = rng.integers(0, 3, size=(400, k)) * 1.0 + rng.normal(size=(400, 1)) * (k == 40)
+        expected = ~(selectors.spearman(q, d) < 0)
+        got = [gem.spearman_nonnegative_row(q[r], d[r], rq[:k], rd[:k]) for r in range(400)]
+        np.testing.assert_array_equal(got, expected)
+
+
+def test_gem_row_kernel_is_the_batch_row():
+    rng = np.random.default_rng(35)
+    q, d = rng.normal(size=(40, 3)), rng.uniform(0.5, 2.0, size=(40, 3))
+    sel = selectors.make("mgem", epsilon=1.0, noise="laplace")
+    batch = sel.select_batch(q, d, np.random.default_rng(36))
+    g, s, u = np.random.default_rng(36), np.empty(3), np.empty(3)
+    code = noisy_max.noise_code("laplace")
+    rows = [gem.gem_row(q[r], d[r], sel.t(3), 0.5, code, 0, s, u, g) for r in range(40)]
+    np.testing.assert_array_equal(batch, rows)
+    # a non-finite q - t d: -1 and nothing drawn
+    state = g.bit_generator.state
+    assert gem.gem_row(np.array([1e308, 0.0]), np.array([1.0, 1e308]), -10.0, 0.5, 0, 0,
+                       s, u, g) == -1  # fmt: skip
+    assert g.bit_generator.state == state
+
+
+def test_gem_overflow_raises_before_drawing():
+    g = np.random.default_rng(37)
+    state = g.bit_generator.state
+    with pytest.raises(
+        ValueError, match="epsilon is too small for GEM/mGEM with these sensitivities"
+    ):
+        selectors.make("gem", epsilon=1.0).select_batch(
+            np.array([[0.0, 1.0], [-1.7e308, 0.0]]), np.array([[1.0, 1.0], [1e307, 1.0]]), g
+        )
+    assert g.bit_generator.state == state

@@ -8,6 +8,8 @@ import pytest
 from scipy import integrate
 
 from dpbandits import selectors
+from dpbandits.jit import generator_address, generator_at, kernel
+from dpbandits.selectors import noisy_max
 from tests.stats import (
     assert_counts_match_pmf,
     assert_proportion_close,
@@ -157,3 +159,107 @@ def test_noisy_max_exact_shift_with_large_scores():
     q = 1e6 + np.array([0.0, 2e-3])
     idx = selectors.make("rnm", epsilon=eps).select(np.broadcast_to(q, (N, 2)), 1.0, rng=10)
     assert_proportion_close(int((idx == 0).sum()), N, 0.5 * math.exp(-eps * 2e-3 / 2))
+
+
+# -- the compiled kernels draw numpy's numbers: a numpy reference loop gives the same indices --
+def _reference_noise(noise, rng, k):
+    """Standard noise as the former numpy code drew it, for one row of ``k`` candidates."""
+    if noise == "exponential":
+        return rng.standard_exponential(k)
+    u = rng.random(k)
+    if noise == "gumbel":
+        return -np.log(-np.log(u))
+    t = u - 0.5
+    return np.copysign(np.log1p(np.abs(t) * -2.0), t)
+
+
+@pytest.mark.parametrize("noise", ["exponential", "gumbel", "laplace"])
+@pytest.mark.parametrize("k", [2, 10])
+def test_rnm_kernel_matches_numpy_reference_loop(noise, k):
+    rng = np.random.default_rng(20)
+    q = rng.normal(size=(300, k))
+    d = rng.uniform(0.1, 2.0, size=(300, k))
+    eps = 0.8
+    got = selectors.make("rnm", epsilon=eps, noise=noise).select(q, d, rng=21)
+    ref_rng = np.random.default_rng(21)
+    ref = []
+    for r in range(300):
+        u = (q[r] - q[r].max()) * (eps / (2.0 * d[r].max()))
+        ref.append(int(np.argmax(_reference_noise(noise, ref_rng, k) + u)))
+    np.testing.assert_array_equal(got, ref)
+
+
+def test_permute_and_flip_and_rnmh_kernels_match_numpy_reference_loops():
+    rng = np.random.default_rng(22)
+    q, d, eps = rng.normal(size=(300, 5)), rng.uniform(0.1, 2.0, size=(300, 5)), 1.3
+    pf = selectors.make("permute_and_flip", epsilon=eps).select(q, d, rng=23)
+    rh = selectors.make("rnmh", epsilon=eps).select(q, d, rng=24)
+    g_pf, g_rh = np.random.default_rng(23), np.random.default_rng(24)
+    ref_pf, ref_rh = [], []
+    for r in range(300):
+        x = g_pf.standard_exponential(5) + (q[r] - q[r].max()) * (eps / (2.0 * d[r].max()))
+        ref_pf.append(int(np.argmin(np.where(x < 0.0, np.inf, x))))
+        z = g_rh.standard_exponential(5) * (d[r] * 2.0 / eps) + (q[r] - q[r].max())
+        ref_rh.append(int(np.argmax(z)))
+    np.testing.assert_array_equal(pf, ref_pf)
+    np.testing.assert_array_equal(rh, ref_rh)
+
+
+def test_row_kernels_are_the_batch_rows():
+    # the public one-row kernels, called row by row with one Generator, give select_batch
+    rng = np.random.default_rng(25)
+    q, d, eps = rng.normal(size=(50, 4)), rng.uniform(0.1, 2.0, size=(50, 4)), 0.9
+    for noise in noisy_max.NOISES:
+        batch = selectors.make("rnm", epsilon=eps, noise=noise).select_batch(
+            q, d, np.random.default_rng(26)
+        )
+        g, code = np.random.default_rng(26), noisy_max.noise_code(noise)
+        rows = [noisy_max.rnm_row(q[r], noisy_max.rnm_inverse_scale(d[r], eps), code, g)
+                for r in range(50)]  # fmt: skip
+        np.testing.assert_array_equal(batch, rows)
+    batch = selectors.make("permute_and_flip", epsilon=eps).select_batch(
+        q, d, np.random.default_rng(27)
+    )
+    g = np.random.default_rng(27)
+    rows = [noisy_max.permute_and_flip_row(q[r], noisy_max.rnm_inverse_scale(d[r], eps), g)
+            for r in range(50)]  # fmt: skip
+    np.testing.assert_array_equal(batch, rows)
+    batch = selectors.make("rnmh", epsilon=eps).select_batch(q, d, np.random.default_rng(28))
+    g = np.random.default_rng(28)
+    np.testing.assert_array_equal(
+        batch, [noisy_max.rnmh_row(q[r], d[r], eps, g) for r in range(50)]
+    )
+
+
+def test_extreme_inverse_scale_keeps_maximisers_and_no_nan():
+    # eps / (2D) overflows (tiny D): every non-maximal gap is -inf, so the maximiser always wins
+    q = np.array([[0.0, 1.0, 0.5], [2.0, -1.0, 2.0]])
+    d = np.array([[1e-308, 1e-308, 1e-308], [1.0, 1.0, 1.0]])
+    idx = selectors.make("rnm", epsilon=1e3).select(np.repeat(q, 500, axis=0),
+                                                     np.repeat(d, 500, axis=0), rng=29)  # fmt: skip
+    assert np.all(idx[:500] == 1) and set(idx[500:]) == {0, 2}
+    u = noisy_max.normalised_gaps(q, np.array([[0.0], [1.0]]))
+    np.testing.assert_array_equal(u, [[-np.inf, 0.0, -np.inf], [0.0, -3.0, 0.0]])
+    noisy = noisy_max.add_standard_noise("gumbel", u, np.empty_like(u), np.random.default_rng(1))
+    assert not np.isnan(noisy).any()
+    with pytest.raises(ValueError, match="noise must be one of"):
+        noisy_max.rnm_select(q, np.ones((2, 1)), "cauchy", np.random.default_rng(1))
+
+
+@kernel
+def _draw_by_address(address, out):
+    rng = generator_at(address)
+    for i in range(out.shape[0]):
+        out[i] = rng.standard_exponential() + rng.random() + rng.standard_normal()
+
+
+@pytest.mark.parametrize("bit_generator", [np.random.PCG64, np.random.MT19937, np.random.Philox])
+def test_generator_by_address_draws_the_generators_numbers(bit_generator):
+    # select_batch hands its Generator to the kernel by address: the same numbers, and the
+    # caller's Generator moves on as if it had drawn them itself
+    g, ref = np.random.Generator(bit_generator(5)), np.random.Generator(bit_generator(5))
+    out = np.empty(500)
+    _draw_by_address(generator_address(g), out)
+    expected = [ref.standard_exponential() + ref.random() + ref.standard_normal() for _ in out]
+    np.testing.assert_array_equal(out, expected)
+    np.testing.assert_array_equal(g.integers(2**62, size=8), ref.integers(2**62, size=8))
