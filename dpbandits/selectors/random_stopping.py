@@ -28,7 +28,7 @@ from numpy.typing import ArrayLike, NDArray
 from scipy.special import gammaln
 
 from dpbandits import checks
-from dpbandits.jit import beats, kernel
+from dpbandits.jit import beats, generator_from, generator_pointers, kernel
 from dpbandits.selectors.base import (
     FloatArray,
     IntArray,
@@ -199,8 +199,14 @@ def sample_tnb(
     gen = checks.generator(rng)
     method, cdf = tnb_method(eta, gamma)
     out = np.empty(size, dtype=np.int64)
-    tnb_fill(method, eta, gamma, cdf, gen, out.reshape(-1))
+    _tnb_fill(method, eta, gamma, cdf, generator_pointers(gen), out.reshape(-1))
     return out
+
+
+@kernel
+def _tnb_fill(method: int, eta: float, gamma: float, cdf: Any, pointers: Any, out: Any) -> None:
+    # the entry from Python: the generator as pointers (see dpbandits.jit.generator_from)
+    tnb_fill(method, eta, gamma, cdf, generator_from(pointers), out)
 
 
 # -- the maximum of m Laplace variables ----------------------------------------------------
@@ -243,8 +249,15 @@ def max_laplace(m: ArrayLike, rng: RNGLike = None) -> FloatArray:
         raise ValueError("m must be >= 1")
     gen = checks.generator(rng)
     out = np.empty(mm.shape)
-    max_laplace_fill(np.ascontiguousarray(mm).reshape(-1), gen, out.reshape(-1))
+    _max_laplace_fill(
+        np.ascontiguousarray(mm).reshape(-1), generator_pointers(gen), out.reshape(-1)
+    )
     return out
+
+
+@kernel
+def _max_laplace_fill(m: Any, pointers: Any, out: Any) -> None:
+    max_laplace_fill(m, generator_from(pointers), out)
 
 
 # -- the selection -------------------------------------------------------------------------
@@ -353,9 +366,16 @@ def _rs_select(
         _check_scale(d, epsilon, eta)
         raise
     out = np.empty(q.shape[0], dtype=np.int64)
-    if not rs_select_rows(q, d, epsilon, eta, method, gamma, cdf, rng, out):
+    if not _rs_select_rows(q, d, epsilon, eta, method, gamma, cdf, generator_pointers(rng), out):
         _check_scale(d, epsilon, eta)
     return out
+
+
+@kernel
+def _rs_select_rows(q: Any, d: Any, epsilon: float, eta: float, method: int, gamma: float,
+                    cdf: Any, pointers: Any, out: Any) -> bool:  # fmt: skip
+    # the entry from Python: the generator as pointers (see dpbandits.jit.generator_from)
+    return rs_select_rows(q, d, epsilon, eta, method, gamma, cdf, generator_from(pointers), out)
 
 
 def _check_scale(d: FloatArray, epsilon: float, eta: float) -> None:

@@ -10,7 +10,7 @@ from typing import Any
 
 import numpy as np
 
-from dpbandits.jit import kernel
+from dpbandits.jit import generator_from, generator_pointers, kernel
 from dpbandits.selectors.base import FloatArray, IntArray, Selector
 
 __all__ = [
@@ -101,8 +101,24 @@ def argmax_random_ties(q: FloatArray, rng: np.random.Generator) -> IntArray:
     Compiled: :func:`argmax_ties_rows`.
     """
     out = np.empty(q.shape[0], dtype=np.int64)
-    argmax_ties_rows(q, rng, out)
+    _argmax_ties_rows(q, generator_pointers(rng), out)
     return out
+
+
+# the entries from Python: the generator as pointers (see dpbandits.jit.generator_from)
+@kernel
+def _argmax_ties_rows(q: Any, pointers: Any, out: Any) -> None:
+    argmax_ties_rows(q, generator_from(pointers), out)
+
+
+@kernel
+def _uniform_rows(k: int, pointers: Any, out: Any) -> None:
+    uniform_rows(k, generator_from(pointers), out)
+
+
+@kernel
+def _krr_select_rows(q: Any, p_keep: float, pointers: Any, out: Any) -> None:
+    krr_select_rows(q, p_keep, generator_from(pointers), out)
 
 
 class RankingSelector(Selector):
@@ -124,7 +140,7 @@ class Uniform(RankingSelector):
 
     def select_batch(self, q: FloatArray, d: FloatArray, rng: np.random.Generator) -> IntArray:
         out = np.empty(q.shape[0], dtype=np.int64)
-        uniform_rows(q.shape[1], rng, out)
+        _uniform_rows(q.shape[1], generator_pointers(rng), out)
         return out
 
 
@@ -167,5 +183,5 @@ class KRR(RankingSelector):
             p_keep = 1.0 / (1.0 + (k - 1) * np.exp(-self.epsilon))
             self._p_keep[(k, self.epsilon)] = p_keep
         out = np.empty(q.shape[0], dtype=np.int64)
-        krr_select_rows(q, p_keep, rng, out)
+        _krr_select_rows(q, p_keep, generator_pointers(rng), out)
         return out
