@@ -27,10 +27,13 @@ from collections.abc import Callable
 from typing import Any, TypeVar, cast
 
 import numba
+import numpy as np
 from numba.core import cgutils
 from numba.extending import intrinsic
+from numba.np.random.generator_core import next_uint32
+from numpy.typing import NDArray
 
-__all__ = ["beats", "generator_from", "generator_pointers", "kernel"]
+__all__ = ["beats", "generator_from", "generator_pointers", "integers_below", "kernel"]
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -55,40 +58,50 @@ def beats(v: float, best: float) -> bool:
 # -- a Generator argument without numba's per-call unboxing --------------------------------
 # numba unboxes a numpy.random.Generator argument on every call of a compiled function with
 # three ctypes.cast calls and a Python-level typeof: 20-60 us, far more than a selection step.
-# A step called once per bandit step instead passes the generator's pointers (a tuple of six
-# ints, typed in C by the dispatcher) and rebuilds numba's Generator value inside the compiled
-# code with `generator_from`; the kernels it calls draw from the same bit generator state, so
-# the numbers are the same.
+# A step called once per bandit step instead passes the generator's pointers (a small array,
+# typed in C by the dispatcher) and rebuilds numba's Generator value inside the compiled code
+# with `generator_from`; the kernels it calls draw from the same bit generator state, so the
+# numbers are the same.
 _BitGeneratorType = numba.core.types.NumPyRandomBitGeneratorType("bit_generator")
 _NEXT: dict[type, tuple[int, int, int]] = {}  # per numpy bit generator class
+_POINTERS: dict[int, tuple[Any, NDArray[np.uint64]]] = {}  # id -> (generator, pointers)
+_POINTERS_KEPT = 16
 
 
-def generator_pointers(gen: Any) -> tuple[int, int, int, int, int, int]:
+def generator_pointers(gen: Any) -> NDArray[np.uint64]:
     """The pointers of ``gen`` (a ``numpy.random.Generator``) that :func:`generator_from` turns
-    back into the generator inside compiled code: the state, the ``next_uint64``,
-    ``next_uint32`` and ``next_double`` functions, and the ``bitgen_t``. Valid while ``gen``
-    lives; the caller keeps it alive during the compiled call."""
+    back into the generator inside compiled code: the state (twice), the ``next_uint64``,
+    ``next_uint32`` and ``next_double`` functions, and the ``bitgen_t``, as a read-only
+    ``uint64`` array. The arrays of the last few generators are kept (with the generators,
+    so that the pointers stay valid and an ``id`` is never reused while kept)."""
+    hit = _POINTERS.get(id(gen))
+    if hit is not None and hit[0] is gen:
+        return hit[1]
     bit_generator = gen.bit_generator
-    ct = bit_generator.ctypes  # cached by numpy on the bit generator
+    ct = bit_generator.ctypes
     cls = type(bit_generator)
     # numpy's bit generators set the same static C functions in every instance of a class
     fns = _NEXT.get(cls)
     if fns is None:
-        fns = tuple(
+        fns = tuple(  # type: ignore[assignment]
             ctypes.cast(f, ctypes.c_void_p).value or 0
             for f in (ct.next_uint64, ct.next_uint32, ct.next_double)
         )
         if cls.__module__.startswith("numpy.random"):
             _NEXT[cls] = fns
     state = ct.state_address
-    return (state, state, fns[0], fns[1], fns[2], ct.bit_generator.value or 0)
+    out = np.array((state, state, *fns, ct.bit_generator.value or 0), dtype=np.uint64)
+    out.setflags(write=False)
+    if len(_POINTERS) >= _POINTERS_KEPT:
+        _POINTERS.clear()
+    _POINTERS[id(gen)] = (gen, out)
+    return out
 
 
 @intrinsic
-def generator_from(typingctx: Any, pointers: Any) -> Any:
-    """numba's ``Generator`` value from :func:`generator_pointers`'s tuple (compiled code
-    only): the fields numba's own unboxing fills, with no Python object behind it (so it
-    cannot be returned to Python)."""
+def _generator_struct(typingctx: Any, pointers: Any) -> Any:
+    """numba's ``Generator`` value from a tuple of the six pointers: the fields numba's own
+    unboxing fills, with no Python object behind it (so it cannot be returned to Python)."""
     sig = numba.core.types.npy_rng(pointers)
 
     def codegen(context: Any, builder: Any, signature: Any, args: Any) -> Any:
@@ -105,3 +118,35 @@ def generator_from(typingctx: Any, pointers: Any) -> Any:
         return out._getvalue()
 
     return sig, codegen
+
+
+@kernel
+def generator_from(pointers: Any) -> Any:
+    """The generator of :func:`generator_pointers`'s array, inside compiled code."""
+    p = pointers
+    return _generator_struct((p[0], p[1], p[2], p[3], p[4], p[5]))
+
+
+_U32 = np.uint64(0xFFFFFFFF)
+
+
+@kernel
+def integers_below(k: int, rng: Any) -> int:
+    """``rng.integers(0, k)`` for ``k >= 1``: the same draw as numpy (Lemire's method on one
+    32-bit word per try for ``k <= 2**32``), several times faster than numba's version."""
+    if k == 1:
+        return 0  # numpy draws nothing
+    if k > 4294967296:
+        return rng.integers(0, k)
+    bits = rng.bit_generator
+    if k == 4294967296:
+        return np.int64(next_uint32(bits))
+    excl = np.uint64(k)
+    m = np.uint64(next_uint32(bits)) * excl
+    leftover = m & _U32
+    if leftover < excl:
+        threshold = (_U32 - np.uint64(k - 1)) % excl
+        while leftover < threshold:
+            m = np.uint64(next_uint32(bits)) * excl
+            leftover = m & _U32
+    return np.int64(m >> np.uint64(32))

@@ -28,7 +28,7 @@ from numpy.typing import ArrayLike, NDArray
 from scipy.special import gammaln
 
 from dpbandits import checks
-from dpbandits.jit import beats, generator_from, generator_pointers, kernel
+from dpbandits.jit import beats, generator_from, generator_pointers, integers_below, kernel
 from dpbandits.selectors.base import (
     FloatArray,
     IntArray,
@@ -279,7 +279,7 @@ def split_uniformly(n: Any, k: int, rng: Any, counts: Any) -> None:
     if total <= min(4 * r * k, 2**24):
         for i in range(r):
             for _ in range(n[i]):
-                counts[i * k + rng.integers(0, k)] += 1
+                counts[i * k + integers_below(k, rng)] += 1
         return
     p = 1.0 / k
     for i in range(r):

@@ -10,7 +10,7 @@ from typing import Any
 
 import numpy as np
 
-from dpbandits.jit import generator_from, generator_pointers, kernel
+from dpbandits.jit import generator_from, generator_pointers, integers_below, kernel
 from dpbandits.selectors.base import FloatArray, IntArray, Selector
 
 __all__ = [
@@ -46,7 +46,7 @@ def argmax_ties(q: Any, rng: Any) -> int:
             c += 1
     if c <= 1:
         return first
-    rank = rng.integers(0, c)
+    rank = integers_below(c, rng)
     for a in range(k):
         if q[a] == top:
             if rank == 0:
@@ -67,7 +67,7 @@ def uniform_rows(k: int, rng: Any, out: Any) -> None:
     """A uniform index in ``[0, k)`` per entry of ``out``, in order
     (``rng.integers(0, k, size=len(out))``)."""
     for r in range(out.shape[0]):
-        out[r] = rng.integers(0, k)
+        out[r] = integers_below(k, rng)
 
 
 @kernel
@@ -86,7 +86,7 @@ def krr_select_rows(q: Any, p_keep: float, rng: Any, out: Any) -> None:
     for i in range(r):
         keep[i] = rng.random() < p_keep
     for i in range(r):
-        other = rng.integers(0, k - 1) if k > 2 else 0
+        other = integers_below(k - 1, rng) if k > 2 else 0
         if other >= out[i]:
             other += 1  # uniform over the K - 1 candidates other than the argmax
         if not keep[i]:
