@@ -63,7 +63,7 @@ def beats(v: float, best: float) -> bool:
 # with `generator_from`; the kernels it calls draw from the same bit generator state, so the
 # numbers are the same.
 _BitGeneratorType = numba.core.types.NumPyRandomBitGeneratorType("bit_generator")
-_NEXT: dict[type, tuple[int, int, int]] = {}  # per numpy bit generator class
+_NEXT: dict[type, tuple[int, ...]] = {}  # per numpy bit generator class
 _POINTERS: dict[int, tuple[Any, NDArray[np.uint64]]] = {}  # id -> (generator, pointers)
 _POINTERS_KEPT = 16
 
@@ -83,7 +83,7 @@ def generator_pointers(gen: Any) -> NDArray[np.uint64]:
     # numpy's bit generators set the same static C functions in every instance of a class
     fns = _NEXT.get(cls)
     if fns is None:
-        fns = tuple(  # type: ignore[assignment]
+        fns = tuple(
             ctypes.cast(f, ctypes.c_void_p).value or 0
             for f in (ct.next_uint64, ct.next_uint32, ct.next_double)
         )
@@ -124,7 +124,7 @@ def _generator_struct(typingctx: Any, pointers: Any) -> Any:
 def generator_from(pointers: Any) -> Any:
     """The generator of :func:`generator_pointers`'s array, inside compiled code."""
     p = pointers
-    return _generator_struct((p[0], p[1], p[2], p[3], p[4], p[5]))
+    return _generator_struct((p[0], p[1], p[2], p[3], p[4], p[5]))  # type: ignore[call-arg]
 
 
 _U32 = np.uint64(0xFFFFFFFF)
