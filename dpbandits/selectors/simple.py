@@ -100,6 +100,8 @@ def argmax_random_ties(q: FloatArray, rng: np.random.Generator) -> IntArray:
     rank ``j`` in ``[0, c)`` picks the ``j``-th maximiser, a uniform choice among them.
     Compiled: :func:`argmax_ties_rows`.
     """
+    if q.ndim != 2 or (q.shape[1] == 0 and q.shape[0] > 0):
+        raise ValueError(f"q must have shape (R, K) with K >= 1, got {q.shape}")
     out = np.empty(q.shape[0], dtype=np.int64)
     _argmax_ties_rows(q, generator_pointers(rng), out)
     return out
