@@ -11,41 +11,52 @@ Exact vectorised sampling (§IV). Given ``N``, the candidates drawn are a
 multinomial split ``m ~ Mult(N, 1/K, ..., 1/K)``; the recorded value of candidate ``a`` that
 matters is the maximum of its ``m[a]`` i.i.d. noisy scores, ``q[a] + (2+eta) d[a]/eps * M`` with
 ``M`` the maximum of ``m[a]`` standard Laplace variables, drawn directly as ``F^{-1}(U^{1/m})``
-(:func:`max_laplace`). A candidate with ``m[a] = 0`` is never output. No Python loop per draw.
-The literal loop is kept in :func:`rs_loop_reference` for the tests only.
+(:func:`max_laplace`). A candidate with ``m[a] = 0`` is never output. The sampling is compiled
+(:mod:`dpbandits.jit`): :func:`rs_select_rows` draws from the caller's generator exactly what
+the vectorised numpy formulation drew, in the same order. The literal loop is kept in
+:func:`rs_loop_reference` for the tests only.
 """
 
 from __future__ import annotations
 
 import functools
 import math
+from typing import Any
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 from scipy.special import gammaln
 
 from dpbandits import checks
+from dpbandits.jit import beats, generator_address, generator_at, integers_below, kernel
 from dpbandits.selectors.base import (
     FloatArray,
     IntArray,
     RNGLike,
     Selector,
     prepare_inputs,
-    row_max,
 )
 
 __all__ = [
+    "GEOMETRIC",
+    "LOGSERIES",
+    "NEGATIVE_BINOMIAL",
     "RS",
+    "TABLE",
     "RandomStoppingTNB",
     "max_laplace",
+    "max_laplace_fill",
     "rs_loop_reference",
+    "rs_select_rows",
     "sample_tnb",
+    "split_uniformly",
+    "tnb_fill",
     "tnb_log_pmf",
+    "tnb_method",
 ]
 
 _LOG2 = math.log(2.0)
-_umin, _umax = np.minimum.reduce, np.maximum.reduce
-_NONE = np.zeros(0, dtype=np.intp)
+_umax = np.maximum.reduce
 #: Longest inverse-CDF table for D_{eta,gamma} (entries); 2**22 float64 = 32 MB.
 MAX_TABLE = 2**22
 #: The table stops where the tail mass is below this (far below float resolution 2**-53).
@@ -105,6 +116,69 @@ def _tnb_cdf_table(eta: float, gamma: float) -> FloatArray:
     return cdf
 
 
+# -- D_{eta,gamma} ------------------------------------------------------------------------
+#: How :func:`tnb_fill` draws ``N ~ D_{eta,gamma}`` (chosen by :func:`tnb_method`).
+LOGSERIES, GEOMETRIC, NEGATIVE_BINOMIAL, TABLE = 0, 1, 2, 3
+_NO_TABLE = np.zeros(0)
+_NO_TABLE.setflags(write=False)  # read-only like the tables: one compiled type for both
+
+
+@functools.lru_cache(maxsize=64)
+def tnb_method(eta: float, gamma: float) -> tuple[int, FloatArray]:
+    """``(method, cdf)`` for :func:`tnb_fill` at checked ``eta``, ``gamma``: the sampler of
+    :func:`sample_tnb`'s list, and the inverse-CDF table (empty unless ``method == TABLE``)."""
+    if eta == 0.0:
+        return LOGSERIES, _NO_TABLE
+    if eta == 1.0:
+        return GEOMETRIC, _NO_TABLE
+    if eta > 0.0 and eta * math.log(gamma) <= -_LOG2:
+        return NEGATIVE_BINOMIAL, _NO_TABLE
+    return TABLE, _tnb_cdf_table(eta, gamma)
+
+
+@kernel
+def _count_at_most(cdf: Any, u: float) -> int:
+    """The number of entries of the sorted ``cdf`` that are ``<= u``
+    (``numpy.searchsorted(cdf, u, side="right")``)."""
+    lo, hi = 0, cdf.shape[0]
+    while lo < hi:
+        mid = (lo + hi) >> 1
+        if cdf[mid] <= u:
+            lo = mid + 1
+        else:
+            hi = mid
+    return lo
+
+
+@kernel
+def tnb_fill(method: int, eta: float, gamma: float, cdf: Any, rng: Any, out: Any) -> None:
+    """Fill the 1-D ``out`` with i.i.d. ``N ~ D_{eta,gamma}`` (App. C, Definition A.1) by
+    ``method`` (see :func:`sample_tnb`), drawing what numpy's vectorised call of the same
+    sampler on ``out.size`` values draws, in the same order. The conditioned negative binomial
+    draws every value once, then redraws the zeros in order, round after round: the rounds
+    are global, so this is a batch kernel (a value's draws depend on the other values')."""
+    n = out.shape[0]
+    if method == NEGATIVE_BINOMIAL:
+        zero = False
+        for i in range(n):
+            out[i] = rng.negative_binomial(eta, gamma)
+            zero = zero or out[i] == 0
+        while zero:  # each round keeps a draw with probability 1 - gamma**eta >= 1/2
+            zero = False
+            for i in range(n):
+                if out[i] == 0:
+                    out[i] = rng.negative_binomial(eta, gamma)
+                    zero = zero or out[i] == 0
+        return
+    for i in range(n):
+        if method == LOGSERIES:
+            out[i] = rng.logseries(1.0 - gamma)
+        elif method == GEOMETRIC:
+            out[i] = rng.geometric(gamma)
+        else:
+            out[i] = _count_at_most(cdf, rng.random()) + 1
+
+
 def sample_tnb(
     eta: float, gamma: float, size: int | tuple[int, ...], rng: RNGLike = None
 ) -> NDArray[np.int64]:
@@ -114,28 +188,51 @@ def sample_tnb(
     - ``eta = 1``: ``Geometric(gamma)`` on ``{1, 2, ...}`` (Alg. 1's stopping rule);
     - ``eta > 0`` with ``gamma**eta <= 1/2``: negative binomial ``NB(eta, gamma)`` (number of
       failures) conditioned on ``>= 1`` by rejection; each round keeps a draw with probability
-      ``1 - gamma**eta >= 1/2``, so ``R`` draws need about ``log2 R`` vectorised rounds;
+      ``1 - gamma**eta >= 1/2``, so ``R`` draws need about ``log2 R`` rounds;
     - otherwise (``-1 < eta < 0``, or a rejection rate above 1/2): inverse CDF from the pmf,
       with a table cached per ``(eta, gamma)``.
+
+    The draws are those of :func:`tnb_fill` (compiled), in C order of ``size``.
     """
     eta = _check_eta(eta)
     gamma = checks.probability(gamma, "gamma")
     gen = checks.generator(rng)
-    if eta == 0.0:
-        return gen.logseries(1.0 - gamma, size=size).astype(np.int64)
-    if eta == 1.0:
-        return gen.geometric(gamma, size=size).astype(np.int64, copy=False)
-    if eta > 0.0 and eta * math.log(gamma) <= -_LOG2:
-        n = np.asarray(gen.negative_binomial(eta, gamma, size=size), dtype=np.int64)
-        flat = n.reshape(-1)
-        redo = np.flatnonzero(flat == 0)
-        while redo.size:
-            flat[redo] = gen.negative_binomial(eta, gamma, size=redo.size)
-            redo = redo[flat[redo] == 0]
-        return n
-    cdf = _tnb_cdf_table(eta, gamma)
-    u = gen.random(size)
-    return (np.searchsorted(cdf, u, side="right") + 1).astype(np.int64)
+    method, cdf = tnb_method(eta, gamma)
+    out = np.empty(size, dtype=np.int64)
+    _tnb_fill(method, eta, gamma, cdf, generator_address(gen), out.reshape(-1))
+    return out
+
+
+@kernel
+def _tnb_fill(method: int, eta: float, gamma: float, cdf: Any, pointers: Any, out: Any) -> None:
+    # the entry from Python: the generator by address (see dpbandits.jit.generator_at)
+    tnb_fill(method, eta, gamma, cdf, generator_at(pointers), out)
+
+
+# -- the maximum of m Laplace variables ----------------------------------------------------
+@kernel
+def max_laplace_fill(m: Any, rng: Any, out: Any) -> None:
+    """``out[i]`` = the maximum of ``m[i]`` i.i.d. standard Laplace variables (1-D ``m >= 1``,
+    unchecked), see :func:`max_laplace`. One ``Exp(1)`` per entry, in order, then the exact
+    zeros (probability 0) redrawn in order, round after round, so that ``log(0)`` never
+    happens: a batch kernel like numpy's vectorised code it replaces (same draws)."""
+    n = m.shape[0]
+    zero = False
+    for i in range(n):
+        out[i] = rng.standard_exponential()
+        zero = zero or out[i] == 0.0
+    while zero:
+        zero = False
+        for i in range(n):
+            if out[i] == 0.0:
+                out[i] = rng.standard_exponential()
+                zero = zero or out[i] == 0.0
+    for i in range(n):
+        log_v = -out[i] / m[i]  # L = -E/m < 0
+        if log_v < -_LOG2:  # V < 1/2
+            out[i] = log_v + _LOG2
+        else:
+            out[i] = -_LOG2 - math.log(-math.expm1(log_v))
 
 
 def max_laplace(m: ArrayLike, rng: RNGLike = None) -> FloatArray:
@@ -144,57 +241,113 @@ def max_laplace(m: ArrayLike, rng: RNGLike = None) -> FloatArray:
     Inverse CDF of ``V = U^(1/m)``: with ``L = log V = -E/m``, ``E ~ Exp(1)``,
     ``x = log 2 + L`` if ``V < 1/2`` and ``x = -log(2 (1 - V)) = -log 2 - log(-expm1(L))``
     otherwise. Working with ``L`` and ``expm1`` keeps full relative accuracy when ``V`` is
-    within 1e-16 of 1 (large ``m``) and in the far tails; ``V`` is never formed.
+    within 1e-16 of 1 (large ``m``) and in the far tails; ``V`` is never formed. Compiled:
+    :func:`max_laplace_fill`.
     """
     mm = np.asarray(m, dtype=np.float64)
     if np.any(~(mm >= 1)):
         raise ValueError("m must be >= 1")
-    return _max_laplace(mm, checks.generator(rng))
-
-
-def _max_laplace(mm: FloatArray, gen: np.random.Generator) -> FloatArray:
-    """:func:`max_laplace` for a float array ``mm >= 1`` (checked by the caller)."""
-    e = gen.standard_exponential(mm.shape)
-    # one reduction in the common case (no exact zero) instead of a comparison and a search
-    zero = np.flatnonzero(e.reshape(-1) == 0.0) if _umin(e, None) == 0.0 else _NONE
-    while zero.size:  # E = 0 (U = 1) has probability 0; redraw so that log(0) never happens
-        e.reshape(-1)[zero] = gen.standard_exponential(zero.size)
-        zero = zero[e.reshape(-1)[zero] == 0.0]
-    log_v = np.negative(e, out=e)
-    log_v /= mm  # L = -E/m < 0
-    # Both branch formulas are finite for every L < 0: evaluate both (cheap, vectorised)
-    # rather than scatter through boolean masks, and pick per element.
-    high = np.expm1(log_v)  # V - 1 in (-1, 0)
-    np.negative(high, out=high)
-    np.log(high, out=high)
-    np.subtract(-_LOG2, high, out=high)
-    low = log_v < -_LOG2
-    log_v += _LOG2
-    return np.where(low, log_v, high)
-
-
-@functools.lru_cache(maxsize=32)
-def _row_offsets(r: int, k: int) -> NDArray[np.int64]:
-    """``[0, K, 2K, ...]`` (read-only, cached: the per-step path asks for it every step)."""
-    out = np.arange(r, dtype=np.int64) * k
-    out.setflags(write=False)
+    gen = checks.generator(rng)
+    out = np.empty(mm.shape)
+    _max_laplace_fill(np.ascontiguousarray(mm).reshape(-1), generator_address(gen), out.reshape(-1))
     return out
 
 
-def _split_uniformly(n: NDArray[np.int64], k: int, rng: np.random.Generator) -> NDArray[np.int64]:
-    """Counts ``m ~ Mult(n[r], (1/K, ..., 1/K))`` per row, shape ``(R, K)``.
+@kernel
+def _max_laplace_fill(m: Any, pointers: Any, out: Any) -> None:
+    max_laplace_fill(m, generator_at(pointers), out)
+
+
+# -- the selection -------------------------------------------------------------------------
+@kernel
+def split_uniformly(n: Any, k: int, rng: Any, counts: Any) -> None:
+    """Counts ``m ~ Mult(n[r], (1/K, ..., 1/K))`` per row into the flat ``counts`` (row ``r``
+    at ``counts[r K : (r + 1) K]``; the caller zeroes it).
 
     When the draws are few compared with ``R * K`` (the usual case: ``E[N] ~ 1/gamma``), the
     draws themselves are generated and counted (one uniform integer per draw, O(sum n));
-    otherwise ``Generator.multinomial`` (K binomials per row, O(R K)). Same law either way.
+    otherwise the multinomial as ``Generator.multinomial`` draws it (a binomial per candidate
+    but the last, until the draws are used up; O(R K)). Same law either way. The choice
+    depends on every row's ``n``: a batch kernel.
     """
     r = n.shape[0]
-    total = int(np.add.reduce(n))
+    total = 0
+    for i in range(r):
+        total += n[i]
     if total <= min(4 * r * k, 2**24):
-        cell = np.repeat(_row_offsets(r, k), n)
-        cell += rng.integers(0, k, size=total, dtype=np.int64)
-        return np.bincount(cell, minlength=r * k).reshape(r, k)
-    return rng.multinomial(n, np.full(k, 1.0 / k))
+        for i in range(r):
+            for _ in range(n[i]):
+                counts[i * k + integers_below(k, rng)] += 1
+        return
+    p = 1.0 / k
+    for i in range(r):
+        left = n[i]
+        remaining_p = 1.0
+        for j in range(k - 1):
+            x = rng.binomial(left, p / remaining_p)
+            counts[i * k + j] = x
+            left -= x
+            if left <= 0:
+                break
+            remaining_p -= p
+        if left > 0:
+            counts[i * k + k - 1] = left
+
+
+@kernel
+def rs_select_rows(q: Any, d: Any, epsilon: float, eta: float, method: int, gamma: float,
+                   cdf: Any, rng: Any, out: Any) -> bool:  # fmt: skip
+    """Random stopping on the ``R`` rows of ``q``, ``d`` (shape ``(R, K)``) into ``out``; False
+    (and nothing drawn) if the noise scale ``(2 + eta) max d / eps`` overflows.
+
+    Draws, as the vectorised sampling of the module docstring: every row's ``N`` (:func:`tnb_fill`),
+    then the split of every row's draws over the candidates (:func:`split_uniformly`), then
+    the maximum Laplace noise of every drawn (row, candidate) cell in row-major order
+    (:func:`max_laplace_fill`). The draws of a row depend on the other rows' (the rounds of
+    redraws, the choice of the split), so this kernel selects for a batch, not one row.
+    Each row outputs the first best recorded value (``numpy.argmax``'s rule); a cell never
+    drawn is never output (it records ``-inf``).
+    """
+    r, k = q.shape
+    d_max = 0.0  # d > 0
+    for i in range(r):
+        for a in range(k):
+            d_max = max(d_max, d[i, a])
+    if not math.isfinite((2.0 + eta) * d_max / epsilon):
+        return False
+    n = np.empty(r, dtype=np.int64)
+    tnb_fill(method, eta, gamma, cdf, rng, n)
+    counts = np.zeros(r * k, dtype=np.int64)
+    split_uniformly(n, k, rng, counts)
+    drawn = 0
+    for c in range(r * k):
+        drawn += counts[c] > 0
+    m = np.empty(drawn)
+    j = 0
+    for c in range(r * k):
+        if counts[c] > 0:
+            m[j] = counts[c]
+            j += 1
+    noise = np.empty(drawn)
+    max_laplace_fill(m, rng, noise)
+    j = 0
+    for i in range(r):
+        q_max = q[i, 0]
+        for a in range(1, k):
+            q_max = max(q_max, q[i, a])
+        best_a, best = 0, -math.inf
+        for a in range(k):
+            v = -math.inf
+            if counts[i * k + a] > 0:
+                # scale, then the exact shift q - max q (a gap beyond the float range: -inf)
+                v = noise[j] * ((2.0 + eta) * d[i, a] / epsilon) + (q[i, a] - q_max)
+                j += 1
+            if a == 0:
+                best = v
+            elif beats(v, best):
+                best_a, best = a, v
+        out[i] = best_a
+    return True
 
 
 def _rs_select(
@@ -205,30 +358,34 @@ def _rs_select(
     eta: float,
     rng: np.random.Generator,
 ) -> IntArray:
-    r, k = q.shape
+    try:
+        method, cdf = tnb_method(eta, gamma)
+    except ValueError:  # gamma too small for a table: the scale check comes first
+        _check_scale(d, epsilon, eta)
+        raise
+    out = np.empty(q.shape[0], dtype=np.int64)
+    if not _rs_select_rows(q, d, epsilon, eta, method, gamma, cdf, generator_address(rng), out):
+        _check_scale(d, epsilon, eta)
+    return out
+
+
+@kernel
+def _rs_select_rows(q: Any, d: Any, epsilon: float, eta: float, method: int, gamma: float,
+                    cdf: Any, pointers: Any, out: Any) -> bool:  # fmt: skip
+    # the entry from Python: the generator by address (see dpbandits.jit.generator_at)
+    return rs_select_rows(q, d, epsilon, eta, method, gamma, cdf, generator_at(pointers), out)
+
+
+def _check_scale(d: FloatArray, epsilon: float, eta: float) -> None:
     # (2 + eta) d / eps is increasing in d: it overflows somewhere iff it does at max d
-    if not math.isfinite((2.0 + eta) * float(_umax(d, None)) / epsilon):
+    d_max = float(_umax(d, None))
+    if not math.isfinite((2.0 + eta) * d_max / epsilon):
         raise ValueError(
             f"epsilon={epsilon!r} is too small for random stopping with max d = "
-            f"{float(_umax(d, None)):.3g}: the noise scale (2 + eta) d / epsilon overflows; "
+            f"{d_max:.3g}: the noise scale (2 + eta) d / epsilon overflows; "
             "use epsilon >= "
-            f"{(2.0 + eta) * float(_umax(d, None)) / checks.MAX_NOISE_SCALE:.3g}"
+            f"{(2.0 + eta) * d_max / checks.MAX_NOISE_SCALE:.3g}"
         )
-    n_draws = sample_tnb(eta, gamma, r, rng)
-    counts = _split_uniformly(n_draws, k, rng).reshape(-1)
-    # Noise only the drawn (row, candidate) cells (~min(K, 1/gamma) per row); undrawn cells
-    # stay -inf and are never output.
-    cells = (counts > 0).nonzero()[0]  # nonzero() on a bool array is ~4x faster than on ints
-    row = cells // k
-    col = cells - row * k
-    m = counts[cells].astype(np.float64)
-    value = _max_laplace(m, rng)  # m >= 1 by construction
-    value *= (2.0 + eta) * d[row, col] / epsilon
-    with np.errstate(over="ignore"):  # exact shift keeps the noise's resolution
-        value += q[row, col] - row_max(q)[row, 0]  # a gap beyond the float range: -inf, fine
-    noisy = np.full(r * k, -np.inf)
-    noisy[cells] = value
-    return noisy.reshape(r, k).argmax(1)
 
 
 class RandomStoppingTNB(Selector):

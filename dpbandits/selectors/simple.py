@@ -6,11 +6,91 @@ False. Ties for the maximum are broken uniformly at random (§IV).
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
-from dpbandits.selectors.base import FloatArray, IntArray, Selector, row_max
+from dpbandits.jit import generator_address, generator_at, integers_below, kernel
+from dpbandits.selectors.base import FloatArray, IntArray, Selector
 
-__all__ = ["Greedy", "KRR", "RankingSelector", "Uniform", "argmax_random_ties"]
+__all__ = [
+    "KRR",
+    "Greedy",
+    "RankingSelector",
+    "Uniform",
+    "argmax_random_ties",
+    "argmax_ties",
+    "argmax_ties_rows",
+    "krr_select_rows",
+    "uniform_rows",
+]
+
+
+# -- the compiled steps (dpbandits.jit) ---------------------------------------------------
+@kernel
+def argmax_ties(q: Any, rng: Any) -> int:
+    """argmax of the 1-D ``q`` with ties broken uniformly at random: the ``j``-th of the ``c``
+    maximisers for a uniform rank ``j`` in ``[0, c)``, drawn only when ``c > 1``
+    (``rng.integers(0, c)``). A NaN maximum (no entry equals it) gives 0, as numpy's
+    ``argmax`` of an all-False mask."""
+    k = q.shape[0]
+    top = q[0]
+    for a in range(1, k):
+        if q[a] > top or q[a] != q[a]:  # numpy.maximum: a NaN propagates
+            top = q[a]
+    first, c = 0, 0
+    for a in range(k):
+        if q[a] == top:
+            if c == 0:
+                first = a
+            c += 1
+    if c <= 1:
+        return first
+    rank = integers_below(c, rng)
+    for a in range(k):
+        if q[a] == top:
+            if rank == 0:
+                return a
+            rank -= 1
+    return first  # unreachable
+
+
+@kernel
+def argmax_ties_rows(q: Any, rng: Any, out: Any) -> None:
+    """:func:`argmax_ties` of every row of the 2-D ``q``, in order, into ``out``."""
+    for r in range(q.shape[0]):
+        out[r] = argmax_ties(q[r], rng)
+
+
+@kernel
+def uniform_rows(k: int, rng: Any, out: Any) -> None:
+    """A uniform index in ``[0, k)`` per entry of ``out``, in order
+    (``rng.integers(0, k, size=len(out))``)."""
+    for r in range(out.shape[0]):
+        out[r] = integers_below(k, rng)
+
+
+@kernel
+def krr_select_rows(q: Any, p_keep: float, rng: Any, out: Any) -> None:
+    """k-randomised response on every row of the 2-D ``q`` (§III-B) into ``out``.
+
+    Draws in the order of the batched formulation: the tie-breaking ranks of every row's
+    argmax (:func:`argmax_ties`), then one uniform per row (keep the argmax iff it is below
+    ``p_keep``), then, for ``K > 2``, one uniform index in ``[0, K - 1)`` per row (shifted
+    past the argmax: a uniform other candidate; ``K = 2`` needs no draw). The phases span all
+    rows, so this kernel selects for a batch (one row is the case ``R = 1``).
+    """
+    r, k = q.shape
+    argmax_ties_rows(q, rng, out)
+    keep = np.empty(r, dtype=np.bool_)
+    for i in range(r):
+        keep[i] = rng.random() < p_keep
+    for i in range(r):
+        other = integers_below(k - 1, rng) if k > 2 else 0
+        if other >= out[i]:
+            other += 1  # uniform over the K - 1 candidates other than the argmax
+        if not keep[i]:
+            out[i] = other
 
 
 def argmax_random_ties(q: FloatArray, rng: np.random.Generator) -> IntArray:
@@ -18,18 +98,29 @@ def argmax_random_ties(q: FloatArray, rng: np.random.Generator) -> IntArray:
 
     Rows with a unique maximiser take ``argmax``; in rows with ``c > 1`` maximisers a uniform
     rank ``j`` in ``[0, c)`` picks the ``j``-th maximiser, a uniform choice among them.
+    Compiled: :func:`argmax_ties_rows`.
     """
-    is_max = q == row_max(q)
-    out = is_max.argmax(1).astype(np.int64, copy=False)
-    # the common case has one maximiser per row: one count instead of per-row sums
-    if np.count_nonzero(is_max) > q.shape[0]:
-        n_max = is_max.sum(axis=1)
-        tied = np.flatnonzero(n_max > 1)
-        rank = rng.integers(0, n_max[tied])  # uniform rank among the tied maximisers
-        position = np.cumsum(is_max[tied], axis=1) - 1  # rank of each maximiser in its row
-        hit = is_max[tied] & (position == rank[:, None])
-        out[tied] = np.argmax(hit, axis=1)
+    if q.ndim != 2 or (q.shape[1] == 0 and q.shape[0] > 0):
+        raise ValueError(f"q must have shape (R, K) with K >= 1, got {q.shape}")
+    out = np.empty(q.shape[0], dtype=np.int64)
+    _argmax_ties_rows(q, generator_address(rng), out)
     return out
+
+
+# the entries from Python: the generator by address (see dpbandits.jit.generator_at)
+@kernel
+def _argmax_ties_rows(q: Any, pointers: Any, out: Any) -> None:
+    argmax_ties_rows(q, generator_at(pointers), out)
+
+
+@kernel
+def _uniform_rows(k: int, pointers: Any, out: Any) -> None:
+    uniform_rows(k, generator_at(pointers), out)
+
+
+@kernel
+def _krr_select_rows(q: Any, p_keep: float, pointers: Any, out: Any) -> None:
+    krr_select_rows(q, p_keep, generator_at(pointers), out)
 
 
 class RankingSelector(Selector):
@@ -50,7 +141,9 @@ class Uniform(RankingSelector):
     summary = "uniform over the K candidates"
 
     def select_batch(self, q: FloatArray, d: FloatArray, rng: np.random.Generator) -> IntArray:
-        return np.asarray(rng.integers(0, q.shape[1], size=q.shape[0], dtype=np.int64))
+        out = np.empty(q.shape[0], dtype=np.int64)
+        _uniform_rows(q.shape[1], generator_address(rng), out)
+        return out
 
 
 class Greedy(RankingSelector):
@@ -85,17 +178,12 @@ class KRR(RankingSelector):
         self._p_keep: dict[tuple[int, float], float] = {}  # per (K, eps): computed once
 
     def select_batch(self, q: FloatArray, d: FloatArray, rng: np.random.Generator) -> IntArray:
-        r, k = q.shape
-        best = argmax_random_ties(q, rng)
+        k = q.shape[1]
         p_keep = self._p_keep.get((k, self.epsilon))
         if p_keep is None:
             # e^eps/(e^eps+K-1) written as 1/(1+(K-1)e^-eps): no overflow for large eps.
             p_keep = 1.0 / (1.0 + (k - 1) * np.exp(-self.epsilon))
             self._p_keep[(k, self.epsilon)] = p_keep
-        keep = rng.random(r) < p_keep
-        if k > 2:
-            other = rng.integers(0, k - 1, size=r, dtype=np.int64)
-        else:  # integers(0, 1) is constant 0 and draws nothing: skip its overhead
-            other = np.zeros(r, dtype=np.int64)
-        other += other >= best  # uniform over the K-1 candidates other than `best`
-        return np.where(keep, best, other)
+        out = np.empty(q.shape[0], dtype=np.int64)
+        _krr_select_rows(q, p_keep, generator_address(rng), out)
+        return out

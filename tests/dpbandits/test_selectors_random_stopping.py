@@ -176,3 +176,91 @@ def test_rs_two_candidate_exact_probability():
     assert_proportion_close(int((idx == 0).sum()), N, p0)
     se = math.sqrt(p0 * (1 - p0) / N)
     assert abs(rs_two_candidate_p0(gap, 2.0 / eps, gamma) - p0) > 10 * se
+
+
+# -- the compiled sampling draws what the vectorised numpy formulation drew -----------------
+def _numpy_tnb(eta, gamma, size, gen):
+    """sample_tnb as numpy array calls (the formulation the kernels reproduce)."""
+    if eta == 0.0:
+        return gen.logseries(1.0 - gamma, size=size).astype(np.int64)
+    if eta == 1.0:
+        return gen.geometric(gamma, size=size).astype(np.int64)
+    if eta > 0.0 and eta * math.log(gamma) <= -math.log(2.0):
+        n = np.asarray(gen.negative_binomial(eta, gamma, size=size), dtype=np.int64)
+        flat = n.reshape(-1)
+        redo = np.flatnonzero(flat == 0)
+        while redo.size:
+            flat[redo] = gen.negative_binomial(eta, gamma, size=redo.size)
+            redo = redo[flat[redo] == 0]
+        return n
+    from dpbandits.selectors.random_stopping import tnb_method
+
+    cdf = tnb_method(eta, gamma)[1]
+    return np.searchsorted(cdf, gen.random(size), side="right") + 1
+
+
+def _numpy_max_laplace(m, gen):
+    e = gen.standard_exponential(m.shape)
+    zero = np.flatnonzero(e == 0.0)
+    while zero.size:
+        e[zero] = gen.standard_exponential(zero.size)
+        zero = zero[e[zero] == 0.0]
+    log_v = -e / m
+    with np.errstate(divide="ignore"):
+        high = -math.log(2.0) - np.log(-np.expm1(log_v))
+    return np.where(log_v < -math.log(2.0), log_v + math.log(2.0), high)
+
+
+def _numpy_rs(q, d, eps, gamma, eta, gen):
+    """Random stopping as numpy array calls: all rows' N, then all rows' split, then the noise
+    of every drawn cell in row-major order."""
+    r, k = q.shape
+    n = _numpy_tnb(eta, gamma, r, gen)
+    total = int(n.sum())
+    if total <= min(4 * r * k, 2**24):
+        cell = np.repeat(np.arange(r) * k, n) + gen.integers(0, k, size=total, dtype=np.int64)
+        counts = np.bincount(cell, minlength=r * k)
+    else:
+        counts = gen.multinomial(n, np.full(k, 1.0 / k)).reshape(-1)
+    cells = np.flatnonzero(counts)
+    row, col = cells // k, cells % k
+    value = _numpy_max_laplace(counts[cells].astype(np.float64), gen)
+    value *= (2.0 + eta) * d[row, col] / eps
+    with np.errstate(over="ignore"):
+        value += q[row, col] - q.max(axis=1)[row]
+    noisy = np.full(r * k, -np.inf)
+    noisy[cells] = value
+    return noisy.reshape(r, k).argmax(1)
+
+
+@pytest.mark.parametrize(
+    "eta,gamma", [(1.0, 0.05), (1.0, 0.3), (0.0, 0.05), (0.1, 0.3), (0.5, 0.05), (-0.5, 0.05)]
+)
+@pytest.mark.parametrize("k", [2, 3, 10])
+def test_compiled_rs_draws_as_the_numpy_formulation(eta, gamma, k):
+    # Same numbers for the same seed, bit for bit, and the generator left in the same state:
+    # R = 1 and 7 take the multinomial split (many draws per cell) or the counted draws, R = 200
+    # mostly the counted draws; ties and a huge range of scores included.
+    data = np.random.default_rng([k, int(100 * gamma)])
+    sel = selectors.make("rs_tnb", epsilon=0.7, gamma=gamma, eta=eta)
+    for r in (1, 7, 200):
+        q = np.round(data.normal(size=(r, k)), 1)
+        q[0, 0], q[0, -1] = -1e308, 1e308  # q[0, 0] - max q overflows to -inf
+        d = data.uniform(0.5, 2.0, size=(r, k))
+        a, b = np.random.default_rng(r), np.random.default_rng(r)
+        for _ in range(3):
+            np.testing.assert_array_equal(
+                sel.select_batch(q, d, a), _numpy_rs(q, d, 0.7, gamma, eta, b)
+            )
+        assert a.random() == b.random()
+
+
+@pytest.mark.parametrize("eta", [-0.5, 0.0, 0.1, 0.5, 1.0, 3.0])
+def test_compiled_samplers_draw_as_numpy(eta):
+    a, b = np.random.default_rng(3), np.random.default_rng(3)
+    np.testing.assert_array_equal(
+        sample_tnb(eta, 0.05, (40, 5), a), _numpy_tnb(eta, 0.05, (40, 5), b)
+    )
+    m = np.concatenate([np.arange(1.0, 100.0), [1e15, 2.0**60]])
+    np.testing.assert_array_equal(max_laplace(m, a), _numpy_max_laplace(m, b))
+    assert a.random() == b.random()
