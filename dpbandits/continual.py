@@ -11,12 +11,13 @@ Chan, Shi and Song (2010/2011).  This module offers
   ``= S_n + Z_n``) drawn at once, vectorised, with exactly the joint distribution of the streaming
   objects;
 - :class:`PrivateMeans`: per-(replication, arm) private means for agents, one compiled kernel
-  call per step (``means_update``; its per-pull kernel ``means_push`` and ``means_value`` are
-  public, for a compiled agent step; see ``docs/performance.md``).
+  call per step (``means_update`` in :mod:`dpbandits.continual_kernels`, beside the per-pull
+  kernels ``means_push`` and ``means_value`` for a compiled agent step; see
+  ``docs/performance.md``).
 
-The steps of all three are compiled kernels (:mod:`dpbandits.continual_kernels`, re-exported
-here) that do the IEEE operations of the numpy code they replaced in the same order, so the same
-seeds give the same bits.
+The steps of all three are compiled kernels (:mod:`dpbandits.continual_kernels`) that do the
+IEEE operations of the numpy code they replaced in the same order, so the same seeds give the
+same bits.
 
 Conventions (App. H).  Items ``x_1, x_2, ...`` with ``|x_i - x_i'| <= b`` (``b`` =
 ``sensitivity``).  Node ``(l, i)`` of a binary tree covers items ``(i 2^l, (i+1) 2^l]``; the
@@ -54,9 +55,7 @@ from dpbandits.continual_kernels import (
     hybrid_add_lockstep,
     items_check,
     means_clipped,
-    means_push,
     means_update,
-    means_value,
 )
 from dpbandits.grid_noise import grid_step
 from dpbandits.tree_noise import (
@@ -74,16 +73,8 @@ __all__ = [
     "BinaryMechanism",
     "HybridMechanism",
     "PrivateMeans",
-    "binary_add",
     "binary_noise",
-    "hybrid_add",
-    "hybrid_add_lockstep",
     "hybrid_noise",
-    "items_check",
-    "means_clipped",
-    "means_push",
-    "means_update",
-    "means_value",
 ]
 
 #: The node noises :class:`PrivateMeans` offers: continuous Laplace (default) or discrete

@@ -19,7 +19,7 @@ weights, inverse CDF) and ``"exact"`` (exactly the mechanism's law, integer rand
 ``dpbandits.quantiles_exact``).
 
 Both mechanisms (float sampler) and the windows' step are compiled kernels, in
-:mod:`dpbandits.quantile_kernels` (re-exported here; ``docs/performance.md``).
+:mod:`dpbandits.quantile_kernels` (``docs/performance.md``).
 """
 
 from __future__ import annotations
@@ -36,18 +36,12 @@ from dpbandits import checks
 from dpbandits.arms import RunArms, matrix_property
 from dpbandits.checks import positive_int, positive_number
 from dpbandits.quantile_kernels import (
-    grid_quantile_row,
     grid_quantile_rows,
-    grid_value,
     grid_values,
     smith_quantile_rows,
-    snap,
     snap_rows,
-    snap_sorted,
-    uniform_pairs,
     window_estimate_grid,
     window_push,
-    window_update_grid,
 )
 from dpbandits.quantiles_exact import grid_quantile_exact
 
@@ -66,19 +60,7 @@ __all__ = [
     "check_level_pair",
     "dp_quantile",
     "dp_quantiles",
-    "grid_quantile_row",
-    "grid_quantile_rows",
-    "grid_value",
-    "grid_values",
     "mechanism_options",
-    "smith_quantile_rows",
-    "snap",
-    "snap_rows",
-    "snap_sorted",
-    "uniform_pairs",
-    "window_estimate_grid",
-    "window_push",
-    "window_update_grid",
 ]
 
 

@@ -395,7 +395,7 @@ def test_windowed_grid_has_the_bits_of_the_numpy_code(n_runs, n_arms, window, ep
     in one step estimated in the order of the replications, one rng.random((full, 2, 2)) per
     step), and the fused kernel window_update_grid, which draws from the Generator itself,
     == both."""
-    from dpbandits.quantiles import window_update_grid
+    from dpbandits.quantile_kernels import window_update_grid
 
     ws = WindowedSensitivity(n_runs, n_arms, eps, window=window, rng=21)
     s = n_runs * n_arms
