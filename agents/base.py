@@ -26,9 +26,9 @@ An agent whose step is compiled (``dpbandits.jit``) also implements
 environment's reward tape (``rows`` ``(m, K * R)`` from ``BanditVectorEnv.reward_rows``:
 replication ``r`` playing arm ``a`` at the ``i``-th step gets ``rows[i, a * R + r]``), writes
 the arms it played into ``actions`` ``(m, R)`` and the rewards it got into ``rewards``
-``(m, R)``, and advances ``t`` by ``m``. It uses the same compiled functions as its
-``choose``/``observe``, so the two paths give identical results. The engine uses it when
-:meth:`Agent.block_player` allows.
+``(m, R)``, and advances ``t`` by ``m`` (:meth:`Agent.played`). It uses the same compiled
+functions as its ``choose``/``observe``, so the two paths give identical results. The engine
+uses it when :meth:`Agent.block_player` allows.
 
 Nothing inside a step loops over replications or arms in Python; :class:`ArmStatistics` is the
 batched bookkeeping of pull counts and reward sums that most agents need (its home is
@@ -47,8 +47,24 @@ from numpy.typing import ArrayLike, NDArray
 from dpbandits import checks
 from dpbandits.arms import ArmStatistics
 from dpbandits.checks import positive_int
+from dpbandits.jit import kernel
 
-__all__ = ["Agent", "ArmStatistics"]
+__all__ = ["Agent", "ArmStatistics", "in_unit_interval", "unit_interval_error"]
+
+
+@kernel
+def in_unit_interval(x: Any) -> bool:
+    """Whether every reward of ``x`` is in ``[0, 1]`` (NaN is not): the agents built for such
+    rewards (Bernoulli Thompson sampling, Exp3) check each step with it, compiled or not."""
+    for v in x:
+        if not (v >= 0.0 and v <= 1.0):
+            return False
+    return True
+
+
+def unit_interval_error(agent: str, x: NDArray[np.float64]) -> ValueError:
+    """The refusal of rewards ``x`` outside ``[0, 1]`` by ``agent`` (:func:`in_unit_interval`)."""
+    return ValueError(f"{agent} needs rewards in [0, 1], got min {x.min()}, max {x.max()}")
 
 
 class Agent:
@@ -136,6 +152,12 @@ class Agent:
             if getattr(cls, method) is not getattr(owner, method):
                 return None
         return getattr(self, "play")  # noqa: B009 (not every agent has it)
+
+    def played(self, n: int) -> None:
+        """Record that ``play`` has just played ``n`` steps (``t`` advances; the next ``update``
+        validates its actions, as none came from ``act``)."""
+        self.t += n
+        self._acted = None
 
     # -- what a subclass writes -----------------------------------------------------------
     def setup(self) -> None:

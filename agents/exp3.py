@@ -8,7 +8,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from agents.base import Agent
+from agents.base import Agent, in_unit_interval, unit_interval_error
 from dpbandits import checks
 from dpbandits.jit import beats, kernel, pairwise_sum
 
@@ -73,14 +73,6 @@ def _probabilities(log_weights: Any, gamma: float, out: Any) -> None:
 
 
 @kernel
-def _in_unit_interval(x: Any) -> bool:
-    for v in x:
-        if not (v >= 0.0 and v <= 1.0):  # NaN fails
-            return False
-    return True
-
-
-@kernel
 def _update(log_weights: Any, probs: Any, gamma: float, actions: Any, x: Any) -> None:
     """``l_a += gamma (x / p_a) / K`` for the played arm ``a`` of every replication (Auer et
     al. 2002, Fig. 1, steps 4-5, in logarithms)."""
@@ -106,7 +98,7 @@ def _play(log_weights: Any, probs: Any, gamma: float, rng: Any, t0: int, rows: A
                 _distribution(log_weights, r, gamma, probs)
                 chosen[r] = _draw(probs, r, rng.random())
             x[r] = rows[i, chosen[r] * n_runs + r]
-        if t >= n_arms and not _in_unit_interval(x):
+        if t >= n_arms and not in_unit_interval(x):
             return i
         for r in range(n_runs):
             actions[i, r] = chosen[r]
@@ -173,8 +165,8 @@ class Exp3(Agent):
         if self.t < self.n_arms:
             return
         x = np.asarray(rewards, dtype=np.float64)
-        if not _in_unit_interval(x):
-            self._refuse(x)
+        if not in_unit_interval(x):
+            raise unit_interval_error("Exp3", x)
         _update(self.log_weights, self._probs, self._gamma,
                 np.asarray(actions, dtype=np.int64), x)  # fmt: skip
 
@@ -182,10 +174,6 @@ class Exp3(Agent):
         """Play ``len(rows)`` steps against reward rows (see ``agents.base``)."""
         done = _play(self.log_weights, self._probs, self._gamma, self.rng, self.t, rows,
                      actions, rewards, self._chosen, self._x)  # fmt: skip
-        self.t += done
-        self._acted = None
+        self.played(done)
         if done < rows.shape[0]:
-            self._refuse(self._x)
-
-    def _refuse(self, x: NDArray[np.float64]) -> None:
-        raise ValueError(f"Exp3 needs rewards in [0, 1], got min {x.min()}, max {x.max()}")
+            raise unit_interval_error("Exp3", self._x)

@@ -184,8 +184,7 @@ class _ForgettingUCB(Agent):
         self._gamma_t = _play(self._sliding, self._params(), self._gamma_t, self.t,
                               self.stats.counts, self.stats.sums, *self._buffers(), rows,
                               actions, rewards, self._chosen, self._x)  # fmt: skip
-        self.t += rows.shape[0]
-        self._acted = None
+        self.played(rows.shape[0])
 
 
 class SlidingWindowUCB(_ForgettingUCB):

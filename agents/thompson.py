@@ -8,7 +8,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from agents.base import Agent, ArmStatistics
+from agents.base import Agent, ArmStatistics, in_unit_interval, unit_interval_error
 from dpbandits.arms import add_pull
 from dpbandits.jit import beats, kernel
 
@@ -69,14 +69,6 @@ def _binarised(u: float, x: float) -> float:
 
 
 @kernel
-def _in_unit_interval(x: Any) -> bool:
-    for v in x:
-        if not (v >= 0.0 and v <= 1.0):
-            return False
-    return True
-
-
-@kernel
 def _observe(sums: Any, counts: Any, gaussian: bool, u: Any, actions: Any, x: Any) -> None:
     """Record one step; the Bernoulli model first replaces each reward ``x[r]`` in ``[0, 1]`` by
     a ``Bernoulli(x[r])`` draw made with the uniform ``u[r]``."""
@@ -111,7 +103,7 @@ def _play(sums: Any, counts: Any, gaussian: bool, rng: Any, t0: int, rows: Any, 
                         best_a, best = a, v
                 chosen[r] = best_a
             x[r] = rows[i, chosen[r] * n_runs + r]
-        if not gaussian and not _in_unit_interval(x):
+        if not gaussian and not in_unit_interval(x):
             return i
         for r in range(n_runs):
             actions[i, r] = chosen[r]
@@ -166,8 +158,8 @@ class ThompsonSampling(Agent):
 
     def observe(self, actions: NDArray[np.int64], rewards: NDArray[np.float64]) -> None:
         x = np.asarray(rewards, dtype=np.float64)
-        if not self._gaussian and not _in_unit_interval(x):
-            self._refuse(x)
+        if not self._gaussian and not in_unit_interval(x):
+            raise unit_interval_error("ThompsonSampling(model='bernoulli')", x)
         u = self._x if self._gaussian else self.rng.random(self.n_runs)  # (unused if Gaussian)
         _observe(self.stats.sums, self.stats.counts, self._gaussian, u,
                  np.asarray(actions, dtype=np.int64), x)  # fmt: skip
@@ -176,13 +168,6 @@ class ThompsonSampling(Agent):
         """Play ``len(rows)`` steps against reward rows (see ``agents.base``)."""
         done = _play(self.stats.sums, self.stats.counts, self._gaussian, self.rng, self.t, rows,
                      actions, rewards, self._chosen, self._x)  # fmt: skip
-        self.t += done
-        self._acted = None
+        self.played(done)
         if done < rows.shape[0]:
-            self._refuse(self._x)
-
-    def _refuse(self, x: NDArray[np.float64]) -> None:
-        raise ValueError(
-            "ThompsonSampling(model='bernoulli') needs rewards in [0, 1], got "
-            f"min {x.min()}, max {x.max()}"
-        )
+            raise unit_interval_error("ThompsonSampling(model='bernoulli')", self._x)

@@ -119,5 +119,4 @@ class UCB(Agent):
         """Play ``len(rows)`` steps against reward rows (see ``agents.base``)."""
         _play(self.stats.sums, self.stats.counts, self._alpha, self._log_horizon,
               self.log == "t", self.t, rows, actions, rewards)  # fmt: skip
-        self.t += rows.shape[0]
-        self._acted = None
+        self.played(rows.shape[0])
