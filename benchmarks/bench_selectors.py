@@ -161,6 +161,11 @@ PER_STEP_CASES: list[tuple[str, dict]] = [
     ("gem", {}),
     ("mgem", {}),
     ("combined_gem", {}),
+    ("rs", {}),
+    ("rs_tnb", {}),
+    ("krr", {}),
+    ("greedy", {}),
+    ("uniform", {}),
 ]
 
 
