@@ -26,8 +26,10 @@ __all__ = [
     "snap_sorted",
     "uniform_pairs",
     "window_estimate_grid",
+    "window_estimate_smith",
     "window_push",
     "window_update_grid",
+    "window_update_smith",
 ]
 
 
@@ -313,6 +315,35 @@ def window_estimate_grid(
 
 
 @kernel
+def window_estimate_smith(
+    buf: Any, fill: Any, values: Any, n_est: Any, full: Any, util: Any, exp_util: Any,
+    lo: float, hi: float, floor: float, uu: Any,
+) -> None:  # fmt: skip
+    """Smith's mechanism's estimate of every stream ``full[i]`` whose window (row of ``buf``
+    (S, w), inside ``[lo, hi]``) is full, with the uniforms ``uu[i]`` (``uu`` (len(full), L,
+    2)): the end points ``lo <= sorted window <= hi`` of every full window, then
+    :func:`smith_quantile_rows` on all of them in one call (its choice of log space spans the
+    call), ``values[s] = max(|p_hi - p_lo|, floor)`` (two levels of ``util``/``exp_util``
+    (L, w + 1)), one more estimate in ``n_est[s]``, the window emptied."""
+    n_full, window = full.shape[0], buf.shape[1]
+    z = np.empty((n_full, window + 2))
+    for i in range(n_full):
+        z[i, 0] = lo
+        z[i, window + 1] = hi
+        inner = z[i, 1 : window + 1]
+        inner[:] = buf[full[i]]
+        inner.sort()  # the same values in the same order as numpy's sort (no NaN here)
+    p = np.empty((n_full, util.shape[0]))
+    intervals = np.empty((n_full, util.shape[0]), dtype=np.int64)
+    smith_quantile_rows(z, util, exp_util, uu, p, intervals)
+    for i in range(n_full):
+        s = full[i]
+        values[s] = _maximum(abs(p[i, 1] - p[i, 0]), floor)
+        n_est[s] += 1
+        fill[s] = 0  # each reward is used in exactly one estimate
+
+
+@kernel
 def uniform_pairs(rng: Any, uu: Any) -> None:
     """Fill ``uu`` (M, L, 2) from ``rng`` in C order: the numbers of ``rng.random((M, L, 2))``
     (numba's Generator draws numpy's numbers), for kernels that hold the Generator."""
@@ -342,3 +373,17 @@ def window_update_grid(
         uniform_pairs(rng, uu)
         window_estimate_grid(buf, fill, values, n_est, full[:n_full], levels, epsilon, lo, hi,
                              grid_size, endpoint_mass, floor, uu)  # fmt: skip
+
+
+@kernel
+def window_update_smith(
+    buf: Any, fill: Any, values: Any, n_est: Any, flat: Any, x: Any, util: Any, exp_util: Any,
+    lo: float, hi: float, floor: float, rng: Any, full: Any,
+) -> None:  # fmt: skip
+    """:func:`window_update_grid` with Smith's mechanism (:func:`window_estimate_smith`)."""
+    n_full = window_push(buf, fill, flat, x, full)
+    if n_full:
+        uu = np.empty((n_full, util.shape[0], 2))
+        uniform_pairs(rng, uu)
+        window_estimate_smith(buf, fill, values, n_est, full[:n_full], util, exp_util, lo, hi,
+                              floor, uu)  # fmt: skip

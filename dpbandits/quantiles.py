@@ -41,6 +41,7 @@ from dpbandits.quantile_kernels import (
     smith_quantile_rows,
     snap_rows,
     window_estimate_grid,
+    window_estimate_smith,
     window_push,
 )
 from dpbandits.quantiles_exact import grid_quantile_exact
@@ -359,10 +360,10 @@ class WindowedSensitivity:
 
     ``update(actions (R,), rewards (R,))`` is one compiled pass over the replications
     (:func:`window_push`); estimates run only for the buffers that filled in this step, in the
-    order of the replications (:func:`window_estimate_grid` for the grid mechanism's float
-    sampler, one kernel for all of them).  ``values`` (R, K) current estimates,
-    ``n_estimates`` (R, K) number of quantile pairs released per (replication, arm) -- what the
-    privacy ledger records.  NaN rewards raise ValueError.
+    order of the replications, in one kernel for all of them (:func:`window_estimate_smith`,
+    :func:`window_estimate_grid` for the grid mechanism's float sampler).  ``values`` (R, K)
+    current estimates, ``n_estimates`` (R, K) number of quantile pairs released per
+    (replication, arm) -- what the privacy ledger records.  NaN rewards raise ValueError.
     """
 
     def __init__(
@@ -450,6 +451,13 @@ class WindowedSensitivity:
         each), written for the per-step hot path: no re-validation, ``exp(util)`` precomputed,
         the buffers are already clipped.
         """
+        if self.method == "smith":
+            uu = self._rng.random((full.size, len(self.levels), 2))  # numpy's draws, C order
+            window_estimate_smith(
+                self._buf, self._fill, self._values, self._n_est, full, self._util,
+                self._exp_util, self.lo, self.hi, self.floor, uu,
+            )  # fmt: skip
+            return
         if self._compiled:  # the grid mechanism's float sampler (window_estimate_grid)
             uu = self._rng.random((full.size, len(self.levels), 2))  # numpy's draws, C order
             window_estimate_grid(
@@ -458,13 +466,10 @@ class WindowedSensitivity:
                 self.floor, uu,
             )  # fmt: skip
             return
-        if self.method == "grid":
-            k = _snap_sorted(self._buf[full], self.lo, self.hi, self.grid_size)
-            j = _grid_draw(k, self.levels, self.epsilon, self._mech, self._rng)
-            p = _grid_values(j, self.lo, self.hi, self.grid_size)
-        else:
-            z = _intervals(self._buf[full], self.lo, self.hi, clip=False)  # clipped in update
-            p = _exponential_quantile(z, self._util, self._rng, self._exp_util)[0]
+        # the grid mechanism's exact sampler
+        k = _snap_sorted(self._buf[full], self.lo, self.hi, self.grid_size)
+        j = _grid_draw(k, self.levels, self.epsilon, self._mech, self._rng)
+        p = _grid_values(j, self.lo, self.hi, self.grid_size)
         self._values[full] = np.maximum(np.abs(p[:, 1] - p[:, 0]), self.floor)
         self._n_est[full] += 1
         self._fill[full] = 0  # each reward is used in exactly one estimate

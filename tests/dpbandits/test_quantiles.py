@@ -176,13 +176,13 @@ def test_windowed_each_reward_used_exactly_once(monkeypatch: pytest.MonkeyPatch)
     """Spy on the data given to the mechanism: per (run, arm) it is the reward stream cut
     into consecutive windows of w, each used once; estimates change only at boundaries."""
     seen: list[np.ndarray] = []
-    real = quantiles_module._intervals
+    real = quantiles_module.window_estimate_smith
 
-    def spy(x, lo, hi, **kwargs):
-        seen.append(np.array(x, copy=True))
-        return real(x, lo, hi, **kwargs)
+    def spy(buf, fill, values, n_est, full, *args):
+        seen.append(buf[full].copy())  # the windows handed to the mechanism, in order
+        return real(buf, fill, values, n_est, full, *args)
 
-    monkeypatch.setattr(quantiles_module, "_intervals", spy)
+    monkeypatch.setattr(quantiles_module, "window_estimate_smith", spy)
     n_runs, n_arms, w = 4, 3, 5
     ws = WindowedSensitivity(n_runs, n_arms, 1.0, lo=0.0, hi=2.0, window=w, rng=0, method="smith")
     rng = np.random.default_rng(1)
@@ -369,3 +369,36 @@ def test_windowed_smith_has_the_bits_of_the_numpy_code() -> None:
         np.testing.assert_array_equal(ws.values.ravel().view(np.uint64), values.view(np.uint64))
         np.testing.assert_array_equal(ws.fill.ravel(), fill)
         assert ws.n_estimates.sum() > 0
+
+
+@pytest.mark.parametrize("window", [1, 5, 200])
+def test_windowed_smith_kernel_equals_the_numpy_estimate(window: int) -> None:
+    """The compiled Smith estimate of the full windows (window_estimate_smith) gives the bits of
+    the numpy code it replaced: the windows sorted between the end points (_intervals), then
+    _exponential_quantile on all of them with numpy's uniforms; tied and end-point rewards
+    included."""
+    n_runs, n_arms, lo, hi = 7, 3, -1.0, 2.0
+    ws = WindowedSensitivity(n_runs, n_arms, 0.7, lo=lo, hi=hi, window=window, rng=5,
+                             method="smith")  # fmt: skip
+    ref_rng = np.random.default_rng(5)
+    values = np.full((n_runs, n_arms), hi - lo)
+    bufs: dict[tuple[int, int], list[float]] = {}
+    rng = np.random.default_rng(6)
+    for _ in range(3 * window * n_arms):
+        a = rng.integers(0, n_arms, size=n_runs)
+        x = np.where(rng.random(n_runs) < 0.3, rng.integers(0, 3, size=n_runs) * 0.5,
+                     rng.uniform(-1.5, 2.5, size=n_runs))  # fmt: skip
+        ws.update(a, x)
+        full = []
+        for r in range(n_runs):
+            bufs.setdefault((r, int(a[r])), []).append(float(np.clip(x[r], lo, hi)))
+            if len(bufs[(r, int(a[r]))]) == window:
+                full.append((r, int(a[r])))
+        if full:
+            z = quantiles_module._intervals(np.array([bufs[k] for k in full]), lo, hi)
+            util = quantiles_module._utility(window, (0.1, 0.9), 0.35)
+            p = quantiles_module._exponential_quantile(z, util, ref_rng)[0]
+            for (r, arm), row in zip(full, p, strict=True):
+                values[r, arm] = max(abs(row[1] - row[0]), 1e-6)
+                bufs[(r, arm)] = []
+        np.testing.assert_array_equal(ws.values, values)
