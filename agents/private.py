@@ -28,13 +28,79 @@ from agents.base import Agent
 from dpbandits import checks
 from dpbandits.arms import RunArms
 from dpbandits.checks import positive_int, positive_number
+from dpbandits.continual_kernels import means_clipped, means_update
+from dpbandits.jit import generator_address, generator_at, kernel
+from dpbandits.quantile_kernels import window_update_grid, window_update_smith
+from dpbandits.selectors.compiled import compiled_selection, select_rows
 from dpbandits.selectors.spec import resolve_selector
 
 __all__ = ["PrivateAgent"]
 
+# the window arguments of a selector that reads no sensitivities (never used; the same types)
+_NO_WINDOWS = (np.empty((0, 0)), np.empty(0, dtype=np.int64), np.empty(0),
+               np.empty(0, dtype=np.int64), False, np.empty(0), 1.0, 0.0, 1.0, 1, 0.0, 1.0,
+               np.empty((0, 0)), np.empty((0, 0)))  # fmt: skip
+
 #: ``factory(n_runs, n_arms, rng) -> estimator`` with ``update(actions, rewards)`` and ``means()``
 #: (for ``means``) or ``values`` (for ``sensitivity``).
 EstimatorFactory = Callable[[int, int, np.random.Generator], Any]
+
+
+@kernel
+def _play(
+    t0: int, rows: Any, actions: Any, rewards: Any, lo: float, hi: float, clip_means: bool,
+    # the private means (PrivateMeans.kernel_args)
+    counts: Any, sums: Any, means: Any, noise: Any, shift: int, mask: int, gamma: float,
+    # the sensitivities (WindowedSensitivity.kernel_args), when the selector reads them
+    uses_d: bool, buf: Any, fill: Any, values: Any, n_est: Any, smith: bool, levels: Any,
+    eps_level: float, grid_size: int, endpoint_mass: float, floor: float, util: Any,
+    exp_util: Any, quantiles_address: int,
+    # the selection (dpbandits.selectors.compiled)
+    kind: int, floats: Any, ints: Any, table: Any, select_address: int,
+) -> int:  # fmt: skip
+    """Steps ``t0 .. t0 + len(rows) - 1`` of :class:`PrivateAgent` (see ``Agent.play``): each
+    one as :meth:`PrivateAgent.choose` and :meth:`PrivateAgent.observe` do it, with the same
+    kernels and the same Generators. Returns the number of steps played: fewer than
+    ``len(rows)`` only when the selection refuses its input (``select_rows``), before
+    drawing anything for that step."""
+    n_runs = actions.shape[1]
+    n_arms = rows.shape[1] // n_runs
+    rng_q = generator_at(quantiles_address)
+    rng_s = generator_at(select_address)
+    q = means.reshape((n_runs, n_arms))
+    q_clipped = np.empty((n_runs, n_arms))
+    d = values.reshape((n_runs, n_arms)) if uses_d else np.ones((n_runs, n_arms))
+    out = np.empty(n_runs, dtype=np.int64)
+    flat = np.empty(n_runs, dtype=np.int64)
+    x = np.empty(n_runs)
+    full = np.empty(n_runs, dtype=np.int64)
+    for i in range(rows.shape[0]):
+        t = t0 + i
+        if t < n_arms:  # the initial round: arm t, nothing drawn (App. H)
+            out[:] = t
+        else:
+            if clip_means:
+                means_clipped(means, lo, hi, q_clipped.reshape(-1))
+            if not select_rows(kind, floats, ints, table, q_clipped if clip_means else q, d,
+                               rng_s, out):  # fmt: skip
+                return i
+        for r in range(n_runs):
+            a = out[r]
+            reward = rows[i, a * n_runs + r]
+            actions[i, r] = a
+            rewards[i, r] = reward
+            v = reward if reward >= lo else lo  # numpy.maximum, then numpy.minimum
+            x[r] = v if v <= hi else hi
+            flat[r] = r * n_arms + a
+        if uses_d:
+            if smith:
+                window_update_smith(buf, fill, values, n_est, flat, x, util, exp_util, lo, hi,
+                                    floor, rng_q, full)  # fmt: skip
+            else:
+                window_update_grid(buf, fill, values, n_est, flat, x, levels, eps_level, lo,
+                                   hi, grid_size, endpoint_mass, floor, rng_q, full)  # fmt: skip
+        means_update(counts, sums, means, noise, shift, mask, gamma, flat, x)
+    return rows.shape[0]
 
 
 class PrivateAgent(Agent):
@@ -225,7 +291,57 @@ class PrivateAgent(Agent):
             self._q_view = None if self.clip_means else self._means.means(copy=False)
             self._d_view = self._sens.current if self._uses_d else self._ones
 
+        # The compiled block loop (play): built-in estimators and a built-in selector only.
+        self._compiled = None
+        window_args = self._sens.kernel_args() if self._uses_d and self._fast else ()
+        if self._fast and window_args is not None:
+            self._compiled = compiled_selection(self._selector, k)
+        self._window_args = window_args
+
     # -- protocol -------------------------------------------------------------------------
+    def block_player(self) -> Callable[[Any, Any, Any], None] | None:
+        """:meth:`play` when the agent's parts are all compiled (built-in estimators, a built-in
+        selector), else ``None``: the engine then plays it step by step."""
+        player = super().block_player()
+        return player if getattr(self, "_compiled", None) is not None else None
+
+    def play(self, rows: Any, actions: Any, rewards: Any) -> None:
+        """Play ``len(rows)`` steps against reward rows (see ``agents.base``): the steps whose
+        private-means noise is drawn in one compiled call, the others (a new noise block, or a
+        selection that refuses its input) through :meth:`act` and :meth:`update`."""
+        if self._compiled is None:
+            raise RuntimeError("play needs the compiled parts (see block_player)")
+        m, i = rows.shape[0], 0
+        while i < m:
+            n = min(m - i, self._means.ready_steps)
+            if n > 0:
+                done = self._play_compiled(rows[i : i + n], actions[i : i + n],
+                                           rewards[i : i + n])  # fmt: skip
+                i += done
+                if done == n:
+                    continue
+            # step i through act/update: it draws the next noise block (or raises the error
+            # of a selection that refused its input)
+            a = self.act()
+            x = rows[i, a * self.n_runs + np.arange(self.n_runs)]
+            self.update(a, x)
+            actions[i], rewards[i] = a, x
+            i += 1
+
+    def _play_compiled(self, rows: Any, actions: Any, rewards: Any) -> int:
+        w: tuple[Any, ...] = self._window_args or _NO_WINDOWS
+        spec = self._compiled
+        rng_q = self._sens.generator if self._uses_d else self._rng_select
+        done = _play(
+            self.t, rows, actions, rewards, self._lo_f, self._hi_f, bool(self.clip_means),
+            *self._means.kernel_args(), self._uses_d, w[0], w[1], w[2], w[3], w[4], w[5], w[6],
+            w[9], w[10], w[11], w[12], w[13], generator_address(rng_q), spec.kind, spec.floats,
+            spec.ints, spec.table, generator_address(self._rng_select),
+        )  # fmt: skip
+        self._means.took_steps(done)
+        self.played(done)
+        return int(done)
+
     def choose(self) -> NDArray[np.int64]:
         if self._fast:
             q = self._q_view if self._q_view is not None else self._means.means(copy=False)

@@ -493,6 +493,24 @@ class PrivateMeans:
         means_update(self._counts, self._sums, self._means, noise.buf_flat, noise.shift,
                      noise.mask, self._gamma, flat, x)  # fmt: skip
 
+    def kernel_args(self) -> tuple[Any, ...]:
+        """The arguments of :func:`~dpbandits.continual_kernels.means_update` before ``(flat,
+        x)``: the state a compiled caller updates in place (read again after every
+        :meth:`reserve_steps`, which may replace the noise block)."""
+        noise = self._noise
+        return (self._counts, self._sums, self._means, noise.buf_flat, noise.shift, noise.mask,
+                self._gamma)  # fmt: skip
+
+    @property
+    def ready_steps(self) -> int:
+        """How many steps (one pull per replication each) :func:`means_update` may take with
+        the noise already drawn; the next one goes through :meth:`update_flat`."""
+        return max(self._noise.safe - 1, 0)
+
+    def took_steps(self, n: int) -> None:
+        """Record that a compiled caller took ``n <= ready_steps`` steps (``means_update``)."""
+        self._noise.safe -= n
+
     def means(self, copy: bool = True) -> NDArray[np.float64]:
         """Released private means (R, K); midpoint for arms never pulled.
 

@@ -439,6 +439,22 @@ class WindowedSensitivity:
         if n_full:
             self._estimate(self._full[:n_full])
 
+    def kernel_args(self) -> tuple[Any, ...] | None:
+        """The state and parameters of the compiled step (``window_update_smith`` if the flag
+        ``smith`` is true, else ``window_update_grid``), for a compiled caller that holds the
+        Generator: ``(buf, fill, values, n_est, smith, levels, eps_level, lo, hi, grid_size,
+        endpoint_mass, floor, util, exp_util)``; ``None`` for the exact sampler (no kernel)."""
+        if not (self.method == "smith" or self._compiled):
+            return None
+        return (self._buf, self._fill, self._values, self._n_est, self.method == "smith",
+                self._levels, self._eps_level, self.lo, self.hi, self.grid_size,
+                self.endpoint_mass, self.floor, self._util, self._exp_util)  # fmt: skip
+
+    @property
+    def generator(self) -> np.random.Generator:
+        """The Generator of the mechanism's draws (a compiled caller draws from it)."""
+        return self._rng
+
     @property
     def current(self) -> NDArray[np.float64]:
         """The current estimates (R, K) without a copy (read-only use; see :attr:`values`)."""

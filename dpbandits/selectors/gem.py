@@ -47,6 +47,7 @@ __all__ = [
     "GEM",
     "MGEM",
     "CombinedGEM",
+    "auto_method",
     "combined_gem_rows",
     "gem_front_row",
     "gem_hull_row",
@@ -359,15 +360,15 @@ def _combined_gem_rows_at(q: Any, d: Any, t: float, p_keep: float, lam: float, c
 
 
 # -- the numpy-facing functions ----------------------------------------------------------------
-def _auto_method(k: int) -> int:
-    """``method="auto"``: the brute force (least overhead) for a few candidates, else the hull."""
+def auto_method(k: int) -> int:
+    """The kernels' ``method`` code of ``method="auto"``: the brute force (least overhead) for a few candidates, else the hull."""
     return 0 if k <= PAIRWISE_MAX_K else 2
 
 
 def _resolve_method(method: str, k: int) -> int:
     if method not in ("auto", "front", "hull", "pairwise"):
         raise ValueError(f"method must be 'auto', 'front', 'hull' or 'pairwise', got {method!r}")
-    return _auto_method(k) if method == "auto" else METHODS.index(method)
+    return auto_method(k) if method == "auto" else METHODS.index(method)
 
 
 def _shift_args(t: float | FloatArray, r: int) -> tuple[float, FloatArray]:
@@ -443,7 +444,7 @@ def gem_select(
         return rnm_select(qp, np.full((r, 1), 2.0 / epsilon), noise, rng)
     t0, ts = _shift_args(t, r)
     out = np.empty(r, dtype=np.int64)
-    if not _gem_rows_at(q, d, t0, ts, lam, code, _auto_method(k), generator_address(rng), out):
+    if not _gem_rows_at(q, d, t0, ts, lam, code, auto_method(k), generator_address(rng), out):
         raise _overflow_error(t, d)
     return out
 
@@ -482,7 +483,7 @@ class GEM(Selector):
         lam = self.epsilon / 2.0  # > 0 (check_threshold refuses a smaller eps)
         out = np.empty(q.shape[0], dtype=np.int64)
         address = generator_address(rng)
-        if not _gem_rows_at(q, d, self.t(k), _EMPTY, lam, self._code, _auto_method(k), address,
+        if not _gem_rows_at(q, d, self.t(k), _EMPTY, lam, self._code, auto_method(k), address,
                             out):  # fmt: skip
             raise _overflow_error(self.t(k), d)
         return out
@@ -534,16 +535,21 @@ class CombinedGEM(Selector):
         """Budget of the GEM / mGEM selection, ``eps - eps_c``."""
         return self.epsilon - self.epsilon_c
 
+    @property
+    def p_keep(self) -> float:
+        """Probability that the randomised response keeps the bit, ``e^eps_c / (e^eps_c + 1)``."""
+        return 1.0 / (1.0 + math.exp(-self.epsilon_c))
+
     def select_batch(self, q: FloatArray, d: FloatArray, rng: np.random.Generator) -> IntArray:
         # the bit of each row (exact sign of the rank correlation of q and d) in the kernel
         # (combined_gem_rows), then one GEM pass with a per-row shift: -t_g for the rows that
         # run mgem (reported 1), +t_g for gem
         k = q.shape[1]
-        p_keep = 1.0 / (1.0 + math.exp(-self.epsilon_c))
+        p_keep = self.p_keep
         eps_g = self.epsilon_g  # checked when built (check_threshold): finite t_g, eps_g > 0
         t_g = gem_t(k, eps_g, self.beta)
         out = np.empty(q.shape[0], dtype=np.int64)
         if not _combined_gem_rows_at(q, d, t_g, p_keep, eps_g / 2.0, self._code,
-                                     _auto_method(k), generator_address(rng), out):  # fmt: skip
+                                     auto_method(k), generator_address(rng), out):  # fmt: skip
             raise _overflow_error(t_g, d)
         return out

@@ -177,13 +177,16 @@ class KRR(RankingSelector):
         super().__init__(epsilon)
         self._p_keep: dict[tuple[int, float], float] = {}  # per (K, eps): computed once
 
-    def select_batch(self, q: FloatArray, d: FloatArray, rng: np.random.Generator) -> IntArray:
-        k = q.shape[1]
+    def p_keep(self, k: int) -> float:
+        """Probability of outputting the argmax among ``k`` candidates, ``e^eps/(e^eps+k-1)``."""
         p_keep = self._p_keep.get((k, self.epsilon))
         if p_keep is None:
             # e^eps/(e^eps+K-1) written as 1/(1+(K-1)e^-eps): no overflow for large eps.
-            p_keep = 1.0 / (1.0 + (k - 1) * np.exp(-self.epsilon))
+            p_keep = float(1.0 / (1.0 + (k - 1) * np.exp(-self.epsilon)))
             self._p_keep[(k, self.epsilon)] = p_keep
+        return p_keep
+
+    def select_batch(self, q: FloatArray, d: FloatArray, rng: np.random.Generator) -> IntArray:
         out = np.empty(q.shape[0], dtype=np.int64)
-        _krr_select_rows(q, p_keep, generator_address(rng), out)
+        _krr_select_rows(q, self.p_keep(q.shape[1]), generator_address(rng), out)
         return out
