@@ -38,7 +38,7 @@ __all__ = ["PrivateAgent"]
 
 # the window arguments of a selector that reads no sensitivities (never used; the same types)
 _NO_WINDOWS = (np.empty((0, 0)), np.empty(0, dtype=np.int64), np.empty(0),
-               np.empty(0, dtype=np.int64), False, np.empty(0), 1.0, 0.0, 1.0, 1, 0.0, 1.0,
+               np.empty(0, dtype=np.int64), False, np.empty(0), 1.0, 1, 0.0, 1.0,
                np.empty((0, 0)), np.empty((0, 0)))  # fmt: skip
 
 #: ``factory(n_runs, n_arms, rng) -> estimator`` with ``update(actions, rewards)`` and ``means()``
@@ -293,10 +293,8 @@ class PrivateAgent(Agent):
 
         # The compiled block loop (play): built-in estimators and a built-in selector only.
         self._compiled = None
-        window_args = self._sens.kernel_args() if self._uses_d and self._fast else ()
-        if self._fast and window_args is not None:
+        if self._fast and (not self._uses_d or self._sens.kernel_args() is not None):
             self._compiled = compiled_selection(self._selector, k)
-        self._window_args = window_args
 
     # -- protocol -------------------------------------------------------------------------
     def block_player(self) -> Callable[[Any, Any, Any], None] | None:
@@ -329,15 +327,17 @@ class PrivateAgent(Agent):
             i += 1
 
     def _play_compiled(self, rows: Any, actions: Any, rewards: Any) -> int:
-        w: tuple[Any, ...] = self._window_args or _NO_WINDOWS
         spec = self._compiled
-        rng_q = self._sens.generator if self._uses_d else self._rng_select
-        done = _play(
-            self.t, rows, actions, rewards, self._lo_f, self._hi_f, bool(self.clip_means),
-            *self._means.kernel_args(), self._uses_d, w[0], w[1], w[2], w[3], w[4], w[5], w[6],
-            w[9], w[10], w[11], w[12], w[13], generator_address(rng_q), spec.kind, spec.floats,
-            spec.ints, spec.table, generator_address(self._rng_select),
+        assert spec is not None  # (play checked it)
+        windows = self._sens.kernel_args() if self._uses_d else _NO_WINDOWS
+        rng_q = self._sens.generator if self._uses_d else self._rng_select  # (unused then)
+        args: tuple[Any, ...] = (
+            (self.t, rows, actions, rewards, self._lo_f, self._hi_f, bool(self.clip_means))
+            + self._means.kernel_args() + (self._uses_d,) + windows
+            + (generator_address(rng_q), spec.kind, spec.floats, spec.ints, spec.table,
+               generator_address(self._rng_select))
         )  # fmt: skip
+        done = _play(*args)
         self._means.took_steps(done)
         self.played(done)
         return int(done)

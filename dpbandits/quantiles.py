@@ -442,13 +442,14 @@ class WindowedSensitivity:
     def kernel_args(self) -> tuple[Any, ...] | None:
         """The state and parameters of the compiled step (``window_update_smith`` if the flag
         ``smith`` is true, else ``window_update_grid``), for a compiled caller that holds the
-        Generator: ``(buf, fill, values, n_est, smith, levels, eps_level, lo, hi, grid_size,
-        endpoint_mass, floor, util, exp_util)``; ``None`` for the exact sampler (no kernel)."""
+        Generator, besides ``lo``, ``hi``: ``(buf, fill, values, n_est, smith, levels,
+        eps_level, grid_size, endpoint_mass, floor, util, exp_util)``; ``None`` for the exact
+        sampler (no kernel)."""
         if not (self.method == "smith" or self._compiled):
             return None
         return (self._buf, self._fill, self._values, self._n_est, self.method == "smith",
-                self._levels, self._eps_level, self.lo, self.hi, self.grid_size,
-                self.endpoint_mass, self.floor, self._util, self._exp_util)  # fmt: skip
+                self._levels, self._eps_level, self.grid_size, self.endpoint_mass, self.floor,
+                self._util, self._exp_util)  # fmt: skip
 
     @property
     def generator(self) -> np.random.Generator:

@@ -361,7 +361,8 @@ def _combined_gem_rows_at(q: Any, d: Any, t: float, p_keep: float, lam: float, c
 
 # -- the numpy-facing functions ----------------------------------------------------------------
 def auto_method(k: int) -> int:
-    """The kernels' ``method`` code of ``method="auto"``: the brute force (least overhead) for a few candidates, else the hull."""
+    """The kernels' ``method`` code of ``method="auto"``: the brute force (least overhead) for
+    a few candidates, else the hull."""
     return 0 if k <= PAIRWISE_MAX_K else 2
 
 
