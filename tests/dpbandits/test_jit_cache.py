@@ -1,0 +1,56 @@
+"""The kernels' disk cache is keyed on every kernel module of the library (dpbandits.jit): a
+kernel holds the code of the kernels it calls from other modules, which numba's own key (the
+kernel's file) does not see."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from agents.private import _play as private_play
+from agents.ucb import _play as ucb_play
+from dpbandits import jit
+from dpbandits.selectors.gem import gem_rows
+
+
+@pytest.mark.parametrize("fn", [jit.beats, ucb_play, private_play, gem_rows])
+def test_library_kernels_are_cached_under_the_library_stamp(fn) -> None:
+    locator = fn._cache._impl._locator
+    assert type(locator).__name__.startswith("Library")
+    assert locator.get_source_stamp()[1] == jit.library_stamp()
+
+
+def _tree(root: Path, files: dict[str, str]) -> None:
+    for name, text in files.items():
+        path = root / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
+
+
+def test_the_stamp_changes_with_any_kernel_module_and_only_with_them(tmp_path, monkeypatch):
+    _tree(tmp_path, {
+        "dpbandits/jit.py": "def kernel(f): return f\n",
+        "dpbandits/a.py": "from dpbandits.jit import kernel\n",
+        "agents/b.py": "from dpbandits.jit import kernel\n",
+        "envs/c.py": "x = 1\n",  # no kernel: not part of the stamp
+        "tests/d.py": "from dpbandits.jit import kernel\n",  # not the library
+    })  # fmt: skip
+    monkeypatch.setattr(jit, "_ROOT", tmp_path)
+    stamp = jit.library_stamp.__wrapped__
+    assert [p.relative_to(tmp_path).as_posix() for p in jit._kernel_modules()] == [
+        "dpbandits/a.py", "dpbandits/jit.py", "agents/b.py"]  # fmt: skip
+    before = stamp()
+    (tmp_path / "envs/c.py").write_text("x = 2\n")
+    (tmp_path / "tests/d.py").write_text("from dpbandits.jit import kernel  # changed\n")
+    assert stamp() == before
+    (tmp_path / "agents/b.py").write_text("from dpbandits.jit import kernel  # changed\n")
+    assert stamp() != before
+
+
+def test_files_outside_the_library_keep_numbas_locators(tmp_path) -> None:
+    root = Path(jit.__file__).resolve().parent.parent
+    assert jit._in_library(str(root / "agents" / "ucb.py"))
+    assert jit._in_library(str(root / "dpbandits" / "selectors" / "gem.py"))
+    assert not jit._in_library(str(root / "tests" / "dpbandits" / "test_jit_cache.py"))
+    assert not jit._in_library(str(tmp_path / "user_kernels.py"))
