@@ -238,18 +238,23 @@ def smith_quantile_rows(
     """
     m_rows, n2 = z.shape
     n_lev = util.shape[0]
-    cum = np.empty(n2 - 1)
+    # the direct weights' cumulative sums of every row and level (kept: the common case);
+    # the same products and sums as the log-space check, so a total is its cum's last entry
+    cum = np.empty((m_rows, n_lev, n2 - 1))
     log_space = False
     for r in range(m_rows):
         for lev in range(n_lev):
+            c = cum[r, lev]
             total = 0.0
             for i in range(n2 - 1):
                 v = (z[r, i + 1] - z[r, i]) * exp_util[lev, i]
                 total = v if i == 0 else total + v
+                c[i] = total
             if total < 1e-250:
                 log_space = True
     for r in range(m_rows):
         for lev in range(n_lev):
+            c = cum[r, lev]
             if log_space:
                 top = -math.inf
                 for i in range(n2 - 1):
@@ -259,16 +264,19 @@ def smith_quantile_rows(
                     width = z[r, i + 1] - z[r, i]
                     log_w = math.log(width) if width > 0 else -math.inf
                     v = math.exp((util[lev, i] - top) + log_w)
-                    cum[i] = v if i == 0 else cum[i - 1] + v
-            else:
-                for i in range(n2 - 1):
-                    v = (z[r, i + 1] - z[r, i]) * exp_util[lev, i]
-                    cum[i] = v if i == 0 else cum[i - 1] + v
+                    c[i] = v if i == 0 else c[i - 1] + v
             u_interval, u_point = uu[r, lev, 0], uu[r, lev, 1]
-            target = (1.0 - u_interval) * cum[n2 - 2]
-            i = 0  # the number of cumulative weights below the target (a prefix)
-            while i < n2 - 1 and cum[i] < target:
-                i += 1
+            target = (1.0 - u_interval) * c[n2 - 2]
+            # i = the number of cumulative weights below the target (a prefix: the weights
+            # are >= 0), by bisection
+            lo_i, hi_i = 0, n2 - 1
+            while lo_i < hi_i:
+                mid = (lo_i + hi_i) >> 1
+                if c[mid] < target:
+                    lo_i = mid + 1
+                else:
+                    hi_i = mid
+            i = lo_i
             left, right = z[r, i], z[r, i + 1]
             values[r, lev] = _minimum(left + u_point * (right - left), right)
             intervals[r, lev] = i
