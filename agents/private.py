@@ -327,6 +327,11 @@ class PrivateAgent(Agent):
             i += 1
 
     def _play_compiled(self, rows: Any, actions: Any, rewards: Any) -> int:
+        if actions.dtype != np.int64:  # one compiled loop (~10 s to compile) for every dtype
+            wide = np.empty(actions.shape, dtype=np.int64)
+            done = self._play_compiled(rows, wide, rewards)
+            actions[:done] = wide[:done]
+            return done
         spec = self._compiled
         assert spec is not None  # (play checked it)
         windows = self._sens.kernel_args() if self._uses_d else _NO_WINDOWS

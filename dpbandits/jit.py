@@ -15,9 +15,10 @@ Choices, each for a reason:
   directory when that is read-only) and loaded by later processes, so only the first run on a
   machine pays the compilation (about a second per kernel). numba checks a cached kernel
   against its own source file only, but a kernel holds the code of the kernels it calls,
-  from other modules too: so every kernel of the library is checked against all of the
-  library's kernel modules (:func:`library_stamp`), and a change to any of them (an upgrade,
-  a ``git pull`` in an editable install) recompiles them all instead of running stale code.
+  from other modules too: so every kernel of the library is checked against the compiled part
+  of all of the library's kernel modules (:func:`library_stamp`), and a change to any kernel
+  or constant (an upgrade, a ``git pull`` in an editable install) recompiles them all instead
+  of running stale code.
 - ``error_model="numpy"``: a division by zero gives ``inf``/``nan`` as the numpy code it
   replaces would, instead of raising ``ZeroDivisionError``.
 - No ``fastmath``: every kernel does the same IEEE operations in the same order as the numpy
@@ -46,6 +47,7 @@ __all__ = [
     "generator_address",
     "generator_at",
     "integers_below",
+    "compiled_source",
     "kernel",
     "library_stamp",
     "pairwise_sum",
@@ -70,13 +72,41 @@ def _kernel_modules() -> list[Path]:
     return files
 
 
+def compiled_source(text: str) -> str:
+    """The part of a module's source that compiled code can depend on: every top-level line
+    except the bodies of classes and of functions that are not kernels (decorated with
+    ``kernel`` or ``intrinsic``). Editing a method or a Python function then recompiles
+    nothing; editing a kernel, a constant or an import recompiles every kernel."""
+    kept: list[str] = []
+    keep, decorators = True, []
+    for line in text.splitlines():
+        top = line[:1] not in ("", " ", "\t", "#", ")", "]", "}")
+        if top and line.startswith("@"):
+            decorators.append(line)
+            continue
+        if top:
+            if line.startswith("class "):
+                keep = False
+            elif line.startswith(("def ", "async def ")):
+                keep = any("kernel" in d or "intrinsic" in d for d in decorators)
+            else:
+                keep = True
+            kept.extend(decorators if keep else [])
+            decorators = []
+        if keep:
+            kept.append(line)
+    return "\n".join(kept)
+
+
 @functools.cache
 def library_stamp() -> str:
-    """A hash of every kernel module of the library (names and contents): part of the cache
-    key of every kernel (module docstring). Computed once per process (~10 ms)."""
+    """A hash of the compiled part of every kernel module of the library (their names and
+    :func:`compiled_source`): part of the cache key of every kernel (module docstring).
+    Computed once per process (a few ms)."""
     digest = hashlib.sha256()
     for path in _kernel_modules():
-        digest.update(path.relative_to(_ROOT).as_posix().encode() + b"\0" + path.read_bytes())
+        text = compiled_source(path.read_text(encoding="utf-8"))
+        digest.update(path.relative_to(_ROOT).as_posix().encode() + b"\0" + text.encode())
     return digest.hexdigest()
 
 

@@ -21,6 +21,29 @@ def test_library_kernels_are_cached_under_the_library_stamp(fn) -> None:
     assert locator.get_source_stamp()[1] == jit.library_stamp()
 
 
+A_MODULE = '''"""A module."""
+from dpbandits.jit import kernel
+
+LIMIT = 8
+
+
+@kernel
+def step(
+    v: float,
+) -> float:
+    return v + 1.0
+
+
+def helper() -> int:
+    return 1
+
+
+class Agent:
+    def act(self) -> None:
+        self.x = 1
+'''
+
+
 def _tree(root: Path, files: dict[str, str]) -> None:
     for name, text in files.items():
         path = root / name
@@ -31,7 +54,7 @@ def _tree(root: Path, files: dict[str, str]) -> None:
 def test_the_stamp_changes_with_any_kernel_module_and_only_with_them(tmp_path, monkeypatch):
     _tree(tmp_path, {
         "dpbandits/jit.py": "def kernel(f): return f\n",
-        "dpbandits/a.py": "from dpbandits.jit import kernel\n",
+        "dpbandits/a.py": A_MODULE,
         "agents/b.py": "from dpbandits.jit import kernel\n",
         "envs/c.py": "x = 1\n",  # no kernel: not part of the stamp
         "tests/d.py": "from dpbandits.jit import kernel\n",  # not the library
@@ -41,6 +64,16 @@ def test_the_stamp_changes_with_any_kernel_module_and_only_with_them(tmp_path, m
     assert [p.relative_to(tmp_path).as_posix() for p in jit._kernel_modules()] == [
         "dpbandits/a.py", "dpbandits/jit.py", "agents/b.py"]  # fmt: skip
     before = stamp()
+    # a method, a Python function, a comment between them: no kernel changes
+    a = tmp_path / "dpbandits/a.py"
+    a.write_text(A_MODULE.replace("return 1", "return 2").replace("self.x", "self.y"))
+    assert stamp() == before
+    a.write_text(A_MODULE.replace("LIMIT = 8", "LIMIT = 9"))  # a constant a kernel may read
+    assert stamp() != before
+    a.write_text(A_MODULE.replace("v + 1.0", "v + 2.0"))  # a kernel
+    assert stamp() != before
+    a.write_text(A_MODULE)
+    assert stamp() == before
     (tmp_path / "envs/c.py").write_text("x = 2\n")
     (tmp_path / "tests/d.py").write_text("from dpbandits.jit import kernel  # changed\n")
     assert stamp() == before
