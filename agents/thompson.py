@@ -51,11 +51,11 @@ def _gamma_constants(shape: float) -> tuple[float, float]:
 
 
 @kernel
-def _gamma(bits: Any, b: float, c: float) -> float:
+def _gamma(bits: Any, shape: float, b: float, c: float) -> float:
     """numpy's ``standard_gamma(shape)`` from :func:`_gamma_constants`'s ``(b, c)``."""
     if c == 0.0:
         return standard_exponential(bits)
-    return gamma_with(bits, b, c)
+    return gamma_with(bits, shape, b, c)
 
 
 @kernel
@@ -141,12 +141,17 @@ def _play_gaussian(sums: Any, counts: Any, address: int, t0: int, rows: Any, act
 
 
 @kernel
-def _beta_constants(s: float, n: float) -> tuple[float, float, float, float]:
-    """The constants of the two Gamma draws of an arm with ``n`` pulls and ``s`` successes
-    (:func:`_gamma_constants` of ``successes + 1``, then of ``failures + 1``)."""
-    b_a, c_a = _gamma_constants(s + 1.0)
-    b_b, c_b = _gamma_constants((n - s) + 1.0)
-    return b_a, c_a, b_b, c_b
+def _beta_constants(consts: Any, r: int, a: int, s: float, n: float) -> None:
+    """``consts[r, a]``: the shapes and :func:`_gamma_constants` of the two Gamma draws of an
+    arm with ``n`` pulls and ``s`` successes (``successes + 1``, then ``failures + 1``); a
+    constant whose shape is unchanged is kept (it would be computed again the same)."""
+    alpha, beta = s + 1.0, (n - s) + 1.0
+    if alpha != consts[r, a, 0]:
+        consts[r, a, 0] = alpha
+        consts[r, a, 1], consts[r, a, 2] = _gamma_constants(alpha)
+    if beta != consts[r, a, 3]:
+        consts[r, a, 3] = beta
+        consts[r, a, 4], consts[r, a, 5] = _gamma_constants(beta)
 
 
 @kernel
@@ -156,12 +161,10 @@ def _play_beta(sums: Any, counts: Any, address: int, t0: int, rows: Any, actions
     then every replication's binarising uniform, as the step protocol draws them."""
     bits = generator_at(address).bit_generator
     n_runs, n_arms = sums.shape
-    consts = np.empty((n_runs, n_arms, 4))
+    consts = np.zeros((n_runs, n_arms, 6))  # (no shape is 0: every constant is computed)
     for r in range(n_runs):
         for a in range(n_arms):
-            consts[r, a, 0], consts[r, a, 1], consts[r, a, 2], consts[r, a, 3] = _beta_constants(
-                sums[r, a], counts[r, a]
-            )
+            _beta_constants(consts, r, a, sums[r, a], counts[r, a])
     for i in range(rows.shape[0]):
         t = t0 + i
         for r in range(n_runs):  # every replication chooses, then every one observes
@@ -170,8 +173,8 @@ def _play_beta(sums: Any, counts: Any, address: int, t0: int, rows: Any, actions
                 best_a = 0
                 best = 0.0
                 for a in range(n_arms):
-                    ga = _gamma(bits, consts[r, a, 0], consts[r, a, 1])
-                    gb = _gamma(bits, consts[r, a, 2], consts[r, a, 3])
+                    ga = _gamma(bits, consts[r, a, 0], consts[r, a, 1], consts[r, a, 2])
+                    gb = _gamma(bits, consts[r, a, 3], consts[r, a, 4], consts[r, a, 5])
                     v = _beta_draw(ga, gb)
                     if a == 0 or beats(v, best):
                         best_a, best = a, v
@@ -184,9 +187,7 @@ def _play_beta(sums: Any, counts: Any, address: int, t0: int, rows: Any, actions
             actions[i, r] = a
             rewards[i, r] = x[r]
             add_pull(counts, sums, r, a, _binarised(next_double(bits), x[r]))
-            consts[r, a, 0], consts[r, a, 1], consts[r, a, 2], consts[r, a, 3] = _beta_constants(
-                sums[r, a], counts[r, a]
-            )
+            _beta_constants(consts, r, a, sums[r, a], counts[r, a])
     return rows.shape[0]
 
 

@@ -117,21 +117,29 @@ def gamma_constants(shape: float) -> tuple[float, float]:
 
 
 @kernel
-def gamma_with(bits: Any, b: float, c: float) -> float:
+def _gamma_rest(bits: Any, shape: float, b: float, x: float, v: float, u: float) -> float:
+    """The rest of numpy's first try when the squeeze test failed: the logarithmic test, else
+    numpy's loop from the start (numba's copy of it)."""
+    if np.log(u) < 0.5 * x * x + b * (1.0 - v + np.log(v)):
+        return b * v
+    return random_standard_gamma(bits, shape)
+
+
+@kernel
+def gamma_with(bits: Any, shape: float, b: float, c: float) -> float:
     """``rng.standard_gamma(shape)`` for ``shape > 1``, given ``(b, c) =
-    gamma_constants(shape)``: numpy's loop, line by line."""
-    while True:
-        while True:
-            x = standard_normal(bits)
-            v = 1.0 + c * x
-            if not v <= 0.0:  # numpy's ``while (V <= 0.0)``
-                break
-        v = v * v * v
-        u = next_double(bits)
-        if u < 1.0 - 0.0331 * (x * x) * (x * x):
-            return b * v
-        if np.log(u) < 0.5 * x * x + b * (1.0 - v + np.log(v)):
-            return b * v
+    gamma_constants(shape)``: numpy's Marsaglia--Tsang loop, whose first try (accepted 98 %
+    of the time for any shape) is written here and the rest in kernels of their own, so that
+    this one is small enough to be inlined into its callers."""
+    x = standard_normal(bits)
+    v = 1.0 + c * x
+    if v <= 0.0:  # numpy draws a new normal (the loop from the start)
+        return random_standard_gamma(bits, shape)
+    v = v * v * v
+    u = next_double(bits)
+    if u < 1.0 - 0.0331 * (x * x) * (x * x):
+        return b * v
+    return _gamma_rest(bits, shape, b, x, v, u)
 
 
 @kernel
@@ -141,7 +149,7 @@ def standard_gamma(bits: Any, shape: float) -> float:
         return standard_exponential(bits)
     if shape > 1.0:
         b, c = gamma_constants(shape)
-        return gamma_with(bits, b, c)
+        return gamma_with(bits, shape, b, c)
     return random_standard_gamma(bits, shape)  # 0 <= shape < 1: numba's copy of numpy's
 
 
