@@ -11,7 +11,7 @@ from numpy.typing import NDArray
 
 from agents.base import Agent, ArmStatistics, in_unit_interval, unit_interval_error
 from dpbandits.arms import add_pull
-from dpbandits.jit import beats, generator_address, generator_at, kernel
+from dpbandits.jit import beats, generator_address, generator_at, inline_kernel, kernel
 from dpbandits.samplers import gamma_constants, gamma_with, standard_exponential, standard_normal
 
 __all__ = ["ThompsonSampling"]
@@ -50,12 +50,12 @@ def _gamma_constants(shape: float) -> tuple[float, float]:
     return gamma_constants(shape)
 
 
-@kernel
+@inline_kernel
 def _gamma(bits: Any, shape: float, b: float, c: float) -> float:
     """numpy's ``standard_gamma(shape)`` from :func:`_gamma_constants`'s ``(b, c)``."""
     if c == 0.0:
         return standard_exponential(bits)
-    return gamma_with(bits, shape, b, c)
+    return gamma_with(bits, b, c)
 
 
 @kernel
@@ -141,17 +141,13 @@ def _play_gaussian(sums: Any, counts: Any, address: int, t0: int, rows: Any, act
 
 
 @kernel
-def _beta_constants(consts: Any, r: int, a: int, s: float, n: float) -> None:
-    """``consts[r, a]``: the shapes and :func:`_gamma_constants` of the two Gamma draws of an
-    arm with ``n`` pulls and ``s`` successes (``successes + 1``, then ``failures + 1``); a
-    constant whose shape is unchanged is kept (it would be computed again the same)."""
+def _beta_constants(s: float, n: float) -> tuple[float, float, float, float, float, float]:
+    """The shapes and :func:`_gamma_constants` of the two Gamma draws of an arm with ``n``
+    pulls and ``s`` successes: ``successes + 1``, then ``failures + 1``."""
     alpha, beta = s + 1.0, (n - s) + 1.0
-    if alpha != consts[r, a, 0]:
-        consts[r, a, 0] = alpha
-        consts[r, a, 1], consts[r, a, 2] = _gamma_constants(alpha)
-    if beta != consts[r, a, 3]:
-        consts[r, a, 3] = beta
-        consts[r, a, 4], consts[r, a, 5] = _gamma_constants(beta)
+    b_a, c_a = _gamma_constants(alpha)
+    b_b, c_b = _gamma_constants(beta)
+    return alpha, b_a, c_a, beta, b_b, c_b
 
 
 @kernel
@@ -161,10 +157,11 @@ def _play_beta(sums: Any, counts: Any, address: int, t0: int, rows: Any, actions
     then every replication's binarising uniform, as the step protocol draws them."""
     bits = generator_at(address).bit_generator
     n_runs, n_arms = sums.shape
-    consts = np.zeros((n_runs, n_arms, 6))  # (no shape is 0: every constant is computed)
+    consts = np.empty((n_runs, n_arms, 6))
     for r in range(n_runs):
         for a in range(n_arms):
-            _beta_constants(consts, r, a, sums[r, a], counts[r, a])
+            c = consts[r, a]
+            c[0], c[1], c[2], c[3], c[4], c[5] = _beta_constants(sums[r, a], counts[r, a])
     for i in range(rows.shape[0]):
         t = t0 + i
         for r in range(n_runs):  # every replication chooses, then every one observes
@@ -186,8 +183,16 @@ def _play_beta(sums: Any, counts: Any, address: int, t0: int, rows: Any, actions
             a = chosen[r]
             actions[i, r] = a
             rewards[i, r] = x[r]
-            add_pull(counts, sums, r, a, _binarised(next_double(bits), x[r]))
-            _beta_constants(consts, r, a, sums[r, a], counts[r, a])
+            success = _binarised(next_double(bits), x[r])
+            add_pull(counts, sums, r, a, success)
+            # a success changes the first shape, a failure the second; the other keeps its
+            # value (integer arithmetic), so its constants too: only the changed shape's are
+            # computed, chosen without a branch (successes and failures are unpredictable)
+            s, n = sums[r, a], counts[r, a]
+            k = 3 - 3 * int(success)
+            shape = s + 1.0 if success == 1.0 else (n - s) + 1.0
+            consts[r, a, k] = shape
+            consts[r, a, k + 1], consts[r, a, k + 2] = _gamma_constants(shape)
     return rows.shape[0]
 
 

@@ -11,11 +11,12 @@ below ``2**53``): 6.5 ns per normal. The gamma sampler is numpy's (Marsaglia & T
 squeeze method for a shape above 1) on these normals; :func:`gamma_with` takes its two
 constants, so that a caller drawing many times with the same shape computes them once.
 
-The kernels take the Generator's bit generator, ``bits = rng.bit_generator`` inside a kernel:
-a numba Generator carries a reference count, and passing it to a kernel that is not inlined
-costs an increment and a decrement per call (3x the cost of a normal); the bit generator is
-plain pointers. The rare branches (about 1 % of the draws) are numba's code, in kernels of
-their own. The tables are numpy's ``ziggurat_constants.h``, as numba ships them.
+The samplers are inlined into the kernels that call them (``dpbandits.jit.inline_kernel``):
+a call would cost as much as a draw. They take the Generator's bit generator, ``bits =
+rng.bit_generator`` inside a kernel: a numba Generator carries a reference count, an increment
+and a decrement per call of a kernel that is not inlined; the bit generator is plain pointers.
+The rare branches (about 1 % of the draws) are numba's code, in kernels of their own. The
+tables are numpy's ``ziggurat_constants.h``, as numba ships them.
 """
 
 from __future__ import annotations
@@ -32,7 +33,7 @@ from numba.np.random.distributions import (
 )
 from numba.np.random.generator_core import next_double, next_uint64
 
-from dpbandits.jit import generator_at, kernel
+from dpbandits.jit import generator_at, inline_kernel, kernel
 
 __all__ = [
     "fill_standard_normal",
@@ -74,7 +75,7 @@ def _normal_rare(bits: Any, rabs: int, idx: int, x: float) -> float:
     return random_standard_normal(bits)  # rejected: numpy starts over with a new word
 
 
-@kernel
+@inline_kernel
 def standard_normal(bits: Any) -> float:
     """``rng.standard_normal()``: numpy's number, from the same draws (module docstring)."""
     r = next_uint64(bits)
@@ -97,7 +98,7 @@ def _exponential_rare(bits: Any, idx: int, x: float) -> float:
     return random_standard_exponential(bits)  # rejected: numpy starts over with a new word
 
 
-@kernel
+@inline_kernel
 def standard_exponential(bits: Any) -> float:
     """``rng.standard_exponential()``: numpy's number, from the same draws."""
     ri = next_uint64(bits) >> np.uint64(3)
@@ -116,30 +117,23 @@ def gamma_constants(shape: float) -> tuple[float, float]:
     return b, 1.0 / math.sqrt(9.0 * b)
 
 
-@kernel
-def _gamma_rest(bits: Any, shape: float, b: float, x: float, v: float, u: float) -> float:
-    """The rest of numpy's first try when the squeeze test failed: the logarithmic test, else
-    numpy's loop from the start (numba's copy of it)."""
-    if np.log(u) < 0.5 * x * x + b * (1.0 - v + np.log(v)):
-        return b * v
-    return random_standard_gamma(bits, shape)
-
-
-@kernel
-def gamma_with(bits: Any, shape: float, b: float, c: float) -> float:
+@inline_kernel
+def gamma_with(bits: Any, b: float, c: float) -> float:
     """``rng.standard_gamma(shape)`` for ``shape > 1``, given ``(b, c) =
-    gamma_constants(shape)``: numpy's Marsaglia--Tsang loop, whose first try (accepted 98 %
-    of the time for any shape) is written here and the rest in kernels of their own, so that
-    this one is small enough to be inlined into its callers."""
-    x = standard_normal(bits)
-    v = 1.0 + c * x
-    if v <= 0.0:  # numpy draws a new normal (the loop from the start)
-        return random_standard_gamma(bits, shape)
-    v = v * v * v
-    u = next_double(bits)
-    if u < 1.0 - 0.0331 * (x * x) * (x * x):
-        return b * v
-    return _gamma_rest(bits, shape, b, x, v, u)
+    gamma_constants(shape)``: numpy's loop (Marsaglia & Tsang's squeeze method), line by
+    line."""
+    while True:
+        while True:
+            x = standard_normal(bits)
+            v = 1.0 + c * x
+            if not v <= 0.0:  # numpy's ``while (V <= 0.0)``
+                break
+        v = v * v * v
+        u = next_double(bits)
+        if u < 1.0 - 0.0331 * (x * x) * (x * x):
+            return b * v
+        if np.log(u) < 0.5 * x * x + b * (1.0 - v + np.log(v)):
+            return b * v
 
 
 @kernel
@@ -149,7 +143,7 @@ def standard_gamma(bits: Any, shape: float) -> float:
         return standard_exponential(bits)
     if shape > 1.0:
         b, c = gamma_constants(shape)
-        return gamma_with(bits, shape, b, c)
+        return gamma_with(bits, b, c)
     return random_standard_gamma(bits, shape)  # 0 <= shape < 1: numba's copy of numpy's
 
 
