@@ -22,9 +22,9 @@ __all__ = ["ThompsonSampling"]
 # (handing a Generator to a compiled function costs ~20-60 us per call); ``play`` draws inside
 # the kernel from the same Generator, in the same order (dpbandits.samplers: numpy's samplers,
 # same numbers), with the same arithmetic after. Only the pulled arm's posterior changes in a
-# step, so ``play`` keeps every arm's posterior constants (``_posterior``,
-# ``_beta_constants``) and recomputes the pulled arm's after each pull: the same operations
-# on the same numbers, done once per pull instead of once per draw.
+# step, so ``play`` keeps every arm's posterior constants (``_posterior``, the Gamma constants
+# of ``_beta_shape``) and recomputes the pulled arm's after each pull: the same operations on
+# the same numbers, done once per pull instead of once per draw.
 @kernel
 def _posterior(s: float, n: float) -> tuple[float, float]:
     """The Gaussian posterior ``N(S_a / (N_a + 1), 1 / (N_a + 1))`` of an arm with ``N_a = n``
@@ -51,7 +51,7 @@ def _gamma_constants(shape: float) -> tuple[float, float]:
 
 
 @inline_kernel
-def _gamma(bits: Any, shape: float, b: float, c: float) -> float:
+def _gamma(bits: Any, b: float, c: float) -> float:
     """numpy's ``standard_gamma(shape)`` from :func:`_gamma_constants`'s ``(b, c)``."""
     if c == 0.0:
         return standard_exponential(bits)
@@ -141,13 +141,10 @@ def _play_gaussian(sums: Any, counts: Any, address: int, t0: int, rows: Any, act
 
 
 @kernel
-def _beta_constants(s: float, n: float) -> tuple[float, float, float, float, float, float]:
-    """The shapes and :func:`_gamma_constants` of the two Gamma draws of an arm with ``n``
-    pulls and ``s`` successes: ``successes + 1``, then ``failures + 1``."""
-    alpha, beta = s + 1.0, (n - s) + 1.0
-    b_a, c_a = _gamma_constants(alpha)
-    b_b, c_b = _gamma_constants(beta)
-    return alpha, b_a, c_a, beta, b_b, c_b
+def _beta_shape(s: float, n: float, success: bool) -> float:
+    """The shape of the Gamma variable of the successes (``successes + 1``) or of the failures
+    (``failures + 1``) of an arm with ``n`` pulls and ``s`` successes."""
+    return s + 1.0 if success else (n - s) + 1.0
 
 
 @kernel
@@ -157,11 +154,12 @@ def _play_beta(sums: Any, counts: Any, address: int, t0: int, rows: Any, actions
     then every replication's binarising uniform, as the step protocol draws them."""
     bits = generator_at(address).bit_generator
     n_runs, n_arms = sums.shape
-    consts = np.empty((n_runs, n_arms, 6))
+    consts = np.empty((n_runs, n_arms, 4))  # the (b, c) of the successes', then the failures'
     for r in range(n_runs):
         for a in range(n_arms):
-            c = consts[r, a]
-            c[0], c[1], c[2], c[3], c[4], c[5] = _beta_constants(sums[r, a], counts[r, a])
+            s, n = sums[r, a], counts[r, a]
+            consts[r, a, 0], consts[r, a, 1] = _gamma_constants(_beta_shape(s, n, True))
+            consts[r, a, 2], consts[r, a, 3] = _gamma_constants(_beta_shape(s, n, False))
     for i in range(rows.shape[0]):
         t = t0 + i
         for r in range(n_runs):  # every replication chooses, then every one observes
@@ -170,8 +168,8 @@ def _play_beta(sums: Any, counts: Any, address: int, t0: int, rows: Any, actions
                 best_a = 0
                 best = 0.0
                 for a in range(n_arms):
-                    ga = _gamma(bits, consts[r, a, 0], consts[r, a, 1], consts[r, a, 2])
-                    gb = _gamma(bits, consts[r, a, 3], consts[r, a, 4], consts[r, a, 5])
+                    ga = _gamma(bits, consts[r, a, 0], consts[r, a, 1])
+                    gb = _gamma(bits, consts[r, a, 2], consts[r, a, 3])
                     v = _beta_draw(ga, gb)
                     if a == 0 or beats(v, best):
                         best_a, best = a, v
@@ -185,14 +183,13 @@ def _play_beta(sums: Any, counts: Any, address: int, t0: int, rows: Any, actions
             rewards[i, r] = x[r]
             success = _binarised(next_double(bits), x[r])
             add_pull(counts, sums, r, a, success)
-            # a success changes the first shape, a failure the second; the other keeps its
-            # value (integer arithmetic), so its constants too: only the changed shape's are
-            # computed, chosen without a branch (successes and failures are unpredictable)
-            s, n = sums[r, a], counts[r, a]
-            k = 3 - 3 * int(success)
-            shape = s + 1.0 if success == 1.0 else (n - s) + 1.0
-            consts[r, a, k] = shape
-            consts[r, a, k + 1], consts[r, a, k + 2] = _gamma_constants(shape)
+            # a success changes the first shape, a failure the second; the other is the same
+            # number (successes and failures are whole numbers), so are its constants: only
+            # the changed shape's are computed, picked without a branch (the outcome is
+            # unpredictable)
+            k = 2 - 2 * int(success)
+            shape = _beta_shape(sums[r, a], counts[r, a], success == 1.0)
+            consts[r, a, k], consts[r, a, k + 1] = _gamma_constants(shape)
     return rows.shape[0]
 
 
