@@ -6,11 +6,12 @@ import math
 from typing import Any
 
 import numpy as np
+from numba.np.random.generator_core import next_double
 from numpy.typing import NDArray
 
 from agents.base import Agent, in_unit_interval, unit_interval_error
 from dpbandits import checks
-from dpbandits.jit import beats, kernel, pairwise_sum
+from dpbandits.jit import beats, generator_address, generator_at, kernel, pairwise_sum
 
 __all__ = ["Exp3"]
 
@@ -19,57 +20,46 @@ __all__ = ["Exp3"]
 # play. ``log_weights`` and ``probs`` are the (R, K) log-weights and the distribution of the
 # last draw; every operation is numpy's, in numpy's order, so the numbers are numpy's bits.
 @kernel
-def _distribution(log_weights: Any, r: int, gamma: float, probs: Any) -> None:
+def _distributions(log_weights: Any, gamma: float, probs: Any) -> None:
     """``probs[r] = (1 - gamma) w / sum(w) + gamma / K`` with ``w = exp(l - max l)``, ``l``
-    replication ``r``'s log-weights (Auer et al. 2002, Fig. 1, step 1)."""
-    n_arms = log_weights.shape[1]
-    top = log_weights[r, 0]
-    for a in range(1, n_arms):  # numpy's max: NaN wins, as in argmax
-        if beats(log_weights[r, a], top):
-            top = log_weights[r, a]
-    row = probs[r]
-    for a in range(n_arms):
-        d = log_weights[r, a] - top
-        # exp(+-0) is exactly 1: the arm of largest weight needs no exp (one of two when K = 2)
-        row[a] = 1.0 if d == 0.0 else math.exp(d)
-    total = 0.0 + pairwise_sum(row, 0, n_arms)  # numpy's w.sum(axis=1)
+    replication ``r``'s log-weights (Auer et al. 2002, Fig. 1, step 1), for every ``r``."""
+    n_runs, n_arms = log_weights.shape
+    flat = probs.reshape(n_runs * n_arms)  # (one view for pairwise_sum, not one per row)
     keep, floor = 1.0 - gamma, gamma / n_arms
-    for a in range(n_arms):
-        row[a] = keep * (row[a] / total) + floor
-
-
-@kernel
-def _draw(probs: Any, r: int, u: float) -> int:
-    """The arm drawn from ``probs[r]`` by the uniform ``u``: the number of cumulative sums
-    ``c_a = p_0 + ... + p_a`` (left to right, as ``numpy.cumsum``) at most ``u c_{K-1}``, capped
-    at ``K - 1``. Scaling ``u`` by the last cumulative sum keeps rounding from pushing the draw
-    past the last arm."""
-    n_arms = probs.shape[1]
-    last = probs[r, 0]
-    for a in range(1, n_arms):
-        last += probs[r, a]
-    target = u * last
-    c = probs[r, 0]
-    below = 1 if c <= target else 0
-    for a in range(1, n_arms):
-        c += probs[r, a]
-        if c <= target:
-            below += 1
-    return min(below, n_arms - 1)
+    for r in range(n_runs):
+        top = log_weights[r, 0]
+        for a in range(1, n_arms):  # numpy's max: NaN wins, as in argmax
+            if beats(log_weights[r, a], top):
+                top = log_weights[r, a]
+        for a in range(n_arms):
+            d = log_weights[r, a] - top
+            # exp(+-0) is exactly 1: the arm of largest weight needs no exp (one of two when K=2)
+            probs[r, a] = 1.0 if d == 0.0 else math.exp(d)
+        total = 0.0 + pairwise_sum(flat, r * n_arms, n_arms)  # numpy's w.sum(axis=1)
+        for a in range(n_arms):
+            probs[r, a] = keep * (probs[r, a] / total) + floor
 
 
 @kernel
 def _choose(log_weights: Any, gamma: float, u: Any, probs: Any, out: Any) -> None:
-    """Draw every replication's arm from its distribution with the uniforms ``u``."""
+    """Draw every replication's arm from its distribution with the uniforms ``u``: the number
+    of cumulative sums ``c_a = p_0 + ... + p_a`` (left to right, as ``numpy.cumsum``) at most
+    ``u c_{K-1}``, capped at ``K - 1``. Scaling ``u`` by the last cumulative sum keeps rounding
+    from pushing the draw past the last arm."""
+    _distributions(log_weights, gamma, probs)
+    n_arms = probs.shape[1]
     for r in range(out.shape[0]):
-        _distribution(log_weights, r, gamma, probs)
-        out[r] = _draw(probs, r, u[r])
-
-
-@kernel
-def _probabilities(log_weights: Any, gamma: float, out: Any) -> None:
-    for r in range(out.shape[0]):
-        _distribution(log_weights, r, gamma, out)
+        last = probs[r, 0]
+        for a in range(1, n_arms):
+            last += probs[r, a]
+        target = u[r] * last
+        c = probs[r, 0]
+        below = 1 if c <= target else 0
+        for a in range(1, n_arms):
+            c += probs[r, a]
+            if c <= target:
+                below += 1
+        out[r] = min(below, n_arms - 1)
 
 
 @kernel
@@ -83,20 +73,23 @@ def _update(log_weights: Any, probs: Any, gamma: float, actions: Any, x: Any) ->
 
 
 @kernel
-def _play(log_weights: Any, probs: Any, gamma: float, rng: Any, t0: int, rows: Any,
-          actions: Any, rewards: Any, chosen: Any, x: Any) -> int:  # fmt: skip
+def _play(log_weights: Any, probs: Any, gamma: float, address: int, t0: int, rows: Any,
+          actions: Any, rewards: Any, chosen: Any, u: Any, x: Any) -> int:  # fmt: skip
     """Steps ``t0 ..`` of every replication (see ``Agent.play``); returns the number of steps
     played, fewer than ``len(rows)`` if a step after the initial round met a reward outside
-    ``[0, 1]`` (that step's arms are drawn, nothing is learnt from it)."""
+    ``[0, 1]`` (that step's arms are drawn, nothing is learnt from it). The uniforms are the
+    step protocol's: one per replication, in order."""
+    bits = generator_at(address).bit_generator
     n_runs, n_arms = log_weights.shape
     for i in range(rows.shape[0]):
         t = t0 + i
-        for r in range(n_runs):  # every replication chooses, then every one observes
-            if t < n_arms:
-                chosen[r] = t
-            else:
-                _distribution(log_weights, r, gamma, probs)
-                chosen[r] = _draw(probs, r, rng.random())
+        if t < n_arms:
+            chosen[:] = t
+        else:
+            for r in range(n_runs):
+                u[r] = next_double(bits)
+            _choose(log_weights, gamma, u, probs, chosen)
+        for r in range(n_runs):
             x[r] = rows[i, chosen[r] * n_runs + r]
         if t >= n_arms and not in_unit_interval(x):
             return i
@@ -145,12 +138,13 @@ class Exp3(Agent):
         self.log_weights = np.zeros((self.n_runs, k))
         self._probs = np.full((self.n_runs, k), 1.0 / k)  # the distribution of the last draw
         self._chosen = np.empty(self.n_runs, dtype=np.int64)  # work space of play
+        self._u = np.empty(self.n_runs)
         self._x = np.empty(self.n_runs)
 
     def probabilities(self) -> NDArray[np.float64]:
         """The ``(R, K)`` distribution ``p`` from which the next action is drawn."""
         out = np.empty((self.n_runs, self.n_arms))
-        _probabilities(self.log_weights, self._gamma, out)
+        _distributions(self.log_weights, self._gamma, out)
         return out
 
     def choose(self) -> NDArray[np.int64]:
@@ -172,8 +166,8 @@ class Exp3(Agent):
 
     def play(self, rows: Any, actions: Any, rewards: Any) -> None:
         """Play ``len(rows)`` steps against reward rows (see ``agents.base``)."""
-        done = _play(self.log_weights, self._probs, self._gamma, self.rng, self.t, rows,
-                     actions, rewards, self._chosen, self._x)  # fmt: skip
+        done = _play(self.log_weights, self._probs, self._gamma, generator_address(self.rng),
+                     self.t, rows, actions, rewards, self._chosen, self._u, self._x)  # fmt: skip
         self.played(done)
         if done < rows.shape[0]:
             raise unit_interval_error("Exp3", self._x)

@@ -24,69 +24,57 @@ __all__ = ["DiscountedUCB", "SlidingWindowUCB"]
 
 # -- the compiled steps (dpbandits.jit): one implementation for index/choose/observe and play --
 # ``params`` is ``(xi, bound, tau or gamma)``; ``state`` is the per-step scalar (``t`` for
-# SW-UCB, ``gamma ** t`` for D-UCB). ``counts``/``sums`` are the (R, K) statistics.
+# SW-UCB, ``gamma ** t`` for D-UCB). ``counts``/``sums`` are the (R, K) statistics. The
+# logarithm of the index is the same for every arm and replication of a step: ``_bonus``
+# computes ``xi * ln(...)`` once per step, ``_value`` the rest, per arm.
 @kernel
-def _value(sliding: bool, params: Any, state: float, n: float, s: float) -> float:
+def _bonus(sliding: bool, params: Any, state: float) -> float:
+    """``xi * ln(min(max(t, 1), tau))`` (SW-UCB) or ``xi * ln(max(m, 1))`` with ``m = (1 -
+    gamma^t) / (1 - gamma)`` (D-UCB): the numerator under the square root of every index."""
+    xi, _, p = params
+    if sliding:
+        return xi * math.log(min(max(state, 1.0), p))
+    m = (1.0 - state) / (1.0 - p)
+    return xi * math.log(max(m, 1.0))
+
+
+@kernel
+def _value(sliding: bool, params: Any, bonus: float, n: float, s: float) -> float:
     """The index of one arm with ``n`` (discounted) pulls and reward sum ``s``, in numpy's
-    order of operations. SW-UCB: ``s / max(n, 1) + bound * sqrt(xi * ln(min(max(t, 1), tau))
-    / max(n, 1))``, ``+inf`` if ``n == 0``. D-UCB: with ``c = max(n, 1e-300)`` and
-    ``m = (1 - gamma^t) / (1 - gamma)``, ``s / c + 2 bound * sqrt(xi * ln(max(m, 1)) / c)``."""
-    xi, bound, p = params
+    order of operations, from the step's ``bonus`` (``_bonus``). SW-UCB: ``s / max(n, 1) +
+    bound * sqrt(xi * ln(min(max(t, 1), tau)) / max(n, 1))``, ``+inf`` if ``n == 0``. D-UCB:
+    with ``c = max(n, 1e-300)`` and ``m = (1 - gamma^t) / (1 - gamma)``, ``s / c + 2 bound *
+    sqrt(xi * ln(max(m, 1)) / c)``."""
+    bound = params[1]
     if sliding:
         if n == 0.0:
             return math.inf
         safe = max(n, 1.0)
-        log_term = math.log(min(max(state, 1.0), p))
-        return s / safe + bound * math.sqrt(xi * log_term / safe)
+        return s / safe + bound * math.sqrt(bonus / safe)
     c = max(n, 1e-300)
-    m = (1.0 - state) / (1.0 - p)
-    return s / c + 2.0 * bound * math.sqrt(xi * math.log(max(m, 1.0)) / c)
-
-
-@kernel
-def _arm(sliding: bool, params: Any, state: float, counts: Any, sums: Any, r: int) -> int:
-    """The arm of highest index of replication ``r`` (``numpy.argmax``'s rule)."""
-    best_a = 0
-    best = _value(sliding, params, state, counts[r, 0], sums[r, 0])
-    for a in range(1, counts.shape[1]):
-        v = _value(sliding, params, state, counts[r, a], sums[r, a])
-        if beats(v, best):
-            best_a, best = a, v
-    return best_a
+    return s / c + 2.0 * bound * math.sqrt(bonus / c)
 
 
 @kernel
 def _indices(sliding: bool, params: Any, state: float, counts: Any, sums: Any, out: Any) -> None:
+    bonus = _bonus(sliding, params, state)
     for r in range(counts.shape[0]):
         for a in range(counts.shape[1]):
-            out[r, a] = _value(sliding, params, state, counts[r, a], sums[r, a])
+            out[r, a] = _value(sliding, params, bonus, counts[r, a], sums[r, a])
 
 
 @kernel
 def _choose(sliding: bool, params: Any, state: float, counts: Any, sums: Any, out: Any) -> None:
+    """Every replication's arm of highest index (``numpy.argmax``'s rule)."""
+    bonus = _bonus(sliding, params, state)
     for r in range(out.shape[0]):
-        out[r] = _arm(sliding, params, state, counts, sums, r)
-
-
-@kernel
-def _forget(sliding: bool, gamma: float, t: int, counts: Any, sums: Any, buf_arm: Any,
-            buf_rew: Any, r: int, a: int, x: float) -> None:  # fmt: skip
-    """Replication ``r`` pulled arm ``a`` with reward ``x`` at step ``t``. SW-UCB: the pull
-    of step ``t - tau`` leaves the window (the buffers hold the last ``tau`` steps). D-UCB:
-    every arm's count and sum are discounted by ``gamma`` first."""
-    if sliding:
-        slot = t % buf_arm.shape[0]
-        if t >= buf_arm.shape[0]:
-            old = buf_arm[slot, r]
-            counts[r, old] -= 1.0
-            sums[r, old] -= buf_rew[slot, r]
-        buf_arm[slot, r] = a
-        buf_rew[slot, r] = x
-    else:
-        for b in range(counts.shape[1]):
-            counts[r, b] *= gamma
-            sums[r, b] *= gamma
-    add_pull(counts, sums, r, a, x)
+        best_a = 0
+        best = _value(sliding, params, bonus, counts[r, 0], sums[r, 0])
+        for a in range(1, counts.shape[1]):
+            v = _value(sliding, params, bonus, counts[r, a], sums[r, a])
+            if beats(v, best):
+                best_a, best = a, v
+        out[r] = best_a
 
 
 @kernel
@@ -102,9 +90,26 @@ def _resum(sums: Any, buf_arm: Any, buf_rew: Any) -> None:
 @kernel
 def _observe(sliding: bool, gamma: float, t: int, counts: Any, sums: Any, buf_arm: Any,
              buf_rew: Any, actions: Any, x: Any) -> None:  # fmt: skip
+    """Every replication ``r`` pulled arm ``actions[r]`` with reward ``x[r]`` at step ``t``.
+    SW-UCB: the pull of step ``t - tau`` leaves the window (the buffers hold the last ``tau``
+    steps). D-UCB: every arm's count and sum are discounted by ``gamma`` first."""
+    tau = buf_arm.shape[0]
+    slot = t % tau
     for r in range(actions.shape[0]):
-        _forget(sliding, gamma, t, counts, sums, buf_arm, buf_rew, r, actions[r], x[r])
-    if sliding and t % buf_arm.shape[0] == buf_arm.shape[0] - 1:
+        a, xr = actions[r], x[r]
+        if sliding:
+            if t >= tau:
+                old = buf_arm[slot, r]
+                counts[r, old] -= 1.0
+                sums[r, old] -= buf_rew[slot, r]
+            buf_arm[slot, r] = a
+            buf_rew[slot, r] = xr
+        else:
+            for b in range(counts.shape[1]):
+                counts[r, b] *= gamma
+                sums[r, b] *= gamma
+        add_pull(counts, sums, r, a, xr)
+    if sliding and slot == tau - 1:
         _resum(sums, buf_arm, buf_rew)
 
 
@@ -118,9 +123,11 @@ def _play(sliding: bool, params: Any, gamma_t: float, t0: int, counts: Any, sums
     gamma = params[2]
     for i in range(rows.shape[0]):
         t = t0 + i
-        state = float(t) if sliding else gamma_t
+        if t < n_arms:
+            chosen[:] = t
+        else:
+            _choose(sliding, params, float(t) if sliding else gamma_t, counts, sums, chosen)
         for r in range(n_runs):
-            chosen[r] = t if t < n_arms else _arm(sliding, params, state, counts, sums, r)
             x[r] = rows[i, chosen[r] * n_runs + r]
             actions[i, r] = chosen[r]
             rewards[i, r] = x[r]

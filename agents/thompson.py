@@ -6,11 +6,13 @@ import math
 from typing import Any
 
 import numpy as np
+from numba.np.random.generator_core import next_double
 from numpy.typing import NDArray
 
 from agents.base import Agent, ArmStatistics, in_unit_interval, unit_interval_error
 from dpbandits.arms import add_pull
-from dpbandits.jit import beats, kernel
+from dpbandits.jit import beats, generator_address, generator_at, inline_kernel, kernel
+from dpbandits.samplers import gamma_constants, gamma_with, standard_exponential, standard_normal
 
 __all__ = ["ThompsonSampling"]
 
@@ -18,12 +20,42 @@ __all__ = ["ThompsonSampling"]
 # -- the compiled step (dpbandits.jit): one implementation for choose/observe and play -------
 # The step protocol draws with one numpy call per step and hands the draws to the kernels
 # (handing a Generator to a compiled function costs ~20-60 us per call); ``play`` draws inside
-# the kernel from the same Generator, in the same order, with the same arithmetic after.
+# the kernel from the same Generator, in the same order (dpbandits.samplers: numpy's samplers,
+# same numbers), with the same arithmetic after. Only the pulled arm's posterior changes in a
+# step, so ``play`` keeps every arm's posterior constants (``_posterior``, the Gamma constants
+# of ``_beta_shape``) and recomputes the pulled arm's after each pull: the same operations on
+# the same numbers, done once per pull instead of once per draw.
 @kernel
-def _gaussian_draw(s: float, n: float, z: float) -> float:
-    """``theta_a = S_a / (N_a + 1) + z / sqrt(N_a + 1)`` for a standard normal ``z``."""
+def _posterior(s: float, n: float) -> tuple[float, float]:
+    """The Gaussian posterior ``N(S_a / (N_a + 1), 1 / (N_a + 1))`` of an arm with ``N_a = n``
+    pulls and reward sum ``S_a = s``, as its mean and ``sqrt(N_a + 1)``."""
     w = n + 1.0
-    return s / w + z / math.sqrt(w)
+    return s / w, math.sqrt(w)
+
+
+@kernel
+def _gaussian_draw(mean: float, root: float, z: float) -> float:
+    """``theta_a = S_a / (N_a + 1) + z / sqrt(N_a + 1)`` for a standard normal ``z``, from
+    :func:`_posterior`'s ``(mean, root)``."""
+    return mean + z / root
+
+
+@kernel
+def _gamma_constants(shape: float) -> tuple[float, float]:
+    """What a ``Gamma(shape)`` draw needs, ``shape >= 1``: numpy's Marsaglia--Tsang constants
+    ``(b, c)`` (``dpbandits.samplers.gamma_constants``), or ``c = 0`` when ``shape == 1``
+    (numpy then draws an exponential)."""
+    if shape == 1.0:
+        return shape, 0.0
+    return gamma_constants(shape)
+
+
+@inline_kernel
+def _gamma(bits: Any, b: float, c: float) -> float:
+    """numpy's ``standard_gamma(shape)`` from :func:`_gamma_constants`'s ``(b, c)``."""
+    if c == 0.0:
+        return standard_exponential(bits)
+    return gamma_with(bits, b, c)
 
 
 @kernel
@@ -53,7 +85,8 @@ def _choose(sums: Any, counts: Any, gaussian: bool, draws: Any, out: Any) -> Non
         best = 0.0
         for a in range(sums.shape[1]):
             if gaussian:
-                v = _gaussian_draw(sums[r, a], counts[r, a], draws.flat[r * sums.shape[1] + a])
+                mean, root = _posterior(sums[r, a], counts[r, a])
+                v = _gaussian_draw(mean, root, draws.flat[r * sums.shape[1] + a])
             else:
                 i = 2 * (r * sums.shape[1] + a)
                 v = _beta_draw(draws.flat[i], draws.flat[i + 1])
@@ -77,41 +110,99 @@ def _observe(sums: Any, counts: Any, gaussian: bool, u: Any, actions: Any, x: An
 
 
 @kernel
-def _play(sums: Any, counts: Any, gaussian: bool, rng: Any, t0: int, rows: Any, actions: Any,
-          rewards: Any, chosen: Any, x: Any) -> int:  # fmt: skip
-    """Steps ``t0 ..`` of every replication (see ``agents.base``); returns the number of steps
-    played, fewer than ``len(rows)`` if the Bernoulli model met a reward outside ``[0, 1]``.
-    The draws are those of the step protocol, in its order: every replication's posterior
-    draws (arm by arm), then every replication's binarising uniform."""
+def _play_gaussian(sums: Any, counts: Any, address: int, t0: int, rows: Any, actions: Any,
+                   rewards: Any) -> None:  # fmt: skip
+    """``_play`` for the Gaussian model: every replication chooses (``K`` normals, arm by arm)
+    and observes in turn -- no other draw comes between, so the order is the step
+    protocol's."""
+    bits = generator_at(address).bit_generator
     n_runs, n_arms = sums.shape
+    means = np.empty((n_runs, n_arms))
+    roots = np.empty((n_runs, n_arms))
+    for r in range(n_runs):
+        for a in range(n_arms):
+            means[r, a], roots[r, a] = _posterior(sums[r, a], counts[r, a])
+    for i in range(rows.shape[0]):
+        t = t0 + i
+        for r in range(n_runs):
+            best_a = t
+            if t >= n_arms:
+                best_a = 0
+                best = _gaussian_draw(means[r, 0], roots[r, 0], standard_normal(bits))
+                for a in range(1, n_arms):
+                    v = _gaussian_draw(means[r, a], roots[r, a], standard_normal(bits))
+                    if beats(v, best):
+                        best_a, best = a, v
+            x = rows[i, best_a * n_runs + r]
+            actions[i, r] = best_a
+            rewards[i, r] = x
+            add_pull(counts, sums, r, best_a, x)
+            means[r, best_a], roots[r, best_a] = _posterior(sums[r, best_a], counts[r, best_a])
+
+
+@kernel
+def _beta_shape(s: float, n: float, success: bool) -> float:
+    """The shape of the Gamma variable of the successes (``successes + 1``) or of the failures
+    (``failures + 1``) of an arm with ``n`` pulls and ``s`` successes."""
+    return s + 1.0 if success else (n - s) + 1.0
+
+
+@kernel
+def _play_beta(sums: Any, counts: Any, address: int, t0: int, rows: Any, actions: Any,
+               rewards: Any, chosen: Any, x: Any) -> int:  # fmt: skip
+    """``_play`` for the Bernoulli model: every replication's posterior draws (arm by arm),
+    then every replication's binarising uniform, as the step protocol draws them."""
+    bits = generator_at(address).bit_generator
+    n_runs, n_arms = sums.shape
+    consts = np.empty((n_runs, n_arms, 4))  # the (b, c) of the successes', then the failures'
+    for r in range(n_runs):
+        for a in range(n_arms):
+            s, n = sums[r, a], counts[r, a]
+            consts[r, a, 0], consts[r, a, 1] = _gamma_constants(_beta_shape(s, n, True))
+            consts[r, a, 2], consts[r, a, 3] = _gamma_constants(_beta_shape(s, n, False))
     for i in range(rows.shape[0]):
         t = t0 + i
         for r in range(n_runs):  # every replication chooses, then every one observes
-            if t < n_arms:
-                chosen[r] = t
-            else:
+            best_a = t
+            if t >= n_arms:
                 best_a = 0
                 best = 0.0
                 for a in range(n_arms):
-                    if gaussian:
-                        v = _gaussian_draw(sums[r, a], counts[r, a], rng.standard_normal())
-                    else:
-                        ga = rng.standard_gamma(sums[r, a] + 1.0)
-                        gb = rng.standard_gamma((counts[r, a] - sums[r, a]) + 1.0)
-                        v = _beta_draw(ga, gb)
+                    ga = _gamma(bits, consts[r, a, 0], consts[r, a, 1])
+                    gb = _gamma(bits, consts[r, a, 2], consts[r, a, 3])
+                    v = _beta_draw(ga, gb)
                     if a == 0 or beats(v, best):
                         best_a, best = a, v
-                chosen[r] = best_a
-            x[r] = rows[i, chosen[r] * n_runs + r]
-        if not gaussian and not in_unit_interval(x):
+            chosen[r] = best_a
+            x[r] = rows[i, best_a * n_runs + r]
+        if not in_unit_interval(x):
             return i
         for r in range(n_runs):
-            actions[i, r] = chosen[r]
+            a = chosen[r]
+            actions[i, r] = a
             rewards[i, r] = x[r]
-            add_pull(
-                counts, sums, r, chosen[r], x[r] if gaussian else _binarised(rng.random(), x[r])
-            )
+            success = _binarised(next_double(bits), x[r])
+            add_pull(counts, sums, r, a, success)
+            # a success changes the first shape, a failure the second; the other is the same
+            # number (successes and failures are whole numbers), so are its constants: only
+            # the changed shape's are computed, picked without a branch (the outcome is
+            # unpredictable)
+            k = 2 - 2 * int(success)
+            shape = _beta_shape(sums[r, a], counts[r, a], success == 1.0)
+            consts[r, a, k], consts[r, a, k + 1] = _gamma_constants(shape)
     return rows.shape[0]
+
+
+def _play(agent: ThompsonSampling, rows: Any, actions: Any, rewards: Any) -> int:
+    """Steps ``t ..`` of every replication (see ``agents.base``); returns the number of steps
+    played, fewer than ``len(rows)`` if the Bernoulli model met a reward outside ``[0, 1]``.
+    The draws are those of the step protocol, in its order."""
+    stats, address = agent.stats, generator_address(agent.rng)
+    if agent._gaussian:
+        _play_gaussian(stats.sums, stats.counts, address, agent.t, rows, actions, rewards)
+        return int(rows.shape[0])
+    return int(_play_beta(stats.sums, stats.counts, address, agent.t, rows, actions, rewards,
+                          agent._chosen, agent._x))  # fmt: skip
 
 
 class ThompsonSampling(Agent):
@@ -166,8 +257,7 @@ class ThompsonSampling(Agent):
 
     def play(self, rows: Any, actions: Any, rewards: Any) -> None:
         """Play ``len(rows)`` steps against reward rows (see ``agents.base``)."""
-        done = _play(self.stats.sums, self.stats.counts, self._gaussian, self.rng, self.t, rows,
-                     actions, rewards, self._chosen, self._x)  # fmt: skip
+        done = _play(self, rows, actions, rewards)
         self.played(done)
         if done < rows.shape[0]:
             raise unit_interval_error("ThompsonSampling(model='bernoulli')", self._x)

@@ -25,6 +25,25 @@ def _value(s: float, n: float, log_term: float, alpha: float) -> float:
 
 
 @kernel
+def _indices(sums: Any, counts: Any, log_term: float, alpha: float, out: Any) -> None:
+    for r in range(sums.shape[0]):
+        for a in range(sums.shape[1]):
+            out[r, a] = _value(sums[r, a], counts[r, a], log_term, alpha)
+
+
+@kernel
+def _argmax(index: Any, out: Any) -> None:
+    """The arm of highest index of every replication (``numpy.argmax``'s rule)."""
+    for r in range(out.shape[0]):
+        best_a = 0
+        best = index[r, 0]
+        for a in range(1, index.shape[1]):
+            if beats(index[r, a], best):
+                best_a, best = a, index[r, a]
+        out[r] = best_a
+
+
+@kernel
 def _arm(sums: Any, counts: Any, r: int, log_term: float, alpha: float) -> int:
     """The arm of highest index of replication ``r`` (``numpy.argmax``'s rule)."""
     best_a = 0
@@ -37,13 +56,6 @@ def _arm(sums: Any, counts: Any, r: int, log_term: float, alpha: float) -> int:
 
 
 @kernel
-def _indices(sums: Any, counts: Any, log_term: float, alpha: float, out: Any) -> None:
-    for r in range(sums.shape[0]):
-        for a in range(sums.shape[1]):
-            out[r, a] = _value(sums[r, a], counts[r, a], log_term, alpha)
-
-
-@kernel
 def _choose(sums: Any, counts: Any, log_term: float, alpha: float, out: Any) -> None:
     for r in range(out.shape[0]):
         out[r] = _arm(sums, counts, r, log_term, alpha)
@@ -51,18 +63,31 @@ def _choose(sums: Any, counts: Any, log_term: float, alpha: float, out: Any) -> 
 
 @kernel
 def _play(sums: Any, counts: Any, alpha: float, log_horizon: float, per_step: bool, t0: int,
-          rows: Any, actions: Any, rewards: Any) -> None:  # fmt: skip
-    """Steps ``t0 .. t0 + len(rows) - 1`` of every replication (see ``Agent.play``)."""
+          rows: Any, actions: Any, rewards: Any, chosen: Any) -> None:  # fmt: skip
+    """Steps ``t0 .. t0 + len(rows) - 1`` of every replication (see ``Agent.play``). With the
+    horizon's logarithm (``per_step`` false) an index changes only when its arm is pulled:
+    the indices are kept, and the pulled arm's recomputed after each pull (the same value the
+    step protocol computes at its next step)."""
     n_runs, n_arms = sums.shape
+    index = np.empty((n_runs, n_arms))
+    if not per_step:
+        _indices(sums, counts, log_horizon, alpha, index)
     for i in range(rows.shape[0]):
         t = t0 + i
         log_term = math.log(max(t, 1)) if per_step else log_horizon
+        if t < n_arms:
+            chosen[:] = t
+        elif not per_step:
+            _argmax(index, chosen)
         for r in range(n_runs):
-            a = t if t < n_arms else _arm(sums, counts, r, log_term, alpha)
+            # ln t: every index changes at every step, each is computed as the arm is chosen
+            a = _arm(sums, counts, r, log_term, alpha) if per_step and t >= n_arms else chosen[r]
             x = rows[i, a * n_runs + r]
             actions[i, r] = a
             rewards[i, r] = x
             add_pull(counts, sums, r, a, x)
+            if not per_step:
+                index[r, a] = _value(sums[r, a], counts[r, a], log_horizon, alpha)
 
 
 class UCB(Agent):
@@ -97,6 +122,7 @@ class UCB(Agent):
                 raise ValueError("UCB(log='T') needs the horizon: reset(..., horizon=T)")
             self._log_horizon = math.log(self.horizon)
         self.stats = ArmStatistics(self.n_runs, self.n_arms)
+        self._chosen = np.empty(self.n_runs, dtype=np.int64)  # work space of play
 
     def _log_term(self) -> float:
         return self._log_horizon if self.log == "T" else math.log(max(self.t, 1))
@@ -118,5 +144,5 @@ class UCB(Agent):
     def play(self, rows: Any, actions: Any, rewards: Any) -> None:
         """Play ``len(rows)`` steps against reward rows (see ``agents.base``)."""
         _play(self.stats.sums, self.stats.counts, self._alpha, self._log_horizon,
-              self.log == "t", self.t, rows, actions, rewards)  # fmt: skip
+              self.log == "t", self.t, rows, actions, rewards, self._chosen)  # fmt: skip
         self.played(rows.shape[0])

@@ -15,6 +15,7 @@ from dpbandits import checks
 from dpbandits.agentspec import is_private
 from dpbandits.envspec import make_vector_env
 from dpbandits.files import jsonable
+from dpbandits.jit import kernel
 from dpbandits.parallel import report_progress
 from dpbandits.regret import action_frequencies, regret_from_actions
 
@@ -108,6 +109,21 @@ def _regret_table(venv: Any, native: bool, task: ChunkTask) -> NDArray[np.float6
     return task.table.max(axis=1, keepdims=True) - task.table
 
 
+@kernel
+def _add_rewards(t0: int, rewards: Any, reward_sum: Any, rec: Any, ri: int, curve: Any) -> int:
+    """``reward_sum += rewards[j]`` for the steps ``t0 + 1 .. t0 + m`` in turn, ``curve[ri]``
+    taking the sums after ``rec[ri]`` steps while ``rec[ri]`` is among them; returns the next
+    ``ri``."""
+    for j in range(rewards.shape[0]):
+        for r in range(reward_sum.shape[0]):
+            reward_sum[r] += rewards[j, r]
+        if ri < rec.shape[0] and rec[ri] == t0 + j + 1:
+            for r in range(reward_sum.shape[0]):
+                curve[ri, r] = reward_sum[r]
+            ri += 1
+    return ri
+
+
 class _Events:
     """What happens between two steps of a chunk: the reward curve at the record steps, the
     private agent's traces at the trace steps, and a progress report every PROGRESS_EVERY
@@ -133,12 +149,8 @@ class _Events:
         """Add the ``(m, R)`` rewards of steps ``t0 + 1 .. t0 + m`` to ``reward_sum``, recording
         the recorded steps among them: a running sum, step after step, so every value is the
         one the step loop's ``reward_sum += r`` gives."""
-        running = np.cumsum(np.concatenate((reward_sum[None], rewards)), axis=0)
-        while 0 < self.next_rec <= t0 + rewards.shape[0]:
-            self.reward_curve[self.ri] = running[self.next_rec - t0]
-            self.ri += 1
-            self.next_rec = int(self.rec[self.ri]) if self.ri < self.rec.size else -1
-        reward_sum[...] = running[-1]
+        self.ri = _add_rewards(t0, rewards, reward_sum, self.rec, self.ri, self.reward_curve)
+        self.next_rec = int(self.rec[self.ri]) if self.ri < self.rec.size else -1
 
     def at(self, s: int, reward_sum: NDArray[np.float64]) -> int:
         """Record what is due after ``s`` steps; return the next event's step (-1: none)."""

@@ -46,6 +46,7 @@ __all__ = [
     "beats",
     "generator_address",
     "generator_at",
+    "inline_kernel",
     "integers_below",
     "compiled_source",
     "kernel",
@@ -155,6 +156,19 @@ def kernel(fn: F) -> F:
         compiled = numba.njit(cache=True, nogil=True, error_model="numpy")(fn)
     except RuntimeError:  # no file to cache next to (code typed in an interpreter)
         compiled = numba.njit(nogil=True, error_model="numpy")(fn)
+    return cast(F, compiled)
+
+
+def inline_kernel(fn: F) -> F:
+    """Compile ``fn`` as a kernel that numba inlines into every kernel calling it (numba's
+    ``inline="always"``), for a few-nanosecond function whose call would cost as much as its
+    work: a call to a kernel loaded from the cache is never inlined by LLVM, and a random
+    sampler passes the bit generator's six words. Other options as :func:`kernel`."""
+    compiled: Any
+    try:
+        compiled = numba.njit(inline="always", cache=True, nogil=True, error_model="numpy")(fn)
+    except RuntimeError:  # no file to cache next to
+        compiled = numba.njit(inline="always", nogil=True, error_model="numpy")(fn)
     return cast(F, compiled)
 
 

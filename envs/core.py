@@ -32,7 +32,8 @@ import numpy.typing as npt
 from scipy.special import erfcx
 
 from dpbandits import checks
-from dpbandits.jit import kernel
+from dpbandits.jit import generator_address, kernel
+from dpbandits.samplers import fill_standard_normal
 
 FloatArray = npt.NDArray[np.float64]
 IntArray = npt.NDArray[np.int64]
@@ -347,8 +348,11 @@ class BanditCore:
         cand = np.empty((n, K * R))
         if sch.arm == "gaussian":
             assert sch.sds is not None
-            fill_tape(sch.means[rows], sch.sds[rows], True, sch.lo, sch.hi,
-                      rng.standard_normal((n, R)), cand)  # fmt: skip
+            # rng.standard_normal((n, R)): the same numbers, drawn by a kernel at a third of
+            # numpy's cost (dpbandits.samplers)
+            z = np.empty((n, R))
+            fill_standard_normal(generator_address(rng), z)
+            fill_tape(sch.means[rows], sch.sds[rows], True, sch.lo, sch.hi, z, cand)
         else:
             fill_tape(sch.means[rows], sch.means[rows], False, sch.lo, sch.hi,
                       rng.random((n, R)), cand)  # fmt: skip
