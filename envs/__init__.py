@@ -15,6 +15,8 @@ reloading it) does not register anything twice.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
 from dpbandits.registration import ENV_IDS, OTHER_ENV_IDS, register_envs
 from envs.base import BanditEnv, BanditVectorEnv
 from envs.core import Schedule, expected_clipped_normal
@@ -35,8 +37,10 @@ from envs.k_armed import (
     KArmedGaussianVectorEnv,
 )
 from envs.piecewise import PiecewiseStationaryBandit, PiecewiseStationaryBanditVectorEnv
-from envs.recommendation import RecommendationEnv, RecommendationVectorEnv
 from envs.two_armed_shift import TwoArmedShift, TwoArmedShiftVectorEnv
+
+if TYPE_CHECKING:
+    from envs.recommendation import RecommendationEnv, RecommendationVectorEnv
 
 __dpbandits_package__ = "envs"  # checked by dpbandits.sibling_packages
 
@@ -69,3 +73,21 @@ __all__ = [
 ]
 
 register_envs()
+
+# The recommendation environment's module needs scipy.stats (about a second of imports): it is
+# imported on first use of its names here, or by Gymnasium on the first ``make`` of its id.
+_LAZY = {
+    "RecommendationEnv": "envs.recommendation",
+    "RecommendationVectorEnv": "envs.recommendation",
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'envs' has no attribute {name!r}")
+    import importlib
+
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
