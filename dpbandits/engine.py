@@ -41,9 +41,7 @@ arguments, makes the tasks and merges their outputs into :class:`~dpbandits.resu
 
 from __future__ import annotations
 
-import atexit
 import copy
-import gc
 import math
 import os
 import pickle
@@ -102,27 +100,6 @@ def _check_picklable(spec: dict[str, Any], agent_map: dict[str, Any], where: str
                 "envs.sinusoidal_drift, envs.step_drift, envs.piecewise_linear_drift (or "
                 "{'profile': 'linear', ...} in a config); or run with n_jobs=1"
             ) from None
-
-
-_exit_freeze_registered = False
-
-
-def _skip_final_collections() -> None:
-    """Make this interpreter's exit skip the garbage collections of its final clean-up.
-
-    Once numba has loaded kernels, the process tracks about a million objects (numba's typing
-    and lowering registries); the interpreter's clean-up at exit runs full collections over all
-    of them, ~0.3 s of a fresh ``python -c "run(...)"`` (measured, docs/performance.md).
-    ``gc.freeze()`` as the last exit handler moves them out of the collector's reach: the
-    memory goes back to the system with the process, as it would anyway. Explicit clean-ups
-    (exit handlers registered before this one, ``weakref.finalize``, files closed by reference
-    counting) still run; only finalizers of objects in reference cycles are skipped, which
-    Python never guarantees at exit. Registered once, by the first :func:`run`.
-    """
-    global _exit_freeze_registered
-    if not _exit_freeze_registered:
-        _exit_freeze_registered = True
-        atexit.register(gc.freeze)
 
 
 def _task_times(
@@ -335,7 +312,6 @@ def run(
         if executor is not None:  # remote tasks cannot report as they go: count whole tasks
             advance(tasks[j].n * tasks[j].horizon)
 
-    _skip_final_collections()
     timeline: list[TaskTime] = []
     t_start = time.time()
     try:
