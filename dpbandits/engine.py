@@ -41,7 +41,9 @@ arguments, makes the tasks and merges their outputs into :class:`~dpbandits.resu
 
 from __future__ import annotations
 
+import atexit
 import copy
+import gc
 import math
 import os
 import pickle
@@ -100,6 +102,27 @@ def _check_picklable(spec: dict[str, Any], agent_map: dict[str, Any], where: str
                 "envs.sinusoidal_drift, envs.step_drift, envs.piecewise_linear_drift (or "
                 "{'profile': 'linear', ...} in a config); or run with n_jobs=1"
             ) from None
+
+
+_exit_freeze_registered = False
+
+
+def _skip_final_collections() -> None:
+    """Make this interpreter's exit skip the garbage collections of its final clean-up.
+
+    Once numba has loaded kernels, the interpreter's clean-up at exit collects and frees the
+    reference cycles of numba's typing and lowering machinery: 0.2-0.5 s of a fresh
+    ``python -c "run(...)"`` on a loaded 2-core machine (docs/performance.md, "Fig. 9 fixed
+    costs"). ``gc.freeze()`` as an exit handler moves every object out of the collector's reach
+    first: the memory goes back to the system with the process, as it would anyway. Explicit
+    clean-ups (exit handlers registered before this one, ``weakref.finalize``, files closed by
+    reference counting) still run; only finalizers of objects in reference cycles are skipped,
+    which Python never guarantees at exit. Registered once, by the first :func:`run`.
+    """
+    global _exit_freeze_registered
+    if not _exit_freeze_registered:
+        _exit_freeze_registered = True
+        atexit.register(gc.freeze)
 
 
 def _task_times(
@@ -312,6 +335,7 @@ def run(
         if executor is not None:  # remote tasks cannot report as they go: count whole tasks
             advance(tasks[j].n * tasks[j].horizon)
 
+    _skip_final_collections()
     timeline: list[TaskTime] = []
     t_start = time.time()
     try:
@@ -390,8 +414,10 @@ def run(
             label: sum(outputs[j]["cpu_seconds"] for j, tk in enumerate(tasks) if tk.label == label)
             for label in labels
         },
-        # where the wall time went (docs/performance.md): checks and probes before the first
-        # task, every task's worker and times (seconds after run() was called), the merge after
+        # where the wall time went (docs/performance.md): when run() was called (time.time()),
+        # the checks and probes before the first task, every task's worker and times (seconds
+        # after the call), the merge after
+        "started_at": t_enter,
         "setup_seconds": t_start - t_enter,
         "tasks": _task_times(timeline, tasks, outputs, t_enter),
     }
