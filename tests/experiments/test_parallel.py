@@ -11,7 +11,7 @@ import time
 
 import pytest
 
-from dpbandits.parallel import _init_worker, run_tasks
+from dpbandits.parallel import TaskTime, _init_worker, pool_context, run_tasks
 
 
 def _half_a_result(fd: int) -> None:
@@ -44,3 +44,31 @@ def test_stopping_a_pool_mid_send_leaves_no_thread_waiting_for_the_rest() -> Non
 def test_run_tasks_in_a_pool_gives_the_serial_results() -> None:
     tasks = list(range(7))
     assert run_tasks(abs, [-t for t in tasks], n_jobs=2) == {t: t for t in tasks}
+
+
+def _pid_of(task: int) -> tuple[int, int]:
+    return task, os.getpid()
+
+
+def test_timeline_says_which_process_ran_each_task_and_when() -> None:
+    tasks = list(range(5))
+    for n_jobs in (1, 2):
+        timeline: list[TaskTime] = []
+        before = time.time()
+        out = run_tasks(_pid_of, tasks, n_jobs=n_jobs, timeline=timeline)
+        after = time.time()
+        # the results are the bare results, the timeline one row per task, each run once
+        assert sorted(out) == tasks and all(out[t][0] == t for t in tasks)
+        assert sorted(tt.task for tt in timeline) == tasks
+        for tt in timeline:
+            assert tt.worker == out[tt.task][1]  # the process that really ran it
+            assert before <= tt.start <= tt.end <= after
+        workers = {tt.worker for tt in timeline}
+        assert (workers == {os.getpid()}) if n_jobs == 1 else (os.getpid() not in workers)
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="fork is chosen on Linux only")
+def test_the_pool_forks_on_linux_whatever_the_default_start_method() -> None:
+    # workers must inherit the parent's imports and numba's set-up (spawn and forkserver, the
+    # default from Python 3.14, would redo them in every worker)
+    assert pool_context().get_start_method() == "fork"
