@@ -180,6 +180,9 @@ def test_a_fig9_run_imports_only_what_it_needs() -> None:
 
     assert heavy(seen["after_envs"]) == []
     assert heavy(seen["after_run"]) == []
+    # nor the modules of the environments and agents it does not play
+    unused = ("envs.drifting", "envs.k_armed", "agents.exp3", "agents.nonstationary")
+    assert [m for m in seen["after_run"] if m in unused] == []
     # the exit handler that skips the final garbage collections is registered once
     first, after_one, after_two = seen["handlers"]
     assert after_one == first + 1 and after_two == after_one
