@@ -221,6 +221,12 @@ def run(
         the local process pool, e.g. a Dask cluster's
         ``distributed.Client(...).get_executor()``. Every task carries its own seeds, so the
         results are bit-identical to a local run; the progress bar advances per finished task.
+
+    The results' ``timing`` says where the wall time went: ``wall_seconds`` (the tasks),
+    ``cpu_seconds`` per agent, ``n_jobs``, ``started_at`` (``time.time()`` of the call),
+    ``setup_seconds`` (checks and probes before the first task), ``tasks`` (per task: agent,
+    chunk, worker process, start and end in seconds after the call, CPU seconds) and
+    ``merge_seconds`` (building the results after the last task).
     """
     t_enter = time.time()
     n_runs = _positive_int(n_runs, "n_runs")
