@@ -107,8 +107,8 @@ def report_progress(n: int) -> None:
 
 
 class TaskTime(NamedTuple):
-    """Where and when one task ran (``time.time()`` is the same clock in every process of a
-    machine)."""
+    """Where and when one task ran. ``time.time()`` is the same clock in every process of a
+    machine; a task run by a remote executor reports its own machine's clock."""
 
     task: int  #: the task's index in ``tasks``
     worker: int  #: the id of the process that ran it
