@@ -83,10 +83,27 @@ def exit_with_parent() -> None:
 
         libc = ctypes.CDLL(None, use_errno=True)
         libc.prctl(1, int(signal.SIGKILL), 0, 0, 0)  # PR_SET_PDEATHSIG
-        if os.getppid() != parent.pid:  # the parent died before prctl: go now
-            os._exit(1)
+        if os.getppid() != parent.pid:
+            if not parent.is_alive():  # the parent died before prctl: go now
+                os._exit(1)
+            # Started by a fork server (the ``forkserver`` start method): the signal comes when
+            # the server dies, not the parent; a thread waits for the parent's end instead.
+            _watch_parent(parent.sentinel)
     except (OSError, AttributeError):  # pragma: no cover - no prctl: nothing to do
         pass
+
+
+def _watch_parent(sentinel: int) -> None:
+    """Exit this process as soon as ``sentinel`` (the parent's, see
+    ``multiprocessing.parent_process``) says that the parent has ended."""
+    import threading
+    from multiprocessing.connection import wait
+
+    def watch() -> None:
+        wait([sentinel])
+        os._exit(1)
+
+    threading.Thread(target=watch, name="dpbandits-exit-with-parent", daemon=True).start()
 
 
 def _init_worker(q: Any) -> None:
