@@ -20,14 +20,16 @@ from __future__ import annotations
 import inspect
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from agents.base import Agent, ArmStatistics
-from agents.exp3 import Exp3
-from agents.nonstationary import DiscountedUCB, SlidingWindowUCB
 from agents.private import PrivateAgent
 from agents.thompson import ThompsonSampling
 from agents.ucb import UCB
+
+if TYPE_CHECKING:
+    from agents.exp3 import Exp3
+    from agents.nonstationary import DiscountedUCB, SlidingWindowUCB
 
 __dpbandits_package__ = "agents"  # checked by dpbandits.sibling_packages
 
@@ -48,12 +50,46 @@ __all__ = [
     "unregister",
 ]
 
+# The agents that the paper's Fig. 9 does not use are imported on first use of their names here
+# or in make() (their modules decorate kernels: ~10 ms each of every engine start-up,
+# docs/performance.md, "Fig. 9 fixed costs").
+_LAZY = {
+    "Exp3": "agents.exp3",
+    "DiscountedUCB": "agents.nonstationary",
+    "SlidingWindowUCB": "agents.nonstationary",
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'agents' has no attribute {name!r}")
+    import importlib
+
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+class _Deferred:
+    """A built-in agent class imported when first called (``make``) or described."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+    def __call__(self, **params: Any) -> Any:
+        return __getattr__(self.name)(**params)
+
+    def __repr__(self) -> str:
+        return f"<agents.{self.name}>"
+
+
 _BUILT_IN: dict[str, Callable[..., Any]] = {
     "ucb": UCB,
     "thompson": ThompsonSampling,
-    "sw_ucb": SlidingWindowUCB,
-    "d_ucb": DiscountedUCB,
-    "exp3": Exp3,
+    "sw_ucb": _Deferred("SlidingWindowUCB"),
+    "d_ucb": _Deferred("DiscountedUCB"),
+    "exp3": _Deferred("Exp3"),
     "private": PrivateAgent,
 }
 _REGISTRY: dict[str, Callable[..., Any]] = dict(_BUILT_IN)

@@ -41,7 +41,9 @@ arguments, makes the tasks and merges their outputs into :class:`~dpbandits.resu
 
 from __future__ import annotations
 
+import atexit
 import copy
+import gc
 import math
 import os
 import pickle
@@ -55,7 +57,7 @@ from dpbandits.agentspec import agent_config, probe_agent, resolve_agents
 from dpbandits.chunk import ChunkTask, chunk_seeds, run_chunk
 from dpbandits.envspec import env_spec, make_env, vector_class
 from dpbandits.files import jsonable
-from dpbandits.parallel import run_tasks
+from dpbandits.parallel import TaskTime, run_tasks
 
 if TYPE_CHECKING:
     import concurrent.futures as cf
@@ -100,6 +102,46 @@ def _check_picklable(spec: dict[str, Any], agent_map: dict[str, Any], where: str
                 "envs.sinusoidal_drift, envs.step_drift, envs.piecewise_linear_drift (or "
                 "{'profile': 'linear', ...} in a config); or run with n_jobs=1"
             ) from None
+
+
+_exit_freeze_registered = False
+
+
+def _skip_final_collections() -> None:
+    """Make this interpreter's exit skip the garbage collections of its final clean-up.
+
+    Once numba has loaded kernels, the interpreter's clean-up at exit collects and frees the
+    reference cycles of numba's typing and lowering machinery: 0.2-0.5 s of a fresh
+    ``python -c "run(...)"`` on a loaded 2-core machine (docs/performance.md, "Fig. 9 fixed
+    costs"). ``gc.freeze()`` as an exit handler moves every object out of the collector's reach
+    first: the memory goes back to the system with the process, as it would anyway. Explicit
+    clean-ups (exit handlers registered before this one, ``weakref.finalize``, files closed by
+    reference counting) still run; only finalizers of objects in reference cycles are skipped,
+    which Python never guarantees at exit. Registered once, by the first :func:`run`.
+    """
+    global _exit_freeze_registered
+    if not _exit_freeze_registered:
+        _exit_freeze_registered = True
+        atexit.register(gc.freeze)
+
+
+def _task_times(
+    timeline: list[TaskTime], tasks: list[ChunkTask], outputs: dict[int, Any], t0: float
+) -> list[dict[str, Any]]:
+    """Per task, in the order they started: its agent and chunk, the worker that ran it, its
+    start and end in seconds after ``t0`` and its CPU seconds."""
+    rows = [
+        {
+            "label": tasks[tt.task].label,
+            "chunk": tasks[tt.task].chunk,
+            "worker": tt.worker,
+            "start": tt.start - t0,
+            "end": tt.end - t0,
+            "cpu": outputs[tt.task]["cpu_seconds"],
+        }
+        for tt in timeline
+    ]
+    return sorted(rows, key=lambda r: r["start"])
 
 
 def _merge_privacy(reports: list[Any]) -> Any:
@@ -179,7 +221,14 @@ def run(
         the local process pool, e.g. a Dask cluster's
         ``distributed.Client(...).get_executor()``. Every task carries its own seeds, so the
         results are bit-identical to a local run; the progress bar advances per finished task.
+
+    The results' ``timing`` says where the wall time went: ``wall_seconds`` (the tasks),
+    ``cpu_seconds`` per agent, ``n_jobs``, ``started_at`` (``time.time()`` of the call),
+    ``setup_seconds`` (checks and probes before the first task), ``tasks`` (per task: agent,
+    chunk, worker process, start and end in seconds after the call, CPU seconds) and
+    ``merge_seconds`` (building the results after the last task).
     """
+    t_enter = time.time()
     n_runs = _positive_int(n_runs, "n_runs")
     chunk_size = _positive_int(chunk_size, "chunk_size")
     if seed is None:
@@ -292,7 +341,9 @@ def run(
         if executor is not None:  # remote tasks cannot report as they go: count whole tasks
             advance(tasks[j].n * tasks[j].horizon)
 
-    t_start = time.perf_counter()
+    _skip_final_collections()
+    timeline: list[TaskTime] = []
+    t_start = time.time()
     try:
         outputs = run_tasks(
             run_chunk,
@@ -302,11 +353,12 @@ def run(
             executor=executor,
             on_done=task_done,
             progress=advance if progress else None,
+            timeline=timeline,
         )
     finally:
         if bar is not None:
             bar.close()
-    wall = time.perf_counter() - t_start
+    t_end = time.time()
 
     import dpbandits
 
@@ -361,20 +413,27 @@ def run(
         arrays["true_quantile_range"] = qrange
     from dpbandits.results import Results
 
-    return Results(
+    timing = {
+        "wall_seconds": t_end - t_start,
+        "n_jobs": type(executor).__name__ if executor is not None else workers,
+        "cpu_seconds": {
+            label: sum(outputs[j]["cpu_seconds"] for j, tk in enumerate(tasks) if tk.label == label)
+            for label in labels
+        },
+        # where the wall time went (docs/performance.md): when run() was called (time.time()),
+        # the checks and probes before the first task, every task's worker and times (seconds
+        # after the call), the merge after
+        "started_at": t_enter,
+        "setup_seconds": t_start - t_enter,
+        "tasks": _task_times(timeline, tasks, outputs, t_enter),
+    }
+    results = Results(
         config=jsonable(config),
         labels=labels,
         arrays=arrays,
         data=data,
         privacy=jsonable(privacy),
-        timing={
-            "wall_seconds": wall,
-            "n_jobs": type(executor).__name__ if executor is not None else workers,
-            "cpu_seconds": {
-                label: sum(
-                    outputs[j]["cpu_seconds"] for j, tk in enumerate(tasks) if tk.label == label
-                )
-                for label in labels
-            },
-        },
+        timing=timing,
     )
+    timing["merge_seconds"] = time.time() - t_end
+    return results

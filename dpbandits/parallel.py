@@ -14,10 +14,19 @@ import os
 import queue as queue_mod
 import signal
 import sys
+import time
 from collections.abc import Callable, Sequence
-from typing import Any, TypeVar
+from typing import Any, Generic, NamedTuple, TypeVar
 
-__all__ = ["Terminated", "exit_with_parent", "handle_termination", "report_progress", "run_tasks"]
+__all__ = [
+    "TaskTime",
+    "Terminated",
+    "exit_with_parent",
+    "handle_termination",
+    "pool_context",
+    "report_progress",
+    "run_tasks",
+]
 
 T = TypeVar("T")
 R = TypeVar("R")
@@ -74,10 +83,27 @@ def exit_with_parent() -> None:
 
         libc = ctypes.CDLL(None, use_errno=True)
         libc.prctl(1, int(signal.SIGKILL), 0, 0, 0)  # PR_SET_PDEATHSIG
-        if os.getppid() != parent.pid:  # the parent died before prctl: go now
-            os._exit(1)
+        if os.getppid() != parent.pid:
+            if not parent.is_alive():  # the parent died before prctl: go now
+                os._exit(1)
+            # Started by a fork server (the ``forkserver`` start method): the signal comes when
+            # the server dies, not the parent; a thread waits for the parent's end instead.
+            _watch_parent(parent.sentinel)
     except (OSError, AttributeError):  # pragma: no cover - no prctl: nothing to do
         pass
+
+
+def _watch_parent(sentinel: int) -> None:
+    """Exit this process as soon as ``sentinel`` (the parent's, see
+    ``multiprocessing.parent_process``) says that the parent has ended."""
+    import threading
+    from multiprocessing.connection import wait
+
+    def watch() -> None:
+        wait([sentinel])
+        os._exit(1)
+
+    threading.Thread(target=watch, name="dpbandits-exit-with-parent", daemon=True).start()
 
 
 def _init_worker(q: Any) -> None:
@@ -95,6 +121,44 @@ def report_progress(n: int) -> None:
     """Report ``n`` units of work done from a task in a pool worker (no-op elsewhere)."""
     if _progress_queue is not None:
         _progress_queue.put(n)
+
+
+class TaskTime(NamedTuple):
+    """Where and when one task ran. ``time.time()`` is the same clock in every process of a
+    machine; a task run by a remote executor reports its own machine's clock."""
+
+    task: int  #: the task's index in ``tasks``
+    worker: int  #: the id of the process that ran it
+    start: float  #: ``time.time()`` when it started
+    end: float  #: ``time.time()`` when it ended
+
+
+class _Timed(Generic[R]):
+    """``fn`` that also returns where and when it ran (picklable when ``fn`` is)."""
+
+    def __init__(self, fn: Callable[..., R]) -> None:
+        self.fn = fn
+
+    def __call__(self, *args: Any) -> tuple[R, int, float, float]:
+        start = time.time()
+        out = self.fn(*args)
+        return out, os.getpid(), start, time.time()
+
+
+def pool_context() -> Any:
+    """The ``multiprocessing`` context of the local pool: ``fork`` on Linux, else the default.
+
+    A forked worker starts with everything the parent has already done -- its imports (numpy,
+    numba, Gymnasium, the library: about a second) and numba's initialisation, done once in the
+    parent when the agents are probed -- so it runs its first task within milliseconds; with
+    ``spawn``/``forkserver`` (the default from Python 3.14) every worker would redo them. The
+    tasks are compiled kernels that start no threads, which is what makes forking safe here.
+    """
+    import multiprocessing as mp
+
+    if sys.platform.startswith("linux") and "fork" in mp.get_all_start_methods():
+        return mp.get_context("fork")
+    return mp.get_context()
 
 
 def _terminate_pool(ex: cf.ProcessPoolExecutor) -> None:
@@ -137,6 +201,7 @@ def run_tasks(
     on_done: Callable[[int, R], None] | None = None,
     progress: Callable[[int], None] | None = None,
     serial_progress: bool = True,
+    timeline: list[TaskTime] | None = None,
 ) -> dict[int, R]:
     """``{i: fn(tasks[i])}``, computed in ``order`` (default: as given).
 
@@ -148,13 +213,18 @@ def run_tasks(
       with :func:`report_progress`, forwarded here to ``progress``.
 
     ``on_done(i, result)`` is called in this process as each task finishes (e.g. to store it).
+    ``timeline``, when given, receives a :class:`TaskTime` per task, in the order they finish.
     On any exception, ``KeyboardInterrupt`` or :class:`Terminated`, pending tasks are cancelled,
     pool workers are terminated, and the exception propagates.
     """
     idx = list(range(len(tasks))) if order is None else list(order)
     outputs: dict[int, R] = {}
+    call: Callable[..., Any] = fn if timeline is None else _Timed(fn)
 
-    def done(i: int, r: R) -> None:
+    def done(i: int, r: Any) -> None:
+        if timeline is not None:
+            r, worker, start, end = r
+            timeline.append(TaskTime(i, worker, start, end))
         outputs[i] = r
         if on_done is not None:
             on_done(i, r)
@@ -164,7 +234,7 @@ def run_tasks(
             raise TypeError(
                 f"executor must be a concurrent.futures.Executor, got {type(executor).__name__}"
             )
-        futures = {executor.submit(fn, tasks[i]): i for i in idx}
+        futures = {executor.submit(call, tasks[i]): i for i in idx}
         try:
             for f in cf.as_completed(futures):
                 done(futures[f], f.result())  # re-raises a worker's error
@@ -177,21 +247,19 @@ def run_tasks(
     if n_jobs <= 1 or len(idx) <= 1:
         for i in idx:
             if serial_progress and progress is not None:
-                r = fn(tasks[i], progress)  # type: ignore[call-arg]
+                r = call(tasks[i], progress)
             else:
-                r = fn(tasks[i])
+                r = call(tasks[i])
             done(i, r)
         return outputs
 
-    import multiprocessing as mp
-
-    ctx = mp.get_context()
+    ctx = pool_context()
     q = ctx.Queue() if progress is not None else None
     ex = cf.ProcessPoolExecutor(
         max_workers=min(n_jobs, len(idx)), mp_context=ctx, initializer=_init_worker, initargs=(q,)
     )
     try:
-        futures = {ex.submit(fn, tasks[i]): i for i in idx}
+        futures = {ex.submit(call, tasks[i]): i for i in idx}
         pending = set(futures)
         while pending:
             finished, pending = cf.wait(pending, timeout=0.25, return_when=cf.FIRST_COMPLETED)

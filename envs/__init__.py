@@ -15,28 +15,32 @@ reloading it) does not register anything twice.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
 from dpbandits.registration import ENV_IDS, OTHER_ENV_IDS, register_envs
 from envs.base import BanditEnv, BanditVectorEnv
 from envs.core import Schedule, expected_clipped_normal
-from envs.drifting import (
-    DriftingBandit,
-    DriftingBanditVectorEnv,
-    DriftProfile,
-    drift_profile,
-    linear_drift,
-    piecewise_linear_drift,
-    sinusoidal_drift,
-    step_drift,
-)
-from envs.k_armed import (
-    KArmedBernoulli,
-    KArmedBernoulliVectorEnv,
-    KArmedGaussian,
-    KArmedGaussianVectorEnv,
-)
-from envs.piecewise import PiecewiseStationaryBandit, PiecewiseStationaryBanditVectorEnv
-from envs.recommendation import RecommendationEnv, RecommendationVectorEnv
 from envs.two_armed_shift import TwoArmedShift, TwoArmedShiftVectorEnv
+
+if TYPE_CHECKING:
+    from envs.drifting import (
+        DriftingBandit,
+        DriftingBanditVectorEnv,
+        DriftProfile,
+        drift_profile,
+        linear_drift,
+        piecewise_linear_drift,
+        sinusoidal_drift,
+        step_drift,
+    )
+    from envs.k_armed import (
+        KArmedBernoulli,
+        KArmedBernoulliVectorEnv,
+        KArmedGaussian,
+        KArmedGaussianVectorEnv,
+    )
+    from envs.piecewise import PiecewiseStationaryBandit, PiecewiseStationaryBanditVectorEnv
+    from envs.recommendation import RecommendationEnv, RecommendationVectorEnv
 
 __dpbandits_package__ = "envs"  # checked by dpbandits.sibling_packages
 
@@ -69,3 +73,35 @@ __all__ = [
 ]
 
 register_envs()
+
+# Every environment but the paper's two-armed shift is imported on first use of its names here
+# (or by Gymnasium on the first ``make`` of its id): a run imports only the module of the
+# environment it plays. The recommendation environment's module alone needs scipy.stats (about
+# a second of imports); the others cost ~10 ms each (docs/performance.md, "Fig. 9 fixed costs").
+_LAZY = {
+    **dict.fromkeys(
+        ["DriftingBandit", "DriftingBanditVectorEnv", "DriftProfile", "drift_profile",
+         "linear_drift", "piecewise_linear_drift", "sinusoidal_drift", "step_drift"],
+        "envs.drifting",
+    ),
+    **dict.fromkeys(
+        ["KArmedBernoulli", "KArmedBernoulliVectorEnv", "KArmedGaussian",
+         "KArmedGaussianVectorEnv"],
+        "envs.k_armed",
+    ),
+    **dict.fromkeys(
+        ["PiecewiseStationaryBandit", "PiecewiseStationaryBanditVectorEnv"], "envs.piecewise"
+    ),
+    **dict.fromkeys(["RecommendationEnv", "RecommendationVectorEnv"], "envs.recommendation"),
+}  # fmt: skip
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'envs' has no attribute {name!r}")
+    import importlib
+
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value

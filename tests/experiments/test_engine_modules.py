@@ -2,6 +2,12 @@
 
 from __future__ import annotations
 
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
 from typing import Any
 
 import gymnasium
@@ -118,3 +124,65 @@ def test_regret_from_actions_closed_form_and_missing_table() -> None:
     missing = regret_from_actions(actions, np.array([2, 5]), None, (3,))
     assert all(np.isnan(v).all() for v in missing.values())
     assert missing["segment_regret"].shape == (2, 2)
+
+
+def test_timing_tells_where_every_task_ran() -> None:
+    env = {"id": "dpbandits/TwoArmedShift-v0", "t_shift": 60, "horizon": 100}
+    res = engine.run(env, {"UCB": "ucb", "TS": "thompson"}, n_runs=5, chunk_size=2, seed=0,
+                     n_jobs=1, progress=False)  # fmt: skip
+    timing = res.timing
+    rows = timing["tasks"]
+    # one row per (agent, chunk), in the order they started, inside the run's own time
+    assert sorted((r["label"], r["chunk"]) for r in rows) == [
+        (label, c) for label in ("TS", "UCB") for c in range(3)
+    ]
+    starts = [r["start"] for r in rows]
+    assert starts == sorted(starts) and starts[0] >= timing["setup_seconds"] >= 0
+    assert all(r["start"] <= r["end"] for r in rows)
+    assert rows[-1]["end"] <= timing["setup_seconds"] + timing["wall_seconds"]
+    assert {r["worker"] for r in rows} == {os.getpid()}
+    for label in ("UCB", "TS"):  # the per-agent CPU is the sum of its tasks'
+        cpu = sum(r["cpu"] for r in rows if r["label"] == label)
+        assert timing["cpu_seconds"][label] == pytest.approx(cpu, rel=1e-12)
+    assert timing["merge_seconds"] >= 0 and timing["started_at"] <= time.time()
+
+
+#: A Fig. 9 run (every paper agent, a short horizon) in a fresh interpreter: which modules it
+#: imported and how many exit handlers each run added.
+_FRESH_RUN = """
+import atexit, json, sys
+import envs
+after_envs = sorted(sys.modules)
+from dpbandits.experiments import run, shift_agents, shift_env
+handlers = [atexit._ncallbacks()]
+for _ in range(2):
+    run(shift_env(t_shift=30, horizon=50), shift_agents(), n_runs=2, seed=0, progress=False,
+        trace=False, n_jobs=1)
+    handlers.append(atexit._ncallbacks())
+print(json.dumps({"after_envs": after_envs, "after_run": sorted(sys.modules),
+                  "handlers": handlers}))
+"""
+
+
+def test_a_fig9_run_imports_only_what_it_needs() -> None:
+    root = Path(__file__).resolve().parents[2]
+    path = os.pathsep.join([str(root), os.environ.get("PYTHONPATH", "")])
+    env = {**os.environ, "PYTHONPATH": path}
+    out = subprocess.run([sys.executable, "-c", _FRESH_RUN], check=True, capture_output=True,
+                         text=True, env=env, cwd=root)  # fmt: skip
+    seen = json.loads(out.stdout.splitlines()[-1])
+
+    def heavy(modules: list[str]) -> list[str]:
+        # scipy.stats alone is about a second of imports; plots, tables and progress bars are
+        # imported by the functions that use them
+        return [m for m in modules if m.split(".")[0] in ("matplotlib", "pandas", "tqdm")
+                or m == "scipy.stats" or m.startswith("envs.recommendation")]  # fmt: skip
+
+    assert heavy(seen["after_envs"]) == []
+    assert heavy(seen["after_run"]) == []
+    # nor the modules of the environments and agents it does not play
+    unused = ("envs.drifting", "envs.k_armed", "agents.exp3", "agents.nonstationary")
+    assert [m for m in seen["after_run"] if m in unused] == []
+    # the exit handler that skips the final garbage collections is registered once
+    first, after_one, after_two = seen["handlers"]
+    assert after_one == first + 1 and after_two == after_one

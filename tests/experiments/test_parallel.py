@@ -11,7 +11,7 @@ import time
 
 import pytest
 
-from dpbandits.parallel import _init_worker, run_tasks
+from dpbandits.parallel import TaskTime, _init_worker, pool_context, run_tasks
 
 
 def _half_a_result(fd: int) -> None:
@@ -44,3 +44,88 @@ def test_stopping_a_pool_mid_send_leaves_no_thread_waiting_for_the_rest() -> Non
 def test_run_tasks_in_a_pool_gives_the_serial_results() -> None:
     tasks = list(range(7))
     assert run_tasks(abs, [-t for t in tasks], n_jobs=2) == {t: t for t in tasks}
+
+
+def _pid_of(task: int) -> tuple[int, int]:
+    return task, os.getpid()
+
+
+def test_timeline_says_which_process_ran_each_task_and_when() -> None:
+    tasks = list(range(5))
+    for n_jobs in (1, 2):
+        timeline: list[TaskTime] = []
+        before = time.time()
+        out = run_tasks(_pid_of, tasks, n_jobs=n_jobs, timeline=timeline)
+        after = time.time()
+        # the results are the bare results, the timeline one row per task, each run once
+        assert sorted(out) == tasks and all(out[t][0] == t for t in tasks)
+        assert sorted(tt.task for tt in timeline) == tasks
+        for tt in timeline:
+            assert tt.worker == out[tt.task][1]  # the process that really ran it
+            assert before <= tt.start <= tt.end <= after
+        workers = {tt.worker for tt in timeline}
+        assert (workers == {os.getpid()}) if n_jobs == 1 else (os.getpid() not in workers)
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="fork is chosen on Linux only")
+def test_the_pool_forks_on_linux_whatever_the_default_start_method() -> None:
+    # workers must inherit the parent's imports and numba's set-up (spawn and forkserver, the
+    # default from Python 3.14, would redo them in every worker)
+    assert pool_context().get_start_method() == "fork"
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="prctl is Linux-only")
+@pytest.mark.parametrize("method", ["fork", "spawn", "forkserver"])
+def test_pool_workers_start_whatever_the_start_method(method: str) -> None:
+    # a worker of a fork server has the server as its system parent: it must not take that for
+    # the death of its parent (every forkserver worker stopped at once, a broken pool)
+    ex = cf.ProcessPoolExecutor(2, mp_context=mp.get_context(method), initializer=_init_worker,
+                                initargs=(None,))  # fmt: skip
+    try:
+        assert list(ex.map(abs, [-1, -2, -3])) == [1, 2, 3]
+    finally:
+        ex.shutdown()
+
+
+_KILLED_PARENT = """
+import concurrent.futures as cf, multiprocessing as mp, os, sys, time
+from dpbandits.parallel import _init_worker
+ex = cf.ProcessPoolExecutor(2, mp_context=mp.get_context("forkserver"), initializer=_init_worker,
+                            initargs=(None,))
+pids = {f.result() for f in [ex.submit(os.getpid) for _ in range(4)]}
+print(" ".join(map(str, pids)), flush=True)
+time.sleep(600)
+"""
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="prctl is Linux-only")
+def test_forkserver_workers_die_with_their_parent() -> None:
+    import signal
+    import subprocess
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[2]
+    path = os.pathsep.join([str(root), os.environ.get("PYTHONPATH", "")])
+    env = {**os.environ, "PYTHONPATH": path}
+    proc = subprocess.Popen([sys.executable, "-c", _KILLED_PARENT], stdout=subprocess.PIPE,
+                            text=True, env=env, cwd=root)  # fmt: skip
+    try:
+        assert proc.stdout is not None
+        workers = [int(p) for p in proc.stdout.readline().split()]
+        assert workers and all(_alive(p) for p in workers)
+    finally:
+        proc.send_signal(signal.SIGKILL)
+        proc.wait()
+    deadline = time.monotonic() + 20
+    while any(_alive(p) for p in workers) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert not any(_alive(p) for p in workers)
+
+
+def _alive(pid: int) -> bool:
+    """Whether process ``pid`` exists and is not a zombie."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except FileNotFoundError:
+        return False
