@@ -182,29 +182,32 @@ def _batch_lam(lam: float, regular: bool) -> float:
 # ~10-20 ns per array (reference counting), more than the selection itself at small K; the
 # one-row kernels call the same loops on a one-row view, with ``out=None`` (the selection of
 # the last row is returned). The inverse scale of row r (``_rows_regular`` for ``regular``):
-# ``lams[r]`` if ``lams`` is given, else ``scale / (2 max d[r])`` if ``d`` is, else ``scale``.
+# ``lams[r]`` if ``lams`` is not empty, else ``scale / (2 max d[r])`` if ``d`` has rows, else
+# ``scale``.
 @kernel
 def _rows_regular(d: Any, lams: Any, epsilon: float) -> bool:
-    """Whether every row's inverse scale (``lams``, or ``eps / (2 max d[r])``) is regular.
+    """Whether every row's inverse scale (``lams`` if not empty, else ``eps / (2 max d[r])``)
+    is regular.
 
     From ``d``: ``eps / (2 D)`` is monotone in ``D`` on each side of 0 (so is its rounding),
     hence every row's is regular iff no row maximum is NaN and the smallest's and the
     largest's are: two divisions per batch instead of one per row (a zero or a sign change
     between them makes one of the two irregular)."""
-    if lams is not None:
+    if lams.shape[0] != 0:
+        regular = True
         for r in range(lams.shape[0]):
-            if not _regular(lams[r]):
-                return False
-        return True
-    lo, hi, nan = math.inf, -math.inf, False
-    for r in range(d.shape[0]):
-        dm = d[r, 0]
-        for a in range(1, d.shape[1]):
-            dm = _maximum(dm, d[r, a])
-        lo, hi, nan = min(lo, dm), max(hi, dm), nan | (dm != dm)
-    if d.shape[0] == 0:
-        return True
-    return not nan and _regular(epsilon / (2.0 * lo)) and _regular(epsilon / (2.0 * hi))
+            regular = regular and _regular(lams[r])
+    else:
+        lo, hi, nan = math.inf, -math.inf, False
+        for r in range(d.shape[0]):
+            dm = d[r, 0]
+            for a in range(1, d.shape[1]):
+                dm = _maximum(dm, d[r, a])
+            lo, hi, nan = min(lo, dm), max(hi, dm), nan | (dm != dm)
+        regular = d.shape[0] == 0 or (
+            not nan and _regular(epsilon / (2.0 * lo)) and _regular(epsilon / (2.0 * hi))
+        )
+    return regular
 
 
 @kernel
@@ -218,9 +221,9 @@ def _rnm_select_rows(q: Any, d: Any, scale: float, lams: Any, regular: bool, cod
     k = q.shape[1]
     best_a = 0
     for r in range(q.shape[0]):
-        if lams is not None:
+        if lams.shape[0] != 0:
             lam = lams[r]
-        elif d is not None:
+        elif d.shape[0] != 0:
             dm = d[r, 0]
             for a in range(1, k):
                 dm = _maximum(dm, d[r, a])
@@ -251,7 +254,7 @@ def _permute_and_flip_rows(q: Any, d: Any, scale: float, regular: bool, rng: Any
     k = q.shape[1]
     best_a = 0
     for r in range(q.shape[0]):
-        if d is not None:
+        if d.shape[0] != 0:
             dm = d[r, 0]
             for a in range(1, k):
                 dm = _maximum(dm, d[r, a])
@@ -303,7 +306,8 @@ def rnm_row(q: Any, lam: float, code: int, rng: Any) -> int:
     """eq. (3) for one row ``q`` (shape ``(K,)``): ``argmax(u + z)`` with the gaps
     ``u = (q - max q) * lam`` (:func:`scaled_gap`), ``lam = 1 / scale``, and ``z`` standard noise
     of family ``NOISES[code]`` drawn for the candidates in order; ``numpy.argmax``'s rule."""
-    return _rnm_select_rows(q[None, :], None, lam, None, True, code, rng, None)
+    q2 = q[None, :]
+    return _rnm_select_rows(q2, q2[:0], lam, q[:0], True, code, rng, None)
 
 
 @kernel
@@ -311,7 +315,8 @@ def permute_and_flip_row(q: Any, lam: float, rng: Any) -> int:
     """Permute-and-flip for one row ``q`` with log acceptance probabilities
     ``u = (q - max q) * lam`` (see :class:`PermuteAndFlip`): the accepted candidate
     (``E + u >= 0``, ``E ~ Exp(1)`` drawn in order) of smallest excess ``E + u``."""
-    return _permute_and_flip_rows(q[None, :], None, lam, True, rng, None)
+    q2 = q[None, :]
+    return _permute_and_flip_rows(q2, q2[:0], lam, True, rng, None)
 
 
 @kernel
@@ -324,21 +329,20 @@ def rnmh_row(q: Any, d: Any, epsilon: float, rng: Any) -> int:
 
 @kernel
 def _rnm_rows_lam(q: Any, lam: Any, code: int, rng: Any, out: Any) -> None:
-    _rnm_select_rows(q, None, 0.0, lam, _rows_regular(None, lam, 0.0), code, rng, out)
+    _rnm_select_rows(q, q[:0], 0.0, lam, _rows_regular(q[:0], lam, 0.0), code, rng, out)
 
 
 @kernel
 def rnm_rows(q: Any, d: Any, epsilon: float, code: int, rng: Any, out: Any) -> None:
     """:class:`RNM` on a batch: ``out[r] = rnm_row(q[r], eps / (2 max d[r]), code, rng)``."""
-    regular = _rows_regular(d, None, epsilon)
-    _rnm_select_rows(q, d, epsilon, None, regular, code, rng, out)
+    no_lams = q[:0, 0]
+    _rnm_select_rows(q, d, epsilon, no_lams, _rows_regular(d, no_lams, epsilon), code, rng, out)
 
 
 @kernel
 def permute_and_flip_rows(q: Any, d: Any, epsilon: float, rng: Any, out: Any) -> None:
     """:class:`PermuteAndFlip` on a batch, row by row (:func:`permute_and_flip_row`)."""
-    regular = _rows_regular(d, None, epsilon)
-    _permute_and_flip_rows(q, d, epsilon, regular, rng, out)
+    _permute_and_flip_rows(q, d, epsilon, _rows_regular(d, q[:0, 0], epsilon), rng, out)
 
 
 @kernel
