@@ -338,12 +338,11 @@ def rs_select_rows(q: Any, d: Any, epsilon: float, eta: float, method: int, gamm
             q_max = max(q_max, q[i, a])
         best, best_a, first_nan = -math.inf, 0, -1
         for a in range(k):
-            v = -math.inf
-            if counts[i * k + a] > 0:
+            if counts[i * k + a] > 0:  # a cell never drawn records -inf: never the first max
                 # scale, then the exact shift q - max q (a gap beyond the float range: -inf)
                 v = noise[j] * ((2.0 + eta) * d[i, a] / epsilon) + (q[i, a] - q_max)
                 j += 1
-            best, best_a, first_nan = first_max_step(v, a, best, best_a, first_nan)
+                best, best_a, first_nan = first_max_step(v, a, best, best_a, first_nan)
         out[i] = first_max_index(best_a, first_nan)
     return True
 
