@@ -299,8 +299,9 @@ def _cpu_best_of(fn: Callable[[], object], repeat: int) -> float:
 def per_step(calls: int, repeat: int, ks: list[int], rows: list[int]) -> None:
     """ns per ``select_batch`` call (and per row) at the bandit agents' batch sizes, and ns per
     row of the batch kernel alone (called in a compiled loop, as a fused agent loop does)."""
-    print(f"load average {' '.join(f'{x:.2f}' for x in os.getloadavg())}; CPU time, best of "
-          f"{repeat} x {calls} calls (select_batch) / of {repeat} compiled loops (kernel)\n")  # fmt: skip
+    load = " ".join(f"{x:.2f}" for x in os.getloadavg())
+    print(f"load average {load}; CPU time, best of {repeat} x {calls} calls (select_batch) / "
+          f"of {repeat} compiled loops (kernel)\n")  # fmt: skip
     header = (f"{'selector':<24} {'K':>4} {'R':>4} {'ns/call':>10} {'ns/row':>8} "
               f"{'kernel ns/row':>14} {'1 Exp/cand':>11}")  # fmt: skip
     print(header)
@@ -314,9 +315,12 @@ def per_step(calls: int, repeat: int, ks: list[int], rows: list[int]) -> None:
             kgen = np.random.default_rng(2)
             address = generator_address(kgen)
             n_kernel = max(1, (calls * 100) // (r * k))  # ~ calls * 100 candidate-rows
-            _drive_exponentials(1, r, k, address, out)
-            floor = _cpu_best_of(lambda: _drive_exponentials(n_kernel, r, k, address, out),
-                                 repeat) / n_kernel  # fmt: skip
+
+            def exponentials(n=n_kernel, r=r, k=k, address=address, out=out):
+                return _drive_exponentials(n, r, k, address, out)
+
+            exponentials(1)
+            floor = _cpu_best_of(exponentials, repeat) / n_kernel
             for name, params in PER_STEP_CASES:
                 sel = selectors.make(name, epsilon=EPS, **params)
                 gen = np.random.default_rng(1)
@@ -329,7 +333,7 @@ def per_step(calls: int, repeat: int, ks: list[int], rows: list[int]) -> None:
                 t = _cpu_best_of(loop, repeat) / calls
                 direct = _kernel_loop(name, sel, q, d, address, out)
                 direct(1)  # compile / load
-                t_kernel = _cpu_best_of(lambda direct=direct: direct(n_kernel), repeat) / n_kernel
+                t_kernel = _cpu_best_of(lambda f=direct, n=n_kernel: f(n), repeat) / n_kernel
                 label = name + ("" if not params else f" ({', '.join(map(str, params.values()))})")
                 print(f"{label:<24} {k:>4} {r:>4} {1e9 * t:>10.0f} {1e9 * t / r:>8.0f} "
                       f"{1e9 * t_kernel / r:>14.1f} {1e9 * floor / r:>11.1f}")  # fmt: skip

@@ -30,7 +30,7 @@ from typing import Any, Literal
 import numpy as np
 
 from dpbandits import checks
-from dpbandits.jit import beats, generator_address, generator_at, kernel
+from dpbandits.jit import generator_address, generator_at, kernel
 from dpbandits.selectors.base import FloatArray, IntArray, Selector
 
 __all__ = [

@@ -139,7 +139,9 @@ def test_combined_gem_kernel_is_numpy_loop(kind, k):
     ref = []
     for r in range(R):
         tr = -t if bit[r] != flip[r] else t
-        ref.append(int(np.argmax(c.standard_exponential(k) + naive_gem_scores(q[r], d[r], tr) * lam)))
+        ref.append(
+            int(np.argmax(c.standard_exponential(k) + naive_gem_scores(q[r], d[r], tr) * lam))
+        )
     np.testing.assert_array_equal(out, ref)
     assert _state(a) == _state(c)
 
