@@ -42,6 +42,8 @@ __all__ = [
     "PermuteAndFlip",
     "add_standard_noise",
     "blocked_gaps_argmax",
+    "first_max_index",
+    "first_max_step",
     "noise_code",
     "normalised_gaps",
     "permute_and_flip_row",
