@@ -33,11 +33,12 @@ import os
 import time
 from collections.abc import Callable
 
+import numba
 import numpy as np
 from scipy.stats import spearmanr
 
 from dpbandits import selectors
-from dpbandits.jit import generator_address, generator_at, kernel
+from dpbandits.jit import generator_address, generator_at
 from dpbandits.selectors import gem, noisy_max, random_stopping, simple
 from dpbandits.selectors.random_stopping import sample_tnb
 
@@ -176,70 +177,75 @@ PER_STEP_CASES: list[tuple[str, dict]] = [
 
 
 # --- the batch kernels timed alone: a compiled loop of calls, as a fused agent loop calls them --
-@kernel
+# Compiled at every run, not cached: numba's disk cache of a function is not invalidated when a
+# kernel it calls (and inlines) changes, and these loops must time the kernels as they are now.
+_driver = numba.njit(nogil=True, error_model="numpy")
+
+
+@_driver
 def _drive_rnm(n, q, d, epsilon, code, address, out):  # type: ignore[no-untyped-def]
     rng = generator_at(address)
     for _ in range(n):
         noisy_max.rnm_rows(q, d, epsilon, code, rng, out)
 
 
-@kernel
+@_driver
 def _drive_permute_and_flip(n, q, d, epsilon, address, out):  # type: ignore[no-untyped-def]
     rng = generator_at(address)
     for _ in range(n):
         noisy_max.permute_and_flip_rows(q, d, epsilon, rng, out)
 
 
-@kernel
+@_driver
 def _drive_rnmh(n, q, d, epsilon, address, out):  # type: ignore[no-untyped-def]
     rng = generator_at(address)
     for _ in range(n):
         noisy_max.rnmh_rows(q, d, epsilon, rng, out)
 
 
-@kernel
+@_driver
 def _drive_gem(n, q, d, t, ts, lam, code, method, address, out):  # type: ignore[no-untyped-def]
     rng = generator_at(address)
     for _ in range(n):
         gem.gem_rows(q, d, t, ts, lam, code, method, rng, out)
 
 
-@kernel
+@_driver
 def _drive_combined_gem(n, q, d, t, p_keep, lam, code, method, address, out):  # type: ignore[no-untyped-def]  # noqa: E501
     rng = generator_at(address)
     for _ in range(n):
         gem.combined_gem_rows(q, d, t, p_keep, lam, code, method, rng, out)
 
 
-@kernel
+@_driver
 def _drive_rs(n, q, d, epsilon, eta, method, gamma, cdf, address, out):  # type: ignore[no-untyped-def]  # noqa: E501
     rng = generator_at(address)
     for _ in range(n):
         random_stopping.rs_select_rows(q, d, epsilon, eta, method, gamma, cdf, rng, out)
 
 
-@kernel
+@_driver
 def _drive_krr(n, q, p_keep, address, out):  # type: ignore[no-untyped-def]
     rng = generator_at(address)
     for _ in range(n):
         simple.krr_select_rows(q, p_keep, rng, out)
 
 
-@kernel
+@_driver
 def _drive_greedy(n, q, address, out):  # type: ignore[no-untyped-def]
     rng = generator_at(address)
     for _ in range(n):
         simple.argmax_ties_rows(q, rng, out)
 
 
-@kernel
+@_driver
 def _drive_uniform(n, k, address, out):  # type: ignore[no-untyped-def]
     rng = generator_at(address)
     for _ in range(n):
         simple.uniform_rows(k, rng, out)
 
 
-@kernel
+@_driver
 def _drive_exponentials(n, r, k, address, out):  # type: ignore[no-untyped-def]
     rng = generator_at(address)
     total = 0.0

@@ -226,11 +226,20 @@ def gem_shift_row(q: Any, d: Any, t: float, s: Any) -> bool:
 
 
 @kernel
+def _row_shift(t: float, ts: Any, r: int) -> float:
+    """Row ``r``'s shift: ``ts[r]`` if ``ts`` is given and not empty, else ``t``."""
+    if ts is not None:
+        if ts.shape[0] != 0:
+            return ts[r]
+    return t
+
+
+@kernel
 def _shifts_finite(q: Any, d: Any, t: float, ts: Any) -> bool:
     """Whether every ``q[r] - t_r d[r]`` is finite, ``t_r = ts[r]`` if ``ts`` is not empty,
     else ``t`` (GEM needs it; checked for the whole batch before anything is drawn)."""
     for r in range(q.shape[0]):
-        tr = t if ts.shape[0] == 0 else ts[r]
+        tr = _row_shift(t, ts, r)
         for a in range(q.shape[1]):
             if not math.isfinite(q[r, a] - d[r, a] * tr):
                 return False
@@ -239,8 +248,10 @@ def _shifts_finite(q: Any, d: Any, t: float, ts: Any) -> bool:
 
 # -- GEM's selection, written once as loops over the rows of 2-D arrays, called once per batch
 # (a call per row passing arrays costs ~10-20 ns per array, more than the selection at small
-# K); gem_row calls the same loops on one-row views, with out=None (the last row's selection
-# is returned). The row's shift is ts[r] if ts is not empty, else t; q - t d must be finite.
+# K); gem_row calls the same loops on one-row views, with ts=None and out=None (the last row's
+# selection is returned): an absent array is None, not an empty view (a view made and passed
+# costs more than a row's selection). The row's shift is ts[r] if ts is given and not empty,
+# else t; q - t d must be finite.
 @kernel
 def _gem_pairwise_rows(q: Any, d: Any, t: float, ts: Any, lam: float, code: int, rng: Any,
                        out: Any) -> int:  # fmt: skip
@@ -250,7 +261,7 @@ def _gem_pairwise_rows(q: Any, d: Any, t: float, ts: Any, lam: float, code: int,
     k = q.shape[1]
     best_a = 0
     for r in range(q.shape[0]):
-        tr = t if ts.shape[0] == 0 else ts[r]
+        tr = _row_shift(t, ts, r)
         best, best_a, first_nan = -math.inf, 0, -1
         for a in range(k):
             ua = _terms_min(0.0, q, d, r, a, tr, True)
@@ -270,7 +281,7 @@ def _gem_shortcut_rows(q: Any, d: Any, t: float, ts: Any, lam: float, code: int,
     k = q.shape[1]
     best_a = 0
     for r in range(q.shape[0]):
-        tr = t if ts.shape[0] == 0 else ts[r]
+        tr = _row_shift(t, ts, r)
         for a in range(k):
             s[a] = q[r, a] - d[r, a] * tr
             u[a] = 0.0  # the a' = a term is exactly 0
@@ -292,12 +303,12 @@ def gem_row(q: Any, d: Any, t: float, lam: float, code: int, method: int, s: Any
     scores ``q'`` of eq. (6) with shift ``t``; standard noise of family ``NOISES[code]`` drawn
     for the candidates in order, ``numpy.argmax``'s rule. ``s`` and ``u`` are work rows of
     length ``K``. Returns -1, having drawn nothing, if ``q - t d`` is not finite."""
-    q2, d2, no_ts = q[None, :], d[None, :], s[:0]
-    if not _shifts_finite(q2, d2, t, no_ts):
+    q2, d2 = q[None, :], d[None, :]
+    if not _shifts_finite(q2, d2, t, None):
         return -1
     if method == 0:
-        return _gem_pairwise_rows(q2, d2, t, no_ts, lam, code, rng, None)
-    return _gem_shortcut_rows(q2, d2, t, no_ts, lam, code, method, s, u, rng, None)
+        return _gem_pairwise_rows(q2, d2, t, None, lam, code, rng, None)
+    return _gem_shortcut_rows(q2, d2, t, None, lam, code, method, s, u, rng, None)
 
 
 @kernel

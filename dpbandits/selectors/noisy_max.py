@@ -184,22 +184,22 @@ def _batch_lam(lam: float, regular: bool) -> float:
 # ~10-20 ns per array (reference counting), more than the selection itself at small K; the
 # one-row kernels call the same loops on a one-row view, with ``out=None`` (the selection of
 # the last row is returned). The inverse scale of row r (``_rows_regular`` for ``regular``):
-# ``lams[r]`` if ``lams`` is not empty, else ``scale / (2 max d[r])`` if ``d`` has rows, else
-# ``scale``.
+# ``lams[r]`` if ``lams`` is given, ``scale / (2 max d[r])`` if ``d`` is (never both), else
+# ``scale``. An absent array is None, not an empty view: a view made and passed costs more than
+# the selection of a row, and numba compiles the code of a None argument away.
 @kernel
 def _rows_regular(d: Any, lams: Any, epsilon: float) -> bool:
-    """Whether every row's inverse scale (``lams`` if not empty, else ``eps / (2 max d[r])``)
-    is regular.
+    """Whether every row's inverse scale (``lams[r]``, or ``eps / (2 max d[r])``) is regular.
 
     From ``d``: ``eps / (2 D)`` is monotone in ``D`` on each side of 0 (so is its rounding),
     hence every row's is regular iff no row maximum is NaN and the smallest's and the
     largest's are: two divisions per batch instead of one per row (a zero or a sign change
     between them makes one of the two irregular)."""
-    if lams.shape[0] != 0:
-        regular = True
+    regular = True
+    if lams is not None:
         for r in range(lams.shape[0]):
             regular = regular and _regular(lams[r])
-    else:
+    if d is not None:
         lo, hi, nan = math.inf, -math.inf, False
         for r in range(d.shape[0]):
             dm = d[r, 0]
@@ -207,7 +207,9 @@ def _rows_regular(d: Any, lams: Any, epsilon: float) -> bool:
                 dm = _maximum(dm, d[r, a])
             lo, hi, nan = min(lo, dm), max(hi, dm), nan | (dm != dm)
         regular = d.shape[0] == 0 or (
-            not nan and _regular(epsilon / (2.0 * lo)) and _regular(epsilon / (2.0 * hi))
+            not nan
+            and _regular(epsilon / (2.0 * lo))
+            and (hi == lo or _regular(epsilon / (2.0 * hi)))
         )
     return regular
 
@@ -223,15 +225,12 @@ def _rnm_select_rows(q: Any, d: Any, scale: float, lams: Any, regular: bool, cod
     k = q.shape[1]
     best_a = 0
     for r in range(q.shape[0]):
-        if lams.shape[0] != 0:
-            lam = lams[r]
-        elif d.shape[0] != 0:
+        lam = scale if lams is None else lams[r]
+        if d is not None:
             dm = d[r, 0]
             for a in range(1, k):
                 dm = _maximum(dm, d[r, a])
             lam = scale / (2.0 * dm)
-        else:
-            lam = scale
         lam = _batch_lam(lam, regular)
         m = q[r, 0]
         for a in range(1, k):
@@ -256,13 +255,12 @@ def _permute_and_flip_rows(q: Any, d: Any, scale: float, regular: bool, rng: Any
     k = q.shape[1]
     best_a = 0
     for r in range(q.shape[0]):
-        if d.shape[0] != 0:
+        lam = scale
+        if d is not None:
             dm = d[r, 0]
             for a in range(1, k):
                 dm = _maximum(dm, d[r, a])
             lam = scale / (2.0 * dm)
-        else:
-            lam = scale
         lam = _batch_lam(lam, regular)
         m = q[r, 0]
         for a in range(1, k):
@@ -308,8 +306,7 @@ def rnm_row(q: Any, lam: float, code: int, rng: Any) -> int:
     """eq. (3) for one row ``q`` (shape ``(K,)``): ``argmax(u + z)`` with the gaps
     ``u = (q - max q) * lam`` (:func:`scaled_gap`), ``lam = 1 / scale``, and ``z`` standard noise
     of family ``NOISES[code]`` drawn for the candidates in order; ``numpy.argmax``'s rule."""
-    q2 = q[None, :]
-    return _rnm_select_rows(q2, q2[:0], lam, q[:0], True, code, rng, None)
+    return _rnm_select_rows(q[None, :], None, lam, None, True, code, rng, None)
 
 
 @kernel
@@ -317,8 +314,7 @@ def permute_and_flip_row(q: Any, lam: float, rng: Any) -> int:
     """Permute-and-flip for one row ``q`` with log acceptance probabilities
     ``u = (q - max q) * lam`` (see :class:`PermuteAndFlip`): the accepted candidate
     (``E + u >= 0``, ``E ~ Exp(1)`` drawn in order) of smallest excess ``E + u``."""
-    q2 = q[None, :]
-    return _permute_and_flip_rows(q2, q2[:0], lam, True, rng, None)
+    return _permute_and_flip_rows(q[None, :], None, lam, True, rng, None)
 
 
 @kernel
@@ -331,20 +327,19 @@ def rnmh_row(q: Any, d: Any, epsilon: float, rng: Any) -> int:
 
 @kernel
 def _rnm_rows_lam(q: Any, lam: Any, code: int, rng: Any, out: Any) -> None:
-    _rnm_select_rows(q, q[:0], 0.0, lam, _rows_regular(q[:0], lam, 0.0), code, rng, out)
+    _rnm_select_rows(q, None, 0.0, lam, _rows_regular(None, lam, 0.0), code, rng, out)
 
 
 @kernel
 def rnm_rows(q: Any, d: Any, epsilon: float, code: int, rng: Any, out: Any) -> None:
     """:class:`RNM` on a batch: ``out[r] = rnm_row(q[r], eps / (2 max d[r]), code, rng)``."""
-    no_lams = q[:0, 0]
-    _rnm_select_rows(q, d, epsilon, no_lams, _rows_regular(d, no_lams, epsilon), code, rng, out)
+    _rnm_select_rows(q, d, epsilon, None, _rows_regular(d, None, epsilon), code, rng, out)
 
 
 @kernel
 def permute_and_flip_rows(q: Any, d: Any, epsilon: float, rng: Any, out: Any) -> None:
     """:class:`PermuteAndFlip` on a batch, row by row (:func:`permute_and_flip_row`)."""
-    _permute_and_flip_rows(q, d, epsilon, _rows_regular(d, q[:0, 0], epsilon), rng, out)
+    _permute_and_flip_rows(q, d, epsilon, _rows_regular(d, None, epsilon), rng, out)
 
 
 @kernel
