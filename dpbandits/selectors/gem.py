@@ -285,7 +285,10 @@ def _gem_shortcut_rows(q: Any, d: Any, t: float, ts: Any, lam: float, code: int,
         for a in range(k):
             s[a] = q[r, a] - d[r, a] * tr
             u[a] = 0.0  # the a' = a term is exactly 0
-        gem_terms_row(s, d[r], u, method)
+        if method == 1:
+            gem_front_row(s, d[r], u)
+        else:
+            gem_hull_row(s, d[r], u, max(2, k // 4))
         best, best_a, first_nan = -math.inf, 0, -1
         for a in range(k):
             v = standard_noise(code, rng) + u[a] * lam  # q' <= 0: 0 stays 0, -inf stays -inf
@@ -338,7 +341,8 @@ def gem_rows(q: Any, d: Any, t: float, ts: Any, lam: float, code: int, method: i
         _gem_pairwise_rows(q, d, t, ts, lam, code, rng, out)
     else:
         k = q.shape[1]
-        _gem_shortcut_rows(q, d, t, ts, lam, code, method, np.empty(k), np.empty(k), rng, out)
+        work = np.empty(2 * k)  # one allocation for the two work rows
+        _gem_shortcut_rows(q, d, t, ts, lam, code, method, work[:k], work[k:], rng, out)
     return True
 
 
