@@ -168,3 +168,41 @@ def test_ranking_kernels_are_numpy_loops(kind, k):
         simple.krr_select_rows(q, p_keep, a, out)
         np.testing.assert_array_equal(out, _numpy_krr(q, eps, c))
         assert _state(a) == _state(c)
+
+
+def _scaled_gaps(q, lam):
+    """``(q - max q) * lam`` row-wise, maximisers 0 and -inf gaps -inf whatever ``lam``."""
+    g = q - q.max(axis=1, keepdims=True)
+    with np.errstate(invalid="ignore"):
+        u = g * lam[:, None]
+    u[g == 0.0] = 0.0
+    u[g == -np.inf] = -np.inf
+    return u
+
+
+@pytest.mark.parametrize(
+    "eps,extreme", [(0.8, 1.0), (0.8, 0.0), (0.8, 1e-320), (1e-20, 1e308), (1e-20, 1.0)]
+)
+def test_a_batch_with_an_extreme_inverse_scale_goes_through_the_scale(eps, extreme):
+    # one row whose eps / (2 max d) is infinite or 0 makes the whole batch use 1 / (1 / lam)
+    # (the former numpy code's noise scale and back), every other row too
+    g = np.random.default_rng(11)
+    q, d = g.normal(size=(R, 4)), g.uniform(1e-3, 1e3, size=(R, 4))
+    d[R // 2] = extreme
+    with np.errstate(over="ignore", divide="ignore"):
+        lam = eps / (2.0 * d.max(axis=1))
+        if not np.all((lam > 0.0) & (lam < np.inf)):
+            lam = 1.0 / (1.0 / lam)
+    gaps = _scaled_gaps(q, lam)
+    for code, noise in enumerate(noisy_max.NOISES):
+        a, c = np.random.default_rng(code), np.random.default_rng(code)
+        out = np.empty(R, dtype=np.int64)
+        noisy_max.rnm_rows(q, d, eps, code, a, out)
+        ref = [int(np.argmax(gaps[r] + _reference_noise(noise, c, 4))) for r in range(R)]
+        np.testing.assert_array_equal(out, ref)
+        assert _state(a) == _state(c)
+    a, c = np.random.default_rng(13), np.random.default_rng(13)
+    noisy_max.permute_and_flip_rows(q, d, eps, a, out)
+    x = c.standard_exponential((R, 4)) + gaps
+    np.testing.assert_array_equal(out, np.argmin(np.where(x >= 0.0, x, np.inf), axis=1))
+    assert _state(a) == _state(c)
