@@ -183,61 +183,51 @@ def _batch_lam(lam: float, regular: bool) -> float:
 # (indexed ``x[r, a]``), called once per batch. A call per row passing arrays would cost
 # ~10-20 ns per array (reference counting), more than the selection itself at small K; the
 # one-row kernels call the same loops on a one-row view, with ``out=None`` (the selection of
-# the last row is returned). The inverse scale of row r (``_rows_regular`` for ``regular``):
-# ``lams[r]`` if ``lams`` is given, ``scale / (2 max d[r])`` if ``d`` is (never both), else
-# ``scale``. An absent array is None, not an empty view: a view made and passed costs more than
-# the selection of a row, and numba compiles the code of a None argument away.
+# the last row is returned). The inverse scale of row r is ``lams[r]``, or ``lam`` when
+# ``lams`` is None (not an empty view: a view made and passed costs more than a row's
+# selection, and numba compiles the code of a None argument away), through
+# :func:`_batch_lam` with ``regular``.
 @kernel
-def _rows_regular(d: Any, lams: Any, epsilon: float) -> bool:
-    """Whether every row's inverse scale (``lams[r]``, or ``eps / (2 max d[r])``) is regular.
-
-    From ``d``: ``eps / (2 D)`` is monotone in ``D`` on each side of 0 (so is its rounding),
-    hence every row's is regular iff no row maximum is NaN and the smallest's and the
-    largest's are: two divisions per batch instead of one per row (a zero or a sign change
-    between them makes one of the two irregular)."""
+def _lams_regular(lams: Any) -> bool:
+    """Whether every inverse scale ``lams[r]`` is regular (:func:`_regular`)."""
     regular = True
-    if lams is not None:
-        for r in range(lams.shape[0]):
-            regular = regular and _regular(lams[r])
-    if d is not None:
-        lo, hi, nan = math.inf, -math.inf, False
-        for r in range(d.shape[0]):
-            dm = d[r, 0]
-            for a in range(1, d.shape[1]):
-                dm = _maximum(dm, d[r, a])
-            lo, hi, nan = min(lo, dm), max(hi, dm), nan | (dm != dm)
-        regular = d.shape[0] == 0 or (
-            not nan
-            and _regular(epsilon / (2.0 * lo))
-            and (hi == lo or _regular(epsilon / (2.0 * hi)))
-        )
+    for r in range(lams.shape[0]):
+        regular = regular and _regular(lams[r])
     return regular
 
 
 @kernel
-def _rnm_select_rows(q: Any, d: Any, scale: float, lams: Any, regular: bool, code: int,
-                     rng: Any, out: Any) -> int:  # fmt: skip
+def _inverse_scales(d: Any, epsilon: float, lams: Any) -> bool:
+    """``lams[r] = eps / (2 max d[r])`` for every row (:func:`rnm_inverse_scale`); whether they
+    are all regular. Computed once, before the selection loop, off its critical path."""
+    regular = True
+    for r in range(d.shape[0]):
+        dm = d[r, 0]
+        for a in range(1, d.shape[1]):
+            dm = _maximum(dm, d[r, a])
+        lams[r] = epsilon / (2.0 * dm)
+        regular = regular and _regular(lams[r])
+    return regular
+
+
+@kernel
+def _rnm_select_rows(q: Any, lam: float, lams: Any, regular: bool, code: int, rng: Any,
+                     out: Any) -> int:  # fmt: skip
     """eq. (3) on every row of the 2-D ``q``: ``argmax(u + z)`` with the gaps
-    ``u = (q - max q) * lam`` (:func:`scaled_gap`; ``lam`` per row, see above, through
-    :func:`_batch_lam`) and ``z`` standard noise of family ``NOISES[code]`` drawn for the
-    candidates in order; ``numpy.argmax``'s rule. Into ``out[r]`` (unless ``out`` is None);
-    returns the last row's selection."""
+    ``u = (q - max q) * lam`` (:func:`scaled_gap`; ``lam`` per row, see above) and ``z``
+    standard noise of family ``NOISES[code]`` drawn for the candidates in order;
+    ``numpy.argmax``'s rule. Into ``out[r]`` (unless ``out`` is None); returns the last row's
+    selection."""
     k = q.shape[1]
     best_a = 0
     for r in range(q.shape[0]):
-        lam = scale if lams is None else lams[r]
-        if d is not None:
-            dm = d[r, 0]
-            for a in range(1, k):
-                dm = _maximum(dm, d[r, a])
-            lam = scale / (2.0 * dm)
-        lam = _batch_lam(lam, regular)
+        lr = _batch_lam(lam if lams is None else lams[r], regular)
         m = q[r, 0]
         for a in range(1, k):
             m = _maximum(m, q[r, a])
         best, best_a, first_nan = -math.inf, 0, -1
         for a in range(k):
-            v = scaled_gap(q[r, a], m, lam) + standard_noise(code, rng)
+            v = scaled_gap(q[r, a], m, lr) + standard_noise(code, rng)
             best, best_a, first_nan = first_max_step(v, a, best, best_a, first_nan)
         best_a = first_max_index(best_a, first_nan)
         if out is not None:
@@ -246,7 +236,7 @@ def _rnm_select_rows(q: Any, d: Any, scale: float, lams: Any, regular: bool, cod
 
 
 @kernel
-def _permute_and_flip_rows(q: Any, d: Any, scale: float, regular: bool, rng: Any,
+def _permute_and_flip_rows(q: Any, lam: float, lams: Any, regular: bool, rng: Any,
                            out: Any) -> int:  # fmt: skip
     """Permute-and-flip on every row of the 2-D ``q`` with log acceptance probabilities
     ``u = (q - max q) * lam`` (``lam`` per row as for :func:`_rnm_select_rows`; see
@@ -255,13 +245,7 @@ def _permute_and_flip_rows(q: Any, d: Any, scale: float, regular: bool, rng: Any
     k = q.shape[1]
     best_a = 0
     for r in range(q.shape[0]):
-        lam = scale
-        if d is not None:
-            dm = d[r, 0]
-            for a in range(1, k):
-                dm = _maximum(dm, d[r, a])
-            lam = scale / (2.0 * dm)
-        lam = _batch_lam(lam, regular)
+        lr = _batch_lam(lam if lams is None else lams[r], regular)
         m = q[r, 0]
         for a in range(1, k):
             m = _maximum(m, q[r, a])
@@ -270,7 +254,7 @@ def _permute_and_flip_rows(q: Any, d: Any, scale: float, regular: bool, rng: Any
         for a in range(k):
             # E >= -u <=> E + u >= 0 exactly: a rounded sum has the sign of the exact one; a
             # maximiser (u = 0) always accepts, so some candidate does
-            x = rng.standard_exponential() + scaled_gap(q[r, a], m, lam)
+            x = rng.standard_exponential() + scaled_gap(q[r, a], m, lr)
             # numpy.argmin's first minimum among the accepted (x >= 0; a NaN never comes
             # first), without a branch on the random acceptance
             accepted = x >= 0.0
@@ -306,7 +290,7 @@ def rnm_row(q: Any, lam: float, code: int, rng: Any) -> int:
     """eq. (3) for one row ``q`` (shape ``(K,)``): ``argmax(u + z)`` with the gaps
     ``u = (q - max q) * lam`` (:func:`scaled_gap`), ``lam = 1 / scale``, and ``z`` standard noise
     of family ``NOISES[code]`` drawn for the candidates in order; ``numpy.argmax``'s rule."""
-    return _rnm_select_rows(q[None, :], None, lam, None, True, code, rng, None)
+    return _rnm_select_rows(q[None, :], lam, None, True, code, rng, None)
 
 
 @kernel
@@ -314,7 +298,7 @@ def permute_and_flip_row(q: Any, lam: float, rng: Any) -> int:
     """Permute-and-flip for one row ``q`` with log acceptance probabilities
     ``u = (q - max q) * lam`` (see :class:`PermuteAndFlip`): the accepted candidate
     (``E + u >= 0``, ``E ~ Exp(1)`` drawn in order) of smallest excess ``E + u``."""
-    return _permute_and_flip_rows(q[None, :], None, lam, True, rng, None)
+    return _permute_and_flip_rows(q[None, :], lam, None, True, rng, None)
 
 
 @kernel
@@ -327,19 +311,21 @@ def rnmh_row(q: Any, d: Any, epsilon: float, rng: Any) -> int:
 
 @kernel
 def _rnm_rows_lam(q: Any, lam: Any, code: int, rng: Any, out: Any) -> None:
-    _rnm_select_rows(q, None, 0.0, lam, _rows_regular(None, lam, 0.0), code, rng, out)
+    _rnm_select_rows(q, 0.0, lam, _lams_regular(lam), code, rng, out)
 
 
 @kernel
 def rnm_rows(q: Any, d: Any, epsilon: float, code: int, rng: Any, out: Any) -> None:
     """:class:`RNM` on a batch: ``out[r] = rnm_row(q[r], eps / (2 max d[r]), code, rng)``."""
-    _rnm_select_rows(q, d, epsilon, None, _rows_regular(d, None, epsilon), code, rng, out)
+    lams = np.empty(q.shape[0])
+    _rnm_select_rows(q, 0.0, lams, _inverse_scales(d, epsilon, lams), code, rng, out)
 
 
 @kernel
 def permute_and_flip_rows(q: Any, d: Any, epsilon: float, rng: Any, out: Any) -> None:
     """:class:`PermuteAndFlip` on a batch, row by row (:func:`permute_and_flip_row`)."""
-    _permute_and_flip_rows(q, d, epsilon, _rows_regular(d, None, epsilon), rng, out)
+    lams = np.empty(q.shape[0])
+    _permute_and_flip_rows(q, 0.0, lams, _inverse_scales(d, epsilon, lams), rng, out)
 
 
 @kernel
