@@ -317,6 +317,10 @@ def _rnm_rows_lam(q: Any, lam: Any, code: int, rng: Any, out: Any) -> None:
 @kernel
 def rnm_rows(q: Any, d: Any, epsilon: float, code: int, rng: Any, out: Any) -> None:
     """:class:`RNM` on a batch: ``out[r] = rnm_row(q[r], eps / (2 max d[r]), code, rng)``."""
+    if q.shape[0] == 1:  # one row (one replication): its scale as a scalar, no allocation
+        lam = rnm_inverse_scale(d[0], epsilon)
+        _rnm_select_rows(q, lam, None, _regular(lam), code, rng, out)
+        return
     lams = np.empty(q.shape[0])
     _rnm_select_rows(q, 0.0, lams, _inverse_scales(d, epsilon, lams), code, rng, out)
 
@@ -324,6 +328,10 @@ def rnm_rows(q: Any, d: Any, epsilon: float, code: int, rng: Any, out: Any) -> N
 @kernel
 def permute_and_flip_rows(q: Any, d: Any, epsilon: float, rng: Any, out: Any) -> None:
     """:class:`PermuteAndFlip` on a batch, row by row (:func:`permute_and_flip_row`)."""
+    if q.shape[0] == 1:  # one row (one replication): its scale as a scalar, no allocation
+        lam = rnm_inverse_scale(d[0], epsilon)
+        _permute_and_flip_rows(q, lam, None, _regular(lam), rng, out)
+        return
     lams = np.empty(q.shape[0])
     _permute_and_flip_rows(q, 0.0, lams, _inverse_scales(d, epsilon, lams), rng, out)
 
