@@ -64,10 +64,19 @@ def test_noisy_max_kernels_are_numpy_argmax_loops(kind, k):
         np.testing.assert_array_equal(batch, ref)
         np.testing.assert_array_equal(rows, ref)
         assert _state(a) == _state(b) == _state(c)
+        e, one, singles = np.random.default_rng(code), np.empty(1, dtype=np.int64), []
+        for r in range(R):  # batches of one row (one replication) take another path
+            noisy_max.rnm_rows(q[r : r + 1], d[r : r + 1], eps, code, e, one)
+            singles.append(one[0])
+        np.testing.assert_array_equal(singles, ref)
     a, b, c = (np.random.default_rng(7) for _ in range(3))
     batch = np.empty(R, dtype=np.int64)
     noisy_max.permute_and_flip_rows(q, d, eps, a, batch)
     rows = [noisy_max.permute_and_flip_row(q[r], lam[r], b) for r in range(R)]
+    e, one, singles = np.random.default_rng(7), np.empty(1, dtype=np.int64), []
+    for r in range(R):
+        noisy_max.permute_and_flip_rows(q[r : r + 1], d[r : r + 1], eps, e, one)
+        singles.append(one[0])
     ref = []
     for r in range(R):
         x = c.standard_exponential(k) + gaps[r]
@@ -75,6 +84,7 @@ def test_noisy_max_kernels_are_numpy_argmax_loops(kind, k):
             ref.append(int(np.argmin(np.where(x >= 0.0, x, np.inf))))
     np.testing.assert_array_equal(batch, ref)
     np.testing.assert_array_equal(rows, ref)
+    np.testing.assert_array_equal(singles, ref)
     assert _state(a) == _state(b) == _state(c)
     a, b, c = (np.random.default_rng(8) for _ in range(3))
     noisy_max.rnmh_rows(q, d, eps, a, batch)
