@@ -323,8 +323,8 @@ def rs_select_rows(q: Any, d: Any, epsilon: float, eta: float, method: int, gamm
     drawn = 0
     for c in range(r * k):
         drawn += counts[c] > 0
-    work = np.empty(2 * drawn)  # one allocation: the counts as floats, then their noise
-    m, noise = work[:drawn], work[drawn:]
+    m = np.empty(drawn)
+    noise = np.empty(drawn)
     j = 0
     for c in range(r * k):
         if counts[c] > 0:
