@@ -18,21 +18,28 @@ speed-up column is always against the per-row loop.
 
 ``--per-step`` times instead the private bandit agents' per-step call: ``sel.select_batch(q, d,
 rng)`` (the validated-input hook the agents call once per step) at R in {1, 100} rows and K in
-{2, 10} candidates, for the report-noisy-max and GEM families, in ns per call and per row
-(best of ``--repeat`` loops of ``--calls`` calls, after one warm-up call that also compiles).
+{2, 10} candidates (``--r``, ``--k`` to change), for every compiled selector, in ns per call and
+per row (best CPU time of ``--repeat`` loops of ``--calls`` calls, after one warm-up call that
+also compiles); and, in the same run, ns per row of the batch kernel behind it alone
+(``gem_rows``, ``rnm_rows``, ...: a compiled loop of calls with a Generator by address, as a
+fused agent loop calls them) next to the time of one standard exponential per candidate.
 """
 
 from __future__ import annotations
 
 import argparse
 import math
+import os
 import time
 from collections.abc import Callable
 
+import numba
 import numpy as np
 from scipy.stats import spearmanr
 
 from dpbandits import selectors
+from dpbandits.jit import generator_address, generator_at
+from dpbandits.selectors import gem, noisy_max, random_stopping, simple
 from dpbandits.selectors.random_stopping import sample_tnb
 
 EPS = 1.0
@@ -169,17 +176,157 @@ PER_STEP_CASES: list[tuple[str, dict]] = [
 ]
 
 
-def per_step(calls: int, repeat: int) -> None:
-    """ns per ``select_batch`` call (and per row) at the bandit agents' batch sizes."""
-    print(f"select_batch(q, d, rng): best of {repeat} x {calls} calls\n")
-    header = f"{'selector':<24} {'K':>3} {'R':>4} {'ns/call':>10} {'ns/row':>8}"
+# --- the batch kernels timed alone: a compiled loop of calls, as a fused agent loop calls them --
+# Compiled at every run, not cached: numba's disk cache of a function is not invalidated when a
+# kernel it calls (and inlines) changes, and these loops must time the kernels as they are now.
+_driver = numba.njit(nogil=True, error_model="numpy")
+
+
+@_driver
+def _drive_rnm(n, q, d, epsilon, code, address, out):  # type: ignore[no-untyped-def]
+    rng = generator_at(address)
+    for _ in range(n):
+        noisy_max.rnm_rows(q, d, epsilon, code, rng, out)
+
+
+@_driver
+def _drive_permute_and_flip(n, q, d, epsilon, address, out):  # type: ignore[no-untyped-def]
+    rng = generator_at(address)
+    for _ in range(n):
+        noisy_max.permute_and_flip_rows(q, d, epsilon, rng, out)
+
+
+@_driver
+def _drive_rnmh(n, q, d, epsilon, address, out):  # type: ignore[no-untyped-def]
+    rng = generator_at(address)
+    for _ in range(n):
+        noisy_max.rnmh_rows(q, d, epsilon, rng, out)
+
+
+@_driver
+def _drive_gem(n, q, d, t, ts, lam, code, method, address, out):  # type: ignore[no-untyped-def]
+    rng = generator_at(address)
+    for _ in range(n):
+        gem.gem_rows(q, d, t, ts, lam, code, method, rng, out)
+
+
+@_driver
+def _drive_combined_gem(n, q, d, t, p_keep, lam, code, method, address, out):  # type: ignore[no-untyped-def]  # noqa: E501
+    rng = generator_at(address)
+    for _ in range(n):
+        gem.combined_gem_rows(q, d, t, p_keep, lam, code, method, rng, out)
+
+
+@_driver
+def _drive_rs(n, q, d, epsilon, eta, method, gamma, cdf, address, out):  # type: ignore[no-untyped-def]  # noqa: E501
+    rng = generator_at(address)
+    for _ in range(n):
+        random_stopping.rs_select_rows(q, d, epsilon, eta, method, gamma, cdf, rng, out)
+
+
+@_driver
+def _drive_krr(n, q, p_keep, address, out):  # type: ignore[no-untyped-def]
+    rng = generator_at(address)
+    for _ in range(n):
+        simple.krr_select_rows(q, p_keep, rng, out)
+
+
+@_driver
+def _drive_greedy(n, q, address, out):  # type: ignore[no-untyped-def]
+    rng = generator_at(address)
+    for _ in range(n):
+        simple.argmax_ties_rows(q, rng, out)
+
+
+@_driver
+def _drive_uniform(n, k, address, out):  # type: ignore[no-untyped-def]
+    rng = generator_at(address)
+    for _ in range(n):
+        simple.uniform_rows(k, rng, out)
+
+
+@_driver
+def _drive_exponentials(n, r, k, address, out):  # type: ignore[no-untyped-def]
+    rng = generator_at(address)
+    total = 0.0
+    for _ in range(n):
+        for _ in range(r * k):
+            total += rng.standard_exponential()
+    out[0] = total > 0.0
+
+
+def _kernel_loop(name: str, sel: selectors.Selector, q: np.ndarray, d: np.ndarray,
+                 address: int, out: np.ndarray) -> Callable[[int], object]:  # fmt: skip
+    """``n -> n`` calls of the batch kernel behind ``sel.select_batch`` in one compiled loop."""
+    r, k = q.shape
+    eps = sel.epsilon
+    method = 0 if k <= gem.PAIRWISE_MAX_K else gem.METHODS.index("hull")  # "auto"
+    p: dict = vars(sel)
+    if name in ("rnm", "exponential_mechanism"):
+        code = noisy_max.noise_code(p["noise"])
+        return lambda n: _drive_rnm(n, q, d, eps, code, address, out)
+    if name == "permute_and_flip":
+        return lambda n: _drive_permute_and_flip(n, q, d, eps, address, out)
+    if name == "rnmh":
+        return lambda n: _drive_rnmh(n, q, d, eps, address, out)
+    if name in ("gem", "mgem"):
+        t, code = sel.t(k), noisy_max.noise_code(p["noise"])  # type: ignore[attr-defined]
+        return lambda n: _drive_gem(n, q, d, t, np.empty(0), eps / 2, code, method, address, out)
+    if name == "combined_gem":
+        eps_g = sel.epsilon_g  # type: ignore[attr-defined]
+        t, code = gem.gem_t(k, eps_g, p["beta"]), noisy_max.noise_code(p["noise"])
+        p_keep = 1.0 / (1.0 + math.exp(-sel.epsilon_c))  # type: ignore[attr-defined]
+        return lambda n: _drive_combined_gem(n, q, d, t, p_keep, eps_g / 2, code, method,
+                                             address, out)  # fmt: skip
+    if name in ("rs", "rs_tnb"):
+        eta, gamma = p.get("eta", 1.0), p["gamma"]
+        tnb, cdf = random_stopping.tnb_method(eta, gamma)
+        return lambda n: _drive_rs(n, q, d, eps, eta, tnb, gamma, cdf, address, out)
+    if name == "krr":
+        p_keep = 1.0 / (1.0 + (k - 1) * math.exp(-eps))
+        return lambda n: _drive_krr(n, q, p_keep, address, out)
+    if name == "greedy":
+        return lambda n: _drive_greedy(n, q, address, out)
+    if name == "uniform":
+        return lambda n: _drive_uniform(n, k, address, out)
+    raise ValueError(f"no batch kernel known for {name!r}")
+
+
+def _cpu_best_of(fn: Callable[[], object], repeat: int) -> float:
+    """Best of ``repeat`` CPU times of ``fn()`` (this process only: robust to a busy machine)."""
+    best = math.inf
+    for _ in range(repeat):
+        t0 = time.process_time()
+        fn()
+        best = min(best, time.process_time() - t0)
+    return best
+
+
+def per_step(calls: int, repeat: int, ks: list[int], rows: list[int]) -> None:
+    """ns per ``select_batch`` call (and per row) at the bandit agents' batch sizes, and ns per
+    row of the batch kernel alone (called in a compiled loop, as a fused agent loop does)."""
+    load = " ".join(f"{x:.2f}" for x in os.getloadavg())
+    print(f"load average {load}; CPU time, best of {repeat} x {calls} calls (select_batch) / "
+          f"of {repeat} compiled loops (kernel)\n")  # fmt: skip
+    header = (f"{'selector':<24} {'K':>4} {'R':>4} {'ns/call':>10} {'ns/row':>8} "
+              f"{'kernel ns/row':>14} {'1 Exp/cand':>11}")  # fmt: skip
     print(header)
     print("-" * len(header))
-    for k in (2, 10):
-        for r in (1, 100):
+    for k in ks:
+        for r in rows:
             data = np.random.default_rng(0)
             q = data.uniform(0.0, 1.0, size=(r, k))
             d = data.uniform(0.01, 0.2, size=(r, k))  # windowed-sensitivity scale
+            out = np.empty(max(r, 1), dtype=np.int64)
+            kgen = np.random.default_rng(2)
+            address = generator_address(kgen)
+            n_kernel = max(1, (calls * 100) // (r * k))  # ~ calls * 100 candidate-rows
+
+            def exponentials(n=n_kernel, r=r, k=k, address=address, out=out):
+                return _drive_exponentials(n, r, k, address, out)
+
+            exponentials(1)
+            floor = _cpu_best_of(exponentials, repeat) / n_kernel
             for name, params in PER_STEP_CASES:
                 sel = selectors.make(name, epsilon=EPS, **params)
                 gen = np.random.default_rng(1)
@@ -189,9 +336,13 @@ def per_step(calls: int, repeat: int) -> None:
                     for _ in range(calls):
                         sel.select_batch(q, d, gen)
 
-                t = _best_of(loop, repeat) / calls
+                t = _cpu_best_of(loop, repeat) / calls
+                direct = _kernel_loop(name, sel, q, d, address, out)
+                direct(1)  # compile / load
+                t_kernel = _cpu_best_of(lambda f=direct, n=n_kernel: f(n), repeat) / n_kernel
                 label = name + ("" if not params else f" ({', '.join(map(str, params.values()))})")
-                print(f"{label:<24} {k:>3} {r:>4} {1e9 * t:>10.0f} {1e9 * t / r:>8.0f}")
+                print(f"{label:<24} {k:>4} {r:>4} {1e9 * t:>10.0f} {1e9 * t / r:>8.0f} "
+                      f"{1e9 * t_kernel / r:>14.1f} {1e9 * floor / r:>11.1f}")  # fmt: skip
 
 
 def main() -> None:
@@ -201,9 +352,11 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--per-step", action="store_true", help="time select_batch at R = 1, 100")
     parser.add_argument("--calls", type=int, default=20_000)
+    parser.add_argument("--k", action="append", type=int, help="--per-step K (default 2, 10)")
+    parser.add_argument("--r", action="append", type=int, help="--per-step R (default 1, 100)")
     args = parser.parse_args()
     if args.per_step:
-        per_step(args.calls, args.repeat)
+        per_step(args.calls, args.repeat, args.k or [2, 10], args.r or [1, 100])
         return
     r, rn = args.rows, min(args.naive_rows, args.rows)
     rng = np.random.default_rng(0)

@@ -40,7 +40,7 @@ import numpy as np
 from llvmlite import ir
 from numba.core import caching, cgutils, types
 from numba.extending import intrinsic
-from numba.np.random.generator_core import next_uint32
+from numba.np.random.generator_core import next_uint32, next_uint64
 
 __all__ = [
     "beats",
@@ -300,16 +300,51 @@ def pairwise_sum(x: Any, start: int, n: int) -> float:
 
 
 _U32 = np.uint64(0xFFFFFFFF)
+_U64 = np.uint64(0xFFFFFFFFFFFFFFFF)
+_SHIFT32 = np.uint64(32)
+
+
+@kernel
+def _product_high(x: Any, y: Any) -> Any:
+    """The high 64 bits of the 128-bit product of the uint64 ``x`` and ``y`` (numba has no
+    128-bit integer), from their 32-bit halves; the low 64 bits are ``x * y`` wrapped."""
+    x_lo, x_hi = x & _U32, x >> _SHIFT32
+    y_lo, y_hi = y & _U32, y >> _SHIFT32
+    lo_lo = x_lo * y_lo
+    hi_lo = x_hi * y_lo
+    lo_hi = x_lo * y_hi
+    # the middle column: each term < 2**32, their sum < 3 * 2**32 (no overflow)
+    mid = (lo_lo >> _SHIFT32) + (hi_lo & _U32) + (lo_hi & _U32)
+    return x_hi * y_hi + (hi_lo >> _SHIFT32) + (lo_hi >> _SHIFT32) + (mid >> _SHIFT32)
+
+
+@kernel
+def _lemire_64(k: int, rng: Any) -> int:
+    """numpy's draw of ``rng.integers(0, k)`` for ``2**32 < k < 2**63`` (``random_bounded_uint64``
+    without masking: Lemire's method on one 64-bit word per try, the high 64 bits of
+    ``word * k`` kept unless the low 64 bits fall below ``2**64 mod k``)."""
+    bits = rng.bit_generator
+    excl = np.uint64(k)
+    word = next_uint64(bits)
+    leftover = word * excl  # the low 64 bits of the product (wraps)
+    if leftover < excl:
+        threshold = (_U64 - np.uint64(k - 1)) % excl  # 2**64 mod k
+        while leftover < threshold:
+            word = next_uint64(bits)
+            leftover = word * excl
+    return np.int64(_product_high(word, excl))
 
 
 @kernel
 def integers_below(k: int, rng: Any) -> int:
-    """``rng.integers(0, k)`` for ``k >= 1``: the same draw as numpy (Lemire's method on one
-    32-bit word per try for ``k <= 2**32``), several times faster than numba's version."""
+    """``rng.integers(0, k)`` for ``1 <= k < 2**63``: the same draw as numpy (Lemire's method on
+    one 32-bit word per try for ``k <= 2**32``, on one 64-bit word above), several times faster
+    than numba's version, and with no path that raises or allocates (such a path, even never
+    taken, slows every call in a hot loop)."""
     if k == 1:
         return 0  # numpy draws nothing
     if k > 4294967296:
-        return rng.integers(0, k)
+        return _lemire_64(k, rng)
     bits = rng.bit_generator
     if k == 4294967296:
         return np.int64(next_uint32(bits))

@@ -38,6 +38,8 @@ from dpbandits.selectors.base import (
 )
 from dpbandits.selectors.noisy_max import (
     NoiseName,
+    first_max_index,
+    first_max_step,
     noise_code,
     rnm_select,
     standard_noise,
@@ -103,14 +105,27 @@ def _minimum(o: float, v: float) -> float:
 
 
 @kernel
+def _terms_min(x: float, q: Any, d: Any, r: int, a: int, t: float, shift: bool) -> float:
+    """``min(x, (s[a] - s[b]) / (d[a] + d[b]) for b = 0, 1, ...)`` in that order, on row ``r``
+    of the 2-D ``q``, ``d``: eq. (6)'s terms of candidate ``a`` by brute force, with
+    ``s = q - d t`` (``shift``) or ``s = q`` (``q`` already shifted). Recomputing ``s[b]`` is
+    the same rounding, so no work row is needed."""
+    da = d[r, a]
+    sa = q[r, a] - da * t if shift else q[r, a]
+    for b in range(q.shape[1]):
+        db = d[r, b]
+        sb = q[r, b] - db * t if shift else q[r, b]
+        x = _minimum(x, (sa - sb) / (da + db))
+    return x
+
+
+@kernel
 def gem_pairwise_row(s: Any, d: Any, out: Any) -> None:
     """``out[a] = min(out[a], min_{a'} (s[a] - s[a']) / (d[a] + d[a']))`` for one row, eq. (6)
     by brute force, O(K^2): the terms of each ``a'`` in order."""
-    k = s.shape[0]
-    for b in range(k):
-        sb, db = s[b], d[b]
-        for a in range(k):
-            out[a] = _minimum(out[a], (s[a] - sb) / (d[a] + db))
+    s2, d2 = s[None, :], d[None, :]
+    for a in range(s.shape[0]):
+        out[a] = _terms_min(out[a], s2, d2, 0, a, 0.0, False)
 
 
 @kernel
@@ -212,49 +227,103 @@ def gem_shift_row(q: Any, d: Any, t: float, s: Any) -> bool:
 
 
 @kernel
+def _row_shift(t: float, ts: Any, r: int) -> float:
+    """Row ``r``'s shift: ``ts[r]`` if ``ts`` is given and not empty, else ``t``."""
+    if ts is not None:
+        if ts.shape[0] != 0:
+            return ts[r]
+    return t
+
+
+@kernel
+def _shifts_finite(q: Any, d: Any, t: float, ts: Any) -> bool:
+    """Whether every ``q[r] - t_r d[r]`` is finite, ``t_r = ts[r]`` if ``ts`` is not empty,
+    else ``t`` (GEM needs it; checked for the whole batch before anything is drawn)."""
+    for r in range(q.shape[0]):
+        tr = _row_shift(t, ts, r)
+        for a in range(q.shape[1]):
+            if not math.isfinite(q[r, a] - d[r, a] * tr):
+                return False
+    return True
+
+
+# -- GEM's selection, written once as loops over the rows of 2-D arrays, called once per batch
+# (a call per row passing arrays costs ~10-20 ns per array, more than the selection at small
+# K); gem_row calls the same loops on one-row views, with ts=None and out=None (the last row's
+# selection is returned): an absent array is None, not an empty view (a view made and passed
+# costs more than a row's selection). The row's shift is ts[r] if ts is given and not empty,
+# else t; q - t d must be finite.
+@kernel
+def _gem_pairwise_rows(q: Any, d: Any, t: float, ts: Any, lam: float, code: int, rng: Any,
+                       out: Any) -> int:  # fmt: skip
+    """GEM by brute force on every row: each candidate's ``q'`` (:func:`_terms_min`, from 0:
+    the ``a' = a`` term) then its noise, ``argmax(z + q' lam)`` by ``numpy.argmax``'s rule.
+    No work memory: the cheapest for a few candidates."""
+    k = q.shape[1]
+    best_a = 0
+    for r in range(q.shape[0]):
+        tr = _row_shift(t, ts, r)
+        best, best_a, first_nan = -math.inf, 0, -1
+        for a in range(k):
+            ua = _terms_min(0.0, q, d, r, a, tr, True)
+            v = standard_noise(code, rng) + ua * lam  # q' <= 0: 0 stays 0, -inf stays -inf
+            best, best_a, first_nan = first_max_step(v, a, best, best_a, first_nan)
+        best_a = first_max_index(best_a, first_nan)
+        if out is not None:
+            out[r] = best_a
+    return best_a
+
+
+@kernel
+def _gem_shortcut_rows(q: Any, d: Any, t: float, ts: Any, lam: float, code: int, method: int,
+                       s: Any, u: Any, rng: Any, out: Any) -> int:  # fmt: skip
+    """GEM on every row with the terms by ``METHODS[method]`` (the Pareto front or the hull:
+    for many candidates) in the work rows ``s`` (the shifted scores) and ``u`` (``q'``)."""
+    k = q.shape[1]
+    best_a = 0
+    for r in range(q.shape[0]):
+        tr = _row_shift(t, ts, r)
+        for a in range(k):
+            s[a] = q[r, a] - d[r, a] * tr
+            u[a] = 0.0  # the a' = a term is exactly 0
+        if method == 1:
+            gem_front_row(s, d[r], u)
+        else:
+            gem_hull_row(s, d[r], u, max(2, k // 4))
+        best, best_a, first_nan = -math.inf, 0, -1
+        for a in range(k):
+            v = standard_noise(code, rng) + u[a] * lam  # q' <= 0: 0 stays 0, -inf stays -inf
+            best, best_a, first_nan = first_max_step(v, a, best, best_a, first_nan)
+        best_a = first_max_index(best_a, first_nan)
+        if out is not None:
+            out[r] = best_a
+    return best_a
+
+
+@kernel
 def gem_row(q: Any, d: Any, t: float, lam: float, code: int, method: int, s: Any, u: Any,
             rng: Any) -> int:  # fmt: skip
     """GEM for one row: RNM with gaps ``q' * lam`` (``max q' = 0`` exactly) on the normalised
     scores ``q'`` of eq. (6) with shift ``t``; standard noise of family ``NOISES[code]`` drawn
     for the candidates in order, ``numpy.argmax``'s rule. ``s`` and ``u`` are work rows of
     length ``K``. Returns -1, having drawn nothing, if ``q - t d`` is not finite."""
-    if not gem_shift_row(q, d, t, s):
+    q2, d2 = q[None, :], d[None, :]
+    if not _shifts_finite(q2, d2, t, None):
         return -1
-    k = q.shape[0]
-    for a in range(k):
-        u[a] = 0.0  # the a' = a term is exactly 0
-    gem_terms_row(s, d, u, method)
-    best_a = 0
-    best = standard_noise(code, rng) + u[0] * lam
-    for a in range(1, k):
-        v = standard_noise(code, rng) + u[a] * lam  # q' <= 0: 0 stays 0, -inf stays -inf
-        if beats(v, best):
-            best_a, best = a, v
-    return best_a
-
-
-@kernel
-def _row_t(t: float, ts: Any, r: int) -> float:
-    return t if ts.shape[0] == 0 else ts[r]
-
-
-@kernel
-def _all_finite_shifts(q: Any, d: Any, t: float, ts: Any, s: Any) -> bool:
-    for r in range(q.shape[0]):
-        if not gem_shift_row(q[r], d[r], _row_t(t, ts, r), s):
-            return False
-    return True
+    if method == 0:
+        return _gem_pairwise_rows(q2, d2, t, None, lam, code, rng, None)
+    return _gem_shortcut_rows(q2, d2, t, None, lam, code, method, s, u, rng, None)
 
 
 @kernel
 def gem_scores_rows(q: Any, d: Any, t: float, ts: Any, method: int, out: Any) -> bool:
     """``out = q'`` of eq. (6) for a batch, the shift ``t`` or per-row ``ts`` (when not empty).
     Returns False, before computing anything, if some ``q - t d`` is not finite."""
-    s = np.empty(q.shape[1])
-    if not _all_finite_shifts(q, d, t, ts, s):
+    if not _shifts_finite(q, d, t, ts):
         return False
+    s = np.empty(q.shape[1])
     for r in range(q.shape[0]):
-        gem_shift_row(q[r], d[r], _row_t(t, ts, r), s)
+        gem_shift_row(q[r], d[r], t if ts.shape[0] == 0 else ts[r], s)
         o = out[r]
         for a in range(o.shape[0]):
             o[a] = 0.0
@@ -267,12 +336,14 @@ def gem_rows(q: Any, d: Any, t: float, ts: Any, lam: float, code: int, method: i
              out: Any) -> bool:  # fmt: skip
     """``out[r] = gem_row(q[r], d[r], t or ts[r], ...)`` for a batch. Returns False, having
     drawn nothing, if some ``q - t d`` is not finite."""
-    k = q.shape[1]
-    s, u = np.empty(k), np.empty(k)
-    if not _all_finite_shifts(q, d, t, ts, s):
+    if not _shifts_finite(q, d, t, ts):
         return False
-    for r in range(q.shape[0]):
-        out[r] = gem_row(q[r], d[r], _row_t(t, ts, r), lam, code, method, s, u, rng)
+    if method == 0:
+        _gem_pairwise_rows(q, d, t, ts, lam, code, rng, out)
+    else:
+        k = q.shape[1]
+        work = np.empty(2 * k)  # one allocation for the two work rows
+        _gem_shortcut_rows(q, d, t, ts, lam, code, method, work[:k], work[k:], rng, out)
     return True
 
 
@@ -282,21 +353,9 @@ COUNT_RANKS_MAX_K = 32
 
 @kernel
 def _double_ranks(x: Any, out: Any) -> None:
-    """Twice the average ranks ``1..K`` of one row (ties get their average), as integers:
-    ``2 rank[a] = 2 #{x < x[a]} + #{x == x[a]} + 1`` (the tie group of ``a`` holds the sorted
-    positions ``#{x < x[a]} + 1 .. #{x < x[a]} + #{x == x[a]}``)."""
+    """Twice the average ranks ``1..K`` of one row (ties get their average), as integers, by a
+    sort: the tie group at sorted positions ``i+1 .. j`` gets ``i + 1 + j``."""
     k = x.shape[0]
-    if k <= COUNT_RANKS_MAX_K:
-        for a in range(k):
-            less = 0
-            equal = 0
-            for b in range(k):
-                if x[b] < x[a]:
-                    less += 1
-                elif x[b] == x[a]:
-                    equal += 1
-            out[a] = 2 * less + equal + 1
-        return
     order = np.argsort(x)
     i = 0
     while i < k:
@@ -309,6 +368,40 @@ def _double_ranks(x: Any, out: Any) -> None:
 
 
 @kernel
+def _rank_signs(q: Any, d: Any, rq: Any, rd: Any, out: Any) -> bool:
+    """Alg. 2's bit ``[spearman(q, d) >= 0]`` for every row of the 2-D ``q``, ``d`` into
+    ``out[r]`` (unless None); returns the last row's (see :func:`spearman_nonnegative_row`).
+
+    Up to ``COUNT_RANKS_MAX_K`` candidates the double ranks are counted,
+    ``2 rank[a] = 2 #{x < x[a]} + #{x == x[a]} + 1`` (the tie group of ``a`` holds the sorted
+    positions ``#{x < x[a]} + 1 .. #{x < x[a]} + #{x == x[a]}``), O(K^2) with no sort and no
+    work memory; above, a sort into the int64 work rows ``rq``, ``rd`` (length ``K``)."""
+    k = q.shape[1]
+    mid = k + 1
+    bit = True
+    for r in range(q.shape[0]):
+        num = 0
+        if k <= COUNT_RANKS_MAX_K:
+            for a in range(k):
+                less_q = equal_q = less_d = equal_d = 0
+                for b in range(k):
+                    less_q += q[r, b] < q[r, a]
+                    equal_q += q[r, b] == q[r, a]
+                    less_d += d[r, b] < d[r, a]
+                    equal_d += d[r, b] == d[r, a]
+                num += (2 * less_q + equal_q + 1 - mid) * (2 * less_d + equal_d + 1 - mid)
+        else:
+            _double_ranks(q[r], rq)
+            _double_ranks(d[r], rd)
+            for a in range(k):
+                num += (rq[a] - mid) * (rd[a] - mid)
+        bit = num >= 0
+        if out is not None:
+            out[r] = bit
+    return bit
+
+
+@kernel
 def spearman_nonnegative_row(q: Any, d: Any, rq: Any, rd: Any) -> bool:
     """Alg. 2's bit ``[spearman(q, d) >= 0]`` for one row, a NaN correlation (constant ``q``
     or ``d``) counting as 0.
@@ -317,13 +410,7 @@ def spearman_nonnegative_row(q: Any, d: Any, rq: Any, rd: Any) -> bool:
     rank ``(K + 1) / 2``; computed exactly in integers on twice the ranks (``rq``, ``rd`` are
     int64 work rows of length ``K``), and 0 when either row is constant.
     """
-    _double_ranks(q, rq)
-    _double_ranks(d, rd)
-    mid = q.shape[0] + 1
-    num = 0
-    for a in range(q.shape[0]):
-        num += (rq[a] - mid) * (rd[a] - mid)
-    return num >= 0
+    return _rank_signs(q[None, :], d[None, :], rq, rd, None)
 
 
 @kernel
@@ -335,13 +422,11 @@ def combined_gem_rows(q: Any, d: Any, t: float, p_keep: float, lam: float, code:
     uniforms, if some ``q -+ t d`` is not finite."""
     r, k = q.shape
     ts = np.empty(r)
-    rq, rd = np.empty(k, dtype=np.int64), np.empty(k, dtype=np.int64)
+    ranks = np.empty(2 * k, dtype=np.int64)
+    _rank_signs(q, d, ranks[:k], ranks[k:], ts)  # the bits (no draw) as 1.0 / 0.0
     for i in range(r):
-        ts[i] = rng.random()
-    for i in range(r):
-        bit = spearman_nonnegative_row(q[i], d[i], rq, rd)
-        flip = ts[i] >= p_keep
-        ts[i] = -t if bit != flip else t
+        flip = rng.random() >= p_keep
+        ts[i] = -t if (ts[i] != 0.0) != flip else t
     return gem_rows(q, d, t, ts, lam, code, method, rng, out)
 
 

@@ -30,7 +30,7 @@ from typing import Any, Literal
 import numpy as np
 
 from dpbandits import checks
-from dpbandits.jit import beats, generator_address, generator_at, kernel
+from dpbandits.jit import generator_address, generator_at, kernel
 from dpbandits.selectors.base import FloatArray, IntArray, Selector
 
 __all__ = [
@@ -42,6 +42,8 @@ __all__ = [
     "PermuteAndFlip",
     "add_standard_noise",
     "blocked_gaps_argmax",
+    "first_max_index",
+    "first_max_step",
     "noise_code",
     "normalised_gaps",
     "permute_and_flip_row",
@@ -116,65 +118,45 @@ def standard_noise(code: int, rng: Any) -> float:
 
 
 @kernel
+def _maximum(m: float, v: float) -> float:
+    """``numpy.maximum(m, v)`` as a left-to-right maximum takes it: NaN propagates, and a tie
+    gives the later value ``v`` (so a row holding both ``0.0`` and ``-0.0`` gets numpy's zero
+    for ``K <= 8``, where the former numpy code took maxima column by column)."""
+    return v if (m == m and not (m > v)) else m
+
+
+@kernel
 def _row_max(x: Any) -> float:
-    """``max x`` of one row, column by column as ``numpy.maximum``: on a tie the later value
-    (so a row holding both ``0.0`` and ``-0.0`` gets numpy's zero for ``K <= 8``, where the
-    former numpy code took maxima column by column)."""
+    """``max x`` of one row, column by column as ``numpy.maximum`` (:func:`_maximum`)."""
     m = x[0]
     for a in range(1, x.shape[0]):
-        v = x[a]
-        if m == m and not (m > v):  # numpy.maximum(m, v): NaN propagates, ties give v
-            m = v
+        m = _maximum(m, x[a])
     return m
 
 
 @kernel
-def rnm_row(q: Any, lam: float, code: int, rng: Any) -> int:
-    """eq. (3) for one row ``q`` (shape ``(K,)``): ``argmax(u + z)`` with the gaps
-    ``u = (q - max q) * lam`` (:func:`scaled_gap`), ``lam = 1 / scale``, and ``z`` standard noise
-    of family ``NOISES[code]`` drawn for the candidates in order; ``numpy.argmax``'s rule."""
-    m = _row_max(q)
-    best_a = 0
-    best = scaled_gap(q[0], m, lam) + standard_noise(code, rng)
-    for a in range(1, q.shape[0]):
-        v = scaled_gap(q[a], m, lam) + standard_noise(code, rng)
-        if beats(v, best):
-            best_a, best = a, v
-    return best_a
+def first_max_step(v: float, a: int, best: float, best_a: int, first_nan: int
+                   ) -> tuple[float, int, int]:  # fmt: skip
+    """One step of ``numpy.argmax``'s scan (the first maximum; the first NaN if there is one)
+    over values ``v`` at indices ``a = 0, 1, ...``, without a branch on the values.
+
+    Start from ``(best, best_a, first_nan) = (-inf, 0, -1)``; the answer is
+    :func:`first_max_index` of the last triple. A branch on random values (a new maximum?) is
+    mispredicted about once per new maximum, which costs more than the comparison itself; here
+    ``best`` and ``best_a`` are selects, and the only branch (a NaN, which the selectors never
+    produce from finite scores) is never taken."""
+    best_a = a if v > best else best_a
+    best = max(v, best)  # v if v > best else best: compiled to one maxsd
+    if v != v and first_nan < 0:
+        first_nan = a
+    return best, best_a, first_nan
 
 
 @kernel
-def permute_and_flip_row(q: Any, lam: float, rng: Any) -> int:
-    """Permute-and-flip for one row ``q`` with log acceptance probabilities
-    ``u = (q - max q) * lam`` (see :class:`PermuteAndFlip`): the accepted candidate
-    (``E + u >= 0``, ``E ~ Exp(1)`` drawn in order) of smallest excess ``E + u``."""
-    m = _row_max(q)
-    best_a = 0
-    best = math.inf
-    for a in range(q.shape[0]):
-        # E >= -u <=> E + u >= 0 exactly: a rounded sum has the sign of the exact one; a
-        # maximiser (u = 0) always accepts, so some candidate does
-        x = rng.standard_exponential() + scaled_gap(q[a], m, lam)
-        if x < 0.0:
-            x = math.inf  # rejected candidates never come first
-        if x < best:  # numpy.argmin's first minimum (x is never NaN)
-            best_a, best = a, x
-    return best_a
-
-
-@kernel
-def rnmh_row(q: Any, d: Any, epsilon: float, rng: Any) -> int:
-    """eq. (4) for one row: ``argmax((q - max q) + E * (2 d / eps))``, ``E ~ Exp(1)`` drawn in
-    order. Shifting by the row maximum (exact) keeps the noise's resolution for large scores;
-    a gap beyond the float range is ``-inf`` (probability 0)."""
-    m = _row_max(q)
-    best_a = 0
-    best = rng.standard_exponential() * (d[0] * 2.0 / epsilon) + (q[0] - m)
-    for a in range(1, q.shape[0]):
-        v = rng.standard_exponential() * (d[a] * 2.0 / epsilon) + (q[a] - m)
-        if beats(v, best):
-            best_a, best = a, v
-    return best_a
+def first_max_index(best_a: int, first_nan: int) -> int:
+    """The end of :func:`first_max_step`'s scan: the first NaN's index, else the first
+    maximum's (what :func:`dpbandits.jit.beats` scanning left to right gives)."""
+    return best_a if first_nan < 0 else first_nan
 
 
 @kernel
@@ -197,35 +179,161 @@ def _batch_lam(lam: float, regular: bool) -> float:
     return lam if regular else 1.0 / (1.0 / lam)
 
 
+# -- the row loops: each selection is written once, as a loop over the rows of 2-D arrays
+# (indexed ``x[r, a]``), called once per batch. A call per row passing arrays would cost
+# ~10-20 ns per array (reference counting), more than the selection itself at small K; the
+# one-row kernels call the same loops on a one-row view, with ``out=None`` (the selection of
+# the last row is returned). The inverse scale of row r is ``lams[r]``, or ``lam`` when
+# ``lams`` is None (not an empty view: a view made and passed costs more than a row's
+# selection, and numba compiles the code of a None argument away), through
+# :func:`_batch_lam` with ``regular``.
+@kernel
+def _lams_regular(lams: Any) -> bool:
+    """Whether every inverse scale ``lams[r]`` is regular (:func:`_regular`)."""
+    regular = True
+    for r in range(lams.shape[0]):
+        regular = regular and _regular(lams[r])
+    return regular
+
+
+@kernel
+def _inverse_scales(d: Any, epsilon: float, lams: Any) -> bool:
+    """``lams[r] = eps / (2 max d[r])`` for every row (:func:`rnm_inverse_scale`); whether they
+    are all regular. Computed once, before the selection loop, off its critical path."""
+    regular = True
+    for r in range(d.shape[0]):
+        dm = d[r, 0]
+        for a in range(1, d.shape[1]):
+            dm = _maximum(dm, d[r, a])
+        lams[r] = epsilon / (2.0 * dm)
+        regular = regular and _regular(lams[r])
+    return regular
+
+
+@kernel
+def _rnm_select_rows(q: Any, lam: float, lams: Any, regular: bool, code: int, rng: Any,
+                     out: Any) -> int:  # fmt: skip
+    """eq. (3) on every row of the 2-D ``q``: ``argmax(u + z)`` with the gaps
+    ``u = (q - max q) * lam`` (:func:`scaled_gap`; ``lam`` per row, see above) and ``z``
+    standard noise of family ``NOISES[code]`` drawn for the candidates in order;
+    ``numpy.argmax``'s rule. Into ``out[r]`` (unless ``out`` is None); returns the last row's
+    selection."""
+    k = q.shape[1]
+    best_a = 0
+    for r in range(q.shape[0]):
+        lr = _batch_lam(lam if lams is None else lams[r], regular)
+        m = q[r, 0]
+        for a in range(1, k):
+            m = _maximum(m, q[r, a])
+        best, best_a, first_nan = -math.inf, 0, -1
+        for a in range(k):
+            v = scaled_gap(q[r, a], m, lr) + standard_noise(code, rng)
+            best, best_a, first_nan = first_max_step(v, a, best, best_a, first_nan)
+        best_a = first_max_index(best_a, first_nan)
+        if out is not None:
+            out[r] = best_a
+    return best_a
+
+
+@kernel
+def _permute_and_flip_rows(q: Any, lam: float, lams: Any, regular: bool, rng: Any,
+                           out: Any) -> int:  # fmt: skip
+    """Permute-and-flip on every row of the 2-D ``q`` with log acceptance probabilities
+    ``u = (q - max q) * lam`` (``lam`` per row as for :func:`_rnm_select_rows`; see
+    :class:`PermuteAndFlip`): the accepted candidate (``E + u >= 0``, ``E ~ Exp(1)`` drawn in
+    order) of smallest excess ``E + u``. Into ``out[r]`` (unless None); returns the last."""
+    k = q.shape[1]
+    best_a = 0
+    for r in range(q.shape[0]):
+        lr = _batch_lam(lam if lams is None else lams[r], regular)
+        m = q[r, 0]
+        for a in range(1, k):
+            m = _maximum(m, q[r, a])
+        best_a = 0
+        best = math.inf
+        for a in range(k):
+            # E >= -u <=> E + u >= 0 exactly: a rounded sum has the sign of the exact one; a
+            # maximiser (u = 0) always accepts, so some candidate does
+            x = rng.standard_exponential() + scaled_gap(q[r, a], m, lr)
+            # numpy.argmin's first minimum among the accepted (x >= 0; a NaN never comes
+            # first), without a branch on the random acceptance
+            accepted = x >= 0.0
+            best_a = a if accepted & (x < best) else best_a
+            best = min(x, best) if accepted else best
+        if out is not None:
+            out[r] = best_a
+    return best_a
+
+
+@kernel
+def _rnmh_select_rows(q: Any, d: Any, epsilon: float, rng: Any, out: Any) -> int:
+    """eq. (4) on every row of the 2-D ``q``: ``argmax((q - max q) + E * (2 d / eps))``,
+    ``E ~ Exp(1)`` drawn in order. Into ``out[r]`` (unless None); returns the last."""
+    k = q.shape[1]
+    best_a = 0
+    for r in range(q.shape[0]):
+        m = q[r, 0]
+        for a in range(1, k):
+            m = _maximum(m, q[r, a])
+        best, best_a, first_nan = -math.inf, 0, -1
+        for a in range(k):
+            v = rng.standard_exponential() * (d[r, a] * 2.0 / epsilon) + (q[r, a] - m)
+            best, best_a, first_nan = first_max_step(v, a, best, best_a, first_nan)
+        best_a = first_max_index(best_a, first_nan)
+        if out is not None:
+            out[r] = best_a
+    return best_a
+
+
+@kernel
+def rnm_row(q: Any, lam: float, code: int, rng: Any) -> int:
+    """eq. (3) for one row ``q`` (shape ``(K,)``): ``argmax(u + z)`` with the gaps
+    ``u = (q - max q) * lam`` (:func:`scaled_gap`), ``lam = 1 / scale``, and ``z`` standard noise
+    of family ``NOISES[code]`` drawn for the candidates in order; ``numpy.argmax``'s rule."""
+    return _rnm_select_rows(q[None, :], lam, None, True, code, rng, None)
+
+
+@kernel
+def permute_and_flip_row(q: Any, lam: float, rng: Any) -> int:
+    """Permute-and-flip for one row ``q`` with log acceptance probabilities
+    ``u = (q - max q) * lam`` (see :class:`PermuteAndFlip`): the accepted candidate
+    (``E + u >= 0``, ``E ~ Exp(1)`` drawn in order) of smallest excess ``E + u``."""
+    return _permute_and_flip_rows(q[None, :], lam, None, True, rng, None)
+
+
+@kernel
+def rnmh_row(q: Any, d: Any, epsilon: float, rng: Any) -> int:
+    """eq. (4) for one row: ``argmax((q - max q) + E * (2 d / eps))``, ``E ~ Exp(1)`` drawn in
+    order. Shifting by the row maximum (exact) keeps the noise's resolution for large scores;
+    a gap beyond the float range is ``-inf`` (probability 0)."""
+    return _rnmh_select_rows(q[None, :], d[None, :], epsilon, rng, None)
+
+
 @kernel
 def _rnm_rows_lam(q: Any, lam: Any, code: int, rng: Any, out: Any) -> None:
-    regular = True
-    for r in range(q.shape[0]):
-        regular = regular and _regular(lam[r])
-    for r in range(q.shape[0]):
-        out[r] = rnm_row(q[r], _batch_lam(lam[r], regular), code, rng)
+    _rnm_select_rows(q, 0.0, lam, _lams_regular(lam), code, rng, out)
 
 
 @kernel
 def rnm_rows(q: Any, d: Any, epsilon: float, code: int, rng: Any, out: Any) -> None:
     """:class:`RNM` on a batch: ``out[r] = rnm_row(q[r], eps / (2 max d[r]), code, rng)``."""
-    regular = True
-    for r in range(q.shape[0]):
-        regular = regular and _regular(rnm_inverse_scale(d[r], epsilon))
-    for r in range(q.shape[0]):
-        lam = _batch_lam(rnm_inverse_scale(d[r], epsilon), regular)
-        out[r] = rnm_row(q[r], lam, code, rng)
+    if q.shape[0] == 1:  # one row (one replication): its scale as a scalar, no allocation
+        lam = rnm_inverse_scale(d[0], epsilon)
+        _rnm_select_rows(q, lam, None, _regular(lam), code, rng, out)
+        return
+    lams = np.empty(q.shape[0])
+    _rnm_select_rows(q, 0.0, lams, _inverse_scales(d, epsilon, lams), code, rng, out)
 
 
 @kernel
 def permute_and_flip_rows(q: Any, d: Any, epsilon: float, rng: Any, out: Any) -> None:
     """:class:`PermuteAndFlip` on a batch, row by row (:func:`permute_and_flip_row`)."""
-    regular = True
-    for r in range(q.shape[0]):
-        regular = regular and _regular(rnm_inverse_scale(d[r], epsilon))
-    for r in range(q.shape[0]):
-        lam = _batch_lam(rnm_inverse_scale(d[r], epsilon), regular)
-        out[r] = permute_and_flip_row(q[r], lam, rng)
+    if q.shape[0] == 1:  # one row (one replication): its scale as a scalar, no allocation
+        lam = rnm_inverse_scale(d[0], epsilon)
+        _permute_and_flip_rows(q, lam, None, _regular(lam), rng, out)
+        return
+    lams = np.empty(q.shape[0])
+    _permute_and_flip_rows(q, 0.0, lams, _inverse_scales(d, epsilon, lams), rng, out)
 
 
 @kernel
@@ -234,12 +342,14 @@ def rnmh_rows(q: Any, d: Any, epsilon: float, rng: Any, out: Any) -> float:
     ``2 max d / eps`` overflows nothing is drawn or written (the caller raises)."""
     dmax = -math.inf
     for r in range(d.shape[0]):
-        dmax = max(dmax, _row_max(d[r]))
+        dm = d[r, 0]
+        for a in range(1, d.shape[1]):
+            dm = _maximum(dm, d[r, a])
+        dmax = max(dmax, dm)  # a row with a NaN is skipped, as the former code did
     # 2 d / eps is increasing in d: it overflows somewhere iff it does at max d
     if not math.isfinite(2.0 * dmax / epsilon):
         return dmax
-    for r in range(q.shape[0]):
-        out[r] = rnmh_row(q[r], d[r], epsilon, rng)
+    _rnmh_select_rows(q, d, epsilon, rng, out)
     return dmax
 
 

@@ -28,7 +28,7 @@ from numpy.typing import ArrayLike, NDArray
 from scipy.special import gammaln
 
 from dpbandits import checks
-from dpbandits.jit import beats, generator_address, generator_at, integers_below, kernel
+from dpbandits.jit import generator_address, generator_at, integers_below, kernel
 from dpbandits.selectors.base import (
     FloatArray,
     IntArray,
@@ -36,6 +36,7 @@ from dpbandits.selectors.base import (
     Selector,
     prepare_inputs,
 )
+from dpbandits.selectors.noisy_max import first_max_index, first_max_step
 
 __all__ = [
     "GEOMETRIC",
@@ -323,30 +324,26 @@ def rs_select_rows(q: Any, d: Any, epsilon: float, eta: float, method: int, gamm
     for c in range(r * k):
         drawn += counts[c] > 0
     m = np.empty(drawn)
+    noise = np.empty(drawn)
     j = 0
     for c in range(r * k):
         if counts[c] > 0:
             m[j] = counts[c]
             j += 1
-    noise = np.empty(drawn)
     max_laplace_fill(m, rng, noise)
     j = 0
     for i in range(r):
         q_max = q[i, 0]
         for a in range(1, k):
             q_max = max(q_max, q[i, a])
-        best_a, best = 0, -math.inf
+        best, best_a, first_nan = -math.inf, 0, -1
         for a in range(k):
-            v = -math.inf
-            if counts[i * k + a] > 0:
+            if counts[i * k + a] > 0:  # a cell never drawn records -inf: never the first max
                 # scale, then the exact shift q - max q (a gap beyond the float range: -inf)
                 v = noise[j] * ((2.0 + eta) * d[i, a] / epsilon) + (q[i, a] - q_max)
                 j += 1
-            if a == 0:
-                best = v
-            elif beats(v, best):
-                best_a, best = a, v
-        out[i] = best_a
+                best, best_a, first_nan = first_max_step(v, a, best, best_a, first_nan)
+        out[i] = first_max_index(best_a, first_nan)
     return True
 
 

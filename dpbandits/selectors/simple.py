@@ -28,38 +28,54 @@ __all__ = [
 
 # -- the compiled steps (dpbandits.jit) ---------------------------------------------------
 @kernel
+def _argmax_ties_select(q: Any, rng: Any, out: Any) -> int:
+    """:func:`argmax_ties` of every row of the 2-D ``q``, in order, into ``out`` (unless None);
+    returns the last row's. One call per batch, the rows indexed ``q[r, a]`` (a call per row
+    passing an array costs more than the selection), the maximum found without a branch on
+    the scores (a data-dependent branch is mispredicted about once per new maximum)."""
+    k = q.shape[1]
+    first = 0
+    for r in range(q.shape[0]):
+        top = q[r, 0]
+        first = 0
+        nan = top != top
+        for a in range(1, k):
+            v = q[r, a]
+            first = a if v > top else first  # the first maximum
+            top = max(v, top)
+            nan |= v != v
+        if nan:  # numpy.maximum gives NaN, which no entry equals: 0, as argmax of all-False
+            first = 0
+        else:
+            c = 0
+            for a in range(k):
+                c += q[r, a] == top
+            if c > 1:
+                rank = integers_below(c, rng)
+                for a in range(k):
+                    if q[r, a] == top:
+                        if rank == 0:
+                            first = a
+                            break
+                        rank -= 1
+        if out is not None:
+            out[r] = first
+    return first
+
+
+@kernel
 def argmax_ties(q: Any, rng: Any) -> int:
     """argmax of the 1-D ``q`` with ties broken uniformly at random: the ``j``-th of the ``c``
     maximisers for a uniform rank ``j`` in ``[0, c)``, drawn only when ``c > 1``
     (``rng.integers(0, c)``). A NaN maximum (no entry equals it) gives 0, as numpy's
     ``argmax`` of an all-False mask."""
-    k = q.shape[0]
-    top = q[0]
-    for a in range(1, k):
-        if q[a] > top or q[a] != q[a]:  # numpy.maximum: a NaN propagates
-            top = q[a]
-    first, c = 0, 0
-    for a in range(k):
-        if q[a] == top:
-            if c == 0:
-                first = a
-            c += 1
-    if c <= 1:
-        return first
-    rank = integers_below(c, rng)
-    for a in range(k):
-        if q[a] == top:
-            if rank == 0:
-                return a
-            rank -= 1
-    return first  # unreachable
+    return _argmax_ties_select(q[None, :], rng, None)
 
 
 @kernel
 def argmax_ties_rows(q: Any, rng: Any, out: Any) -> None:
     """:func:`argmax_ties` of every row of the 2-D ``q``, in order, into ``out``."""
-    for r in range(q.shape[0]):
-        out[r] = argmax_ties(q[r], rng)
+    _argmax_ties_select(q, rng, out)
 
 
 @kernel
@@ -81,16 +97,18 @@ def krr_select_rows(q: Any, p_keep: float, rng: Any, out: Any) -> None:
     rows, so this kernel selects for a batch (one row is the case ``R = 1``).
     """
     r, k = q.shape
-    argmax_ties_rows(q, rng, out)
-    keep = np.empty(r, dtype=np.bool_)
+    _argmax_ties_select(q, rng, out)
     for i in range(r):
-        keep[i] = rng.random() < p_keep
+        # a discarded argmax is kept as ~argmax (< 0) until its replacement is drawn: no
+        # work array
+        out[i] = out[i] if rng.random() < p_keep else ~out[i]
     for i in range(r):
+        best = out[i]
+        kept = best >= 0
+        best = best if kept else ~best
         other = integers_below(k - 1, rng) if k > 2 else 0
-        if other >= out[i]:
-            other += 1  # uniform over the K - 1 candidates other than the argmax
-        if not keep[i]:
-            out[i] = other
+        other += other >= best  # uniform over the K - 1 candidates other than the argmax
+        out[i] = best if kept else other
 
 
 def argmax_random_ties(q: FloatArray, rng: np.random.Generator) -> IntArray:

@@ -35,3 +35,26 @@ def test_compiled_draws_are_numpys_and_share_the_state(bit_generator):
 def test_addresses_are_per_generator():
     a, b = np.random.default_rng(1), np.random.default_rng(1)
     assert generator_address(a) == generator_address(a) != generator_address(b)
+
+
+@kernel
+def _integers(address, ks, out):  # type: ignore[no-untyped-def]
+    rng = generator_at(address)
+    for i in range(ks.shape[0]):
+        out[i] = integers_below(ks[i], rng)
+
+
+@pytest.mark.parametrize(
+    "bit_generator",
+    [np.random.PCG64, np.random.PCG64DXSM, np.random.MT19937, np.random.Philox, np.random.SFC64],
+)
+def test_integers_below_is_numpys_draw_above_2_to_the_32(bit_generator):
+    # numpy's 64-bit Lemire draw: the high word of a 128-bit product, a rejection when the low
+    # word falls below 2**64 mod k (frequent for 3 * 2**61 + 5 and 2**62 + 3: ~1/8 and ~1/4)
+    big = [2**32 + 1, 2**33 - 1, 2**40 + 7, 2**62, 2**62 + 3, 3 * 2**61 + 5, 2**63 - 1]
+    ks = np.array((big + [1, 2, 3, 2**32 - 1, 2**32]) * 400, dtype=np.int64)
+    a, b = np.random.Generator(bit_generator(7)), np.random.Generator(bit_generator(7))
+    got = np.empty(ks.size, dtype=np.int64)
+    _integers(generator_address(a), ks, got)
+    np.testing.assert_array_equal(got, [b.integers(0, k) for k in ks])
+    assert a.integers(0, 2**62) == b.integers(0, 2**62)  # the same words consumed
