@@ -223,8 +223,12 @@ class PrivateAgent(Agent):
     @property
     def cost_hint(self) -> float:
         """Relative cost of a step (UCB ~ 1), used by the engine to schedule slow tasks first."""
+        # measured with the compiled block loop (docs/performance.md); a selector without a
+        # kernel runs step by step, ~30 µs a step whatever the number of runs
+        if compiled_selection(self._selector, 2) is None:
+            return 12.0
         name = getattr(self._selector, "name", "")
-        return {"krr": 2.0, "rnm": 3.5, "gem": 5.0, "mgem": 5.0, "rs": 6.0}.get(name, 5.0)
+        return {"krr": 3.0, "rnm": 6.0, "gem": 7.0, "mgem": 6.0, "rs": 13.0}.get(name, 7.0)
 
     @property
     def label(self) -> str:

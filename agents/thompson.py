@@ -224,6 +224,8 @@ class ThompsonSampling(Agent):
     """
 
     name = "thompson"
+    #: Relative cost of a step (UCB ~ 1), for the engine's scheduling (docs/performance.md).
+    cost_hint = 1.5
 
     def __init__(self, model: str = "gaussian") -> None:
         self.model = model
