@@ -48,19 +48,58 @@ def _accumulate_regret(actions: Any, table: Any, rec: Any, rec_order: Any, cps: 
             cum[r] = running[r] + cum[r]
 
 
+#: Up to this many arms the pulls are counted arm by arm (comparisons the compiler vectorises),
+#: beyond it by one indexed increment per pull.
+COUNT_BY_ARM_MAX_K = 16
+
+
 @kernel
 def _count_pulls(actions: Any, rec: Any, counts: Any, freq: Any) -> None:
     """``counts[r, a]``: pulls of arm ``a`` in run ``r``; ``freq[i, a]``: pulls of arm ``a``
-    over all runs in the steps ``(rec[i - 1], rec[i]]`` (``rec`` increasing, ``rec[-1] >= T``)."""
+    over all runs in the steps ``(rec[i - 1], rec[i]]`` (``rec`` increasing, ``rec[-1] >= T``).
+
+    An interval's pulls are tallied per arm as integers (exact, so ``freq`` is what counting
+    the pulls one by one gives) and added at its end: O(K) per interval, O(size of ``freq``)
+    in all. For a few arms each step is counted arm by arm into per-arm rows, which the
+    compiler vectorises (an indexed increment per pull costs ~4 ns)."""
     T, n = actions.shape
+    k = counts.shape[1]
+    tally = np.zeros((1, k), dtype=np.int64)
+    by_arm = k <= COUNT_BY_ARM_MAX_K
+    runs = np.zeros((k, n), dtype=np.int64) if by_arm else np.zeros((0, 0), dtype=np.int64)
     i = 0
     for t in range(T):
         while rec[i] < t + 1:
+            _close_interval(tally, freq, i)
             i += 1
+        row = actions[t]
+        if by_arm:
+            for a in range(k):
+                hits = 0
+                arm = runs[a]
+                for r in range(n):
+                    hit = np.int64(row[r] == a)
+                    arm[r] += hit
+                    hits += hit
+                tally[0, a] += hits
+        else:
+            for r in range(n):
+                a = row[r]
+                counts[r, a] += 1
+                tally[0, a] += 1
+    if T:
+        _close_interval(tally, freq, i)
+    if by_arm:
         for r in range(n):
-            a = actions[t, r]
-            counts[r, a] += 1
-            freq[i, a] += 1.0
+            for a in range(k):
+                counts[r, a] += runs[a, r]
+
+
+@kernel
+def _close_interval(tally: Any, freq: Any, i: int) -> None:
+    for a in range(tally.shape[1]):
+        freq[i, a] += float(tally[0, a])
+        tally[0, a] = 0
 
 
 def regret_from_actions(
