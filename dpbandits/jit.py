@@ -111,17 +111,15 @@ def library_stamp() -> str:
     return digest.hexdigest()
 
 
-def _in_library(py_file: str) -> bool:
-    try:
-        Path(py_file).resolve().relative_to(_ROOT)
-    except ValueError:
-        return False
-    return Path(py_file).resolve().parent.relative_to(_ROOT).parts[:1] in [(p,) for p in _PACKAGES]
+#: Set on the Python function of every kernel (:func:`kernel`, :func:`inline_kernel`): the
+#: locators below serve exactly these, wherever they are defined (a user's kernel calling the
+#: library's holds their code too).
+_MARK = "_dpbandits_kernel"
 
 
 def _library_locator(base: Any) -> Any:
-    """numba's cache locator ``base``, keyed also on :func:`library_stamp`, for the library's
-    files only (numba's own locators serve every other file)."""
+    """numba's cache locator ``base``, keyed also on :func:`library_stamp`, for the kernels
+    only (numba's own locators serve every other compiled function)."""
 
     class Locator(base):
         def get_source_stamp(self) -> Any:
@@ -129,7 +127,7 @@ def _library_locator(base: Any) -> Any:
 
         @classmethod
         def from_function(cls, py_func: Any, py_file: str) -> Any:
-            if not _in_library(py_file):
+            if not getattr(py_func, _MARK, False):
                 return None
             return super().from_function(py_func, py_file)
 
@@ -151,6 +149,7 @@ _install_locators()
 
 def kernel(fn: F) -> F:
     """Compile ``fn`` as a library kernel (see the module docstring for the options)."""
+    setattr(fn, _MARK, True)
     compiled: Any
     try:
         compiled = numba.njit(cache=True, nogil=True, error_model="numpy")(fn)
@@ -164,6 +163,7 @@ def inline_kernel(fn: F) -> F:
     ``inline="always"``), for a few-nanosecond function whose call would cost as much as its
     work: a call to a kernel loaded from the cache is never inlined by LLVM, and a random
     sampler passes the bit generator's six words. Other options as :func:`kernel`."""
+    setattr(fn, _MARK, True)
     compiled: Any
     try:
         compiled = numba.njit(inline="always", cache=True, nogil=True, error_model="numpy")(fn)

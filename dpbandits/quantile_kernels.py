@@ -24,6 +24,7 @@ __all__ = [
     "snap",
     "snap_rows",
     "snap_sorted",
+    "sort_in_range",
     "uniform_pairs",
     "window_estimate_grid",
     "window_estimate_smith",
@@ -322,6 +323,51 @@ def window_estimate_grid(
         fill[s] = 0  # each reward is used in exactly one estimate
 
 
+#: Buckets of :func:`sort_in_range` holding more values than this are sorted by numba's sort.
+BUCKET_INSERTION_MAX = 16
+
+
+@kernel
+def sort_in_range(x: Any, lo: float, hi: float, out: Any, starts: Any) -> None:
+    """``out = sorted(x)`` for values ``x`` inside ``[lo, hi]`` (no NaN); ``starts``: int64
+    work of at least ``len(x) + 1`` entries.
+
+    A bucket sort: ``len(x)`` buckets of equal width over ``[lo, hi]``, then each bucket
+    sorted (insertion sort; numba's sort for a crowded one). The bucket index ``(v - lo) *
+    scale`` is non-decreasing in ``v`` (rounded subtraction and multiplication are monotone),
+    so the buckets are in order and the result is the sorted array -- the same values in the
+    same order as numpy's sort. About 2x faster than a comparison sort on a fresh window (~5
+    against ~11 µs for 200 rewards): a comparison sort's branches are mispredicted half the
+    time."""
+    n = x.shape[0]
+    scale = n / (hi - lo)
+    for b in range(n + 1):
+        starts[b] = 0
+    for i in range(n):
+        b = min(max(int((x[i] - lo) * scale), 0), n - 1)
+        starts[b + 1] += 1
+    for b in range(n):
+        starts[b + 1] += starts[b]
+    for i in range(n):  # starts[b]: the next free slot of bucket b, then the end of bucket b
+        b = min(max(int((x[i] - lo) * scale), 0), n - 1)
+        out[starts[b]] = x[i]
+        starts[b] += 1
+    begin = 0
+    for b in range(n):
+        end = starts[b]
+        if end - begin > BUCKET_INSERTION_MAX:
+            out[begin:end].sort()
+        else:
+            for i in range(begin + 1, end):
+                v = out[i]
+                j = i - 1
+                while j >= begin and out[j] > v:
+                    out[j + 1] = out[j]
+                    j -= 1
+                out[j + 1] = v
+        begin = end
+
+
 @kernel
 def window_estimate_smith(
     buf: Any, fill: Any, values: Any, n_est: Any, full: Any, util: Any, exp_util: Any,
@@ -335,12 +381,11 @@ def window_estimate_smith(
     (L, w + 1)), one more estimate in ``n_est[s]``, the window emptied."""
     n_full, window = full.shape[0], buf.shape[1]
     z = np.empty((n_full, window + 2))
+    starts = np.empty(window + 1, dtype=np.int64)
     for i in range(n_full):
         z[i, 0] = lo
+        sort_in_range(buf[full[i]], lo, hi, z[i, 1 : window + 1], starts)
         z[i, window + 1] = hi
-        inner = z[i, 1 : window + 1]
-        inner[:] = buf[full[i]]
-        inner.sort()  # the same values in the same order as numpy's sort (no NaN here)
     p = np.empty((n_full, util.shape[0]))
     intervals = np.empty((n_full, util.shape[0]), dtype=np.int64)
     smith_quantile_rows(z, util, exp_util, uu, p, intervals)

@@ -402,3 +402,30 @@ def test_windowed_smith_kernel_equals_the_numpy_estimate(window: int) -> None:
                 values[r, arm] = max(abs(row[1] - row[0]), 1e-6)
                 bufs[(r, arm)] = []
         np.testing.assert_array_equal(ws.values, values)
+
+
+def test_sort_in_range_sorts_like_numpy() -> None:
+    """The windows' bucket sort gives numpy's sorted array: ties, end points, crowded buckets
+    (values packed in a sliver of the range), one value, negative ranges, huge ranges."""
+    from dpbandits.quantile_kernels import BUCKET_INSERTION_MAX, sort_in_range
+
+    rng = np.random.default_rng(21)
+    for trial in range(3000):
+        n = int(rng.integers(1, 260))
+        lo, hi = sorted(rng.normal(size=2) * 10.0 ** rng.integers(-3, 300))
+        if not hi > lo or not np.isfinite(hi - lo):
+            continue
+        kind = trial % 4
+        if kind == 0:
+            x = rng.uniform(lo, hi, n)
+        elif kind == 1:  # ties and end points
+            x = lo + rng.integers(0, 4, n) * ((hi - lo) / 3)
+        elif kind == 2:  # crowded: more than BUCKET_INSERTION_MAX values in one bucket
+            x = lo + (hi - lo) * (0.5 + rng.random(n) * 1e-9)
+        else:
+            x = np.where(rng.random(n) < 0.5, lo, rng.uniform(lo, hi, n))
+        x = np.clip(x, lo, hi)
+        out = np.empty(n)
+        sort_in_range(x, lo, hi, out, np.empty(n + 1, dtype=np.int64))
+        np.testing.assert_array_equal(out, np.sort(x))
+    assert BUCKET_INSERTION_MAX < 260  # the crowded case reached numba's sort
