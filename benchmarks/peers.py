@@ -24,7 +24,7 @@ Known incompatibility worked around here (never in the library): SMPyBandits 0.9
 ``scipy.special.btdtri``, removed from SciPy 1.12+; it is the inverse regularised incomplete
 beta function, i.e. ``scipy.special.betaincinv``, which is patched in before the import.
 
-Run:  python benchmarks/bench_peers.py [--horizon 10000] [--runs 1,20,100] [--repeat 2]
+Run:  python benchmarks/peers.py [--horizon 10000] [--runs 1,20,100] [--repeat 2]
 Other processes on the same cores slow every number down: the load average is printed.
 """
 
