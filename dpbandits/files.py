@@ -42,8 +42,16 @@ def atomic_open(path: str | os.PathLike[str], mode: str = "wb") -> Iterator[IO[A
     """
     if mode not in ("wb", "w"):
         raise ValueError(f"mode must be 'wb' or 'w', got {mode!r}")
+    from dpbandits.parallel import deferred_termination
+
     p = Path(path)
     p.parent.mkdir(parents=True, exist_ok=True)
+    # a SIGTERM waits for the end of the write (it is raised when the block ends)
+    with deferred_termination():
+        yield from _atomic_open(p, mode)
+
+
+def _atomic_open(p: Path, mode: str) -> Iterator[IO[Any]]:
     fd, tmp = tempfile.mkstemp(prefix=f".{p.name}.", suffix=".tmp", dir=p.parent)
     try:
         # mkstemp makes the file owner-only; give it the permissions a new file gets normally

@@ -21,6 +21,7 @@ from typing import Any, Generic, NamedTuple, TypeVar
 __all__ = [
     "TaskTime",
     "Terminated",
+    "deferred_termination",
     "exit_with_parent",
     "handle_termination",
     "pool_context",
@@ -40,8 +41,38 @@ class Terminated(BaseException):
     swallow it and clean-up code runs as for ``KeyboardInterrupt``."""
 
 
+_deferring = 0  # depth of deferred_termination blocks in the main thread
+_pending: str | None = None  # a SIGTERM received inside one, raised when the outermost ends
+
+
 def _raise_terminated(signum: int, frame: Any) -> None:
+    global _pending
+    if _deferring:
+        _pending = f"received signal {signum}"
+        return
     raise Terminated(f"received signal {signum}")
+
+
+@contextlib.contextmanager
+def deferred_termination() -> Any:
+    """Hold a SIGTERM received while the block runs (under :func:`handle_termination`) until
+    the block ends, then raise :class:`Terminated`: a write of a file is finished (and renamed
+    into place, or removed) instead of being cut in the middle of, e.g., a zip archive's
+    records, whose clean-up would then fail with an error of its own."""
+    global _deferring, _pending
+    import threading
+
+    if threading.current_thread() is not threading.main_thread():  # signals go to main only
+        yield
+        return
+    _deferring += 1
+    try:
+        yield
+    finally:
+        _deferring -= 1
+        if not _deferring and _pending is not None:
+            message, _pending = _pending, None
+            raise Terminated(message)
 
 
 @contextlib.contextmanager

@@ -5,10 +5,12 @@ from __future__ import annotations
 import concurrent.futures as cf
 import multiprocessing as mp
 import os
+import signal
 import struct
 import sys
 import time
 
+import numpy as np
 import pytest
 
 from dpbandits.parallel import TaskTime, _init_worker, pool_context, run_tasks
@@ -129,3 +131,25 @@ def _alive(pid: int) -> bool:
             return f.read().rsplit(")", 1)[1].split()[0] != "Z"
     except FileNotFoundError:
         return False
+
+
+@pytest.mark.skipif(not hasattr(signal, "SIGTERM") or sys.platform == "win32",
+                    reason="POSIX signals")  # fmt: skip
+def test_a_sigterm_during_a_file_write_waits_for_the_write_to_end(tmp_path):
+    """SIGTERM inside atomic_open (e.g. in the middle of an .npz's zip records) is raised as
+    Terminated when the write has ended: the file is complete, and no clean-up error (zipfile's
+    "Can't close the ZIP file while there is an open writing handle") replaces it."""
+    from dpbandits.files import atomic_open
+    from dpbandits.parallel import Terminated, handle_termination
+
+    path = tmp_path / "a.npz"
+    with pytest.raises(Terminated), handle_termination():
+        with atomic_open(path) as f:
+            os.kill(os.getpid(), signal.SIGTERM)  # arrives mid-write: held
+            np.savez(f, x=np.arange(10))
+        pytest.fail("Terminated must be raised when the write ends")  # pragma: no cover
+    np.testing.assert_array_equal(np.load(path)["x"], np.arange(10))
+    # outside a write, a SIGTERM is raised at once
+    with pytest.raises(Terminated), handle_termination():
+        os.kill(os.getpid(), signal.SIGTERM)
+        time.sleep(5)

@@ -353,8 +353,8 @@ def _group_members(pgid: int) -> list[int]:
 def test_sigterm_to_a_process_pool_sweep_leaves_nothing_and_resumes(tmp_path):
     config = tmp_path / "s.toml"
     config.write_text(
-        SWEEP_TOML.replace("horizon = 120", "horizon = 3000")
-        .replace("t_shift = 60", "t_shift = 1500")
+        SWEEP_TOML.replace("horizon = 120", "horizon = 20000")
+        .replace("t_shift = 60", "t_shift = 10000")
         .replace("[0.5, 1.0, 2.0]", "[0.25, 0.5, 1.0, 2.0, 4.0, 8.0]")
     )  # fmt: skip
     out = tmp_path / "sw"
@@ -368,7 +368,8 @@ def test_sigterm_to_a_process_pool_sweep_leaves_nothing_and_resumes(tmp_path):
         time.sleep(0.1)
     proc.send_signal(signal.SIGTERM)
     _, err = proc.communicate(timeout=20)
-    if proc.returncode == 0:
+    if proc.returncode in (0, -signal.SIGTERM) and (out / "summary.csv").is_file():
+        # finished before the signal, or during the interpreter's exit after it finished
         pytest.skip("the sweep finished before the signal")
     assert proc.returncode == 143
     assert err.strip().splitlines()[-1] == "dpbandits: terminated (outputs left incomplete)"
