@@ -26,6 +26,7 @@ from agents.base import Agent, ArmStatistics
 from agents.private import PrivateAgent
 from agents.thompson import ThompsonSampling
 from agents.ucb import UCB
+from dpbandits.sibling_packages import lazy_attributes
 
 if TYPE_CHECKING:
     from agents.exp3 import Exp3
@@ -60,15 +61,7 @@ _LAZY = {
 }
 
 
-def __getattr__(name: str) -> Any:
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module 'agents' has no attribute {name!r}")
-    import importlib
-
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
+__getattr__ = lazy_attributes("agents", _LAZY, globals())
 
 
 class _Deferred:

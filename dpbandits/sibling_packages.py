@@ -5,15 +5,18 @@ are common names: another distribution (``openai-agents`` installs ``agents``; t
 ``envs`` installs ``envs``), or a folder of that name in the working directory, can take their
 place, and the library would then fail far from the cause. :func:`check_sibling_packages` runs
 on ``import dpbandits`` and turns such a clash into one ``ImportError`` that names what is there
-instead and how to fix it.
+instead and how to fix it. :func:`lazy_attributes` is the two packages' lazy imports.
 """
 
 from __future__ import annotations
 
+import importlib
 import importlib.util
+from collections.abc import Callable, Mapping
 from pathlib import Path
+from typing import Any
 
-__all__ = ["MARKER", "check_sibling_packages"]
+__all__ = ["MARKER", "check_sibling_packages", "lazy_attributes"]
 
 #: Every ``__init__.py`` of the project's sibling packages defines this name.
 MARKER = "__dpbandits_package__"
@@ -60,3 +63,21 @@ def check_sibling_packages(names: tuple[str, ...] = ("agents", "envs")) -> None:
             "(python -m venv .venv && .venv/bin/pip install dpbandits), without the other "
             f"package, and do not run from a directory that contains a folder {name!r}."
         )
+
+
+def lazy_attributes(
+    package: str, lazy: Mapping[str, str], namespace: dict[str, Any]
+) -> Callable[[str], Any]:
+    """A module ``__getattr__`` (PEP 562) for ``package``: a name of ``lazy`` (name -> module)
+    is imported from its module on first use and kept in ``namespace`` (the package's
+    ``globals()``); any other name is an ``AttributeError``."""
+
+    def __getattr__(name: str) -> Any:
+        module = lazy.get(name)
+        if module is None:
+            raise AttributeError(f"module {package!r} has no attribute {name!r}")
+        value = getattr(importlib.import_module(module), name)
+        namespace[name] = value
+        return value
+
+    return __getattr__

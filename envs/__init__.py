@@ -15,9 +15,10 @@ reloading it) does not register anything twice.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from dpbandits.registration import ENV_IDS, OTHER_ENV_IDS, register_envs
+from dpbandits.sibling_packages import lazy_attributes
 from envs.base import BanditEnv, BanditVectorEnv
 from envs.core import Schedule, expected_clipped_normal
 from envs.two_armed_shift import TwoArmedShift, TwoArmedShiftVectorEnv
@@ -96,12 +97,4 @@ _LAZY = {
 }  # fmt: skip
 
 
-def __getattr__(name: str) -> Any:
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module 'envs' has no attribute {name!r}")
-    import importlib
-
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
+__getattr__ = lazy_attributes("envs", _LAZY, globals())
