@@ -48,7 +48,9 @@ def private(**params):
 def test_play_is_bit_identical_to_the_step_protocol(name, env):
     env_id, kw = ENVS[env]
     params = SELECTORS[name]
-    assert private(**params).block_player is not None
+    agent = private(**params)
+    agent.reset(2, 3, horizon=10, rng=0)
+    assert agent.block_player() is not None  # the block path below is the compiled loop
     by_step = play_by_steps(private(**params), env_id, kw, 5, 13, None)
     for blocks in (1, 61, 1000):
         agent = private(**params)
