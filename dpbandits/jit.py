@@ -147,15 +147,21 @@ def _install_locators() -> None:
 _install_locators()
 
 
-def kernel(fn: F) -> F:
-    """Compile ``fn`` as a library kernel (see the module docstring for the options)."""
+def _compile(fn: F, **options: Any) -> F:
+    """``fn`` compiled with the library's options (module docstring) and ``options``, marked as
+    a kernel (the cache key above)."""
     setattr(fn, _MARK, True)
     compiled: Any
     try:
-        compiled = numba.njit(cache=True, nogil=True, error_model="numpy")(fn)
+        compiled = numba.njit(cache=True, nogil=True, error_model="numpy", **options)(fn)
     except RuntimeError:  # no file to cache next to (code typed in an interpreter)
-        compiled = numba.njit(nogil=True, error_model="numpy")(fn)
+        compiled = numba.njit(nogil=True, error_model="numpy", **options)(fn)
     return cast(F, compiled)
+
+
+def kernel(fn: F) -> F:
+    """Compile ``fn`` as a library kernel (see the module docstring for the options)."""
+    return _compile(fn)
 
 
 def inline_kernel(fn: F) -> F:
@@ -163,13 +169,7 @@ def inline_kernel(fn: F) -> F:
     ``inline="always"``), for a few-nanosecond function whose call would cost as much as its
     work: a call to a kernel loaded from the cache is never inlined by LLVM, and a random
     sampler passes the bit generator's six words. Other options as :func:`kernel`."""
-    setattr(fn, _MARK, True)
-    compiled: Any
-    try:
-        compiled = numba.njit(inline="always", cache=True, nogil=True, error_model="numpy")(fn)
-    except RuntimeError:  # no file to cache next to
-        compiled = numba.njit(inline="always", nogil=True, error_model="numpy")(fn)
-    return cast(F, compiled)
+    return _compile(fn, inline="always")
 
 
 @kernel
