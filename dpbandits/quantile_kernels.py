@@ -382,9 +382,14 @@ def window_estimate_smith(
     n_full, window = full.shape[0], buf.shape[1]
     z = np.empty((n_full, window + 2))
     starts = np.empty(window + 1, dtype=np.int64)
+    # sorted into a contiguous array, then copied: sorting into the row slice z[i, 1:-1]
+    # (a view numba cannot prove contiguous) took 5.3 instead of 2.3 µs for 200 rewards
+    ordered = np.empty(window)
     for i in range(n_full):
+        sort_in_range(buf[full[i]], lo, hi, ordered, starts)
         z[i, 0] = lo
-        sort_in_range(buf[full[i]], lo, hi, z[i, 1 : window + 1], starts)
+        for j in range(window):
+            z[i, j + 1] = ordered[j]
         z[i, window + 1] = hi
     p = np.empty((n_full, util.shape[0]))
     intervals = np.empty((n_full, util.shape[0]), dtype=np.int64)
