@@ -7,14 +7,19 @@ candidate. Papernot & Steinke (2022) replace the Geometric(gamma) number of roun
 ``Lap((2+eta) d[a]/eps)``; ``eta = 1`` is Alg. 1 exactly, ``eta = 0`` the paper's "improved RS"
 (logarithmic distribution).
 
-Exact vectorised sampling (§IV). Given ``N``, the candidates drawn are a
+Exact sampling without a loop over rounds (§IV). Given ``N``, the candidates drawn are a
 multinomial split ``m ~ Mult(N, 1/K, ..., 1/K)``; the recorded value of candidate ``a`` that
 matters is the maximum of its ``m[a]`` i.i.d. noisy scores, ``q[a] + (2+eta) d[a]/eps * M`` with
 ``M`` the maximum of ``m[a]`` standard Laplace variables, drawn directly as ``F^{-1}(U^{1/m})``
 (:func:`max_laplace`). A candidate with ``m[a] = 0`` is never output. The sampling is compiled
-(:mod:`dpbandits.jit`): :func:`rs_select_rows` draws from the caller's generator exactly what
-the vectorised numpy formulation drew, in the same order. The literal loop is kept in
-:func:`rs_loop_reference` for the tests only.
+(:mod:`dpbandits.jit`) and works row by row (:func:`rs_select_rows`): ``N``, its split, the noise
+of each drawn candidate. The literal loop is kept in :func:`rs_loop_reference` for the tests
+only.
+
+The random stream changed once, on 2026-11-23 (docs/performance.md, "Random stopping drawn row
+by row"): the rounds were drawn for all rows first, then the splits, then the noise, with
+numpy's geometric and binomial samplers. Same law, about 3x faster; tested against the exact
+output probabilities, the literal loop and the regret distribution of the earlier stream.
 """
 
 from __future__ import annotations
@@ -24,11 +29,18 @@ import math
 from typing import Any
 
 import numpy as np
+from numba.np.random.generator_core import next_uint64
 from numpy.typing import ArrayLike, NDArray
-from scipy.special import gammaln
 
 from dpbandits import checks
-from dpbandits.jit import generator_address, generator_at, integers_below, kernel
+from dpbandits.jit import (
+    generator_address,
+    generator_at,
+    inline_kernel,
+    integers_below,
+    kernel,
+)
+from dpbandits.samplers import standard_exponential
 from dpbandits.selectors.base import (
     FloatArray,
     IntArray,
@@ -40,17 +52,22 @@ from dpbandits.selectors.noisy_max import first_max_index, first_max_step
 
 __all__ = [
     "GEOMETRIC",
+    "LOG_SINHC",
     "LOGSERIES",
     "NEGATIVE_BINOMIAL",
     "RS",
     "TABLE",
     "RandomStoppingTNB",
+    "DRAWS_PER_CANDIDATE",
+    "MIN_GAMMA_GEOMETRIC",
     "max_laplace",
+    "max_laplace_draw",
     "max_laplace_fill",
     "rs_loop_reference",
     "rs_select_rows",
     "sample_tnb",
     "split_uniformly",
+    "tnb_draw",
     "tnb_fill",
     "tnb_log_pmf",
     "tnb_method",
@@ -78,6 +95,8 @@ def tnb_log_pmf(k: ArrayLike, eta: float, gamma: float) -> FloatArray:
     ``prod = Gamma(k+eta) / (Gamma(eta) Gamma(k+1))`` (for ``-1 < eta < 0`` both ``Gamma(eta)``
     and ``gamma^-eta - 1`` are negative). ``eta = 0``: ``(1-gamma)^k / (k log(1/gamma))``.
     """
+    from scipy.special import gammaln  # here: scipy.special takes ~0.1 s to import
+
     kk = np.asarray(k, dtype=np.float64)
     if eta == 0.0:
         return kk * math.log1p(-gamma) - np.log(kk) - math.log(-math.log(gamma))
@@ -118,19 +137,29 @@ def _tnb_cdf_table(eta: float, gamma: float) -> FloatArray:
 
 
 # -- D_{eta,gamma} ------------------------------------------------------------------------
-#: How :func:`tnb_fill` draws ``N ~ D_{eta,gamma}`` (chosen by :func:`tnb_method`).
+#: How :func:`tnb_draw` draws ``N ~ D_{eta,gamma}`` (chosen by :func:`tnb_method`).
 LOGSERIES, GEOMETRIC, NEGATIVE_BINOMIAL, TABLE = 0, 1, 2, 3
 _NO_TABLE = np.zeros(0)
 _NO_TABLE.setflags(write=False)  # read-only like the tables: one compiled type for both
+#: Smallest ``gamma`` of the geometric number of rounds (``eta = 1``): the sampler's
+#: ``E / -log(1 - gamma)`` with ``E < 45`` (the largest exponential the ziggurat returns) stays
+#: below ``2**62``. Smaller values would mean over 10**15 expected rounds.
+MIN_GAMMA_GEOMETRIC = 2.0**-50
 
 
 @functools.lru_cache(maxsize=64)
 def tnb_method(eta: float, gamma: float) -> tuple[int, FloatArray]:
-    """``(method, cdf)`` for :func:`tnb_fill` at checked ``eta``, ``gamma``: the sampler of
-    :func:`sample_tnb`'s list, and the inverse-CDF table (empty unless ``method == TABLE``)."""
+    """``(method, cdf)`` for :func:`tnb_draw` at checked ``eta``, ``gamma``: the sampler of
+    :func:`sample_tnb`'s list, and the inverse-CDF table (empty unless ``method == TABLE``).
+    Raises ``ValueError`` when ``gamma`` is too small to sample (the message says why)."""
     if eta == 0.0:
         return LOGSERIES, _NO_TABLE
     if eta == 1.0:
+        if gamma < MIN_GAMMA_GEOMETRIC:
+            raise ValueError(
+                f"gamma = {gamma!r} is too small for random stopping: the number of rounds "
+                f"(mean 1/gamma) would overflow; use gamma >= {MIN_GAMMA_GEOMETRIC!r}"
+            )
         return GEOMETRIC, _NO_TABLE
     if eta > 0.0 and eta * math.log(gamma) <= -_LOG2:
         return NEGATIVE_BINOMIAL, _NO_TABLE
@@ -151,33 +180,33 @@ def _count_at_most(cdf: Any, u: float) -> int:
     return lo
 
 
+@inline_kernel
+def tnb_draw(method: int, eta: float, gamma: float, rate: float, cdf: Any, rng: Any) -> int:
+    """One ``N ~ D_{eta,gamma}`` (App. C, Definition A.1) by ``method`` (see :func:`sample_tnb`);
+    ``rate = -log(1 - gamma)``.
+
+    The geometric number of rounds of Alg. 1 is ``1 + floor(E / rate)`` with ``E ~ Exp(1)``:
+    ``P(N > k) = P(E >= k rate) = (1 - gamma)^k``. One ziggurat exponential (a 64-bit word)
+    replaces a uniform and two logarithms. The conditioned negative binomial redraws until
+    the value is at least 1 (each try succeeds with probability ``1 - gamma**eta >= 1/2``)."""
+    if method == GEOMETRIC:
+        return 1 + np.int64(standard_exponential(rng.bit_generator) / rate)
+    if method == LOGSERIES:
+        return np.int64(rng.logseries(1.0 - gamma))
+    if method == NEGATIVE_BINOMIAL:
+        while True:
+            n = np.int64(rng.negative_binomial(eta, gamma))
+            if n > 0:
+                return n
+    return _count_at_most(cdf, rng.random()) + 1
+
+
 @kernel
 def tnb_fill(method: int, eta: float, gamma: float, cdf: Any, rng: Any, out: Any) -> None:
-    """Fill the 1-D ``out`` with i.i.d. ``N ~ D_{eta,gamma}`` (App. C, Definition A.1) by
-    ``method`` (see :func:`sample_tnb`), drawing what numpy's vectorised call of the same
-    sampler on ``out.size`` values draws, in the same order. The conditioned negative binomial
-    draws every value once, then redraws the zeros in order, round after round: the rounds
-    are global, so this is a batch kernel (a value's draws depend on the other values')."""
-    n = out.shape[0]
-    if method == NEGATIVE_BINOMIAL:
-        zero = False
-        for i in range(n):
-            out[i] = rng.negative_binomial(eta, gamma)
-            zero = zero or out[i] == 0
-        while zero:  # each round keeps a draw with probability 1 - gamma**eta >= 1/2
-            zero = False
-            for i in range(n):
-                if out[i] == 0:
-                    out[i] = rng.negative_binomial(eta, gamma)
-                    zero = zero or out[i] == 0
-        return
-    for i in range(n):
-        if method == LOGSERIES:
-            out[i] = rng.logseries(1.0 - gamma)
-        elif method == GEOMETRIC:
-            out[i] = rng.geometric(gamma)
-        else:
-            out[i] = _count_at_most(cdf, rng.random()) + 1
+    """Fill the 1-D ``out`` with i.i.d. ``N ~ D_{eta,gamma}`` (:func:`tnb_draw`), in order."""
+    rate = -math.log1p(-gamma)
+    for i in range(out.shape[0]):
+        out[i] = tnb_draw(method, eta, gamma, rate, cdf, rng)
 
 
 def sample_tnb(
@@ -186,14 +215,17 @@ def sample_tnb(
     """Draw ``N ~ D_{eta,gamma}`` (App. C, Definition A.1), values in ``{1, 2, ...}``.
 
     - ``eta = 0``: logarithmic distribution, ``Generator.logseries(1 - gamma)``;
-    - ``eta = 1``: ``Geometric(gamma)`` on ``{1, 2, ...}`` (Alg. 1's stopping rule);
+    - ``eta = 1``: ``Geometric(gamma)`` on ``{1, 2, ...}`` (Alg. 1's stopping rule), as
+      ``1 + floor(E / -log(1 - gamma))`` with ``E ~ Exp(1)``; ``gamma >= 2**-50``;
     - ``eta > 0`` with ``gamma**eta <= 1/2``: negative binomial ``NB(eta, gamma)`` (number of
-      failures) conditioned on ``>= 1`` by rejection; each round keeps a draw with probability
-      ``1 - gamma**eta >= 1/2``, so ``R`` draws need about ``log2 R`` rounds;
+      failures) conditioned on ``>= 1`` by rejection (each try kept with probability
+      ``1 - gamma**eta >= 1/2``);
     - otherwise (``-1 < eta < 0``, or a rejection rate above 1/2): inverse CDF from the pmf,
       with a table cached per ``(eta, gamma)``.
 
-    The draws are those of :func:`tnb_fill` (compiled), in C order of ``size``.
+    The draws are those of :func:`tnb_fill` (compiled), one value after the other in C order
+    of ``size``: the same as the number of rounds that :class:`RS` and
+    :class:`RandomStoppingTNB` draw for each row.
     """
     eta = _check_eta(eta)
     gamma = checks.probability(gamma, "gamma")
@@ -211,39 +243,62 @@ def _tnb_fill(method: int, eta: float, gamma: float, cdf: Any, pointers: Any, ou
 
 
 # -- the maximum of m Laplace variables ----------------------------------------------------
+#: ``log(sinh(u) / u) = sum_n LOG_SINHC[n - 1] u^(2n)`` with
+#: ``LOG_SINHC[n - 1] = 2^(2n) B_2n / (2n (2n)!)`` (``B_2n`` the Bernoulli numbers); for
+#: ``u <= log(2)/2`` the terms beyond the ninth are below ``1e-20``.
+LOG_SINHC = (
+    1.0 / 6.0,
+    -1.0 / 180.0,
+    1.0 / 2835.0,
+    -1.0 / 37800.0,
+    1.0 / 467775.0,
+    -691.0 / 3831077250.0,
+    2.0 / 127702575.0,
+    -3617.0 / 2605132530000.0,
+    43867.0 / 350813659321125.0,
+)
+_S1, _S2, _S3, _S4, _S5, _S6, _S7, _S8, _S9 = LOG_SINHC
+
+
+@inline_kernel
+def max_laplace_draw(m: float, bits: Any) -> float:
+    """The maximum of ``m >= 1`` i.i.d. standard Laplace variables (:func:`max_laplace`) from
+    one ``E ~ Exp(1)`` (ziggurat; an exact zero, probability about ``2**-53``, is redrawn so
+    that ``log(0)`` never happens). ``bits`` is the Generator's bit generator.
+
+    With ``t = E / m`` (``V = exp(-t)``): ``x = log 2 - t`` if ``t > log 2``, else
+    ``x = -log(2 (1 - exp(-t))) = t/2 - log 2 - log t - log(sinh(t/2) / (t/2))``, using
+    ``1 - exp(-t) = exp(-t/2) t sinh(t/2)/(t/2)``; the last term is its even series
+    (:data:`LOG_SINHC`), exact to ``1e-20`` there. One logarithm and a polynomial instead of
+    ``expm1`` and a logarithm (half the time), with the same accuracy for tiny ``t``."""
+    e = standard_exponential(bits)
+    while e == 0.0:
+        e = standard_exponential(bits)
+    t = e / m
+    if t > _LOG2:  # V < 1/2
+        return _LOG2 - t
+    w = 0.25 * t * t
+    s = w * (_S1 + w * (_S2 + w * (_S3 + w * (_S4 + w * (_S5 + w * (_S6 + w * (_S7 + w * (_S8 + w * _S9))))))))  # fmt: skip  # noqa: E501
+    return (0.5 * t - _LOG2) - math.log(t) - s
+
+
 @kernel
 def max_laplace_fill(m: Any, rng: Any, out: Any) -> None:
     """``out[i]`` = the maximum of ``m[i]`` i.i.d. standard Laplace variables (1-D ``m >= 1``,
-    unchecked), see :func:`max_laplace`. One ``Exp(1)`` per entry, in order, then the exact
-    zeros (probability 0) redrawn in order, round after round, so that ``log(0)`` never
-    happens: a batch kernel like numpy's vectorised code it replaces (same draws)."""
-    n = m.shape[0]
-    zero = False
-    for i in range(n):
-        out[i] = rng.standard_exponential()
-        zero = zero or out[i] == 0.0
-    while zero:
-        zero = False
-        for i in range(n):
-            if out[i] == 0.0:
-                out[i] = rng.standard_exponential()
-                zero = zero or out[i] == 0.0
-    for i in range(n):
-        log_v = -out[i] / m[i]  # L = -E/m < 0
-        if log_v < -_LOG2:  # V < 1/2
-            out[i] = log_v + _LOG2
-        else:
-            out[i] = -_LOG2 - math.log(-math.expm1(log_v))
+    unchecked), in order (:func:`max_laplace_draw`)."""
+    bits = rng.bit_generator
+    for i in range(m.shape[0]):
+        out[i] = max_laplace_draw(m[i], bits)
 
 
 def max_laplace(m: ArrayLike, rng: RNGLike = None) -> FloatArray:
     """Maximum of ``m`` i.i.d. standard Laplace variables (``m >= 1``, elementwise).
 
-    Inverse CDF of ``V = U^(1/m)``: with ``L = log V = -E/m``, ``E ~ Exp(1)``,
-    ``x = log 2 + L`` if ``V < 1/2`` and ``x = -log(2 (1 - V)) = -log 2 - log(-expm1(L))``
-    otherwise. Working with ``L`` and ``expm1`` keeps full relative accuracy when ``V`` is
-    within 1e-16 of 1 (large ``m``) and in the far tails; ``V`` is never formed. Compiled:
-    :func:`max_laplace_fill`.
+    Inverse CDF of ``V = U^(1/m)``: with ``t = -log V = E/m``, ``E ~ Exp(1)``,
+    ``x = log 2 - t`` if ``V < 1/2`` and ``x = -log(2 (1 - V)) = -log(2 (1 - exp(-t)))``
+    otherwise (:func:`max_laplace_draw`). Working with ``t`` keeps full relative accuracy when
+    ``V`` is within 1e-16 of 1 (large ``m``) and in the far tails; ``V`` is never formed.
+    Compiled: :func:`max_laplace_fill`.
     """
     mm = np.asarray(m, dtype=np.float64)
     if np.any(~(mm >= 1)):
@@ -260,39 +315,64 @@ def _max_laplace_fill(m: Any, pointers: Any, out: Any) -> None:
 
 
 # -- the selection -------------------------------------------------------------------------
-@kernel
-def split_uniformly(n: Any, k: int, rng: Any, counts: Any) -> None:
-    """Counts ``m ~ Mult(n[r], (1/K, ..., 1/K))`` per row into the flat ``counts`` (row ``r``
-    at ``counts[r K : (r + 1) K]``; the caller zeroes it).
+#: :func:`split_uniformly` generates the draws one by one up to this many per candidate (two
+#: candidates: up to 64 times as many, one random bit per draw), and above draws the
+#: multinomial as a chain of binomials.
+DRAWS_PER_CANDIDATE = 16
+_M1 = np.uint64(0x5555555555555555)
+_M2 = np.uint64(0x3333333333333333)
+_M4 = np.uint64(0x0F0F0F0F0F0F0F0F)
+_H01 = np.uint64(0x0101010101010101)
+_ONE, _TWO, _FOUR, _56, _64 = (np.uint64(v) for v in (1, 2, 4, 56, 64))
 
-    When the draws are few compared with ``R * K`` (the usual case: ``E[N] ~ 1/gamma``), the
-    draws themselves are generated and counted (one uniform integer per draw, O(sum n));
-    otherwise the multinomial as ``Generator.multinomial`` draws it (a binomial per candidate
-    but the last, until the draws are used up; O(R K)). Same law either way. The choice
-    depends on every row's ``n``: a batch kernel.
+
+@inline_kernel
+def _set_bits(x: Any) -> int:
+    """The number of set bits of the uint64 ``x`` (the SWAR population count)."""
+    x = x - ((x >> _ONE) & _M1)
+    x = (x & _M2) + ((x >> _TWO) & _M2)
+    x = (x + (x >> _FOUR)) & _M4
+    return np.int64((x * _H01) >> _56)
+
+
+@inline_kernel
+def split_uniformly(n: int, k: int, rng: Any, counts: Any) -> None:
+    """Counts ``m ~ Mult(n, (1/K, ..., 1/K))`` into ``counts`` (shape ``(K,)``, zeroed by the
+    caller): which candidate each of the ``n`` rounds of Alg. 1 drew.
+
+    Few rounds per candidate (the usual case: ``E[N] ~ 1/gamma``): the rounds are drawn, one
+    uniform candidate each (``Generator.integers(0, K)``); for two candidates, one random bit
+    each, 64 rounds per 64-bit word, candidate 1's rounds counted as the set bits. Many rounds:
+    the multinomial as ``Generator.multinomial`` draws it (a binomial per candidate but the
+    last, until the rounds are used up; O(K)). Same law either way.
     """
-    r = n.shape[0]
-    total = 0
-    for i in range(r):
-        total += n[i]
-    if total <= min(4 * r * k, 2**24):
-        for i in range(r):
-            for _ in range(n[i]):
-                counts[i * k + integers_below(k, rng)] += 1
+    if k == 2 and n <= 64 * DRAWS_PER_CANDIDATE * 2:
+        bits = rng.bit_generator
+        ones = 0
+        left = n
+        while left > 64:
+            ones += _set_bits(next_uint64(bits))
+            left -= 64
+        ones += _set_bits(next_uint64(bits) >> (_64 - np.uint64(left)))  # the top `left` bits
+        counts[0] = n - ones
+        counts[1] = ones
+        return
+    if n <= DRAWS_PER_CANDIDATE * k:
+        for _ in range(n):
+            counts[integers_below(k, rng)] += 1
         return
     p = 1.0 / k
-    for i in range(r):
-        left = n[i]
-        remaining_p = 1.0
-        for j in range(k - 1):
-            x = rng.binomial(left, p / remaining_p)
-            counts[i * k + j] = x
-            left -= x
-            if left <= 0:
-                break
-            remaining_p -= p
-        if left > 0:
-            counts[i * k + k - 1] = left
+    left = n
+    remaining_p = 1.0
+    for j in range(k - 1):
+        x = rng.binomial(left, p / remaining_p)
+        counts[j] = x
+        left -= x
+        if left <= 0:
+            break
+        remaining_p -= p
+    if left > 0:
+        counts[k - 1] = left
 
 
 @kernel
@@ -301,13 +381,11 @@ def rs_select_rows(q: Any, d: Any, epsilon: float, eta: float, method: int, gamm
     """Random stopping on the ``R`` rows of ``q``, ``d`` (shape ``(R, K)``) into ``out``; False
     (and nothing drawn) if the noise scale ``(2 + eta) max d / eps`` overflows.
 
-    Draws, as the vectorised sampling of the module docstring: every row's ``N`` (:func:`tnb_fill`),
-    then the split of every row's draws over the candidates (:func:`split_uniformly`), then
-    the maximum Laplace noise of every drawn (row, candidate) cell in row-major order
-    (:func:`max_laplace_fill`). The draws of a row depend on the other rows' (the rounds of
-    redraws, the choice of the split), so this kernel selects for a batch, not one row.
-    Each row outputs the first best recorded value (``numpy.argmax``'s rule); a cell never
-    drawn is never output (it records ``-inf``).
+    Each row in turn, as the module docstring samples it: its number of rounds ``N``
+    (:func:`tnb_draw`), their split over the candidates (:func:`split_uniformly`), then the
+    maximum Laplace noise of each drawn candidate in order (:func:`max_laplace_draw`). A row's
+    draws depend on nothing but its own values. Each row outputs the first best recorded
+    value (``numpy.argmax``'s rule); a candidate never drawn is never output.
     """
     r, k = q.shape
     d_max = 0.0  # d > 0
@@ -316,32 +394,22 @@ def rs_select_rows(q: Any, d: Any, epsilon: float, eta: float, method: int, gamm
             d_max = max(d_max, d[i, a])
     if not math.isfinite((2.0 + eta) * d_max / epsilon):
         return False
-    n = np.empty(r, dtype=np.int64)
-    tnb_fill(method, eta, gamma, cdf, rng, n)
-    counts = np.zeros(r * k, dtype=np.int64)
-    split_uniformly(n, k, rng, counts)
-    drawn = 0
-    for c in range(r * k):
-        drawn += counts[c] > 0
-    m = np.empty(drawn)
-    noise = np.empty(drawn)
-    j = 0
-    for c in range(r * k):
-        if counts[c] > 0:
-            m[j] = counts[c]
-            j += 1
-    max_laplace_fill(m, rng, noise)
-    j = 0
+    rate = -math.log1p(-gamma)
+    bits = rng.bit_generator
+    counts = np.empty(k, dtype=np.int64)
     for i in range(r):
+        n = tnb_draw(method, eta, gamma, rate, cdf, rng)
+        counts[:] = 0
+        split_uniformly(n, k, rng, counts)
         q_max = q[i, 0]
         for a in range(1, k):
             q_max = max(q_max, q[i, a])
         best, best_a, first_nan = -math.inf, 0, -1
         for a in range(k):
-            if counts[i * k + a] > 0:  # a cell never drawn records -inf: never the first max
+            if counts[a] > 0:  # a candidate never drawn records -inf: never the first max
+                noise = max_laplace_draw(np.float64(counts[a]), bits)
                 # scale, then the exact shift q - max q (a gap beyond the float range: -inf)
-                v = noise[j] * ((2.0 + eta) * d[i, a] / epsilon) + (q[i, a] - q_max)
-                j += 1
+                v = noise * ((2.0 + eta) * d[i, a] / epsilon) + (q[i, a] - q_max)
                 best, best_a, first_nan = first_max_step(v, a, best, best_a, first_nan)
         out[i] = first_max_index(best_a, first_nan)
     return True

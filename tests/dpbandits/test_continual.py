@@ -149,6 +149,27 @@ def test_fast_laplace_sampler_is_laplace() -> None:
     x = laplace_unit(np.random.default_rng(0), (100_000,))
     assert stats.kstest(x, stats.laplace.cdf).pvalue > 1e-6
     assert laplace_unit(np.random.default_rng(0), (3, 1, 2)).shape == (3, 1, 2)
+    # the sign (the word's lowest bit) is fair and independent of the magnitude
+    neg = x < 0
+    assert abs(neg.mean() - 0.5) < 5 * 0.5 / np.sqrt(x.size)
+    assert stats.ks_2samp(-x[neg], x[~neg]).pvalue > 1e-6
+
+
+def test_fast_laplace_sampler_draws_as_the_reference() -> None:
+    # each draw: numpy's ziggurat exponential of the next 64-bit word (and more words in its
+    # rare cases), times -1 when that word's lowest bit is set; the generator left in step
+    from dpbandits.tree_noise import laplace_unit
+
+    a, b = np.random.default_rng(5), np.random.default_rng(5)
+    x = laplace_unit(a, (20_000,))
+    ref = np.empty(x.size)
+    for i in range(x.size):
+        state = b.bit_generator.state
+        word = int(b.bit_generator.random_raw())
+        b.bit_generator.state = state
+        ref[i] = b.standard_exponential() * (-1.0 if word & 1 else 1.0)
+    np.testing.assert_array_equal(x, ref)
+    assert a.random() == b.random()
 
 
 def test_scalar_stream() -> None:

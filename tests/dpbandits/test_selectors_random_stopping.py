@@ -178,89 +178,205 @@ def test_rs_two_candidate_exact_probability():
     assert abs(rs_two_candidate_p0(gap, 2.0 / eps, gamma) - p0) > 10 * se
 
 
-# -- the compiled sampling draws what the vectorised numpy formulation drew -----------------
-def _numpy_tnb(eta, gamma, size, gen):
-    """sample_tnb as numpy array calls (the formulation the kernels reproduce)."""
-    if eta == 0.0:
-        return gen.logseries(1.0 - gamma, size=size).astype(np.int64)
-    if eta == 1.0:
-        return gen.geometric(gamma, size=size).astype(np.int64)
-    if eta > 0.0 and eta * math.log(gamma) <= -math.log(2.0):
-        n = np.asarray(gen.negative_binomial(eta, gamma, size=size), dtype=np.int64)
-        flat = n.reshape(-1)
-        redo = np.flatnonzero(flat == 0)
-        while redo.size:
-            flat[redo] = gen.negative_binomial(eta, gamma, size=redo.size)
-            redo = redo[flat[redo] == 0]
-        return n
+# -- the compiled sampling draws what its plain-Python transcription draws ------------------
+# The reference below pins the random stream (changed once, 2026-11-23: rows one by one;
+# docs/performance.md): the same primitives of numpy's Generator, the same arithmetic.
+LOG2 = math.log(2.0)
+
+
+def _reference_tnb(eta, gamma, gen):
+    """One N ~ D_{eta,gamma}, as tnb_draw draws it."""
     from dpbandits.selectors.random_stopping import tnb_method
 
+    if eta == 0.0:
+        return int(gen.logseries(1.0 - gamma))
+    if eta == 1.0:
+        return 1 + int(gen.standard_exponential() / -math.log1p(-gamma))
+    if eta > 0.0 and eta * math.log(gamma) <= -LOG2:
+        while True:
+            n = int(gen.negative_binomial(eta, gamma))
+            if n > 0:
+                return n
     cdf = tnb_method(eta, gamma)[1]
-    return np.searchsorted(cdf, gen.random(size), side="right") + 1
+    return int(np.searchsorted(cdf, gen.random(), side="right")) + 1
 
 
-def _numpy_max_laplace(m, gen):
-    e = gen.standard_exponential(m.shape)
-    zero = np.flatnonzero(e == 0.0)
-    while zero.size:
-        e[zero] = gen.standard_exponential(zero.size)
-        zero = zero[e[zero] == 0.0]
-    log_v = -e / m
-    with np.errstate(divide="ignore"):
-        high = -math.log(2.0) - np.log(-np.expm1(log_v))
-    return np.where(log_v < -math.log(2.0), log_v + math.log(2.0), high)
+def _reference_max_laplace(m, gen):
+    from dpbandits.selectors.random_stopping import LOG_SINHC
+
+    e = gen.standard_exponential()
+    while e == 0.0:
+        e = gen.standard_exponential()
+    t = e / m
+    if t > LOG2:
+        return LOG2 - t
+    w = 0.25 * t * t
+    acc = LOG_SINHC[-1]
+    for c in LOG_SINHC[-2::-1]:
+        acc = c + w * acc
+    return (0.5 * t - LOG2) - math.log(t) - w * acc
 
 
-def _numpy_rs(q, d, eps, gamma, eta, gen):
-    """Random stopping as numpy array calls: all rows' N, then all rows' split, then the noise
-    of every drawn cell in row-major order."""
-    r, k = q.shape
-    n = _numpy_tnb(eta, gamma, r, gen)
-    total = int(n.sum())
-    if total <= min(4 * r * k, 2**24):
-        cell = np.repeat(np.arange(r) * k, n) + gen.integers(0, k, size=total, dtype=np.int64)
-        counts = np.bincount(cell, minlength=r * k)
+def _reference_split(n, k, gen):
+    counts = np.zeros(k, dtype=np.int64)
+    if k == 2 and n <= 64 * 16 * 2:
+        ones, left = 0, n
+        while left > 64:
+            ones += int(gen.bit_generator.random_raw()).bit_count()
+            left -= 64
+        ones += (int(gen.bit_generator.random_raw()) >> (64 - left)).bit_count()
+        counts[:] = n - ones, ones
+    elif n <= 16 * k:
+        for _ in range(n):
+            counts[gen.integers(0, k)] += 1
     else:
-        counts = gen.multinomial(n, np.full(k, 1.0 / k)).reshape(-1)
-    cells = np.flatnonzero(counts)
-    row, col = cells // k, cells % k
-    value = _numpy_max_laplace(counts[cells].astype(np.float64), gen)
-    value *= (2.0 + eta) * d[row, col] / eps
-    with np.errstate(over="ignore"):
-        value += q[row, col] - q.max(axis=1)[row]
-    noisy = np.full(r * k, -np.inf)
-    noisy[cells] = value
-    return noisy.reshape(r, k).argmax(1)
+        left, remaining = n, 1.0
+        for j in range(k - 1):
+            x = int(gen.binomial(left, (1.0 / k) / remaining))
+            counts[j] = x
+            left -= x
+            if left <= 0:
+                break
+            remaining -= 1.0 / k
+        if left > 0:
+            counts[k - 1] = left
+    return counts
+
+
+def _reference_rs(q, d, eps, gamma, eta, gen):
+    """Random stopping row by row: N, its split, the noise of each drawn candidate."""
+    r, k = q.shape
+    out = np.empty(r, dtype=np.int64)
+    for i in range(r):
+        counts = _reference_split(_reference_tnb(eta, gamma, gen), k, gen)
+        noisy = np.full(k, -np.inf)
+        for a in range(k):
+            if counts[a] > 0:
+                x = _reference_max_laplace(float(counts[a]), gen)
+                with np.errstate(over="ignore"):
+                    noisy[a] = x * ((2.0 + eta) * d[i, a] / eps) + (q[i, a] - q[i].max())
+        out[i] = int(np.argmax(noisy))
+    return out
 
 
 @pytest.mark.parametrize(
-    "eta,gamma", [(1.0, 0.05), (1.0, 0.3), (0.0, 0.05), (0.1, 0.3), (0.5, 0.05), (-0.5, 0.05)]
+    "eta,gamma",
+    [(1.0, 0.05), (1.0, 0.3), (1.0, 3e-4), (0.0, 0.05), (0.1, 0.3), (0.5, 0.05), (-0.5, 0.05)],
 )
 @pytest.mark.parametrize("k", [2, 3, 10])
-def test_compiled_rs_draws_as_the_numpy_formulation(eta, gamma, k):
-    # Same numbers for the same seed, bit for bit, and the generator left in the same state:
-    # R = 1 and 7 take the multinomial split (many draws per cell) or the counted draws, R = 200
-    # mostly the counted draws; ties and a huge range of scores included.
-    data = np.random.default_rng([k, int(100 * gamma)])
+def test_compiled_rs_draws_as_the_reference(eta, gamma, k):
+    # Same numbers for the same seed, bit for bit, and the generator left in the same state.
+    # gamma = 3e-4 gives rows with more than 2048 rounds (K = 2: the binomial split) and many
+    # rows above 16 K rounds (K = 3, 10); the others mostly take the drawn rounds. Ties and a
+    # huge range of scores included.
+    data = np.random.default_rng([k, int(1e4 * gamma)])
     sel = selectors.make("rs_tnb", epsilon=0.7, gamma=gamma, eta=eta)
-    for r in (1, 7, 200):
+    for r in (1, 7, 60):
         q = np.round(data.normal(size=(r, k)), 1)
         q[0, 0], q[0, -1] = -1e308, 1e308  # q[0, 0] - max q overflows to -inf
         d = data.uniform(0.5, 2.0, size=(r, k))
         a, b = np.random.default_rng(r), np.random.default_rng(r)
         for _ in range(3):
             np.testing.assert_array_equal(
-                sel.select_batch(q, d, a), _numpy_rs(q, d, 0.7, gamma, eta, b)
+                sel.select_batch(q, d, a), _reference_rs(q, d, 0.7, gamma, eta, b)
             )
         assert a.random() == b.random()
 
 
+def test_reference_split_takes_every_path():
+    # the parameters above reach each branch of the split (a guard on the test itself)
+    gen = np.random.default_rng(0)
+    n = [_reference_tnb(1.0, 3e-4, gen) for _ in range(200)]
+    assert max(n) > 2048 and min(n) <= 32
+
+
 @pytest.mark.parametrize("eta", [-0.5, 0.0, 0.1, 0.5, 1.0, 3.0])
-def test_compiled_samplers_draw_as_numpy(eta):
+def test_compiled_samplers_draw_as_the_reference(eta):
     a, b = np.random.default_rng(3), np.random.default_rng(3)
     np.testing.assert_array_equal(
-        sample_tnb(eta, 0.05, (40, 5), a), _numpy_tnb(eta, 0.05, (40, 5), b)
+        sample_tnb(eta, 0.05, (40, 5), a),
+        np.array([_reference_tnb(eta, 0.05, b) for _ in range(200)]).reshape(40, 5),
     )
     m = np.concatenate([np.arange(1.0, 100.0), [1e15, 2.0**60]])
-    np.testing.assert_array_equal(max_laplace(m, a), _numpy_max_laplace(m, b))
+    np.testing.assert_array_equal(
+        max_laplace(m, a), np.array([_reference_max_laplace(v, b) for v in m])
+    )
     assert a.random() == b.random()
+
+
+def test_log_sinhc_coefficients_are_the_bernoulli_series():
+    # log(sinh u / u) = sum_n 2^(2n) B_2n / (2n (2n)!) u^(2n); B_2n from the recurrence
+    from fractions import Fraction
+
+    from dpbandits.selectors.random_stopping import LOG_SINHC
+
+    a = [Fraction(0)] * 20
+    bern = []
+    for m in range(19):
+        a[m] = Fraction(1, m + 1)
+        for j in range(m, 0, -1):
+            a[j - 1] = j * (a[j - 1] - a[j])
+        bern.append(a[0])
+    for n, c in enumerate(LOG_SINHC, start=1):
+        exact = Fraction(2 ** (2 * n)) * bern[2 * n] / (2 * n * math.factorial(2 * n))
+        assert c == float(exact)
+
+
+def test_max_laplace_transform_accuracy():
+    # the series form of -log(2 (1 - exp(-t))) against the expm1 form, in double-double-free
+    # float arithmetic: both within a few units of 1e-16 of each other over t in (0, log 2]
+    from dpbandits.selectors.random_stopping import LOG_SINHC
+
+    t = np.concatenate([np.geomspace(1e-300, LOG2, 20_000), [LOG2]])
+    w = 0.25 * t * t
+    acc = np.full_like(t, LOG_SINHC[-1])
+    for c in LOG_SINHC[-2::-1]:
+        acc = c + w * acc
+    series = (0.5 * t - LOG2) - np.log(t) - w * acc
+    direct = -LOG2 - np.log(-np.expm1(-t))
+    assert np.max(np.abs(series - direct) / np.maximum(1.0, np.abs(direct))) < 1e-14
+    # and the two branches meet at t = log 2 (x = 0: V = 1/2)
+    assert abs(series[-1]) < 1e-15
+
+
+def test_geometric_gamma_too_small_is_refused():
+    from dpbandits.selectors.random_stopping import MIN_GAMMA_GEOMETRIC
+
+    sel = selectors.make("rs", epsilon=1.0, gamma=MIN_GAMMA_GEOMETRIC / 2)
+    with pytest.raises(ValueError, match="gamma .* too small"):
+        sel.select(np.zeros((2, 3)), 1.0, rng=0)
+    with pytest.raises(ValueError, match="gamma .* too small"):
+        sample_tnb(1.0, MIN_GAMMA_GEOMETRIC / 2, 3, rng=0)
+    ok = selectors.make("rs", epsilon=1.0, gamma=0.5)
+    assert ok.select(np.zeros((2, 3)), 1.0, rng=0).shape == (2,)
+
+
+@pytest.mark.parametrize("k", [2, 3, 5])
+def test_split_draws_as_the_reference(k):
+    # every path: one word, several words (K = 2: n <= 2048), one draw per round (n <= 16 K),
+    # the binomial chain; counts and the generator state bit for bit
+    from dpbandits.selectors.random_stopping import split_uniformly
+
+    a, b = np.random.default_rng(k), np.random.default_rng(k)
+    for n in [1, 2, 17, 40, 63, 64, 65, 128, 129, 700, 2048, 2049, 5000, 16 * k, 16 * k + 1]:
+        counts = np.zeros(k, dtype=np.int64)
+        split_uniformly(n, k, a, counts)
+        np.testing.assert_array_equal(counts, _reference_split(n, k, b), err_msg=f"n={n}")
+    assert a.random() == b.random()
+
+
+@pytest.mark.parametrize("k,n", [(2, 40), (2, 100), (2, 3000), (3, 20), (3, 100), (5, 7)])
+def test_split_law_is_multinomial(k, n):
+    # a candidate's count is Binomial(n, 1/K) on every path of the split
+    from dpbandits.selectors.random_stopping import split_uniformly
+
+    gen = np.random.default_rng([k, n])
+    first = np.empty(20_000, dtype=np.int64)
+    counts = np.zeros(k, dtype=np.int64)
+    for i in range(first.size):
+        counts[:] = 0
+        split_uniformly(n, k, gen, counts)
+        assert counts.sum() == n and counts.min() >= 0
+        first[i] = counts[-1]
+    pmf = stats.binom.pmf(np.arange(n + 1), n, 1 / k)
+    assert_counts_match_pmf(np.bincount(first, minlength=n + 1), pmf)
