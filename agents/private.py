@@ -228,7 +228,7 @@ class PrivateAgent(Agent):
         if compiled_selection(self._selector, 2) is None:
             return 12.0
         name = getattr(self._selector, "name", "")
-        return {"krr": 3.0, "rnm": 6.0, "gem": 7.0, "mgem": 6.0, "rs": 13.0}.get(name, 7.0)
+        return {"krr": 3.0, "rnm": 5.0, "gem": 5.0, "mgem": 5.0, "rs": 8.0}.get(name, 7.0)
 
     @property
     def label(self) -> str:

@@ -471,6 +471,7 @@ class RandomStoppingTNB(Selector):
         super().__init__(epsilon)
         self.gamma = checks.probability(gamma, "gamma")
         self.eta = _check_eta(eta)
+        tnb_method(self.eta, self.gamma)  # a gamma too small to sample is refused here
 
     def select_batch(self, q: FloatArray, d: FloatArray, rng: np.random.Generator) -> IntArray:
         return _rs_select(q, d, self.epsilon, self.gamma, self.eta, rng)
@@ -489,6 +490,7 @@ class RS(Selector):
     def __init__(self, epsilon: float = 1.0, gamma: float = 0.05) -> None:
         super().__init__(epsilon)
         self.gamma = checks.probability(gamma, "gamma")
+        tnb_method(1.0, self.gamma)  # a gamma too small to sample is refused here
 
     def select_batch(self, q: FloatArray, d: FloatArray, rng: np.random.Generator) -> IntArray:
         return _rs_select(q, d, self.epsilon, self.gamma, 1.0, rng)

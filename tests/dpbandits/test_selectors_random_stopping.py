@@ -342,9 +342,9 @@ def test_max_laplace_transform_accuracy():
 def test_geometric_gamma_too_small_is_refused():
     from dpbandits.selectors.random_stopping import MIN_GAMMA_GEOMETRIC
 
-    sel = selectors.make("rs", epsilon=1.0, gamma=MIN_GAMMA_GEOMETRIC / 2)
-    with pytest.raises(ValueError, match="gamma .* too small"):
-        sel.select(np.zeros((2, 3)), 1.0, rng=0)
+    for name, params in [("rs", {}), ("rs_tnb", {"eta": 1.0})]:
+        with pytest.raises(ValueError, match="gamma .* too small"):
+            selectors.make(name, epsilon=1.0, gamma=MIN_GAMMA_GEOMETRIC / 2, **params)
     with pytest.raises(ValueError, match="gamma .* too small"):
         sample_tnb(1.0, MIN_GAMMA_GEOMETRIC / 2, 3, rng=0)
     ok = selectors.make("rs", epsilon=1.0, gamma=0.5)
