@@ -145,3 +145,23 @@ def test_a_selection_that_refuses_its_input_raises_its_own_error_in_blocks_too()
                           blocks)  # fmt: skip
         errors.append(str(info.value))
     assert errors[0] == errors[1]
+
+
+def test_one_compiled_loop_for_every_selector() -> None:
+    # every built-in selection hands the loop a read-only table (random stopping's cached
+    # tables are read-only): one compiled version of the 650 KB loop, not one per table flag
+    from agents.private import _play
+    from dpbandits.selectors import make
+    from dpbandits.selectors.compiled import compiled_selection
+
+    for name, params in [("rnm", {}), ("rs", {}), ("rs_tnb", {"eta": -0.5}), ("gem", {}),
+                         ("krr", {}), ("greedy", {})]:  # fmt: skip
+        spec = compiled_selection(make(name, **params), 2)
+        assert spec is not None and not spec.table.flags.writeable, name
+    from dpbandits.experiments import run, shift_agents, shift_env
+
+    run(shift_env(t_shift=30, horizon=60), shift_agents(["RS", "GEM", "kRR"]), n_runs=2,
+        seed=0, progress=False, n_jobs=1)  # fmt: skip
+    assert _play.signatures
+    for signature in _play.signatures:  # the table is the next-to-last argument
+        assert str(signature[-2]).startswith("readonly array"), signature
