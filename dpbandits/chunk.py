@@ -16,7 +16,7 @@ from dpbandits.agentspec import is_private
 from dpbandits.envspec import make_vector_env
 from dpbandits.files import jsonable
 from dpbandits.jit import kernel
-from dpbandits.parallel import report_progress
+from dpbandits.parallel import check_signals, report_progress
 from dpbandits.regret import action_frequencies, regret_from_actions
 
 __all__ = ["PROGRESS_EVERY", "ChunkTask", "chunk_seeds", "run_chunk"]
@@ -235,6 +235,7 @@ def run_chunk(task: ChunkTask, progress: Callable[[int], None] | None = None) ->
         t += m
         if t == stop:
             events.at(t, reward_sum)
+            check_signals()  # a Ctrl-C dropped in a destructor (parallel.check_signals)
 
     shape = (n,)
     umax = np.maximum.reduce
@@ -256,6 +257,7 @@ def run_chunk(task: ChunkTask, progress: Callable[[int], None] | None = None) ->
         reward_sum += r  # before update: an agent may not keep r intact
         update(a, r)
         if t + 1 == next_event:
+            check_signals()
             s = t + 1
             if s % PROGRESS_EVERY == 0 and not check_each_step:
                 _check_stored_actions(actions, s - PROGRESS_EVERY, s, K, label, venv)

@@ -21,6 +21,7 @@ from typing import Any, Generic, NamedTuple, TypeVar
 __all__ = [
     "TaskTime",
     "Terminated",
+    "check_signals",
     "deferred_termination",
     "exit_with_parent",
     "handle_termination",
@@ -43,14 +44,34 @@ class Terminated(BaseException):
 
 _deferring = 0  # depth of deferred_termination blocks in the main thread
 _pending: str | None = None  # a SIGTERM received inside one, raised when the outermost ends
+# The signal raised by a handler of handle_termination, kept until the block ends: a handler
+# that runs while the main thread is in a destructor (``__del__``, a weakref callback) raises
+# there, and Python prints and drops that exception; check_signals raises it again.
+_received: BaseException | None = None
 
 
 def _raise_terminated(signum: int, frame: Any) -> None:
-    global _pending
+    global _pending, _received
     if _deferring:
         _pending = f"received signal {signum}"
         return
-    raise Terminated(f"received signal {signum}")
+    _received = Terminated(f"received signal {signum}")
+    raise _received
+
+
+def _raise_interrupt(signum: int, frame: Any) -> None:
+    global _received
+    _received = KeyboardInterrupt()
+    raise _received
+
+
+def check_signals() -> None:
+    """Raise again the SIGINT or SIGTERM that :func:`handle_termination` turned into an
+    exception, if one was received: for long loops to call at safe points, in case the
+    exception was raised inside a destructor and dropped (Python prints "Exception ignored"
+    and goes on). A no-op outside the block and when no signal came."""
+    if _received is not None:
+        raise _received
 
 
 @contextlib.contextmanager
@@ -77,17 +98,26 @@ def deferred_termination() -> Any:
 
 @contextlib.contextmanager
 def handle_termination() -> Any:
-    """Turn SIGTERM into :class:`Terminated` while the block runs (main thread only), so that a
-    terminated run stops its workers and cleans up like an interrupted one."""
+    """Turn SIGTERM into :class:`Terminated` and SIGINT into ``KeyboardInterrupt`` while the
+    block runs (main thread only), so that a terminated run stops its workers and cleans up
+    like an interrupted one, and remember either (:func:`check_signals`) so that it is not lost
+    when it lands in a destructor."""
+    global _received
     try:
         previous = signal.signal(signal.SIGTERM, _raise_terminated)
     except ValueError:  # not the main thread: leave signals alone
         yield
         return
+    previous_int = signal.getsignal(signal.SIGINT)
+    if previous_int is signal.default_int_handler:  # leave a caller's own handler alone
+        signal.signal(signal.SIGINT, _raise_interrupt)
     try:
         yield
     finally:
         signal.signal(signal.SIGTERM, previous)
+        if previous_int is signal.default_int_handler:
+            signal.signal(signal.SIGINT, previous_int)
+        _received = None
 
 
 _exited_with_parent = False
@@ -268,6 +298,7 @@ def run_tasks(
         futures = {executor.submit(call, tasks[i]): i for i in idx}
         try:
             for f in cf.as_completed(futures):
+                check_signals()
                 done(futures[f], f.result())  # re-raises a worker's error
         except BaseException:
             for f in futures:
@@ -277,6 +308,7 @@ def run_tasks(
 
     if n_jobs <= 1 or len(idx) <= 1:
         for i in idx:
+            check_signals()
             if serial_progress and progress is not None:
                 r = call(tasks[i], progress)
             else:
@@ -293,6 +325,7 @@ def run_tasks(
         futures = {ex.submit(call, tasks[i]): i for i in idx}
         pending = set(futures)
         while pending:
+            check_signals()  # at least every 0.25 s
             finished, pending = cf.wait(pending, timeout=0.25, return_when=cf.FIRST_COMPLETED)
             if q is not None and progress is not None:
                 while True:

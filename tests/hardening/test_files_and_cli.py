@@ -142,8 +142,10 @@ def _alive(pid: int) -> bool:
         os.kill(pid, 0)
     except ProcessLookupError:
         return False
-    st = Path(f"/proc/{pid}/stat")
-    return not (st.exists() and st.read_text().split()[2] == "Z")
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().split()[2] != "Z"
+    except (FileNotFoundError, ProcessLookupError):  # it exited meanwhile
+        return False
 
 
 def _start_long_shift(out: Path, pipe: int) -> tuple[subprocess.Popen[str], list[int]]:
