@@ -168,8 +168,9 @@ def _watch_parent(sentinel: int) -> None:
 
 
 def _init_worker(q: Any) -> None:
-    global _progress_queue
+    global _progress_queue, _received
     _progress_queue = q
+    _received = None  # the parent's (a forked copy): this worker received no signal
     # A forked worker inherits the parent's handlers: SIGTERM must stop it, not raise
     # Terminated in it, and Ctrl-C (sent to the whole process group) is the parent's to handle:
     # it terminates the workers, which would otherwise each print a traceback.

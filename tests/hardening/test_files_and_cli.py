@@ -153,7 +153,10 @@ def _start_long_shift(out: Path, pipe: int) -> tuple[subprocess.Popen[str], list
     cmd = [sys.executable, "-m", "dpbandits", "shift", "--runs", "400", "--horizon", "50000",
            "--jobs", "2", "--no-progress", "--out", str(out)]  # fmt: skip
     proc = subprocess.Popen(
-        cmd, stdout=pipe, stderr=pipe, text=True, env={**os.environ, "PYTHONPATH": str(ROOT)}
+        cmd, stdout=pipe, stderr=pipe, text=True, env={**os.environ, "PYTHONPATH": str(ROOT)},
+        # SIGINT as in a terminal: a shell's background job (e.g. tests started with `&`)
+        # ignores it, and its children would inherit that
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
     )
     deadline = time.monotonic() + 60
     workers: list[int] = []
