@@ -148,12 +148,16 @@ CASES: list[tuple[str, dict, Callable]] = [
 ]
 
 
-def _best_of(fn: Callable[[], object], repeat: int) -> float:
+def _best_of(
+    fn: Callable[[], object], repeat: int, clock: Callable[[], float] = time.perf_counter
+) -> float:
+    """Best of ``repeat`` timings of ``fn()`` by ``clock`` (``time.process_time``: this
+    process's CPU time only, robust to a busy machine)."""
     best = math.inf
     for _ in range(repeat):
-        t0 = time.perf_counter()
+        t0 = clock()
         fn()
-        best = min(best, time.perf_counter() - t0)
+        best = min(best, clock() - t0)
     return best
 
 
@@ -292,16 +296,6 @@ def _kernel_loop(name: str, sel: selectors.Selector, q: np.ndarray, d: np.ndarra
     raise ValueError(f"no batch kernel known for {name!r}")
 
 
-def _cpu_best_of(fn: Callable[[], object], repeat: int) -> float:
-    """Best of ``repeat`` CPU times of ``fn()`` (this process only: robust to a busy machine)."""
-    best = math.inf
-    for _ in range(repeat):
-        t0 = time.process_time()
-        fn()
-        best = min(best, time.process_time() - t0)
-    return best
-
-
 def per_step(calls: int, repeat: int, ks: list[int], rows: list[int]) -> None:
     """ns per ``select_batch`` call (and per row) at the bandit agents' batch sizes, and ns per
     row of the batch kernel alone (called in a compiled loop, as a fused agent loop does)."""
@@ -326,7 +320,7 @@ def per_step(calls: int, repeat: int, ks: list[int], rows: list[int]) -> None:
                 return _drive_exponentials(n, r, k, address, out)
 
             exponentials(1)
-            floor = _cpu_best_of(exponentials, repeat) / n_kernel
+            floor = _best_of(exponentials, repeat, time.process_time) / n_kernel
             for name, params in PER_STEP_CASES:
                 sel = selectors.make(name, epsilon=EPS, **params)
                 gen = np.random.default_rng(1)
@@ -336,10 +330,13 @@ def per_step(calls: int, repeat: int, ks: list[int], rows: list[int]) -> None:
                     for _ in range(calls):
                         sel.select_batch(q, d, gen)
 
-                t = _cpu_best_of(loop, repeat) / calls
+                t = _best_of(loop, repeat, time.process_time) / calls
                 direct = _kernel_loop(name, sel, q, d, address, out)
                 direct(1)  # compile / load
-                t_kernel = _cpu_best_of(lambda f=direct, n=n_kernel: f(n), repeat) / n_kernel
+                t_kernel = (
+                    _best_of(lambda f=direct, n=n_kernel: f(n), repeat, time.process_time)
+                    / n_kernel
+                )
                 label = name + ("" if not params else f" ({', '.join(map(str, params.values()))})")
                 print(f"{label:<24} {k:>4} {r:>4} {1e9 * t:>10.0f} {1e9 * t / r:>8.0f} "
                       f"{1e9 * t_kernel / r:>14.1f} {1e9 * floor / r:>11.1f}")  # fmt: skip

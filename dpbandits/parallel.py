@@ -108,15 +108,16 @@ def handle_termination() -> Any:
     except ValueError:  # not the main thread: leave signals alone
         yield
         return
-    previous_int = signal.getsignal(signal.SIGINT)
-    if previous_int is signal.default_int_handler:  # leave a caller's own handler alone
+    # leave a caller's own SIGINT handler alone, and an ignored SIGINT ignored
+    own_sigint = signal.getsignal(signal.SIGINT) is signal.default_int_handler
+    if own_sigint:
         signal.signal(signal.SIGINT, _raise_interrupt)
     try:
         yield
     finally:
         signal.signal(signal.SIGTERM, previous)
-        if previous_int is signal.default_int_handler:
-            signal.signal(signal.SIGINT, previous_int)
+        if own_sigint:
+            signal.signal(signal.SIGINT, signal.default_int_handler)
         _received = None
 
 

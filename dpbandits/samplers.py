@@ -37,11 +37,11 @@ from numba.np.random.generator_core import next_double, next_uint64
 from dpbandits.jit import generator_at, inline_kernel, kernel
 
 __all__ = [
+    "fill_standard_laplace",
     "fill_standard_normal",
     "gamma_constants",
     "gamma_with",
     "standard_exponential",
-    "fill_standard_laplace",
     "standard_gamma",
     "standard_laplace",
     "standard_normal",

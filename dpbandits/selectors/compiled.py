@@ -72,16 +72,13 @@ class CompiledSelection(NamedTuple):
 
 
 def _spec(kind: int, floats: list[float], ints: list[int], table: Any = _NO_TABLE) -> Any:
-    # every table read-only (random stopping's cached ones are): one type, so one compiled
-    # version of each caller (a 650 KB object for the private agent's loop, compiled and
-    # loaded once instead of twice when RS and another selector share a process)
-    table = np.ascontiguousarray(table, dtype=np.float64)
-    if table.flags.writeable:
-        table = table.copy()
-        table.setflags(write=False)
+    # Every table is read-only, as random stopping's cached ones are (tested): one type, so
+    # one compiled version of each caller (a 650 KB object for the private agent's loop,
+    # compiled and loaded once instead of once per flag).
     return CompiledSelection(
-        kind, np.array(floats, dtype=np.float64), np.array(ints, dtype=np.int64), table
-    )
+        kind, np.array(floats, dtype=np.float64), np.array(ints, dtype=np.int64),
+        np.ascontiguousarray(table, dtype=np.float64),
+    )  # fmt: skip
 
 
 def compiled_selection(selector: Any, k: int) -> CompiledSelection | None:

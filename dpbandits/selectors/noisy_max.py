@@ -30,7 +30,7 @@ from typing import Any, Literal
 import numpy as np
 
 from dpbandits import checks
-from dpbandits.jit import generator_address, generator_at, kernel
+from dpbandits.jit import generator_address, generator_at, inline_kernel, kernel
 from dpbandits.selectors.base import FloatArray, IntArray, Selector
 
 __all__ = [
@@ -55,6 +55,7 @@ __all__ = [
     "rnmh_row",
     "rnmh_rows",
     "row_blocks",
+    "row_maximum",
     "scaled_gap",
     "standard_noise",
 ]
@@ -125,9 +126,10 @@ def _maximum(m: float, v: float) -> float:
     return v if (m == m and not (m > v)) else m
 
 
-@kernel
-def _row_max(x: Any) -> float:
-    """``max x`` of one row, column by column as ``numpy.maximum`` (:func:`_maximum`)."""
+@inline_kernel
+def row_maximum(x: Any) -> float:
+    """``max x`` of one row (1-D), column by column as ``numpy.maximum`` (:func:`_maximum`);
+    inlined into the row loops of the selectors' kernels (a call would cost more)."""
     m = x[0]
     for a in range(1, x.shape[0]):
         m = _maximum(m, x[a])
@@ -168,7 +170,7 @@ def _regular(lam: float) -> bool:
 @kernel
 def rnm_inverse_scale(d: Any, epsilon: float) -> float:
     """``eps / (2 D)``, ``D = max d`` of one row (eq. (2)): the inverse of RNM's noise scale."""
-    return epsilon / (2.0 * _row_max(d))
+    return epsilon / (2.0 * row_maximum(d))
 
 
 @kernel
@@ -222,9 +224,7 @@ def _rnm_select_rows(q: Any, lam: float, lams: Any, regular: bool, code: int, rn
     best_a = 0
     for r in range(q.shape[0]):
         lr = _batch_lam(lam if lams is None else lams[r], regular)
-        m = q[r, 0]
-        for a in range(1, k):
-            m = _maximum(m, q[r, a])
+        m = row_maximum(q[r])
         best, best_a, first_nan = -math.inf, 0, -1
         for a in range(k):
             v = scaled_gap(q[r, a], m, lr) + standard_noise(code, rng)
@@ -246,9 +246,7 @@ def _permute_and_flip_rows(q: Any, lam: float, lams: Any, regular: bool, rng: An
     best_a = 0
     for r in range(q.shape[0]):
         lr = _batch_lam(lam if lams is None else lams[r], regular)
-        m = q[r, 0]
-        for a in range(1, k):
-            m = _maximum(m, q[r, a])
+        m = row_maximum(q[r])
         best_a = 0
         best = math.inf
         for a in range(k):
@@ -272,9 +270,7 @@ def _rnmh_select_rows(q: Any, d: Any, epsilon: float, rng: Any, out: Any) -> int
     k = q.shape[1]
     best_a = 0
     for r in range(q.shape[0]):
-        m = q[r, 0]
-        for a in range(1, k):
-            m = _maximum(m, q[r, a])
+        m = row_maximum(q[r])
         best, best_a, first_nan = -math.inf, 0, -1
         for a in range(k):
             v = rng.standard_exponential() * (d[r, a] * 2.0 / epsilon) + (q[r, a] - m)
@@ -373,7 +369,7 @@ def _rnmh_rows_at(q: Any, d: Any, epsilon: float, address: int, out: Any) -> flo
 @kernel
 def _gaps(q: Any, lam: Any, out: Any) -> None:
     for r in range(q.shape[0]):
-        m = _row_max(q[r])
+        m = row_maximum(q[r])
         for a in range(q.shape[1]):
             out[r, a] = scaled_gap(q[r, a], m, lam[r])
 

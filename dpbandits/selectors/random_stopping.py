@@ -16,10 +16,11 @@ matters is the maximum of its ``m[a]`` i.i.d. noisy scores, ``q[a] + (2+eta) d[a
 of each drawn candidate. The literal loop is kept in :func:`rs_loop_reference` for the tests
 only.
 
-The random stream changed once, on 2026-11-23 (docs/performance.md, "Random stopping drawn row
-by row"): the rounds were drawn for all rows first, then the splits, then the noise, with
-numpy's geometric and binomial samplers. Same law, about 3x faster; tested against the exact
-output probabilities, the literal loop and the regret distribution of the earlier stream.
+The random stream changed once, on 2026-11-23 (docs/performance.md, "Random stopping row by
+row, and a faster node noise"): the rounds were drawn for all rows first, then the splits,
+then the noise, with numpy's geometric and binomial samplers. Same law, about 3x faster;
+tested against the exact output probabilities, the literal loop and the regret distribution
+of the earlier stream.
 """
 
 from __future__ import annotations
@@ -48,18 +49,18 @@ from dpbandits.selectors.base import (
     Selector,
     prepare_inputs,
 )
-from dpbandits.selectors.noisy_max import first_max_index, first_max_step
+from dpbandits.selectors.noisy_max import first_max_index, first_max_step, row_maximum
 
 __all__ = [
+    "DRAWS_PER_CANDIDATE",
     "GEOMETRIC",
-    "LOG_SINHC",
     "LOGSERIES",
+    "LOG_SINHC",
+    "MIN_GAMMA_GEOMETRIC",
     "NEGATIVE_BINOMIAL",
     "RS",
-    "TABLE",
     "RandomStoppingTNB",
-    "DRAWS_PER_CANDIDATE",
-    "MIN_GAMMA_GEOMETRIC",
+    "TABLE",
     "max_laplace",
     "max_laplace_draw",
     "max_laplace_fill",
@@ -401,9 +402,7 @@ def rs_select_rows(q: Any, d: Any, epsilon: float, eta: float, method: int, gamm
         n = tnb_draw(method, eta, gamma, rate, cdf, rng)
         counts[:] = 0
         split_uniformly(n, k, rng, counts)
-        q_max = q[i, 0]
-        for a in range(1, k):
-            q_max = max(q_max, q[i, a])
+        q_max = row_maximum(q[i])
         best, best_a, first_nan = -math.inf, 0, -1
         for a in range(k):
             if counts[a] > 0:  # a candidate never drawn records -inf: never the first max
