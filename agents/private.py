@@ -212,7 +212,10 @@ class PrivateAgent(Agent):
             {"method": quantile_method, "sampler": quantile_sampler},
             DEFAULT_WINDOW_GRID_SIZE, prefix="quantile_",
         )  # fmt: skip
-        if not isinstance(means_noise, str) or means_noise not in NOISES:
+        # PrivateMeans' rule (a non-string is a TypeError), checked here under this name
+        if not isinstance(means_noise, str):
+            raise TypeError(f"means_noise must be one of {list(NOISES)}, got {means_noise!r}")
+        if means_noise not in NOISES:
             raise ValueError(f"means_noise must be one of {list(NOISES)}, got {means_noise!r}")
 
     @property

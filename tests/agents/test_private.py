@@ -223,9 +223,14 @@ def test_discrete_means_noise_releases_exact_grid_multiples():
     assert np.all(np.isfinite(agent.private_means()))
 
 
-@pytest.mark.parametrize("value", ["gaussian", "Laplace", 1, None])
-def test_bad_means_noise_is_refused_at_construction(value):
-    with pytest.raises(ValueError, match="means_noise"):
+@pytest.mark.parametrize(
+    "value, error", [("gaussian", ValueError), ("Laplace", ValueError), (1, TypeError),
+                     (None, TypeError)],
+)  # fmt: skip
+def test_bad_means_noise_is_refused_at_construction(value, error):
+    """As PrivateMeans(noise=...) refuses it: an unknown name is a ValueError, a non-string a
+    TypeError (the input policy), here under the agent's parameter name."""
+    with pytest.raises(error, match="means_noise"):
         PrivateAgent("rnm", means_noise=value)
 
 
