@@ -380,3 +380,58 @@ def test_split_law_is_multinomial(k, n):
         first[i] = counts[-1]
     pmf = stats.binom.pmf(np.arange(n + 1), n, 1 / k)
     assert_counts_match_pmf(np.bincount(first, minlength=n + 1), pmf)
+
+
+def test_max_laplace_bounds_enclose_the_exact_value():
+    """The logarithm-free interval of rs_select_rows holds the exact value (the series form,
+    whose accuracy is tested above) for every t where it is used, is about 0.06 wide, and is
+    tight where log2(1 + f) - f peaks (f = 1/ln 2 - 1): a smaller constant fails here."""
+    from dpbandits.selectors.random_stopping import BOUNDS_MIN_T, max_laplace_bounds
+
+    f_peak = 1.0 / math.log(2.0) - 1.0
+    t = np.concatenate([
+        np.geomspace(BOUNDS_MIN_T, LOG2, 20_000),
+        2.0 ** np.arange(-99, 0) * (1.0 + f_peak),  # the worst mantissa at every exponent
+        2.0 ** np.arange(-99, 0),  # f = 0: log t exact in the bound
+        [BOUNDS_MIN_T, LOG2, np.nextafter(LOG2, 0.0)],
+    ])  # fmt: skip
+    t = t[(t >= BOUNDS_MIN_T) & (t <= LOG2)]
+    w = 0.25 * t * t
+    from dpbandits.selectors.random_stopping import LOG_SINHC
+
+    acc = np.full_like(t, LOG_SINHC[-1])
+    for c in LOG_SINHC[-2::-1]:
+        acc = c + w * acc
+    exact = (0.5 * t - LOG2) - np.log(t) - w * acc
+    lo, hi = np.array([max_laplace_bounds(float(v)) for v in t]).T
+    slack = 1e-13  # rounding of either side; the algorithm's margin is far larger
+    assert np.all(lo <= exact + slack) and np.all(exact <= hi + slack)
+    width = hi - lo
+    assert np.all(width <= math.log(2.0) * 0.0860714 + t * t / 24 + 1e-12)
+    # tight where the series term is negligible: the constant cannot be smaller
+    peak = np.isin(t, 2.0 ** np.arange(-99, 0) * (1.0 + f_peak)) & (t < 1e-3)
+    assert np.max(exact[peak] - lo[peak]) < 1e-6
+
+
+@pytest.mark.parametrize("k", [2, 4])
+def test_rows_decided_by_bounds_match_the_exact_values(k):
+    """rs_select_rows decides most rows from bounds and the rest from the exact values; both
+    must give the reference's output on every row, bit for bit, with the generator in the same
+    state: rows tied exactly, tied within the bounds' width or the margin, and far apart."""
+    data = np.random.default_rng(k)
+    r = 20_000
+    gaps = data.choice([0.0, 1e-15, 1e-11, 1e-3, 0.02, 0.05, 0.3, 3.0], size=(r, k))
+    q = 0.5 + gaps * data.choice([-1.0, 1.0], size=(r, k))
+    d = np.where(data.random((r, k)) < 0.5, 0.25, data.uniform(0.05, 1.0, (r, k)))
+    sel = selectors.make("rs", epsilon=1.0, gamma=0.05)
+    a, b = np.random.default_rng(9), np.random.default_rng(9)
+    np.testing.assert_array_equal(sel.select_batch(q, d, a), _reference_rs(q, d, 1.0, 0.05, 1.0, b))
+    assert a.random() == b.random()
+    # gaps beyond the float range (q - max q = -inf) with one round most of the time: the
+    # margin overflows, no bound decides, and the exact values decide as the reference does
+    q = np.tile([1e308] + [-1e308] * (k - 1), (200, 1))
+    sel = selectors.make("rs", epsilon=1.0, gamma=0.9)
+    np.testing.assert_array_equal(
+        sel.select_batch(q, d[:200], a), _reference_rs(q, d[:200], 1.0, 0.9, 1.0, b)
+    )
+    assert a.random() == b.random()
