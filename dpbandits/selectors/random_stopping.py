@@ -11,10 +11,10 @@ Exact sampling without a loop over rounds (§IV). Given ``N``, the candidates dr
 multinomial split ``m ~ Mult(N, 1/K, ..., 1/K)``; the recorded value of candidate ``a`` that
 matters is the maximum of its ``m[a]`` i.i.d. noisy scores, ``q[a] + (2+eta) d[a]/eps * M`` with
 ``M`` the maximum of ``m[a]`` standard Laplace variables, drawn directly as ``F^{-1}(U^{1/m})``
-(:func:`max_laplace`). A candidate with ``m[a] = 0`` is never output. The sampling is compiled
-(:mod:`dpbandits.jit`) and works row by row (:func:`rs_select_rows`): ``N``, its split, the noise
-of each drawn candidate. The literal loop is kept in :func:`rs_loop_reference` for the tests
-only.
+(:mod:`dpbandits.selectors.max_laplace`). A candidate with ``m[a] = 0`` is never output. The
+sampling is compiled (:mod:`dpbandits.jit`) and works row by row (:func:`rs_select_rows`):
+``N``, its split, the noise of each drawn candidate. The literal loop is kept in
+:func:`rs_loop_reference` for the tests only.
 
 The random stream changed once, on 2026-11-23 (docs/performance.md, "Random stopping row by
 row, and a faster node noise"): the rounds were drawn for all rows first, then the splits,
@@ -35,7 +35,6 @@ from numpy.typing import ArrayLike, NDArray
 
 from dpbandits import checks
 from dpbandits.jit import (
-    float_bits,
     generator_address,
     generator_at,
     inline_kernel,
@@ -50,26 +49,23 @@ from dpbandits.selectors.base import (
     Selector,
     prepare_inputs,
 )
+from dpbandits.selectors.max_laplace import (
+    max_laplace_bounds,
+    max_laplace_value,
+    nonzero_exponential,
+)
 from dpbandits.selectors.noisy_max import first_max_index, first_max_step, row_maximum
 
 __all__ = [
-    "BOUNDS_MIN_T",
     "DRAWS_PER_CANDIDATE",
     "GEOMETRIC",
     "LOGSERIES",
-    "LOG_SINHC",
     "MIN_GAMMA_GEOMETRIC",
     "NEGATIVE_BINOMIAL",
     "RS",
     "RandomStoppingTNB",
     "TABLE",
     "geometric_rounds",
-    "max_laplace",
-    "max_laplace_bounds",
-    "max_laplace_draw",
-    "max_laplace_fill",
-    "max_laplace_value",
-    "nonzero_exponential",
     "rs_loop_reference",
     "rs_select_rows",
     "sample_tnb",
@@ -256,117 +252,6 @@ def _tnb_fill(method: int, eta: float, gamma: float, cdf: Any, pointers: Any, ou
     tnb_fill(method, eta, gamma, cdf, generator_at(pointers), out)
 
 
-# -- the maximum of m Laplace variables ----------------------------------------------------
-#: ``log(sinh(u) / u) = sum_n LOG_SINHC[n - 1] u^(2n)`` with
-#: ``LOG_SINHC[n - 1] = 2^(2n) B_2n / (2n (2n)!)`` (``B_2n`` the Bernoulli numbers); for
-#: ``u <= log(2)/2`` the terms beyond the ninth are below ``1e-20``.
-LOG_SINHC = (
-    1.0 / 6.0,
-    -1.0 / 180.0,
-    1.0 / 2835.0,
-    -1.0 / 37800.0,
-    1.0 / 467775.0,
-    -691.0 / 3831077250.0,
-    2.0 / 127702575.0,
-    -3617.0 / 2605132530000.0,
-    43867.0 / 350813659321125.0,
-)
-_S1, _S2, _S3, _S4, _S5, _S6, _S7, _S8, _S9 = LOG_SINHC
-
-
-@inline_kernel
-def nonzero_exponential(bits: Any) -> float:
-    """``E ~ Exp(1)`` from the ziggurat (:func:`dpbandits.samplers.standard_exponential`) of
-    the bit generator ``bits``, an exact zero (probability about ``2**-53``) redrawn so that
-    ``log(E / m)`` is always finite."""
-    e = standard_exponential(bits)
-    while e == 0.0:
-        e = standard_exponential(bits)
-    return e
-
-
-@inline_kernel
-def max_laplace_value(e: float, m: float) -> float:
-    """The maximum of ``m >= 1`` i.i.d. standard Laplace variables given ``E = e > 0``
-    (:func:`max_laplace`): with ``t = E / m`` (``V = exp(-t)``), ``x = log 2 - t`` if
-    ``t > log 2``, else ``x = -log(2 (1 - exp(-t))) = t/2 - log 2 - log t - log(sinh(t/2) /
-    (t/2))``, using ``1 - exp(-t) = exp(-t/2) t sinh(t/2)/(t/2)``; the last term is its even
-    series (:data:`LOG_SINHC`), exact to ``1e-20`` there. One logarithm and a polynomial
-    instead of ``expm1`` and a logarithm (half the time), with the same accuracy for tiny
-    ``t``."""
-    t = e / m
-    if t > _LOG2:  # V < 1/2
-        return _LOG2 - t
-    w = 0.25 * t * t
-    s = w * (_S1 + w * (_S2 + w * (_S3 + w * (_S4 + w * (_S5 + w * (_S6 + w * (_S7 + w * (_S8 + w * _S9))))))))  # fmt: skip  # noqa: E501
-    return (0.5 * t - _LOG2) - math.log(t) - s
-
-
-@inline_kernel
-def max_laplace_draw(m: float, bits: Any) -> float:
-    """The maximum of ``m >= 1`` i.i.d. standard Laplace variables (:func:`max_laplace`):
-    :func:`max_laplace_value` of one :func:`nonzero_exponential` of the bit generator
-    ``bits``."""
-    return max_laplace_value(nonzero_exponential(bits), m)
-
-
-#: :func:`max_laplace_bounds` serves ``t`` from here to ``log 2`` (there ``|log t| < 69.1``).
-BOUNDS_MIN_T = 1e-30
-#: ``max_{0 <= f <= 1} (log2(1 + f) - f) = 0.0860713...`` (at ``f = 1/ln 2 - 1``), rounded up.
-_LOG2_EXCESS = 0.0860714
-_LN2 = math.log(2.0)
-_MANTISSA = np.int64((1 << 52) - 1)
-_ULP_ONE = 2.0**-52
-
-
-@inline_kernel
-def max_laplace_bounds(t: float) -> tuple[float, float]:
-    """Bounds ``lo <= x <= hi`` on :func:`max_laplace_value`'s exact ``x`` for ``t = E/m`` in
-    ``[BOUNDS_MIN_T, log 2]``, without a logarithm.
-
-    ``x = (t/2 - log 2) - log t - S(t)`` with ``0 <= S(t) = log(sinh(t/2)/(t/2)) <= t^2/24``;
-    ``t = 2^k (1 + f)`` read off its bits (:func:`dpbandits.jit.float_bits`) gives
-    ``log t = ln 2 (k + log2(1 + f))`` with ``f <= log2(1 + f) <= f + 0.0860714``. The interval
-    is ~0.06 wide; rounding is left to the caller's margin."""
-    bits = float_bits(t)
-    k = np.float64((bits >> 52) - 1023)
-    f = np.float64(bits & _MANTISSA) * _ULP_ONE
-    hi = (0.5 * t - _LOG2) - _LN2 * (k + f)
-    return hi - _LN2 * _LOG2_EXCESS - t * t * (1.0 / 24.0), hi
-
-
-@kernel
-def max_laplace_fill(m: Any, rng: Any, out: Any) -> None:
-    """``out[i]`` = the maximum of ``m[i]`` i.i.d. standard Laplace variables (1-D ``m >= 1``,
-    unchecked), in order (:func:`max_laplace_draw`)."""
-    bits = rng.bit_generator
-    for i in range(m.shape[0]):
-        out[i] = max_laplace_draw(m[i], bits)
-
-
-def max_laplace(m: ArrayLike, rng: RNGLike = None) -> FloatArray:
-    """Maximum of ``m`` i.i.d. standard Laplace variables (``m >= 1``, elementwise).
-
-    Inverse CDF of ``V = U^(1/m)``: with ``t = -log V = E/m``, ``E ~ Exp(1)``,
-    ``x = log 2 - t`` if ``V < 1/2`` and ``x = -log(2 (1 - V)) = -log(2 (1 - exp(-t)))``
-    otherwise (:func:`max_laplace_draw`). Working with ``t`` keeps full relative accuracy when
-    ``V`` is within 1e-16 of 1 (large ``m``) and in the far tails; ``V`` is never formed.
-    Compiled: :func:`max_laplace_fill`.
-    """
-    mm = np.asarray(m, dtype=np.float64)
-    if np.any(~(mm >= 1)):
-        raise ValueError("m must be >= 1")
-    gen = checks.generator(rng)
-    out = np.empty(mm.shape)
-    _max_laplace_fill(np.ascontiguousarray(mm).reshape(-1), generator_address(gen), out.reshape(-1))
-    return out
-
-
-@kernel
-def _max_laplace_fill(m: Any, pointers: Any, out: Any) -> None:
-    max_laplace_fill(m, generator_at(pointers), out)
-
-
 # -- the selection -------------------------------------------------------------------------
 #: :func:`split_uniformly` generates the draws one by one up to this many per candidate (two
 #: candidates: up to 64 times as many, one random bit per draw), and above draws the
@@ -459,7 +344,7 @@ def rs_select_rows(q: Any, d: Any, epsilon: float, eta: float, method: int, gamm
     if not math.isfinite((2.0 + eta) * d_max / epsilon):
         return False
     factor = (2.0 + eta) / epsilon
-    # Rounding: the exact value x s + (q - q_max), |x| < 70.2 for t >= BOUNDS_MIN_T, and the
+    # Rounding: the exact value x s + (q - q_max), |x| < 70.2 where the bounds are finite, and the
     # bounds are each within ~20 eps (|x| s + 2 |q|) of their real-number values; the margin
     # is 10^4 times that and still ~1e-10 of the intervals' width.
     margin = 1e-12 * (72.0 * factor * d_max + 2.0 * q_abs + 1.0)
@@ -484,13 +369,7 @@ def rs_select_rows(q: Any, d: Any, epsilon: float, eta: float, method: int, gamm
             if counts[a] > 0:
                 e = nonzero_exponential(bits)
                 exps[a] = e
-                t = e / np.float64(counts[a])
-                if t > _LOG2:
-                    x_lo = x_hi = _LOG2 - t
-                elif t >= BOUNDS_MIN_T:
-                    x_lo, x_hi = max_laplace_bounds(t)
-                else:
-                    x_lo, x_hi = -math.inf, math.inf
+                x_lo, x_hi = max_laplace_bounds(e, np.float64(counts[a]))
                 c = q[i, a] - q_max  # a gap beyond the float range: -inf (exact path)
                 scale = d[i, a] * factor
                 lo = x_lo * scale + c - margin

@@ -8,7 +8,14 @@ import pytest
 from scipy import stats
 
 from dpbandits import selectors
-from dpbandits.selectors.random_stopping import max_laplace, rs_loop_reference, sample_tnb
+from dpbandits.selectors.max_laplace import (
+    BOUNDS_MIN_T,
+    LOG_SINHC,
+    max_laplace,
+    max_laplace_bounds,
+    max_laplace_value,
+)
+from dpbandits.selectors.random_stopping import rs_loop_reference, sample_tnb
 from tests.stats import (
     P_MIN,
     assert_counts_match_pmf,
@@ -202,8 +209,6 @@ def _reference_tnb(eta, gamma, gen):
 
 
 def _reference_max_laplace(m, gen):
-    from dpbandits.selectors.random_stopping import LOG_SINHC
-
     e = gen.standard_exponential()
     while e == 0.0:
         e = gen.standard_exponential()
@@ -308,8 +313,6 @@ def test_log_sinhc_coefficients_are_the_bernoulli_series():
     # log(sinh u / u) = sum_n 2^(2n) B_2n / (2n (2n)!) u^(2n); B_2n from the recurrence
     from fractions import Fraction
 
-    from dpbandits.selectors.random_stopping import LOG_SINHC
-
     a = [Fraction(0)] * 20
     bern = []
     for m in range(19):
@@ -322,17 +325,21 @@ def test_log_sinhc_coefficients_are_the_bernoulli_series():
         assert c == float(exact)
 
 
-def test_max_laplace_transform_accuracy():
-    # the series form of -log(2 (1 - exp(-t))) against the expm1 form, in double-double-free
-    # float arithmetic: both within a few units of 1e-16 of each other over t in (0, log 2]
-    from dpbandits.selectors.random_stopping import LOG_SINHC
-
-    t = np.concatenate([np.geomspace(1e-300, LOG2, 20_000), [LOG2]])
+def _series_form(t):
+    """``t/2 - log 2 - log t - log(sinh(t/2)/(t/2))`` by the series, in numpy, for ``t`` in
+    ``(0, log 2]``: the maximum Laplace value's formula there (``max_laplace_value``)."""
     w = 0.25 * t * t
     acc = np.full_like(t, LOG_SINHC[-1])
     for c in LOG_SINHC[-2::-1]:
         acc = c + w * acc
-    series = (0.5 * t - LOG2) - np.log(t) - w * acc
+    return (0.5 * t - LOG2) - np.log(t) - w * acc
+
+
+def test_max_laplace_transform_accuracy():
+    # the series form of -log(2 (1 - exp(-t))) against the expm1 form, in double-double-free
+    # float arithmetic: both within a few units of 1e-16 of each other over t in (0, log 2]
+    t = np.concatenate([np.geomspace(1e-300, LOG2, 20_000), [LOG2]])
+    series = _series_form(t)
     direct = -LOG2 - np.log(-np.expm1(-t))
     assert np.max(np.abs(series - direct) / np.maximum(1.0, np.abs(direct))) < 1e-14
     # and the two branches meet at t = log 2 (x = 0: V = 1/2)
@@ -384,10 +391,9 @@ def test_split_law_is_multinomial(k, n):
 
 def test_max_laplace_bounds_enclose_the_exact_value():
     """The logarithm-free interval of rs_select_rows holds the exact value (the series form,
-    whose accuracy is tested above) for every t where it is used, is about 0.06 wide, and is
-    tight where log2(1 + f) - f peaks (f = 1/ln 2 - 1): a smaller constant fails here."""
-    from dpbandits.selectors.random_stopping import BOUNDS_MIN_T, max_laplace_bounds
-
+    whose accuracy is tested above) for every t from BOUNDS_MIN_T to log 2, is about 0.06 wide,
+    and is tight where log2(1 + f) - f peaks (f = 1/ln 2 - 1): a smaller constant fails here.
+    Above log 2 it is the exact value itself; below BOUNDS_MIN_T it gives up."""
     f_peak = 1.0 / math.log(2.0) - 1.0
     t = np.concatenate([
         np.geomspace(BOUNDS_MIN_T, LOG2, 20_000),
@@ -396,14 +402,8 @@ def test_max_laplace_bounds_enclose_the_exact_value():
         [BOUNDS_MIN_T, LOG2, np.nextafter(LOG2, 0.0)],
     ])  # fmt: skip
     t = t[(t >= BOUNDS_MIN_T) & (t <= LOG2)]
-    w = 0.25 * t * t
-    from dpbandits.selectors.random_stopping import LOG_SINHC
-
-    acc = np.full_like(t, LOG_SINHC[-1])
-    for c in LOG_SINHC[-2::-1]:
-        acc = c + w * acc
-    exact = (0.5 * t - LOG2) - np.log(t) - w * acc
-    lo, hi = np.array([max_laplace_bounds(float(v)) for v in t]).T
+    exact = _series_form(t)
+    lo, hi = np.array([max_laplace_bounds(float(v), 1.0) for v in t]).T
     slack = 1e-13  # rounding of either side; the algorithm's margin is far larger
     assert np.all(lo <= exact + slack) and np.all(exact <= hi + slack)
     width = hi - lo
@@ -411,6 +411,11 @@ def test_max_laplace_bounds_enclose_the_exact_value():
     # tight where the series term is negligible: the constant cannot be smaller
     peak = np.isin(t, 2.0 ** np.arange(-99, 0) * (1.0 + f_peak)) & (t < 1e-3)
     assert np.max(exact[peak] - lo[peak]) < 1e-6
+    # the other two ranges, through (e, m) as the caller passes them
+    for e, m in [(np.nextafter(LOG2, 1.0), 1.0), (5.0, 3.0), (40.0, 1.0)]:
+        x = max_laplace_value(e, m)
+        assert max_laplace_bounds(e, m) == (x, x)
+    assert max_laplace_bounds(1e-20, 2.0**62) == (-math.inf, math.inf)
 
 
 @pytest.mark.parametrize("k", [2, 4])
