@@ -55,6 +55,7 @@ __all__ = [
     "rnmh_row",
     "rnmh_rows",
     "row_blocks",
+    "row_maxima",
     "row_maximum",
     "scaled_gap",
     "standard_noise",
@@ -127,13 +128,26 @@ def _maximum(m: float, v: float) -> float:
 
 
 @inline_kernel
-def row_maximum(x: Any) -> float:
-    """``max x`` of one row (1-D), column by column as ``numpy.maximum`` (:func:`_maximum`);
-    inlined into the row loops of the selectors' kernels (a call would cost more)."""
-    m = x[0]
-    for a in range(1, x.shape[0]):
-        m = _maximum(m, x[a])
+def row_maximum(x: Any, r: int) -> float:
+    """``max x[r]`` of row ``r`` of the 2-D ``x``, column by column as ``numpy.maximum``
+    (:func:`_maximum`); inlined into the row loops of the selectors' kernels (a call would cost
+    more). It takes the row's index: a view ``x[r]`` would be a new array a row."""
+    m = x[r, 0]
+    for a in range(1, x.shape[1]):
+        m = _maximum(m, x[r, a])
     return m
+
+
+@kernel
+def row_maxima(x: Any, out: Any) -> None:
+    """``out[r] = max x[r]`` (:func:`row_maximum`) for every row of the 2-D ``x``.
+
+    For row loops whose body draws random numbers: there, an array handed to an inlined
+    function (``row_maximum(q, r)``) costs two atomic reference-count updates a row, which
+    numba's reference-count pruning cannot remove across the body's calls to the bit generator
+    (~15 ns a row of random stopping, measured); the maxima read from ``out`` cost nothing."""
+    for r in range(x.shape[0]):
+        out[r] = row_maximum(x, r)
 
 
 @kernel
@@ -170,7 +184,10 @@ def _regular(lam: float) -> bool:
 @kernel
 def rnm_inverse_scale(d: Any, epsilon: float) -> float:
     """``eps / (2 D)``, ``D = max d`` of one row (eq. (2)): the inverse of RNM's noise scale."""
-    return epsilon / (2.0 * row_maximum(d))
+    dm = d[0]
+    for a in range(1, d.shape[0]):
+        dm = _maximum(dm, d[a])
+    return epsilon / (2.0 * dm)
 
 
 @kernel
@@ -224,7 +241,7 @@ def _rnm_select_rows(q: Any, lam: float, lams: Any, regular: bool, code: int, rn
     best_a = 0
     for r in range(q.shape[0]):
         lr = _batch_lam(lam if lams is None else lams[r], regular)
-        m = row_maximum(q[r])
+        m = row_maximum(q, r)
         best, best_a, first_nan = -math.inf, 0, -1
         for a in range(k):
             v = scaled_gap(q[r, a], m, lr) + standard_noise(code, rng)
@@ -246,7 +263,7 @@ def _permute_and_flip_rows(q: Any, lam: float, lams: Any, regular: bool, rng: An
     best_a = 0
     for r in range(q.shape[0]):
         lr = _batch_lam(lam if lams is None else lams[r], regular)
-        m = row_maximum(q[r])
+        m = row_maximum(q, r)
         best_a = 0
         best = math.inf
         for a in range(k):
@@ -270,7 +287,7 @@ def _rnmh_select_rows(q: Any, d: Any, epsilon: float, rng: Any, out: Any) -> int
     k = q.shape[1]
     best_a = 0
     for r in range(q.shape[0]):
-        m = row_maximum(q[r])
+        m = row_maximum(q, r)
         best, best_a, first_nan = -math.inf, 0, -1
         for a in range(k):
             v = rng.standard_exponential() * (d[r, a] * 2.0 / epsilon) + (q[r, a] - m)
@@ -369,7 +386,7 @@ def _rnmh_rows_at(q: Any, d: Any, epsilon: float, address: int, out: Any) -> flo
 @kernel
 def _gaps(q: Any, lam: Any, out: Any) -> None:
     for r in range(q.shape[0]):
-        m = row_maximum(q[r])
+        m = row_maximum(q, r)
         for a in range(q.shape[1]):
             out[r, a] = scaled_gap(q[r, a], m, lam[r])
 

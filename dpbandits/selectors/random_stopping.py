@@ -54,7 +54,7 @@ from dpbandits.selectors.max_laplace import (
     max_laplace_value,
     nonzero_exponential,
 )
-from dpbandits.selectors.noisy_max import first_max_index, first_max_step, row_maximum
+from dpbandits.selectors.noisy_max import first_max_index, first_max_step, row_maxima
 
 __all__ = [
     "DRAWS_PER_CANDIDATE",
@@ -69,6 +69,7 @@ __all__ = [
     "rs_loop_reference",
     "rs_select_rows",
     "sample_tnb",
+    "split_two",
     "split_uniformly",
     "tnb_draw",
     "tnb_fill",
@@ -273,6 +274,25 @@ def _set_bits(x: Any) -> int:
     return np.int64((x * _H01) >> _56)
 
 
+#: :func:`split_two` handles up to this many rounds (one random bit each); beyond, the split
+#: of two candidates is a binomial (:func:`split_uniformly`).
+TWO_WAY_MAX_ROUNDS = 64 * DRAWS_PER_CANDIDATE * 2
+
+
+@inline_kernel
+def split_two(n: int, bits: Any) -> int:
+    """The rounds of candidate 1 among ``n <= TWO_WAY_MAX_ROUNDS`` rounds split uniformly
+    between two candidates: one random bit per round, 64 rounds per 64-bit word of the bit
+    generator ``bits``, counted as the set bits (the last word's top ``n mod 64`` bits, or all
+    64). No array: inlined into a row loop, an array argument would cost reference counting."""
+    ones = 0
+    left = n
+    while left > 64:
+        ones += _set_bits(next_uint64(bits))
+        left -= 64
+    return ones + _set_bits(next_uint64(bits) >> (_64 - np.uint64(left)))  # the top `left` bits
+
+
 @inline_kernel
 def split_uniformly(n: int, k: int, rng: Any, counts: Any) -> None:
     """Counts ``m ~ Mult(n, (1/K, ..., 1/K))`` into ``counts`` (shape ``(K,)``, zeroed by the
@@ -280,18 +300,12 @@ def split_uniformly(n: int, k: int, rng: Any, counts: Any) -> None:
 
     Few rounds per candidate (the usual case: ``E[N] ~ 1/gamma``): the rounds are drawn, one
     uniform candidate each (``Generator.integers(0, K)``); for two candidates, one random bit
-    each, 64 rounds per 64-bit word, candidate 1's rounds counted as the set bits. Many rounds:
-    the multinomial as ``Generator.multinomial`` draws it (a binomial per candidate but the
-    last, until the rounds are used up; O(K)). Same law either way.
+    each (:func:`split_two`). Many rounds: the multinomial as ``Generator.multinomial`` draws
+    it (a binomial per candidate but the last, until the rounds are used up; O(K)). Same law
+    either way.
     """
-    if k == 2 and n <= 64 * DRAWS_PER_CANDIDATE * 2:
-        bits = rng.bit_generator
-        ones = 0
-        left = n
-        while left > 64:
-            ones += _set_bits(next_uint64(bits))
-            left -= 64
-        ones += _set_bits(next_uint64(bits) >> (_64 - np.uint64(left)))  # the top `left` bits
+    if k == 2 and n <= TWO_WAY_MAX_ROUNDS:
+        ones = split_two(n, rng.bit_generator)
         counts[0] = n - ones
         counts[1] = ones
         return
@@ -353,6 +367,8 @@ def rs_select_rows(q: Any, d: Any, epsilon: float, eta: float, method: int, gamm
     counts = np.empty(k, dtype=np.int64)
     exps = np.empty(k)
     high = np.empty(k)
+    q_maxima = np.empty(r)
+    row_maxima(q, q_maxima)
     for i in range(r):
         # the same draw as tnb_draw; testing the loop-invariant method here, in the loop itself,
         # lets the compiler specialise the loop for Alg. 1 (12 ns a row faster, measured)
@@ -360,10 +376,19 @@ def rs_select_rows(q: Any, d: Any, epsilon: float, eta: float, method: int, gamm
             n = geometric_rounds(rate, bits)
         else:
             n = tnb_draw(method, eta, gamma, rate, cdf, rng)
-        counts[:] = 0
-        split_uniformly(n, k, rng, counts)
-        q_max = row_maximum(q[i])
+        # Arrays handed to inlined functions here cost reference counting (row_maxima): the
+        # split of two candidates is split_uniformly's own, called without the counts
+        if k == 2 and n <= TWO_WAY_MAX_ROUNDS:
+            ones = split_two(n, bits)
+            counts[0] = n - ones
+            counts[1] = ones
+        else:
+            for a in range(k):
+                counts[a] = 0
+            split_uniformly(n, k, rng, counts)
+        q_max = q_maxima[i]
         best_lo = -math.inf
+        winner = 0  # the first drawn candidate of highest lower bound
         finite = True
         for a in range(k):
             if counts[a] > 0:
@@ -376,12 +401,15 @@ def rs_select_rows(q: Any, d: Any, epsilon: float, eta: float, method: int, gamm
                 hi = x_hi * scale + c + margin
                 finite = finite and math.isfinite(lo) and math.isfinite(hi)
                 high[a] = hi
+                winner = a if lo > best_lo else winner  # selects: the winner is random
                 best_lo = max(best_lo, lo)
-        reach, winner = 0, 0
+            else:
+                high[a] = -math.inf  # never drawn: reaches nothing
+        # the winner's interval reaches best_lo (lo <= hi); if no other one does, it is the
+        # candidate of highest exact value
+        reach = 0
         for a in range(k):
-            if counts[a] > 0 and high[a] >= best_lo:
-                reach += 1
-                winner = a
+            reach += high[a] >= best_lo
         if finite and reach == 1:
             out[i] = winner
             continue

@@ -263,3 +263,22 @@ def test_generator_by_address_draws_the_generators_numbers(bit_generator):
     expected = [ref.standard_exponential() + ref.random() + ref.standard_normal() for _ in out]
     np.testing.assert_array_equal(out, expected)
     np.testing.assert_array_equal(g.integers(2**62, size=8), ref.integers(2**62, size=8))
+
+
+def test_row_maxima_is_a_left_to_right_numpy_maximum():
+    """row_maxima (what random stopping reads its row maxima from) takes each row's maximum as
+    ``numpy.maximum`` folded left to right: NaN propagates, a tie keeps the later value (which
+    decides the sign of a zero), infinities are ordinary values."""
+    g = np.random.default_rng(3)
+    specials = np.array([np.nan, 0.0, -0.0, np.inf, -np.inf, 1.0, -1.0, 5e-324])
+    x = g.choice(specials, size=(4000, 5))
+    x[:1000] = g.normal(size=(1000, 5))
+    out = np.empty(x.shape[0])
+    noisy_max.row_maxima(x, out)
+    for r in range(x.shape[0]):
+        ref = x[r, 0]
+        for v in x[r, 1:]:
+            ref = np.maximum(ref, v)
+        assert (math.isnan(ref) and math.isnan(out[r])) or (
+            out[r] == ref and math.copysign(1.0, out[r]) == math.copysign(1.0, ref)
+        ), (x[r], out[r], ref)
