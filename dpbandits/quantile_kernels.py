@@ -328,44 +328,53 @@ BUCKET_INSERTION_MAX = 16
 
 
 @kernel
-def sort_in_range(x: Any, lo: float, hi: float, out: Any, starts: Any) -> None:
-    """``out = sorted(x)`` for values ``x`` inside ``[lo, hi]`` (no NaN); ``starts``: int64
-    work of at least ``len(x) + 1`` entries.
+def sort_in_range(x: Any, lo: float, hi: float, out: Any, work: Any) -> None:
+    """``out = sorted(x)`` for values ``x`` inside ``[lo, hi]`` (no NaN); ``work``: int64
+    scratch of at least ``3 len(x) + 3`` entries.
 
-    A bucket sort: ``len(x)`` buckets of equal width over ``[lo, hi]``, then each bucket
-    sorted (insertion sort; numba's sort for a crowded one). The bucket index ``(v - lo) *
-    scale`` is non-decreasing in ``v`` (rounded subtraction and multiplication are monotone),
-    so the buckets are in order and the result is the sorted array -- the same values in the
-    same order as numpy's sort. About 2x faster than a comparison sort on a fresh window (~5
-    against ~11 µs for 200 rewards): a comparison sort's branches are mispredicted half the
-    time."""
+    A bucket sort: the values equal to ``lo``, ``2 len(x)`` buckets of equal width over
+    ``[lo, hi]``, the values equal to ``hi`` (clipped rewards pile up at the end points; those
+    two buckets hold equal values and are never sorted); a range bucket holding more than
+    ``BUCKET_INSERTION_MAX`` values is sorted by numba's sort; then one insertion pass over the
+    whole array moves the values their bucket left out of order. The bucket index
+    ``(v - lo) * scale`` is non-decreasing in ``v`` (rounded subtraction and multiplication are
+    monotone), so the buckets are in order and the result is the sorted array -- the same
+    values in the same order as numpy's sort. Counts in ``work[:2n + 3]``, each value's bucket
+    in ``work[2n + 3:]``. Branches: a comparison sort of 200 fresh rewards mispredicts half of
+    its own; a loop per bucket mispredicts its trip count at nearly every bucket (the former
+    version, ~5 µs for a window of the shift experiment, ~25 ns per agent-step); the single
+    pass mispredicts only where a bucket held values out of order (docs/performance.md,
+    round 8)."""
     n = x.shape[0]
-    scale = n / (hi - lo)
-    for b in range(n + 1):
-        starts[b] = 0
+    nb = 2 * n  # range buckets 1..nb; bucket 0 holds the values equal to lo, nb + 1 to hi
+    scale = nb / (hi - lo)
+    for b in range(nb + 3):
+        work[b] = 0
     for i in range(n):
-        b = min(max(int((x[i] - lo) * scale), 0), n - 1)
-        starts[b + 1] += 1
-    for b in range(n):
-        starts[b + 1] += starts[b]
-    for i in range(n):  # starts[b]: the next free slot of bucket b, then the end of bucket b
-        b = min(max(int((x[i] - lo) * scale), 0), n - 1)
-        out[starts[b]] = x[i]
-        starts[b] += 1
-    begin = 0
-    for b in range(n):
-        end = starts[b]
-        if end - begin > BUCKET_INSERTION_MAX:
-            out[begin:end].sort()
-        else:
-            for i in range(begin + 1, end):
-                v = out[i]
-                j = i - 1
-                while j >= begin and out[j] > v:
-                    out[j + 1] = out[j]
-                    j -= 1
-                out[j + 1] = v
-        begin = end
+        v = x[i]
+        b = (v > lo) * (1 + min(max(int((v - lo) * scale), 0), nb - 1)) + (v == hi)
+        work[nb + 3 + i] = b
+        work[b + 1] += 1
+    crowded = False
+    for b in range(nb + 2):
+        crowded |= (work[b + 1] > BUCKET_INSERTION_MAX) & (b > 0) & (b <= nb)
+        work[b + 1] += work[b]
+    for i in range(n):  # work[b]: the next free slot of bucket b, then the end of bucket b
+        b = work[nb + 3 + i]
+        out[work[b]] = x[i]
+        work[b] += 1
+    if crowded:  # (the end-point buckets hold equal values)
+        for b in range(1, nb + 1):
+            if work[b] - work[b - 1] > BUCKET_INSERTION_MAX:
+                out[work[b - 1] : work[b]].sort()
+    for i in range(1, n):
+        v = out[i]
+        if out[i - 1] > v:  # rare: only inside a bucket
+            j = i - 1
+            while j >= 0 and out[j] > v:
+                out[j + 1] = out[j]
+                j -= 1
+            out[j + 1] = v
 
 
 @kernel
@@ -381,12 +390,12 @@ def window_estimate_smith(
     (L, w + 1)), one more estimate in ``n_est[s]``, the window emptied."""
     n_full, window = full.shape[0], buf.shape[1]
     z = np.empty((n_full, window + 2))
-    starts = np.empty(window + 1, dtype=np.int64)
+    work = np.empty(3 * window + 3, dtype=np.int64)
     # sorted into a contiguous array, then copied: sorting into the row slice z[i, 1:-1]
     # (a view numba cannot prove contiguous) took 5.3 instead of 2.3 µs for 200 rewards
     ordered = np.empty(window)
     for i in range(n_full):
-        sort_in_range(buf[full[i]], lo, hi, ordered, starts)
+        sort_in_range(buf[full[i]], lo, hi, ordered, work)
         z[i, 0] = lo
         for j in range(window):
             z[i, j + 1] = ordered[j]

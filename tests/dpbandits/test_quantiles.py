@@ -426,6 +426,6 @@ def test_sort_in_range_sorts_like_numpy() -> None:
             x = np.where(rng.random(n) < 0.5, lo, rng.uniform(lo, hi, n))
         x = np.clip(x, lo, hi)
         out = np.empty(n)
-        sort_in_range(x, lo, hi, out, np.empty(n + 1, dtype=np.int64))
+        sort_in_range(x, lo, hi, out, np.empty(3 * n + 3, dtype=np.int64))
         np.testing.assert_array_equal(out, np.sort(x))
     assert BUCKET_INSERTION_MAX < 260  # the crowded case reached numba's sort
