@@ -390,16 +390,19 @@ def rs_select_rows(q: Any, d: Any, epsilon: float, eta: float, method: int, gamm
         best_lo = -math.inf
         winner = 0  # the first drawn candidate of highest lower bound
         finite = True
+        # the draws first, then the bounds: the bounds of different candidates do not depend
+        # on one another, and the processor overlaps them once the draws are out of the way
         for a in range(k):
             if counts[a] > 0:
-                e = nonzero_exponential(bits)
-                exps[a] = e
-                x_lo, x_hi = max_laplace_bounds(e, np.float64(counts[a]))
+                exps[a] = nonzero_exponential(bits)
+        for a in range(k):
+            if counts[a] > 0:
+                x_lo, x_hi = max_laplace_bounds(exps[a], np.float64(counts[a]))
                 c = q[i, a] - q_max  # a gap beyond the float range: -inf (exact path)
                 scale = d[i, a] * factor
                 lo = x_lo * scale + c - margin
                 hi = x_hi * scale + c + margin
-                finite = finite and math.isfinite(lo) and math.isfinite(hi)
+                finite = finite & math.isfinite(lo) & math.isfinite(hi)  # (no branches)
                 high[a] = hi
                 winner = a if lo > best_lo else winner  # selects: the winner is random
                 best_lo = max(best_lo, lo)
