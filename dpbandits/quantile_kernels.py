@@ -348,13 +348,14 @@ def sort_in_range(x: Any, lo: float, hi: float, out: Any, work: Any) -> None:
     n = x.shape[0]
     nb = 2 * n  # range buckets 1..nb; bucket 0 holds the values equal to lo, nb + 1 to hi
     scale = nb / (hi - lo)
+    # the buckets first, in a loop of their own (vectorised), then their counts
+    for i in range(n):
+        v = x[i]
+        work[nb + 3 + i] = (v > lo) * (1 + min(max(int((v - lo) * scale), 0), nb - 1)) + (v == hi)
     for b in range(nb + 3):
         work[b] = 0
     for i in range(n):
-        v = x[i]
-        b = (v > lo) * (1 + min(max(int((v - lo) * scale), 0), nb - 1)) + (v == hi)
-        work[nb + 3 + i] = b
-        work[b + 1] += 1
+        work[work[nb + 3 + i] + 1] += 1
     crowded = False
     for b in range(nb + 2):
         crowded |= (work[b + 1] > BUCKET_INSERTION_MAX) & (b > 0) & (b <= nb)
