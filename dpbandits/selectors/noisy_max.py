@@ -184,10 +184,7 @@ def _regular(lam: float) -> bool:
 @kernel
 def rnm_inverse_scale(d: Any, epsilon: float) -> float:
     """``eps / (2 D)``, ``D = max d`` of one row (eq. (2)): the inverse of RNM's noise scale."""
-    dm = d[0]
-    for a in range(1, d.shape[0]):
-        dm = _maximum(dm, d[a])
-    return epsilon / (2.0 * dm)
+    return epsilon / (2.0 * row_maximum(d[None, :], 0))
 
 
 @kernel
@@ -221,10 +218,7 @@ def _inverse_scales(d: Any, epsilon: float, lams: Any) -> bool:
     are all regular. Computed once, before the selection loop, off its critical path."""
     regular = True
     for r in range(d.shape[0]):
-        dm = d[r, 0]
-        for a in range(1, d.shape[1]):
-            dm = _maximum(dm, d[r, a])
-        lams[r] = epsilon / (2.0 * dm)
+        lams[r] = epsilon / (2.0 * row_maximum(d, r))
         regular = regular and _regular(lams[r])
     return regular
 
