@@ -111,17 +111,18 @@ def _observe(sums: Any, counts: Any, gaussian: bool, u: Any, actions: Any, x: An
 
 @kernel
 def _play_gaussian(sums: Any, counts: Any, address: int, t0: int, rows: Any, actions: Any,
-                   rewards: Any) -> None:  # fmt: skip
+                   rewards: Any, means: Any, roots: Any, valid: bool) -> None:  # fmt: skip
     """``_play`` for the Gaussian model: every replication chooses (``K`` normals, arm by arm)
     and observes in turn -- no other draw comes between, so the order is the step
-    protocol's."""
+    protocol's. The ``(R, K)`` posterior means and standard deviations are kept in ``means``
+    and ``roots`` (``valid``: they are ``sums``/``counts``' already; ``ThompsonSampling``'s
+    ``setup``)."""
     bits = generator_at(address).bit_generator
     n_runs, n_arms = sums.shape
-    means = np.empty((n_runs, n_arms))
-    roots = np.empty((n_runs, n_arms))
-    for r in range(n_runs):
-        for a in range(n_arms):
-            means[r, a], roots[r, a] = _posterior(sums[r, a], counts[r, a])
+    if not valid:
+        for r in range(n_runs):
+            for a in range(n_arms):
+                means[r, a], roots[r, a] = _posterior(sums[r, a], counts[r, a])
     for i in range(rows.shape[0]):
         t = t0 + i
         for r in range(n_runs):
@@ -149,17 +150,19 @@ def _beta_shape(s: float, n: float, success: bool) -> float:
 
 @kernel
 def _play_beta(sums: Any, counts: Any, address: int, t0: int, rows: Any, actions: Any,
-               rewards: Any, chosen: Any, x: Any) -> int:  # fmt: skip
+               rewards: Any, chosen: Any, x: Any, consts: Any, valid: bool) -> int:  # fmt: skip
     """``_play`` for the Bernoulli model: every replication's posterior draws (arm by arm),
-    then every replication's binarising uniform, as the step protocol draws them."""
+    then every replication's binarising uniform, as the step protocol draws them. The
+    ``(R, K, 4)`` Gamma constants -- the (b, c) of the successes', then the failures' -- are
+    kept in ``consts`` (``valid``: they are ``sums``/``counts``' already)."""
     bits = generator_at(address).bit_generator
     n_runs, n_arms = sums.shape
-    consts = np.empty((n_runs, n_arms, 4))  # the (b, c) of the successes', then the failures'
-    for r in range(n_runs):
-        for a in range(n_arms):
-            s, n = sums[r, a], counts[r, a]
-            consts[r, a, 0], consts[r, a, 1] = _gamma_constants(_beta_shape(s, n, True))
-            consts[r, a, 2], consts[r, a, 3] = _gamma_constants(_beta_shape(s, n, False))
+    if not valid:
+        for r in range(n_runs):
+            for a in range(n_arms):
+                s, n = sums[r, a], counts[r, a]
+                consts[r, a, 0], consts[r, a, 1] = _gamma_constants(_beta_shape(s, n, True))
+                consts[r, a, 2], consts[r, a, 3] = _gamma_constants(_beta_shape(s, n, False))
     for i in range(rows.shape[0]):
         t = t0 + i
         for r in range(n_runs):  # every replication chooses, then every one observes
@@ -197,12 +200,14 @@ def _play(agent: ThompsonSampling, rows: Any, actions: Any, rewards: Any) -> int
     """Steps ``t ..`` of every replication (see ``agents.base``); returns the number of steps
     played, fewer than ``len(rows)`` if the Bernoulli model met a reward outside ``[0, 1]``.
     The draws are those of the step protocol, in its order."""
-    stats, address = agent.stats, generator_address(agent.rng)
+    stats, address, tables = agent.stats, generator_address(agent.rng), agent._tables
+    valid, agent._tables_valid = agent._tables_valid, True
     if agent._gaussian:
-        _play_gaussian(stats.sums, stats.counts, address, agent.t, rows, actions, rewards)
+        _play_gaussian(stats.sums, stats.counts, address, agent.t, rows, actions, rewards,
+                       tables[0], tables[1], valid)  # fmt: skip
         return int(rows.shape[0])
     return int(_play_beta(stats.sums, stats.counts, address, agent.t, rows, actions, rewards,
-                          agent._chosen, agent._x))  # fmt: skip
+                          agent._chosen, agent._x, tables, valid))  # fmt: skip
 
 
 class ThompsonSampling(Agent):
@@ -238,6 +243,14 @@ class ThompsonSampling(Agent):
         self._chosen = np.empty(self.n_runs, dtype=np.int64)  # work space of play
         self._x = np.empty(self.n_runs)
         self._ab = np.empty((self.n_runs, self.n_arms, 2))  # Beta parameters, interleaved
+        # play's per-arm posterior tables (Gaussian: mean and standard deviation; Bernoulli:
+        # four Gamma constants), kept from one call to the next while only play changes the
+        # statistics -- recomputing them at every call would cost O(R K) per stretch of steps,
+        # i.e. per step when the reward tape's blocks hold a single step (large R K);
+        # observe invalidates them
+        self._tables = (np.empty((2, self.n_runs, self.n_arms)) if self._gaussian
+                        else np.empty((self.n_runs, self.n_arms, 4)))
+        self._tables_valid = False
 
     def choose(self) -> NDArray[np.int64]:
         stats, out = self.stats, np.empty(self.n_runs, dtype=np.int64)
@@ -256,6 +269,7 @@ class ThompsonSampling(Agent):
         u = self._x if self._gaussian else self.rng.random(self.n_runs)  # (unused if Gaussian)
         _observe(self.stats.sums, self.stats.counts, self._gaussian, u,
                  np.asarray(actions, dtype=np.int64), x)  # fmt: skip
+        self._tables_valid = False
 
     def play(self, rows: Any, actions: Any, rewards: Any) -> None:
         """Play ``len(rows)`` steps against reward rows (see ``agents.base``)."""

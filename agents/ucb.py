@@ -63,14 +63,17 @@ def _choose(sums: Any, counts: Any, log_term: float, alpha: float, out: Any) -> 
 
 @kernel
 def _play(sums: Any, counts: Any, alpha: float, log_horizon: float, per_step: bool, t0: int,
-          rows: Any, actions: Any, rewards: Any, chosen: Any) -> None:  # fmt: skip
+          rows: Any, actions: Any, rewards: Any, chosen: Any, index: Any,
+          index_valid: bool) -> None:  # fmt: skip
     """Steps ``t0 .. t0 + len(rows) - 1`` of every replication (see ``Agent.play``). With the
     horizon's logarithm (``per_step`` false) an index changes only when its arm is pulled:
-    the indices are kept, and the pulled arm's recomputed after each pull (the same value the
-    step protocol computes at its next step)."""
+    the ``(R, K)`` indices are kept in ``index``, and the pulled arm's recomputed after each
+    pull (the same value the step protocol computes at its next step). ``index_valid``: they
+    are those of ``sums``/``counts`` already (kept from the previous call), else computed
+    first -- not at every call, which would cost ``O(R K)`` per stretch of steps, i.e. per
+    step when the reward tape's blocks hold a single step (large ``R K``)."""
     n_runs, n_arms = sums.shape
-    index = np.empty((n_runs, n_arms))
-    if not per_step:
+    if not per_step and not index_valid:
         _indices(sums, counts, log_horizon, alpha, index)
     for i in range(rows.shape[0]):
         t = t0 + i
@@ -123,6 +126,10 @@ class UCB(Agent):
             self._log_horizon = math.log(self.horizon)
         self.stats = ArmStatistics(self.n_runs, self.n_arms)
         self._chosen = np.empty(self.n_runs, dtype=np.int64)  # work space of play
+        # play's indices, kept from one call to the next while only play changes the
+        # statistics (observe invalidates them)
+        self._index = np.empty((self.n_runs, self.n_arms))
+        self._index_valid = False
 
     def _log_term(self) -> float:
         return self._log_horizon if self.log == "T" else math.log(max(self.t, 1))
@@ -140,9 +147,12 @@ class UCB(Agent):
 
     def observe(self, actions: NDArray[np.int64], rewards: NDArray[np.float64]) -> None:
         self.stats.update(actions, rewards)
+        self._index_valid = False
 
     def play(self, rows: Any, actions: Any, rewards: Any) -> None:
         """Play ``len(rows)`` steps against reward rows (see ``agents.base``)."""
         _play(self.stats.sums, self.stats.counts, self._alpha, self._log_horizon,
-              self.log == "t", self.t, rows, actions, rewards, self._chosen)  # fmt: skip
+              self.log == "t", self.t, rows, actions, rewards, self._chosen, self._index,
+              self._index_valid)  # fmt: skip
+        self._index_valid = True
         self.played(rows.shape[0])

@@ -25,17 +25,20 @@ ENVS = {
 }
 
 
-def play_by_steps(agent, env_id, kw, R, seed, blocks):
+def play_by_steps(agent, env_id, kw, R, seed, blocks, steps_between=0):
     """Actions and rewards of ``R`` runs, played by ``act``/``pull``/``update`` (``blocks`` is
-    None) or by ``play`` on reward rows of at most ``blocks`` steps."""
+    None) or by ``play`` on reward rows of at most ``blocks`` steps, with ``steps_between``
+    steps of ``act``/``pull``/``update`` after each block."""
     venv = gym.make_vec(env_id, num_envs=R, vectorization_mode="vector_entry_point", **kw)
     venv.reset(seed=seed)
     T, K = kw["horizon"], venv.unwrapped.n_arms
     agent.reset(R, K, horizon=T, rng=np.random.default_rng(seed))
     actions, total = np.empty((T, R), dtype=np.int64), np.zeros(R)
     t = 0
+    stepped = 0  # steps of act/update since the last block
     while t < T:
-        if blocks is None:
+        if blocks is None or stepped < steps_between:
+            stepped += 1
             a = agent.act()
             r = venv.unwrapped.pull(a)
             actions[t] = a
@@ -46,6 +49,7 @@ def play_by_steps(agent, env_id, kw, R, seed, blocks):
             rows = venv.unwrapped.reward_rows(min(blocks, T - t))
             rewards = np.empty((rows.shape[0], R))
             agent.play(rows, actions[t : t + rows.shape[0]], rewards)
+            stepped = 0
             for step_rewards in rewards:  # in order, as the step loop adds them
                 total += step_rewards
             t += rows.shape[0]
@@ -63,6 +67,19 @@ def test_play_is_bit_identical_to_the_step_protocol(name, env, R):
         by_block = play_by_steps(COMPILED[name](), env_id, kw, R, 11, blocks)
         np.testing.assert_array_equal(by_block[0], by_step[0])
         np.testing.assert_array_equal(by_block[1], by_step[1])
+
+
+@pytest.mark.parametrize("name", sorted(COMPILED))
+@pytest.mark.parametrize("env", sorted(ENVS))
+def test_blocks_and_steps_mixed_give_the_step_protocol(name, env):
+    """Tables an agent keeps from one ``play`` call to the next (UCB's indices, Thompson
+    sampling's posterior tables) must follow the pulls that ``update`` makes in between."""
+    env_id, kw = ENVS[env]
+    by_step = play_by_steps(COMPILED[name](), env_id, kw, 5, 11, None)
+    for blocks, between in ((1, 1), (7, 3), (50, 20)):
+        mixed = play_by_steps(COMPILED[name](), env_id, kw, 5, 11, blocks, between)
+        np.testing.assert_array_equal(mixed[0], by_step[0])
+        np.testing.assert_array_equal(mixed[1], by_step[1])
 
 
 @pytest.mark.parametrize("name", sorted(COMPILED))
