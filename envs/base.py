@@ -18,8 +18,9 @@ pseudo-regret). ``reset`` returns ``(0, {})``.
 from __future__ import annotations
 
 import inspect
+import weakref
 from collections.abc import Callable
-from typing import Any, ClassVar, Generic, TypeVar, overload
+from typing import Any, ClassVar, Generic, TypeVar, cast, overload
 
 import gymnasium as gym
 import numpy as np
@@ -46,6 +47,21 @@ RENDER_MODES = ["ansi"]
 
 T = TypeVar("T")
 
+
+def np_random_getter(env: Any) -> Callable[[], np.random.Generator]:
+    """A getter of ``env.np_random`` for the env's :class:`BanditCore` that does not keep the env
+    alive. The core is the env's own attribute: a strong reference back (``lambda:
+    env.np_random``) would make a reference cycle, and the env's ``(T, K)`` tables would wait
+    for the garbage collector -- gigabytes held for nothing in a sweep of many-armed cells."""
+    ref = weakref.ref(env)
+
+    def get() -> np.random.Generator:
+        e = ref()
+        if e is None:  # the core outlived its env (only a caller holding the core alone)
+            raise ReferenceError("the environment of this BanditCore no longer exists")
+        return cast(np.random.Generator, e.np_random)
+
+    return get
 
 class _FromSchedule(Generic[T]):
     """A read-only attribute of the environment: the schedule's attribute of the same name."""
@@ -217,7 +233,7 @@ class BanditEnv(_ScheduleMixin, gym.Env[Any, Any]):
         self.render_mode = render_mode
         self.action_space = spaces.Discrete(schedule.n_arms)
         self.observation_space = spaces.Discrete(1)
-        self._core = BanditCore(schedule, 1, lambda: self.np_random)
+        self._core = BanditCore(schedule, 1, np_random_getter(self))
 
     def reset(
         self, *, seed: int | None = None, options: dict[str, Any] | None = None
@@ -304,7 +320,7 @@ class BanditVectorEnv(_ScheduleMixin, VectorEnv[IntArray, IntArray, npt.NDArray[
         self.action_space = batch_space(self.single_action_space, self.num_envs)
         self.single_observation_space = spaces.Discrete(1)
         self.observation_space = batch_space(self.single_observation_space, self.num_envs)
-        self._core = BanditCore(schedule, self.num_envs, lambda: self.np_random)
+        self._core = BanditCore(schedule, self.num_envs, np_random_getter(self))
         self._prev_done = False
 
     def reset(

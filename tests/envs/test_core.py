@@ -208,3 +208,39 @@ def test_check_int() -> None:
         check_int("horizon", "10")
     with pytest.raises(TypeError, match="horizon must be an integer"):
         check_int("horizon", True)
+
+
+@pytest.mark.parametrize("vector", [False, True])
+def test_an_environment_is_freed_without_the_garbage_collector(vector):
+    """No reference cycle keeps an environment (and its ``(T, K)`` tables) alive once its last
+    reference is dropped: a sweep of many-armed cells would otherwise hold gigabytes until the
+    collector runs. The core still draws from the env's current ``np_random``."""
+    import gc
+    import weakref
+
+    import gymnasium as gym
+
+    import envs  # noqa: F401  (registers the environments)
+
+    kw = {"means": [0.2, 0.5, 0.7], "horizon": 50}
+    gc.collect()
+    gc.disable()
+    try:
+        if vector:
+            env = gym.make_vec("dpbandits/KArmedBernoulli-v0", num_envs=3,
+                               vectorization_mode="vector_entry_point", **kw).unwrapped  # fmt: skip
+            env.reset(seed=1)
+            env.pull(np.array([0, 1, 2]))
+        else:
+            env = gym.make("dpbandits/KArmedBernoulli-v0", **kw).unwrapped
+            env.reset(seed=1)
+            env.step(1)
+        # Gymnasium lets users replace np_random: the core follows it
+        env.np_random = np.random.default_rng(5)
+        assert env._core._rng() is env.np_random
+        ref = weakref.ref(env)
+        core_ref = weakref.ref(env._core)
+        del env
+        assert ref() is None and core_ref() is None
+    finally:
+        gc.enable()
