@@ -115,8 +115,8 @@ def _play_gaussian(sums: Any, counts: Any, address: int, t0: int, rows: Any, act
     """``_play`` for the Gaussian model: every replication chooses (``K`` normals, arm by arm)
     and observes in turn -- no other draw comes between, so the order is the step
     protocol's. The ``(R, K)`` posterior means and standard deviations are kept in ``means``
-    and ``roots`` (``valid``: they are ``sums``/``counts``' already; ``ThompsonSampling``'s
-    ``setup``)."""
+    and ``roots`` (``valid``: they are ``sums``/``counts``' already,
+    ``Agent.kept_tables_valid``)."""
     bits = generator_at(address).bit_generator
     n_runs, n_arms = sums.shape
     if not valid:
@@ -154,7 +154,8 @@ def _play_beta(sums: Any, counts: Any, address: int, t0: int, rows: Any, actions
     """``_play`` for the Bernoulli model: every replication's posterior draws (arm by arm),
     then every replication's binarising uniform, as the step protocol draws them. The
     ``(R, K, 4)`` Gamma constants -- the (b, c) of the successes', then the failures' -- are
-    kept in ``consts`` (``valid``: they are ``sums``/``counts``' already)."""
+    kept in ``consts`` (``valid``: they are ``sums``/``counts``' already,
+    ``Agent.kept_tables_valid``)."""
     bits = generator_at(address).bit_generator
     n_runs, n_arms = sums.shape
     if not valid:
@@ -201,7 +202,7 @@ def _play(agent: ThompsonSampling, rows: Any, actions: Any, rewards: Any) -> int
     played, fewer than ``len(rows)`` if the Bernoulli model met a reward outside ``[0, 1]``.
     The draws are those of the step protocol, in its order."""
     stats, address, tables = agent.stats, generator_address(agent.rng), agent._tables
-    valid, agent._tables_valid = agent._tables_valid, True
+    valid = agent.kept_tables_valid
     if agent._gaussian:
         _play_gaussian(stats.sums, stats.counts, address, agent.t, rows, actions, rewards,
                        tables[0], tables[1], valid)  # fmt: skip
@@ -244,13 +245,9 @@ class ThompsonSampling(Agent):
         self._x = np.empty(self.n_runs)
         self._ab = np.empty((self.n_runs, self.n_arms, 2))  # Beta parameters, interleaved
         # play's per-arm posterior tables (Gaussian: mean and standard deviation; Bernoulli:
-        # four Gamma constants), kept from one call to the next while only play changes the
-        # statistics -- recomputing them at every call would cost O(R K) per stretch of steps,
-        # i.e. per step when the reward tape's blocks hold a single step (large R K);
-        # observe invalidates them
+        # four Gamma constants), kept from one call to the next (Agent.kept_tables_valid)
         self._tables = (np.empty((2, self.n_runs, self.n_arms)) if self._gaussian
                         else np.empty((self.n_runs, self.n_arms, 4)))
-        self._tables_valid = False
 
     def choose(self) -> NDArray[np.int64]:
         stats, out = self.stats, np.empty(self.n_runs, dtype=np.int64)
@@ -269,7 +266,6 @@ class ThompsonSampling(Agent):
         u = self._x if self._gaussian else self.rng.random(self.n_runs)  # (unused if Gaussian)
         _observe(self.stats.sums, self.stats.counts, self._gaussian, u,
                  np.asarray(actions, dtype=np.int64), x)  # fmt: skip
-        self._tables_valid = False
 
     def play(self, rows: Any, actions: Any, rewards: Any) -> None:
         """Play ``len(rows)`` steps against reward rows (see ``agents.base``)."""

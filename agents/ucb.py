@@ -69,9 +69,8 @@ def _play(sums: Any, counts: Any, alpha: float, log_horizon: float, per_step: bo
     horizon's logarithm (``per_step`` false) an index changes only when its arm is pulled:
     the ``(R, K)`` indices are kept in ``index``, and the pulled arm's recomputed after each
     pull (the same value the step protocol computes at its next step). ``index_valid``: they
-    are those of ``sums``/``counts`` already (kept from the previous call), else computed
-    first -- not at every call, which would cost ``O(R K)`` per stretch of steps, i.e. per
-    step when the reward tape's blocks hold a single step (large ``R K``)."""
+    are those of ``sums``/``counts`` already (kept from the previous call,
+    ``Agent.kept_tables_valid``), else computed first."""
     n_runs, n_arms = sums.shape
     if not per_step and not index_valid:
         _indices(sums, counts, log_horizon, alpha, index)
@@ -126,10 +125,7 @@ class UCB(Agent):
             self._log_horizon = math.log(self.horizon)
         self.stats = ArmStatistics(self.n_runs, self.n_arms)
         self._chosen = np.empty(self.n_runs, dtype=np.int64)  # work space of play
-        # play's indices, kept from one call to the next while only play changes the
-        # statistics (observe invalidates them)
-        self._index = np.empty((self.n_runs, self.n_arms))
-        self._index_valid = False
+        self._index = np.empty((self.n_runs, self.n_arms))  # play's (Agent.kept_tables_valid)
 
     def _log_term(self) -> float:
         return self._log_horizon if self.log == "T" else math.log(max(self.t, 1))
@@ -147,12 +143,10 @@ class UCB(Agent):
 
     def observe(self, actions: NDArray[np.int64], rewards: NDArray[np.float64]) -> None:
         self.stats.update(actions, rewards)
-        self._index_valid = False
 
     def play(self, rows: Any, actions: Any, rewards: Any) -> None:
         """Play ``len(rows)`` steps against reward rows (see ``agents.base``)."""
         _play(self.stats.sums, self.stats.counts, self._alpha, self._log_horizon,
               self.log == "t", self.t, rows, actions, rewards, self._chosen, self._index,
-              self._index_valid)  # fmt: skip
-        self._index_valid = True
+              self.kept_tables_valid)  # fmt: skip
         self.played(rows.shape[0])

@@ -63,6 +63,7 @@ def np_random_getter(env: Any) -> Callable[[], np.random.Generator]:
 
     return get
 
+
 class _FromSchedule(Generic[T]):
     """A read-only attribute of the environment: the schedule's attribute of the same name."""
 
