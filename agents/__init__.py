@@ -26,13 +26,13 @@ from agents.base import Agent, ArmStatistics
 from agents.private import PrivateAgent
 from agents.thompson import ThompsonSampling
 from agents.ucb import UCB
-from dpbandits.sibling_packages import lazy_attributes
+from dpbandits.core.sibling_packages import lazy_attributes
 
 if TYPE_CHECKING:
     from agents.exp3 import Exp3
     from agents.nonstationary import DiscountedUCB, SlidingWindowUCB
 
-__dpbandits_package__ = "agents"  # checked by dpbandits.sibling_packages
+__dpbandits_package__ = "agents"  # checked by dpbandits.core.sibling_packages
 
 __all__ = [
     "UCB",

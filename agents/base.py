@@ -21,7 +21,7 @@ three small methods:
 - :meth:`Agent.observe` -- learn from ``(actions, rewards)`` (called for every step, including
   the initial round).
 
-An agent whose step is compiled (``dpbandits.jit``) also implements
+An agent whose step is compiled (``dpbandits.core.jit``) also implements
 ``play(rows, actions, rewards)``: it plays ``m = len(rows)`` steps in one call against the
 environment's reward tape (``rows`` ``(m, K * R)`` from ``BanditVectorEnv.reward_rows``:
 replication ``r`` playing arm ``a`` at the ``i``-th step gets ``rows[i, a * R + r]``), writes
@@ -37,7 +37,7 @@ single step (large ``R K``).
 
 Nothing inside a step loops over replications or arms in Python; :class:`ArmStatistics` is the
 batched bookkeeping of pull counts and reward sums that most agents need (its home is
-:mod:`dpbandits.arms`, the per-(replication, arm) layout shared with the private parts).
+:mod:`dpbandits.core.arms`, the per-(replication, arm) layout shared with the private parts).
 """
 
 from __future__ import annotations
@@ -49,10 +49,10 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from dpbandits import checks
-from dpbandits.arms import ArmStatistics
-from dpbandits.checks import positive_int
-from dpbandits.jit import kernel
+from dpbandits.core import checks
+from dpbandits.core.arms import ArmStatistics
+from dpbandits.core.checks import positive_int
+from dpbandits.core.jit import kernel
 
 __all__ = ["Agent", "ArmStatistics", "in_unit_interval", "unit_interval_error"]
 

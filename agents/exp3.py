@@ -10,13 +10,13 @@ from numba.np.random.generator_core import next_double
 from numpy.typing import NDArray
 
 from agents.base import Agent, in_unit_interval, unit_interval_error
-from dpbandits import checks
-from dpbandits.jit import beats, generator_address, generator_at, kernel, pairwise_sum
+from dpbandits.core import checks
+from dpbandits.core.jit import beats, generator_address, generator_at, kernel, pairwise_sum
 
 __all__ = ["Exp3"]
 
 
-# -- the compiled step (dpbandits.jit): one implementation for probabilities/choose/observe and
+# -- the compiled step (dpbandits.core.jit): one implementation for probabilities/choose/observe and
 # play. ``log_weights`` and ``probs`` are the (R, K) log-weights and the distribution of the
 # last draw; every operation is numpy's, in numpy's order, so the numbers are numpy's bits.
 @kernel

@@ -14,15 +14,15 @@ import numpy as np
 from numpy.typing import NDArray
 
 from agents.base import Agent, ArmStatistics
-from dpbandits import checks
-from dpbandits.arms import add_pull
-from dpbandits.checks import positive_int, positive_number
-from dpbandits.jit import beats, kernel
+from dpbandits.core import checks
+from dpbandits.core.arms import add_pull
+from dpbandits.core.checks import positive_int, positive_number
+from dpbandits.core.jit import beats, kernel
 
 __all__ = ["DiscountedUCB", "SlidingWindowUCB"]
 
 
-# -- the compiled steps (dpbandits.jit): one implementation for index/choose/observe and play --
+# -- the compiled steps (dpbandits.core.jit): one implementation for index/choose/observe and play --
 # ``params`` is ``(xi, bound, tau or gamma)``; ``state`` is the per-step scalar (``t`` for
 # SW-UCB, ``gamma ** t`` for D-UCB). ``counts``/``sums`` are the (R, K) statistics. The
 # logarithm of the index is the same for every arm and replication of a step: ``_bonus``

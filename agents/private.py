@@ -25,12 +25,12 @@ import numpy as np
 from numpy.typing import NDArray
 
 from agents.base import Agent
-from dpbandits import checks
-from dpbandits.arms import RunArms
-from dpbandits.checks import positive_int, positive_number
-from dpbandits.continual_kernels import means_clipped, means_update
-from dpbandits.jit import generator_address, generator_at, kernel
-from dpbandits.quantile_kernels import window_update_grid, window_update_smith
+from dpbandits.core import checks
+from dpbandits.core.arms import RunArms
+from dpbandits.core.checks import positive_int, positive_number
+from dpbandits.continual.kernels import means_clipped, means_update
+from dpbandits.core.jit import generator_address, generator_at, kernel
+from dpbandits.quantiles.kernels import window_update_grid, window_update_smith
 from dpbandits.selectors.compiled import compiled_selection, select_rows
 from dpbandits.selectors.spec import resolve_selector
 

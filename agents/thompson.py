@@ -10,17 +10,17 @@ from numba.np.random.generator_core import next_double
 from numpy.typing import NDArray
 
 from agents.base import Agent, ArmStatistics, in_unit_interval, unit_interval_error
-from dpbandits.arms import add_pull
-from dpbandits.jit import beats, generator_address, generator_at, inline_kernel, kernel
-from dpbandits.samplers import gamma_constants, gamma_with, standard_exponential, standard_normal
+from dpbandits.core.arms import add_pull
+from dpbandits.core.jit import beats, generator_address, generator_at, inline_kernel, kernel
+from dpbandits.core.samplers import gamma_constants, gamma_with, standard_exponential, standard_normal
 
 __all__ = ["ThompsonSampling"]
 
 
-# -- the compiled step (dpbandits.jit): one implementation for choose/observe and play -------
+# -- the compiled step (dpbandits.core.jit): one implementation for choose/observe and play -------
 # The step protocol draws with one numpy call per step and hands the draws to the kernels
 # (handing a Generator to a compiled function costs ~20-60 us per call); ``play`` draws inside
-# the kernel from the same Generator, in the same order (dpbandits.samplers: numpy's samplers,
+# the kernel from the same Generator, in the same order (dpbandits.core.samplers: numpy's samplers,
 # same numbers), with the same arithmetic after. Only the pulled arm's posterior changes in a
 # step, so ``play`` keeps every arm's posterior constants (``_posterior``, the Gamma constants
 # of ``_beta_shape``) and recomputes the pulled arm's after each pull: the same operations on
@@ -43,7 +43,7 @@ def _gaussian_draw(mean: float, root: float, z: float) -> float:
 @kernel
 def _gamma_constants(shape: float) -> tuple[float, float]:
     """What a ``Gamma(shape)`` draw needs, ``shape >= 1``: numpy's Marsaglia--Tsang constants
-    ``(b, c)`` (``dpbandits.samplers.gamma_constants``), or ``c = 0`` when ``shape == 1``
+    ``(b, c)`` (``dpbandits.core.samplers.gamma_constants``), or ``c = 0`` when ``shape == 1``
     (numpy then draws an exponential)."""
     if shape == 1.0:
         return shape, 0.0

@@ -9,14 +9,14 @@ import numpy as np
 from numpy.typing import NDArray
 
 from agents.base import Agent, ArmStatistics
-from dpbandits.arms import add_pull
-from dpbandits.checks import positive_number
-from dpbandits.jit import beats, kernel
+from dpbandits.core.arms import add_pull
+from dpbandits.core.checks import positive_number
+from dpbandits.core.jit import beats, kernel
 
 __all__ = ["UCB"]
 
 
-# -- the compiled step (dpbandits.jit): one implementation for choose/index and play ---------
+# -- the compiled step (dpbandits.core.jit): one implementation for choose/index and play ---------
 @kernel
 def _value(s: float, n: float, log_term: float, alpha: float) -> float:
     """The index ``s / n + alpha * sqrt(log_term / n)`` of one arm (numpy's order of

@@ -16,7 +16,7 @@ from __future__ import annotations
 import argparse
 
 from dpbandits import scenarios, selectors
-from dpbandits.evaluation import evaluate
+from dpbandits.scenarios.evaluation import evaluate
 
 MEASURES = ("pearson", "spearman", "weighted")
 NAMES = (

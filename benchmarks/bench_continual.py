@@ -7,7 +7,7 @@ Prints, all measured in this run:
 2. per-step cost of ``PrivateMeans.update + means`` and ``WindowedSensitivity.update`` at
    R=100, K=2 over a 50_000-step bandit-like action sequence;
 3. the agents' hot path ``PrivateMeans.update_flat + means(copy=False)`` (compiled kernels,
-   ``dpbandits.jit``) at R in {1, 100} and K in {2, 10}: CPU ns per step and per row, block
+   ``dpbandits.core.jit``) at R in {1, 100} and K in {2, 10}: CPU ns per step and per row, block
    refills included, next to one tiny numpy call; and the private agent
    ``PrivateAgent(selector="krr")`` through ``dpbandits.experiments.run`` on the two-armed
    shift (T = 20_000) at R = 1 and R = 100;

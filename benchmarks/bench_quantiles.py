@@ -38,7 +38,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 from scipy import stats
 
-from dpbandits.audit import clopper_pearson
+from dpbandits.testing.audit import clopper_pearson
 from dpbandits.quantiles import (
     DEFAULT_ENDPOINT_MASS,
     QuantileOptions,

@@ -2,7 +2,7 @@
 
 Prints, for every built-in agent, the CPU time per agent-step (one agent, one replication, one
 step; ``time.process_time`` of the task, minimum over ``--repeat`` repetitions) measured through
-:func:`dpbandits.engine.run` in this process (``n_jobs=1``, one chunk holding all runs):
+:func:`dpbandits.experiments.engine.run` in this process (``n_jobs=1``, one chunk holding all runs):
 
 1. per agent at R = 100 (the Fig. 9 chunk), with a plain per-step Python loop over
    ``gymnasium.Env`` (``n_runs=1``) of the same agent measured in the same run, and their ratio;

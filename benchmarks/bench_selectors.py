@@ -38,7 +38,7 @@ import numpy as np
 from scipy.stats import spearmanr
 
 from dpbandits import selectors
-from dpbandits.jit import generator_address, generator_at
+from dpbandits.core.jit import generator_address, generator_at
 from dpbandits.selectors import gem, noisy_max, random_stopping, simple
 from dpbandits.selectors.random_stopping import sample_tnb
 

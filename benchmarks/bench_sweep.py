@@ -14,8 +14,8 @@ import tempfile
 import time
 from pathlib import Path
 
-from dpbandits.config import Experiment
-from dpbandits.sweep import sweep
+from dpbandits.experiments.config import Experiment
+from dpbandits.experiments.sweep import sweep
 
 ROOT = Path(__file__).resolve().parents[1]
 

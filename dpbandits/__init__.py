@@ -6,14 +6,14 @@ The core library. Submodules (one idea each; docs/architecture.md has the map):
 - :mod:`dpbandits.continual` -- private running sums by continual release (hybrid mechanism)
 - :mod:`dpbandits.quantiles` -- DP quantiles and windowed sensitivity estimates
 - :mod:`dpbandits.accounting` -- the privacy ledger of a private agent
-- :mod:`dpbandits.engine` -- the batched regret engine (:func:`dpbandits.engine.run`)
-- :mod:`dpbandits.results` -- :class:`~dpbandits.results.Results` and summary tables
-- :mod:`dpbandits.presets` -- the paper's Fig. 9 configuration
+- :mod:`dpbandits.experiments.engine` -- the batched regret engine (:func:`dpbandits.experiments.engine.run`)
+- :mod:`dpbandits.experiments.results` -- :class:`~dpbandits.experiments.results.Results` and summary tables
+- :mod:`dpbandits.experiments.presets` -- the paper's Fig. 9 configuration
 - :mod:`dpbandits.experiments` -- the experiment API in one place (run, Results, presets)
-- :mod:`dpbandits.config` -- an experiment as data (TOML/dict -> validated ``Experiment``)
-- :mod:`dpbandits.sweep`, :mod:`dpbandits.store` -- parameter sweeps in a resumable store
+- :mod:`dpbandits.experiments.config` -- an experiment as data (TOML/dict -> validated ``Experiment``)
+- :mod:`dpbandits.experiments.sweep`, :mod:`dpbandits.experiments.store` -- parameter sweeps in a resumable store
 - :mod:`dpbandits.scenarios` -- the paper's synthetic selection scenarios
-- :mod:`dpbandits.plotting` -- matplotlib figures
+- :mod:`dpbandits.experiments.plotting` -- matplotlib figures
 - :mod:`dpbandits.testing` -- the conformance kit for selector authors (``check_selector``)
 - :mod:`dpbandits.cli` -- the ``dpbandits`` console script
 
@@ -25,8 +25,8 @@ with Gymnasium.
 
 from __future__ import annotations
 
-from dpbandits.registration import register_envs
-from dpbandits.sibling_packages import check_sibling_packages
+from dpbandits.core.registration import register_envs
+from dpbandits.core.sibling_packages import check_sibling_packages
 
 __version__ = "0.1.0"
 

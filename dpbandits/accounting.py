@@ -27,7 +27,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike
 
-from dpbandits import checks
+from dpbandits.core import checks
 
 __all__ = ["PrivacyLedger"]
 

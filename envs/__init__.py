@@ -17,8 +17,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from dpbandits.registration import ENV_IDS, OTHER_ENV_IDS, register_envs
-from dpbandits.sibling_packages import lazy_attributes
+from dpbandits.core.registration import ENV_IDS, OTHER_ENV_IDS, register_envs
+from dpbandits.core.sibling_packages import lazy_attributes
 from envs.base import BanditEnv, BanditVectorEnv
 from envs.core import Schedule, expected_clipped_normal
 from envs.two_armed_shift import TwoArmedShift, TwoArmedShiftVectorEnv
@@ -43,7 +43,7 @@ if TYPE_CHECKING:
     from envs.piecewise import PiecewiseStationaryBandit, PiecewiseStationaryBanditVectorEnv
     from envs.recommendation import RecommendationEnv, RecommendationVectorEnv
 
-__dpbandits_package__ = "envs"  # checked by dpbandits.sibling_packages
+__dpbandits_package__ = "envs"  # checked by dpbandits.core.sibling_packages
 
 __all__ = [
     "ENV_IDS",

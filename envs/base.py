@@ -368,7 +368,7 @@ class BanditVectorEnv(_ScheduleMixin, VectorEnv[IntArray, IntArray, npt.NDArray[
     def pull(self, actions: IntArray) -> FloatArray:
         """Rewards only: one step of every copy without ``obs``, flags or ``info``.
 
-        The batched engine's hot path (``dpbandits.engine``): ``actions`` must be an int64
+        The batched engine's hot path (``dpbandits.experiments.engine``): ``actions`` must be an int64
         array of shape ``(num_envs,)``, and the episode must not be over. Validity is not
         checked, except that an action ``>= K`` or ``< -K`` falls outside the reward tape and
         raises ``IndexError``; the caller must reject actions in ``[-K, -1]`` itself (the engine

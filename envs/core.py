@@ -30,9 +30,9 @@ from typing import Any, Literal
 import numpy as np
 import numpy.typing as npt
 
-from dpbandits import checks
-from dpbandits.jit import generator_address, kernel
-from dpbandits.samplers import fill_standard_normal
+from dpbandits.core import checks
+from dpbandits.core.jit import generator_address, kernel
+from dpbandits.core.samplers import fill_standard_normal
 
 FloatArray = npt.NDArray[np.float64]
 IntArray = npt.NDArray[np.int64]
@@ -397,7 +397,7 @@ class BanditCore:
         if sch.arm == "gaussian":
             assert sch.sds is not None
             # rng.standard_normal((n, R)): the same numbers, drawn by a kernel at a third of
-            # numpy's cost (dpbandits.samplers)
+            # numpy's cost (dpbandits.core.samplers)
             z = np.empty((n, R))
             fill_standard_normal(generator_address(rng), z)
             fill_tape(sch.means[rows], sch.sds[rows], True, sch.lo, sch.hi, z, cand)

@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from dpbandits import checks
+from dpbandits.core import checks
 from envs.base import BanditEnv, BanditVectorEnv
 from envs.core import (
     FloatArray,

@@ -13,7 +13,7 @@ from __future__ import annotations
 import numpy as np
 
 import agents
-from dpbandits import plotting
+from dpbandits.experiments import plotting
 from dpbandits.experiments import run, shift_env
 
 

@@ -25,7 +25,7 @@ import sys
 from collections.abc import Sequence
 
 from dpbandits import __version__
-from dpbandits.parallel import Terminated, handle_termination
+from dpbandits.experiments.parallel import Terminated, handle_termination
 
 
 def build_parser() -> argparse.ArgumentParser:

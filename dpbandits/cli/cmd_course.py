@@ -106,7 +106,7 @@ def run_check(args: argparse.Namespace) -> int:
     n_ok = sum(r.ok for r in results)
     print(f"{n_ok} of {len(results)} tasks ok." + (" Well done!" if n_ok == len(results) else ""))
     if args.json_path is not None:
-        from dpbandits.files import write_json
+        from dpbandits.core.files import write_json
 
         write_json(
             args.json_path,

@@ -52,8 +52,8 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _run_and_write(args: argparse.Namespace, exp: Any, out: Path) -> list[Path]:
-    from dpbandits.files import atomic_open, atomic_write, write_csv, write_json
-    from dpbandits.sweep import summary_rows
+    from dpbandits.core.files import atomic_open, atomic_write, write_csv, write_json
+    from dpbandits.experiments.sweep import summary_rows
 
     results = exp.run(n_jobs=args.jobs, progress=not args.no_progress)
     written = [results.save(out / "results.npz")]
@@ -73,7 +73,7 @@ def _run_and_write(args: argparse.Namespace, exp: Any, out: Path) -> list[Path]:
         print("\nPrivacy report")
         print(results.privacy_text())
     if not args.no_plots:
-        from dpbandits import plotting
+        from dpbandits.experiments import plotting
 
         fig = plotting.plot_cumulative(results)
         p = out / f"cumulative.{args.format}"

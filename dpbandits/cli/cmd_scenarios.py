@@ -61,7 +61,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def _default_selectors(names: list[str] | None, scenario: Any) -> Any:
-    from dpbandits.evaluation import DEFAULT_SELECTORS
+    from dpbandits.scenarios.evaluation import DEFAULT_SELECTORS
     from dpbandits.scenarios import TwoGroups
 
     if names is not None:
@@ -74,7 +74,7 @@ def _default_selectors(names: list[str] | None, scenario: Any) -> Any:
 def _group_selectors(key: str, names: list[str] | None, scenario: Any) -> Any:
     """Fig. 18 shows "a subset of the algorithms": RNM, GEM and mGEM by default."""
     if names is None and key == "fig18":
-        from dpbandits.scenarios_exceptional import FIG18_SELECTORS
+        from dpbandits.scenarios.exceptional import FIG18_SELECTORS
 
         return FIG18_SELECTORS
     return _default_selectors(names, scenario)
@@ -83,7 +83,9 @@ def _group_selectors(key: str, names: list[str] | None, scenario: Any) -> Any:
 def run(args: argparse.Namespace) -> int:
     import numpy as np
 
-    from dpbandits import evaluation, scenarios
+    from dpbandits import scenarios
+
+    from dpbandits.scenarios import evaluation
 
     options.load_plugins(args.plugins)
     eps = evaluation.check_epsilons(options.parse_float_grid(args.epsilon, "--epsilon"))
@@ -107,7 +109,7 @@ def run(args: argparse.Namespace) -> int:
     if names is not None:
         evaluation.resolve_selectors(names)
 
-    from dpbandits import scenario_plots, scenarios_exceptional
+    from dpbandits.scenarios import plots as scenario_plots, exceptional as scenarios_exceptional
 
     say = options.progress_printer(not args.no_progress)
     with options.output_directory(args.out, "scenarios"):

@@ -62,9 +62,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from dpbandits.engine import run as run_experiment
-    from dpbandits.files import write_json
-    from dpbandits.presets import shift_agents, shift_env
+    from dpbandits.experiments.engine import run as run_experiment
+    from dpbandits.core.files import write_json
+    from dpbandits.experiments.presets import shift_agents, shift_env
 
     load_plugins(args.plugins)
     check_writable_file(args.json_path, "--json")
@@ -118,8 +118,8 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _write_figures(results: object, out: Path, fmt: str) -> list[str]:
-    from dpbandits import plotting
-    from dpbandits.files import save_figure
+    from dpbandits.experiments import plotting
+    from dpbandits.core.files import save_figure
 
     figures = {"fig9a_cumulative": plotting.plot_cumulative(results)}
     if any("private_means" in results.data[lab] for lab in results.labels):  # type: ignore[attr-defined]

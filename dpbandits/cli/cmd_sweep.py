@@ -45,7 +45,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from dpbandits.sweep import check_scheduler, sweep
+    from dpbandits.experiments.sweep import check_scheduler, sweep
 
     try:
         scheduler = check_scheduler(args.scheduler)

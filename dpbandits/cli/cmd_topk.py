@@ -124,7 +124,7 @@ def run(args: argparse.Namespace) -> int:
         if f not in FIGURES:
             raise ValueError(f"--figure must be among {', '.join(FIGURES)}, got {f!r}")
     ks = options.split_list(args.ks, "--k") or (["5", "log", "8"] if args.paper else ["5", "log"])
-    from dpbandits.topk_experiments import PAPER_EPSILONS
+    from dpbandits.topk.experiments import PAPER_EPSILONS
 
     eps_text = (
         args.epsilon if args.epsilon is not None else ("paper" if args.paper else DEFAULT_EPS)
@@ -146,7 +146,7 @@ def run(args: argparse.Namespace) -> int:
     for m in mechanisms:
         topk.make(m)  # unknown names fail before any work
     if {"fig1", "fig5", "fig8"} & set(figures):
-        from dpbandits.feature_selection import SKLEARN_HINT
+        from dpbandits.topk.feature_selection import SKLEARN_HINT
 
         try:
             import sklearn  # noqa: F401
@@ -172,8 +172,8 @@ def run(args: argparse.Namespace) -> int:
     with options.output_directory(args.out, "topk"):
         import numpy as np
 
-        from dpbandits import topk_experiments as te
-        from dpbandits import topk_plots as tp
+        from dpbandits.topk import experiments as te
+        from dpbandits.topk import plots as tp
 
         t0 = time.perf_counter()
         if "fig1" in figures:

@@ -97,7 +97,7 @@ def _panels(args: argparse.Namespace) -> tuple[str, list[dict[str, Any]], int]:
 def run(args: argparse.Namespace) -> int:
     import numpy as np
 
-    from dpbandits import two_candidate as hg
+    from dpbandits.scenarios import two_candidate as hg
     from dpbandits.selectors.spec import parse_selector_spec
 
     options.load_plugins(args.plugins)
@@ -157,6 +157,6 @@ def _percent(fraction: float) -> str:
 
 
 def _plot_hg(maps: list[Any], ncols: int) -> Any:
-    from dpbandits.scenario_plots import plot_hg
+    from dpbandits.scenarios.plots import plot_hg
 
     return plot_hg(maps, ncols=ncols)

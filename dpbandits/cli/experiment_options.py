@@ -44,7 +44,7 @@ def add_experiment_arguments(parser: argparse.ArgumentParser, command: str) -> N
 
 def parse_grid(items: list[str] | None) -> dict[str, list[Any]]:
     """``--grid KEY=V1,V2`` (or ``KEY=[V1, V2]``) -> ``{KEY: [V1, V2]}``."""
-    from dpbandits.config import parse_value, split_values
+    from dpbandits.experiments.config import parse_value, split_values
 
     grid: dict[str, list[Any]] = {}
     for item in items or []:
@@ -59,9 +59,9 @@ def parse_grid(items: list[str] | None) -> dict[str, list[Any]]:
 
 def experiment_from_args(args: argparse.Namespace, grid: dict[str, list[Any]] | None = None) -> Any:
     """Load plug-ins, then the config with the quick flags applied (validated, no work)."""
-    from dpbandits import checks
-    from dpbandits.config import load_experiment, parse_agent_option, parse_assignments
-    from dpbandits.sweep import mark_plugins_loaded
+    from dpbandits.core import checks
+    from dpbandits.experiments.config import load_experiment, parse_agent_option, parse_assignments
+    from dpbandits.experiments.sweep import mark_plugins_loaded
 
     load_plugins(args.plugins)
     mark_plugins_loaded(args.plugins)

@@ -30,7 +30,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from dpbandits.files import INCOMPLETE_MARKER, mark_incomplete
+from dpbandits.core.files import INCOMPLETE_MARKER, mark_incomplete
 
 __all__ = [
     "INCOMPLETE_MARKER",
@@ -314,7 +314,7 @@ def check_writable_file(path: str | None, option: str) -> None:
     """Fail now, not after the run, if ``path`` cannot be written (its directory is created).
 
     The directory is tested by creating (and removing) a temporary file in it, the way the
-    file will be written (:mod:`dpbandits.files`): permission bits alone do not tell, e.g. on
+    file will be written (:mod:`dpbandits.core.files`): permission bits alone do not tell, e.g. on
     a read-only file system or for the super-user.
     """
     if path is None:
@@ -362,7 +362,7 @@ class Outputs:
 
     ``written`` lists them as ``DIR/name`` (or ``name`` alone with ``relative=True``), for the
     command's closing message. Figures honour ``--no-plots`` and ``--format``, the JSON file
-    ``--json``; every file is written atomically (:mod:`dpbandits.files`).
+    ``--json``; every file is written atomically (:mod:`dpbandits.core.files`).
     """
 
     def __init__(self, args: argparse.Namespace, *, relative: bool = False) -> None:
@@ -376,26 +376,26 @@ class Outputs:
         return path
 
     def csv(self, name: str, rows: list[dict[str, Any]]) -> None:
-        from dpbandits.files import write_csv
+        from dpbandits.core.files import write_csv
 
         write_csv(self._path(name), rows)
 
     def text(self, name: str, text: str) -> None:
-        from dpbandits.files import atomic_write
+        from dpbandits.core.files import atomic_write
 
         atomic_write(self._path(name), text)
 
     def figure(self, stem: str, plot: Callable[[], Any]) -> None:
         """``stem.<format>`` from ``plot()`` (not even drawn with ``--no-plots``)."""
         if not self.args.no_plots:
-            from dpbandits.files import save_figure
+            from dpbandits.core.files import save_figure
 
             save_figure(plot(), self._path(f"{stem}.{self.args.format}"))
 
     def json(self, payload: Any) -> None:
         """``payload`` to the ``--json`` path, if one was given."""
         if self.args.json_path:
-            from dpbandits.files import write_json
+            from dpbandits.core.files import write_json
 
             write_json(self.args.json_path, payload)
             self.written.append(self.args.json_path)

@@ -23,7 +23,7 @@ from pathlib import Path
 from dpbandits.course.checker import CheckFailed, TaskResult, run_checks
 from dpbandits.course.registry import Exercise, Task, exercise, exercises
 from dpbandits.course.solution import is_solution_parts, solution_text
-from dpbandits.files import atomic_write
+from dpbandits.core.files import atomic_write
 
 __all__ = [
     "CheckFailed",

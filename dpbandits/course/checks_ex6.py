@@ -55,7 +55,7 @@ def _law(
 def check_permute_and_flip(student: Student, rng: np.random.Generator) -> None:
     """Chi-square against the exact law; the library's privacy audit on hard pairs."""
     from dpbandits import selectors
-    from dpbandits.audit import HARD_PAIRS, estimate_privacy_loss
+    from dpbandits.testing.audit import HARD_PAIRS, estimate_privacy_loss
 
     def fn(q: np.ndarray, d: np.ndarray, eps: float, g: np.random.Generator) -> np.ndarray:
         return Student.indices(

@@ -31,7 +31,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from dpbandits import checks
+from dpbandits.core import checks
 from dpbandits.selectors.base import (
     FloatArray,
     IntArray,

@@ -23,7 +23,7 @@ from typing import Any
 
 import numpy as np
 
-from dpbandits import checks
+from dpbandits.core import checks
 from dpbandits import selectors as _selectors
 from dpbandits.recommendation.local import Clipped, Scaled, cutoff_mask, select_among
 from dpbandits.recommendation.synthetic import Requests, generate_requests

@@ -28,7 +28,7 @@ from typing import Any, ClassVar, TypeVar
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from dpbandits import checks
+from dpbandits.core import checks
 
 __all__ = [
     "FunctionSelector",

@@ -21,7 +21,7 @@ from typing import Any, NamedTuple
 import numpy as np
 from numpy.typing import NDArray
 
-from dpbandits.jit import kernel
+from dpbandits.core.jit import kernel
 from dpbandits.selectors.gem import (
     GEM,
     MGEM,

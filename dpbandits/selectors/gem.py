@@ -11,7 +11,7 @@ original exponential-mechanism version). ``gem`` uses ``t = 2 ln(K/beta)/eps``; 
 uses ``t = -2 ln(K/beta)/eps``. ``combined_gem`` is Alg. 2.
 
 Computation and memory: the pairwise term is a ``(K, K)`` matrix per row; it is never formed.
-Every computation is a compiled kernel (:mod:`dpbandits.jit`, see ``docs/performance.md``)
+Every computation is a compiled kernel (:mod:`dpbandits.core.jit`, see ``docs/performance.md``)
 working one row at a time with ``O(K)`` work memory: the brute force is a double loop (cheapest
 for K <= 8). For larger K only the vertices of the upper convex hull of the points ``(d, s)``
 left of ``argmax s`` can attain the minimum; gift wrapping finds them one per step, so the cost
@@ -29,8 +29,8 @@ from typing import Any
 
 import numpy as np
 
-from dpbandits import checks
-from dpbandits.jit import generator_address, generator_at, kernel
+from dpbandits.core import checks
+from dpbandits.core.jit import generator_address, generator_at, kernel
 from dpbandits.selectors.base import (
     FloatArray,
     IntArray,
@@ -94,7 +94,7 @@ def gem_t(k: int, epsilon: float, beta: float) -> float:
     return 2.0 * math.log(k / beta) / epsilon
 
 
-# -- the compiled kernels (dpbandits.jit): one implementation for every entry point ----------
+# -- the compiled kernels (dpbandits.core.jit): one implementation for every entry point ----------
 _EMPTY = np.empty(0)  # "no per-row shifts": the kernels then use their scalar t
 
 
@@ -312,7 +312,7 @@ def combined_gem_rows(q: Any, d: Any, t: float, p_keep: float, lam: float, code:
     return gem_rows(q, d, t, ts, lam, code, method, rng, out)
 
 
-# entry points of select_batch: the Generator by address (dpbandits.jit.generator_at), which
+# entry points of select_batch: the Generator by address (dpbandits.core.jit.generator_at), which
 # saves the ~5 µs of passing a Generator object to a kernel at every step
 @kernel
 def _gem_rows_at(q: Any, d: Any, t: float, ts: Any, lam: float, code: int, method: int,

@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 
-from dpbandits.jit import beats, kernel
+from dpbandits.core.jit import beats, kernel
 
 __all__ = [
     "METHODS",

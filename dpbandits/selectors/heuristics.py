@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 from numpy.typing import ArrayLike
 
-from dpbandits import checks
+from dpbandits.core import checks
 from dpbandits.selectors.base import FloatArray
 
 __all__ = ["average_ranks", "spearman", "weighted_correlation"]

@@ -4,7 +4,7 @@ Random stopping (Alg. 1, App. C; :mod:`dpbandits.selectors.random_stopping`) rec
 candidate drawn ``m`` times, only the best of its ``m`` noisy scores: ``q + scale * M`` with
 ``M`` the maximum of ``m`` standard Laplace variables. ``M`` is drawn from one exponential by
 the inverse CDF of ``V = U^(1/m)`` (:func:`max_laplace_value`), compiled
-(:mod:`dpbandits.jit`); :func:`max_laplace_bounds` brackets the same value without its
+(:mod:`dpbandits.core.jit`); :func:`max_laplace_bounds` brackets the same value without its
 logarithm, for the callers that can often decide without it.
 """
 
@@ -16,9 +16,9 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike
 
-from dpbandits import checks
-from dpbandits.jit import float_bits, generator_address, generator_at, inline_kernel, kernel
-from dpbandits.samplers import standard_exponential
+from dpbandits.core import checks
+from dpbandits.core.jit import float_bits, generator_address, generator_at, inline_kernel, kernel
+from dpbandits.core.samplers import standard_exponential
 from dpbandits.selectors.base import FloatArray, RNGLike
 
 __all__ = [
@@ -53,7 +53,7 @@ _S1, _S2, _S3, _S4, _S5, _S6, _S7, _S8, _S9 = LOG_SINHC
 
 @inline_kernel
 def nonzero_exponential(bits: Any) -> float:
-    """``E ~ Exp(1)`` from the ziggurat (:func:`dpbandits.samplers.standard_exponential`) of
+    """``E ~ Exp(1)`` from the ziggurat (:func:`dpbandits.core.samplers.standard_exponential`) of
     the bit generator ``bits``, an exact zero (probability about ``2**-53``) redrawn so that
     ``log(E / m)`` is always finite."""
     e = standard_exponential(bits)
@@ -104,7 +104,7 @@ def max_laplace_bounds(e: float, m: float) -> tuple[float, float]:
     ``t`` in ``[BOUNDS_MIN_T, log 2]``, ``(-inf, inf)`` below.
 
     There ``x = (t/2 - log 2) - log t - S(t)`` with ``0 <= S(t) = log(sinh(t/2)/(t/2)) <=
-    t^2/24``; ``t = 2^k (1 + f)`` read off its bits (:func:`dpbandits.jit.float_bits`) gives
+    t^2/24``; ``t = 2^k (1 + f)`` read off its bits (:func:`dpbandits.core.jit.float_bits`) gives
     ``log t = ln 2 (k + log2(1 + f))`` with ``f <= log2(1 + f) <= f + 0.0860714``. Rounding is
     left to the caller's margin."""
     t = e / m

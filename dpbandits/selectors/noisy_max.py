@@ -13,7 +13,7 @@ exact for ``eps = 1e3`` and scores ``1e6`` (no catastrophic rounding in ``q + z`
 overflows; an infinite ratio ``eps/(2D)`` gives ``u = -inf`` for every non-maximal score, which
 is the correct limit.
 
-Speed: each selection is a compiled kernel (:mod:`dpbandits.jit`, see ``docs/performance.md``)
+Speed: each selection is a compiled kernel (:mod:`dpbandits.core.jit`, see ``docs/performance.md``)
 working one row at a time -- ``rnm_row``, ``permute_and_flip_row``, ``rnmh_row`` select for one
 row and are public so that a compiled bandit agent can call them; ``select_batch`` loops over
 the rows in compiled code. The noise is drawn as exact transforms of standard exponential or
@@ -29,8 +29,8 @@ from typing import Any, Literal
 
 import numpy as np
 
-from dpbandits import checks
-from dpbandits.jit import generator_address, generator_at, inline_kernel, kernel
+from dpbandits.core import checks
+from dpbandits.core.jit import generator_address, generator_at, inline_kernel, kernel
 from dpbandits.selectors.base import FloatArray, IntArray, Selector
 
 __all__ = [
@@ -82,7 +82,7 @@ def row_blocks(r: int, k: int) -> range:
     return range(0, r, max(1, BLOCK // k))
 
 
-# -- the compiled kernels (dpbandits.jit): one implementation for every entry point ----------
+# -- the compiled kernels (dpbandits.core.jit): one implementation for every entry point ----------
 @kernel
 def scaled_gap(x: float, m: float, lam: float) -> float:
     """``(x - m) * lam``, the normalised gap of a score ``x`` to its row maximum ``m``.
@@ -171,7 +171,7 @@ def first_max_step(v: float, a: int, best: float, best_a: int, first_nan: int
 @kernel
 def first_max_index(best_a: int, first_nan: int) -> int:
     """The end of :func:`first_max_step`'s scan: the first NaN's index, else the first
-    maximum's (what :func:`dpbandits.jit.beats` scanning left to right gives)."""
+    maximum's (what :func:`dpbandits.core.jit.beats` scanning left to right gives)."""
     return best_a if first_nan < 0 else first_nan
 
 
@@ -360,7 +360,7 @@ def rnmh_rows(q: Any, d: Any, epsilon: float, rng: Any, out: Any) -> float:
     return dmax
 
 
-# entry points of select_batch: the Generator by address (dpbandits.jit.generator_at), which
+# entry points of select_batch: the Generator by address (dpbandits.core.jit.generator_at), which
 # saves the ~5 µs of passing a Generator object to a kernel at every step
 @kernel
 def _rnm_rows_at(q: Any, d: Any, epsilon: float, code: int, address: int, out: Any) -> None:

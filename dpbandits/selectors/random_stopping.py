@@ -12,7 +12,7 @@ multinomial split ``m ~ Mult(N, 1/K, ..., 1/K)``; the recorded value of candidat
 matters is the maximum of its ``m[a]`` i.i.d. noisy scores, ``q[a] + (2+eta) d[a]/eps * M`` with
 ``M`` the maximum of ``m[a]`` standard Laplace variables, drawn directly as ``F^{-1}(U^{1/m})``
 (:mod:`dpbandits.selectors.max_laplace`). A candidate with ``m[a] = 0`` is never output. The
-sampling is compiled (:mod:`dpbandits.jit`) and works row by row (:func:`rs_select_rows`):
+sampling is compiled (:mod:`dpbandits.core.jit`) and works row by row (:func:`rs_select_rows`):
 ``N``, its split, the noise of each drawn candidate. The literal loop is kept in
 :func:`rs_loop_reference` for the tests only.
 
@@ -33,15 +33,15 @@ import numpy as np
 from numba.np.random.generator_core import next_uint64
 from numpy.typing import ArrayLike, NDArray
 
-from dpbandits import checks
-from dpbandits.jit import (
+from dpbandits.core import checks
+from dpbandits.core.jit import (
     generator_address,
     generator_at,
     inline_kernel,
     integers_below,
     kernel,
 )
-from dpbandits.samplers import standard_exponential
+from dpbandits.core.samplers import standard_exponential
 from dpbandits.selectors.base import (
     FloatArray,
     IntArray,
@@ -249,7 +249,7 @@ def sample_tnb(
 
 @kernel
 def _tnb_fill(method: int, eta: float, gamma: float, cdf: Any, pointers: Any, out: Any) -> None:
-    # the entry from Python: the generator by address (see dpbandits.jit.generator_at)
+    # the entry from Python: the generator by address (see dpbandits.core.jit.generator_at)
     tnb_fill(method, eta, gamma, cdf, generator_at(pointers), out)
 
 
@@ -449,7 +449,7 @@ def _rs_select(
 @kernel
 def _rs_select_rows(q: Any, d: Any, epsilon: float, eta: float, method: int, gamma: float,
                     cdf: Any, pointers: Any, out: Any) -> bool:  # fmt: skip
-    # the entry from Python: the generator by address (see dpbandits.jit.generator_at)
+    # the entry from Python: the generator by address (see dpbandits.core.jit.generator_at)
     return rs_select_rows(q, d, epsilon, eta, method, gamma, cdf, generator_at(pointers), out)
 
 

@@ -10,7 +10,7 @@ from typing import Any
 
 import numpy as np
 
-from dpbandits.jit import generator_address, generator_at, integers_below, kernel
+from dpbandits.core.jit import generator_address, generator_at, integers_below, kernel
 from dpbandits.selectors.base import FloatArray, IntArray, Selector
 
 __all__ = [
@@ -26,7 +26,7 @@ __all__ = [
 ]
 
 
-# -- the compiled steps (dpbandits.jit) ---------------------------------------------------
+# -- the compiled steps (dpbandits.core.jit) ---------------------------------------------------
 @kernel
 def _argmax_ties_select(q: Any, rng: Any, out: Any) -> int:
     """:func:`argmax_ties` of every row of the 2-D ``q``, in order, into ``out`` (unless None);
@@ -125,7 +125,7 @@ def argmax_random_ties(q: FloatArray, rng: np.random.Generator) -> IntArray:
     return out
 
 
-# the entries from Python: the generator by address (see dpbandits.jit.generator_at)
+# the entries from Python: the generator by address (see dpbandits.core.jit.generator_at)
 @kernel
 def _argmax_ties_rows(q: Any, pointers: Any, out: Any) -> None:
     argmax_ties_rows(q, generator_at(pointers), out)

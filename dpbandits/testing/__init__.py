@@ -53,8 +53,8 @@ states the contract they test; each group lives in its own module of this packag
     keeps the other parameters and rejects bad eps; ``get_params`` (if present) rebuilds a
     selector drawing the same indices.
 ``privacy`` (:mod:`~dpbandits.testing.privacy`)
-    :func:`dpbandits.audit.audit` on the hard neighbouring pairs
-    (:data:`dpbandits.audit.HARD_PAIRS`, including the §IV-A and App. A/B constructions of the
+    :func:`dpbandits.testing.audit.audit` on the hard neighbouring pairs
+    (:data:`dpbandits.testing.audit.HARD_PAIRS`, including the §IV-A and App. A/B constructions of the
     paper). For a selector with ``private = False`` a failure is expected: it is reported, but
     it does not make the report fail.
 

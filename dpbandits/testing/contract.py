@@ -9,7 +9,9 @@ from typing import Any
 
 import numpy as np
 
-from dpbandits import checks, selectors
+from dpbandits import selectors
+
+from dpbandits.core import checks
 from dpbandits.selectors.base import prepare_inputs
 from dpbandits.testing.harness import Context, Failure, describe_exc, draw, indices, show
 from dpbandits.testing.problems import D_A, D_B, Q_A

@@ -11,7 +11,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from dpbandits.audit import AuditResult, NeighbouringPair
+from dpbandits.testing.audit import AuditResult, NeighbouringPair
 
 __all__ = [
     "P_MIN",

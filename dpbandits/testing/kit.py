@@ -7,8 +7,9 @@ import time
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
-from dpbandits import audit as _audit
-from dpbandits import checks, selectors
+from dpbandits.testing import audit as _audit
+from dpbandits import selectors
+from dpbandits.core import checks
 from dpbandits.selectors.base import RNGLike
 from dpbandits.testing import contract, privacy, randomness, symmetry, validation
 from dpbandits.testing import epsilon as epsilon_group  # check_selector has an epsilon argument
@@ -88,10 +89,10 @@ def check_selector(
         Seed of the kit's own randomness (the seeds given to the selector and the audit's draws);
         the default makes the report reproducible.
     audit:
-        Run the empirical privacy audit (:func:`dpbandits.audit.audit`).
+        Run the empirical privacy audit (:func:`dpbandits.testing.audit.audit`).
     draws, alpha, pairs:
         Draws per input, family-wise error per pair and the neighbouring pairs of the audit
-        (default: every pair of :data:`dpbandits.audit.HARD_PAIRS`); see the package docstring
+        (default: every pair of :data:`dpbandits.testing.audit.HARD_PAIRS`); see the package docstring
         for the power.
     skip:
         Group names (:data:`GROUPS`) or check names (:data:`CHECK_NAMES`) not to run.

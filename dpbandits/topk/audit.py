@@ -8,8 +8,8 @@ Top-k outputs are sets or rankings, so the audit counts *events* of the output:
 - ``events="membership"``: the d events "item a is selected" (any d, any mechanism).
 
 For each event the probabilities under ``q`` and ``q'`` get exact one-sided Clopper-Pearson
-bounds (:func:`dpbandits.audit.clopper_pearson`), Bonferroni-corrected over the ``4 m`` bounds
-of the ``m`` possible events (fixed before drawing), exactly as :mod:`dpbandits.audit` does for
+bounds (:func:`dpbandits.testing.audit.clopper_pearson`), Bonferroni-corrected over the ``4 m`` bounds
+of the ``m`` possible events (fixed before drawing), exactly as :mod:`dpbandits.testing.audit` does for
 single-item selectors. ``loss_lower`` is a ``1 - alpha`` lower confidence bound on
 ``max_event |log P[event | q] - log P[event | q']|``; the audit passes when it is at most eps.
 A correct eps-DP mechanism fails with probability at most ``alpha``.
@@ -27,7 +27,7 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import NDArray
 
-from dpbandits.audit import clopper_pearson
+from dpbandits.testing.audit import clopper_pearson
 from dpbandits.selectors.base import RNGLike
 from dpbandits.topk import TopKSelector, check_k, make
 

@@ -25,7 +25,7 @@ from typing import Any, ClassVar
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from dpbandits import checks
+from dpbandits.core import checks
 from dpbandits.selectors.base import Mechanism, RNGLike, prepare_inputs
 
 __all__ = ["TopKSelector", "check_k", "prepare_topk_inputs"]

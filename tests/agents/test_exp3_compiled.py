@@ -22,7 +22,7 @@ import numpy as np
 import pytest
 
 import agents
-from dpbandits.jit import pairwise_sum
+from dpbandits.core.jit import pairwise_sum
 
 # the C library's exp (see the module docstring), with numpy's output shape and dtype
 c_exp = np.vectorize(math.exp, otypes=[np.float64])

@@ -97,7 +97,7 @@ def test_fig4_scenarios_separate_the_measures() -> None:
 def test_recommendation_on_bimodal_scenarios_is_the_best_of_three() -> None:
     """Scenarios 1-3 (§VI-b): the advice has the lowest MSE at eps = 1 (paired z < -5), except
     in scenario 3, where RNM is "the safe choice": not worse than GEM or mGEM by 5 se."""
-    from dpbandits.evaluation import evaluate
+    from dpbandits.scenarios.evaluation import evaluate
 
     for name, expected in (("1", "mgem"), ("2", "gem"), ("3", "rnm")):
         sc = scenarios.get(name)

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from dpbandits import selectors
-from dpbandits.audit import (
+from dpbandits.testing.audit import (
     HARD_PAIRS,
     NeighbouringPair,
     audit,

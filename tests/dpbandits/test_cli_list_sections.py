@@ -7,7 +7,7 @@ import pytest
 
 import agents
 from dpbandits.cli import main
-from dpbandits.registration import ENV_IDS
+from dpbandits.core.registration import ENV_IDS
 
 
 def _section(out: str, title: str) -> str:

@@ -16,7 +16,7 @@ from dpbandits.continual import (
     binary_noise,
     hybrid_noise,
 )
-from dpbandits.tree_noise import HybridNoiseBlocks, floor_log2, level_sum, trailing_zeros
+from dpbandits.continual.tree_noise import HybridNoiseBlocks, floor_log2, level_sum, trailing_zeros
 from tests.stats import assert_counts_match_pmf, assert_mean_close, assert_same_distribution
 
 EPS = 0.7
@@ -144,7 +144,7 @@ def test_hybrid_noise_shape_seed_and_size() -> None:
 def test_fast_laplace_sampler_is_laplace() -> None:
     from scipy import stats
 
-    from dpbandits.tree_noise import laplace_unit
+    from dpbandits.continual.tree_noise import laplace_unit
 
     x = laplace_unit(np.random.default_rng(0), (100_000,))
     assert stats.kstest(x, stats.laplace.cdf).pvalue > 1e-6
@@ -158,7 +158,7 @@ def test_fast_laplace_sampler_is_laplace() -> None:
 def test_fast_laplace_sampler_draws_as_the_reference() -> None:
     # each draw: numpy's ziggurat exponential of the next 64-bit word (and more words in its
     # rare cases), times -1 when that word's lowest bit is set; the generator left in step
-    from dpbandits.tree_noise import laplace_unit
+    from dpbandits.continual.tree_noise import laplace_unit
 
     a, b = np.random.default_rng(5), np.random.default_rng(5)
     x = laplace_unit(a, (20_000,))
@@ -493,7 +493,7 @@ def test_discrete_noise_has_the_closed_form_moments() -> None:
 def test_discrete_single_node_release_matches_the_pmf() -> None:
     """At n = 1 the noise is one node: gamma K with K discrete Laplace of scale 2b/(eps gamma)
     grid steps; chi-square of K against discrete_laplace_pmf on 40 bins."""
-    from dpbandits.grid_noise import discrete_laplace_pmf
+    from dpbandits.continual.grid_noise import discrete_laplace_pmf
 
     n = 200_000
     pm = PrivateMeans(n, 1, 0.9, lo=0.0, hi=1.0, n_max=1, rng=24, noise="discrete")
@@ -517,7 +517,7 @@ def test_discrete_single_release_privacy_on_neighbouring_rewards() -> None:
     (neighbours at distance b): the event {release >= hi} has probability ratio exactly
     exp(eps/2); its Clopper-Pearson lower bound (alpha 1e-6) must not exceed eps/2, and the
     point estimate must be within 5 standard errors of it."""
-    from dpbandits.audit import clopper_pearson
+    from dpbandits.testing.audit import clopper_pearson
 
     eps, n = 1.0, 200_000
     hits = []
@@ -899,7 +899,7 @@ def numpy_dyadic_units(out, n_levels, m_max, rng, nodes, scale):  # type: ignore
 @pytest.mark.parametrize("sampler", ["laplace", "grid"])
 def test_compiled_dyadic_units_repeat_numpy_bit_for_bit(sampler: str) -> None:
     """The noise tables' and blocks' level adds (compiled) give numpy's exact bits."""
-    from dpbandits.tree_noise import LAPLACE_NODES, GridLaplaceNodes, add_dyadic_units
+    from dpbandits.continual.tree_noise import LAPLACE_NODES, GridLaplaceNodes, add_dyadic_units
 
     nodes = LAPLACE_NODES if sampler == "laplace" else GridLaplaceNodes(2.0**-10)
     for n_levels, m_max, s in [(1, 0, 3), (1, 1, 1), (4, 9, 5), (6, 63, 2), (9, 300, 4)]:

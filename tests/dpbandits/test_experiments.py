@@ -223,7 +223,7 @@ def test_cli_shift_writes_table_figures_and_json(tmp_path, capsys):
 def test_plot_functions_return_figures():
     from matplotlib.figure import Figure
 
-    from dpbandits import plotting
+    from dpbandits.experiments import plotting
 
     res = small_run()
     for fig in (plotting.plot_cumulative(res), plotting.plot_cumulative(res, "regret", band="runs"),

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from dpbandits.grid_noise import discrete_laplace, discrete_laplace_pmf, grid_step, snap
+from dpbandits.continual.grid_noise import discrete_laplace, discrete_laplace_pmf, grid_step, snap
 
 
 @pytest.mark.parametrize("scale", [0.3, 1.0, 7.5])

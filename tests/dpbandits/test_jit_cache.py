@@ -1,4 +1,4 @@
-"""The kernels' disk cache is keyed on every kernel module of the library (dpbandits.jit): a
+"""The kernels' disk cache is keyed on every kernel module of the library (dpbandits.core.jit): a
 kernel holds the code of the kernels it calls from other modules, which numba's own key (the
 kernel's file) does not see."""
 
@@ -13,7 +13,7 @@ import pytest
 
 from agents.private import _play as private_play
 from agents.ucb import _play as ucb_play
-from dpbandits import jit
+from dpbandits.core import jit
 from dpbandits.selectors.gem import gem_rows
 
 
@@ -25,7 +25,7 @@ def test_library_kernels_are_cached_under_the_library_stamp(fn) -> None:
 
 
 A_MODULE = '''"""A module."""
-from dpbandits.jit import kernel
+from dpbandits.core.jit import kernel
 
 LIMIT = 8
 
@@ -56,16 +56,16 @@ def _tree(root: Path, files: dict[str, str]) -> None:
 
 def test_the_stamp_changes_with_any_kernel_module_and_only_with_them(tmp_path, monkeypatch):
     _tree(tmp_path, {
-        "dpbandits/jit.py": "def kernel(f): return f\n",
+        "dpbandits/core/jit.py": "def kernel(f): return f\n",
         "dpbandits/a.py": A_MODULE,
-        "agents/b.py": "from dpbandits.jit import kernel\n",
+        "agents/b.py": "from dpbandits.core.jit import kernel\n",
         "envs/c.py": "x = 1\n",  # no kernel: not part of the stamp
-        "tests/d.py": "from dpbandits.jit import kernel\n",  # not the library
+        "tests/d.py": "from dpbandits.core.jit import kernel\n",  # not the library
     })  # fmt: skip
     monkeypatch.setattr(jit, "_ROOT", tmp_path)
     stamp = jit.library_stamp.__wrapped__
     assert [p.relative_to(tmp_path).as_posix() for p in jit._kernel_modules()] == [
-        "dpbandits/a.py", "dpbandits/jit.py", "agents/b.py"]  # fmt: skip
+        "dpbandits/a.py", "dpbandits/core/jit.py", "agents/b.py"]  # fmt: skip
     before = stamp()
     # a method, a Python function, a comment between them: no kernel changes
     a = tmp_path / "dpbandits/a.py"
@@ -78,18 +78,18 @@ def test_the_stamp_changes_with_any_kernel_module_and_only_with_them(tmp_path, m
     a.write_text(A_MODULE)
     assert stamp() == before
     (tmp_path / "envs/c.py").write_text("x = 2\n")
-    (tmp_path / "tests/d.py").write_text("from dpbandits.jit import kernel  # changed\n")
+    (tmp_path / "tests/d.py").write_text("from dpbandits.core.jit import kernel  # changed\n")
     assert stamp() == before
-    (tmp_path / "agents/b.py").write_text("from dpbandits.jit import kernel  # changed\n")
+    (tmp_path / "agents/b.py").write_text("from dpbandits.core.jit import kernel  # changed\n")
     assert stamp() != before
 
 
 def test_only_kernels_get_the_library_locator(tmp_path) -> None:
-    """A user's kernel (made with dpbandits.jit.kernel) holds library code too: it is keyed on
+    """A user's kernel (made with dpbandits.core.jit.kernel) holds library code too: it is keyed on
     the library stamp; a plain numba function keeps numba's own locator."""
     module = tmp_path / "user_kernels.py"
     module.write_text(
-        "import numba\nfrom dpbandits.jit import kernel\n\n"
+        "import numba\nfrom dpbandits.core.jit import kernel\n\n"
         "@kernel\ndef mine(x):\n    return x + 1\n\n"
         "@numba.njit(cache=True)\ndef plain(x):\n    return x + 1\n"
     )  # fmt: skip
@@ -106,8 +106,8 @@ BLAS_CHECK = """
 import sys
 import numba
 import numpy as np
-import dpbandits.jit
-from dpbandits.tree_noise import laplace_unit
+import dpbandits.core.jit
+from dpbandits.continual.tree_noise import laplace_unit
 from numba.np import arraymath, linalg
 
 laplace_unit(np.random.default_rng(0), 3)  # a library kernel: numba's target is set up

@@ -1,9 +1,9 @@
-"""dpbandits.jit: a Generator handed to compiled code by address, and numpy's integer draw."""
+"""dpbandits.core.jit: a Generator handed to compiled code by address, and numpy's integer draw."""
 
 import numpy as np
 import pytest
 
-from dpbandits.jit import generator_address, generator_at, integers_below, kernel
+from dpbandits.core.jit import generator_address, generator_at, integers_below, kernel
 
 
 @kernel

@@ -407,7 +407,7 @@ def test_windowed_smith_kernel_equals_the_numpy_estimate(window: int) -> None:
 def test_sort_in_range_sorts_like_numpy() -> None:
     """The windows' bucket sort gives numpy's sorted array: ties, end points, crowded buckets
     (values packed in a sliver of the range), one value, negative ranges, huge ranges."""
-    from dpbandits.quantile_kernels import BUCKET_INSERTION_MAX, sort_in_range
+    from dpbandits.quantiles.kernels import BUCKET_INSERTION_MAX, sort_in_range
 
     rng = np.random.default_rng(21)
     for trial in range(3000):

@@ -15,7 +15,7 @@ from fractions import Fraction
 import numpy as np
 import pytest
 
-from dpbandits.exact_sampling import (
+from dpbandits.core.exact_sampling import (
     bernoulli,
     bernoulli_array,
     bernoulli_exp,

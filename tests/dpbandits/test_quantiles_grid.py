@@ -13,7 +13,7 @@ import pytest
 from scipy import stats
 
 import agents
-from dpbandits.audit import clopper_pearson
+from dpbandits.testing.audit import clopper_pearson
 from dpbandits.quantiles import (
     DEFAULT_ENDPOINT_MASS,
     DEFAULT_GRID_SIZE,
@@ -120,7 +120,7 @@ LARGEST_LOSS_PAIR = ([0.875, 0.125, 0.0, 0.875, 1.0, 0.0], [0.875, 0.125, 1.0, 0
     ],
 )
 def test_empirical_privacy_loss_on_neighbouring_data(x, xp, q, sampler) -> None:
-    """Histogram audit as in dpbandits.audit: the Clopper-Pearson lower bound on the loss is
+    """Histogram audit as in dpbandits.testing.audit: the Clopper-Pearson lower bound on the loss is
     <= eps (fails with probability <= 1e-6 for a correct mechanism), and the histograms match
     the exact pmfs, whose loss is <= eps; with both samplers."""
     m, eps, draws = 8, 1.0, 100_000
@@ -395,7 +395,7 @@ def test_windowed_grid_has_the_bits_of_the_numpy_code(n_runs, n_arms, window, ep
     in one step estimated in the order of the replications, one rng.random((full, 2, 2)) per
     step), and the fused kernel window_update_grid, which draws from the Generator itself,
     == both."""
-    from dpbandits.quantile_kernels import window_update_grid
+    from dpbandits.quantiles.kernels import window_update_grid
 
     ws = WindowedSensitivity(n_runs, n_arms, eps, window=window, rng=21)
     s = n_runs * n_arms

@@ -1,10 +1,10 @@
-"""dpbandits.samplers: numpy's normal, exponential and gamma draws, to the last bit."""
+"""dpbandits.core.samplers: numpy's normal, exponential and gamma draws, to the last bit."""
 
 import numpy as np
 import pytest
 
-from dpbandits.jit import generator_address, generator_at, kernel
-from dpbandits.samplers import (
+from dpbandits.core.jit import generator_address, generator_at, kernel
+from dpbandits.core.samplers import (
     fill_standard_normal,
     gamma_constants,
     gamma_with,

@@ -7,7 +7,7 @@ import pytest
 from scipy import stats
 
 from dpbandits import scenarios
-from dpbandits.evaluation import Evaluation, check_epsilons, evaluate, proportion_sweep
+from dpbandits.scenarios.evaluation import Evaluation, check_epsilons, evaluate, proportion_sweep
 from tests.stats import assert_mean_close
 
 ALL_NAMES = [*scenarios.available(), "2:p=0.1", "3:p=0.01", "groups:sigma=1"]

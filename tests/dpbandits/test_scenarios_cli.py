@@ -9,9 +9,9 @@ import pytest
 from matplotlib.figure import Figure
 
 from dpbandits.cli import main
-from dpbandits.evaluation import evaluate, proportion_sweep
-from dpbandits.scenario_plots import plot_evaluations, plot_hg, plot_sweeps
-from dpbandits.two_candidate import hg_closed_map
+from dpbandits.scenarios.evaluation import evaluate, proportion_sweep
+from dpbandits.scenarios.plots import plot_evaluations, plot_hg, plot_sweeps
+from dpbandits.scenarios.two_candidate import hg_closed_map
 
 
 def test_scenarios_command_writes_figure_and_tables(tmp_path, capsys):

@@ -10,8 +10,8 @@ from matplotlib.figure import Figure
 
 from dpbandits import scenarios
 from dpbandits.cli import main
-from dpbandits.evaluation import evaluate
-from dpbandits.scenarios_exceptional import (
+from dpbandits.scenarios.evaluation import evaluate
+from dpbandits.scenarios.exceptional import (
     FIG18_SELECTORS,
     Exceptional,
     correlations,

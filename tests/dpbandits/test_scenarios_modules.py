@@ -8,10 +8,10 @@ import numpy as np
 import pytest
 
 from dpbandits import scenarios
-from dpbandits.scenarios_base import ConstantScenario, Scenario, ScenarioData
-from dpbandits.scenarios_exceptional import Exceptional, selection_probabilities
-from dpbandits.scenarios_gaussian import GAUSSIAN_SCENARIOS, NumberedGaussian
-from dpbandits.scenarios_groups import PAPER_GROUPS, TwoGroups
+from dpbandits.scenarios.base import ConstantScenario, Scenario, ScenarioData
+from dpbandits.scenarios.exceptional import Exceptional, selection_probabilities
+from dpbandits.scenarios.gaussian import GAUSSIAN_SCENARIOS, NumberedGaussian
+from dpbandits.scenarios.groups import PAPER_GROUPS, TwoGroups
 
 
 @dataclass(frozen=True)
@@ -28,7 +28,7 @@ class Uniform(Scenario):
 
 
 def test_catalogue_re_exports_every_family() -> None:
-    from dpbandits import scenarios_bimodal, scenarios_gaussian
+    from dpbandits.scenarios import bimodal as scenarios_bimodal, gaussian as scenarios_gaussian
 
     assert scenarios.Bimodal is scenarios_bimodal.Bimodal
     assert scenarios.Scenario4 is scenarios_gaussian.Scenario4

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import pytest
 
-from dpbandits.evaluation import Evaluation, evaluate
+from dpbandits.scenarios.evaluation import Evaluation, evaluate
 from tests.stats import Z_MAX
 
 EPS = [0.15, 1.0]

@@ -8,7 +8,7 @@ import pytest
 from scipy import integrate
 
 from dpbandits import selectors
-from dpbandits.jit import generator_address, generator_at, kernel
+from dpbandits.core.jit import generator_address, generator_at, kernel
 from dpbandits.selectors import noisy_max
 from tests.stats import (
     assert_counts_match_pmf,

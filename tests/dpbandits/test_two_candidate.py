@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from dpbandits import two_candidate as hg
+from dpbandits.scenarios import two_candidate as hg
 from tests.stats import P_MIN
 
 D1 = np.array([0.3, 0.8, 1.5])

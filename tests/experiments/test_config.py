@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from dpbandits.config import (
+from dpbandits.experiments.config import (
     EXAMPLE_TOML,
     ConfigError,
     Experiment,
@@ -23,7 +23,7 @@ from dpbandits.config import (
 
 ROOT = Path(__file__).resolve().parents[2]
 
-# the documented shape (the example of docs/experiments.md and dpbandits.config)
+# the documented shape (the example of docs/experiments.md and dpbandits.experiments.config)
 ISSUE_SHAPE = EXAMPLE_TOML
 
 

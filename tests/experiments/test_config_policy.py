@@ -12,8 +12,8 @@ import numpy as np
 import pytest
 
 import agents
-import dpbandits.config as config_pkg
-from dpbandits.config import EXAMPLE_TOML, ConfigError, ConfigTypeError, Experiment
+import dpbandits.experiments.config as config_pkg
+from dpbandits.experiments.config import EXAMPLE_TOML, ConfigError, ConfigTypeError, Experiment
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 
 import envs
-from dpbandits.config import Experiment
-from dpbandits.engine import run
+from dpbandits.experiments.config import Experiment
+from dpbandits.experiments.engine import run
 
 T = np.arange(0, 40, dtype=np.int64)
 

@@ -15,8 +15,8 @@ import numpy as np
 import pytest
 
 import agents
-import dpbandits.engine as engine
-from dpbandits.regret import BLOCK, regret_from_actions
+import dpbandits.experiments.engine as engine
+from dpbandits.experiments.regret import BLOCK, regret_from_actions
 
 HORIZON = 300
 CHANGE = 120
@@ -75,7 +75,8 @@ def _regret_by_hand(table: np.ndarray, actions: np.ndarray) -> np.ndarray:
 
 
 def test_public_import_paths_of_the_engine() -> None:
-    from dpbandits import agentspec, chunk, experiments
+    from dpbandits import experiments
+    from dpbandits.experiments import agentspec, chunk
 
     assert engine.chunk_seeds is chunk.chunk_seeds is experiments.chunk_seeds
     assert engine.resolve_agents is agentspec.resolve_agents

@@ -13,7 +13,7 @@ import time
 import numpy as np
 import pytest
 
-from dpbandits.parallel import TaskTime, _init_worker, pool_context, run_tasks
+from dpbandits.experiments.parallel import TaskTime, _init_worker, pool_context, run_tasks
 
 
 def _half_a_result(fd: int) -> None:
@@ -25,7 +25,7 @@ def _half_a_result(fd: int) -> None:
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="needs the fork start method")
 def test_stopping_a_pool_mid_send_leaves_no_thread_waiting_for_the_rest() -> None:
-    from dpbandits.parallel import _terminate_pool
+    from dpbandits.experiments.parallel import _terminate_pool
 
     ex = cf.ProcessPoolExecutor(1, mp_context=mp.get_context("fork"), initializer=_init_worker,
                                 initargs=(None,))  # fmt: skip
@@ -91,7 +91,7 @@ def test_pool_workers_start_whatever_the_start_method(method: str) -> None:
 
 _KILLED_PARENT = """
 import concurrent.futures as cf, multiprocessing as mp, os, sys, time
-from dpbandits.parallel import _init_worker
+from dpbandits.experiments.parallel import _init_worker
 ex = cf.ProcessPoolExecutor(2, mp_context=mp.get_context("forkserver"), initializer=_init_worker,
                             initargs=(None,))
 pids = {f.result() for f in [ex.submit(os.getpid) for _ in range(4)]}
@@ -139,8 +139,8 @@ def test_a_sigterm_during_a_file_write_waits_for_the_write_to_end(tmp_path):
     """SIGTERM inside atomic_open (e.g. in the middle of an .npz's zip records) is raised as
     Terminated when the write has ended: the file is complete, and no clean-up error (zipfile's
     "Can't close the ZIP file while there is an open writing handle") replaces it."""
-    from dpbandits.files import atomic_open
-    from dpbandits.parallel import Terminated, handle_termination
+    from dpbandits.core.files import atomic_open
+    from dpbandits.experiments.parallel import Terminated, handle_termination
 
     path = tmp_path / "a.npz"
     with pytest.raises(Terminated), handle_termination():
@@ -185,7 +185,7 @@ def test_an_interrupt_dropped_in_a_destructor_still_stops_the_run(n_jobs, monkey
     # Python prints and drops an exception raised inside __del__: a Ctrl-C arriving while the
     # main thread runs a destructor would be lost and the run would go on to the end.
     # handle_termination remembers it and run_tasks raises it again.
-    from dpbandits.parallel import handle_termination, run_tasks
+    from dpbandits.experiments.parallel import handle_termination, run_tasks
 
     dropped: list[type[BaseException]] = []  # what Python dropped ("Exception ignored in")
     monkeypatch.setattr(sys, "unraisablehook", lambda u: dropped.append(u.exc_type))

@@ -1,4 +1,4 @@
-"""The engine's pull counts and per-interval action frequencies (dpbandits.regret) against the
+"""The engine's pull counts and per-interval action frequencies (dpbandits.experiments.regret) against the
 plain count, pull by pull, for few arms (counted arm by arm) and many (one increment a pull)."""
 
 from __future__ import annotations
@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from dpbandits.regret import COUNT_BY_ARM_MAX_K, action_frequencies
+from dpbandits.experiments.regret import COUNT_BY_ARM_MAX_K, action_frequencies
 
 
 def counted_one_by_one(actions, k, rec):

@@ -6,10 +6,10 @@ import numpy as np
 import pytest
 
 import agents
-from dpbandits.config import Experiment
-from dpbandits.engine import run
-from dpbandits.presets import shift_agents
-from dpbandits.results import Results
+from dpbandits.experiments.config import Experiment
+from dpbandits.experiments.engine import run
+from dpbandits.experiments.presets import shift_agents
+from dpbandits.experiments.results import Results
 
 
 def test_run_from_config_equals_run_from_python(piecewise):
@@ -136,7 +136,7 @@ def test_cli_run_with_quick_flags(tmp_path, capsys):
 
 def test_cli_run_refuses_a_sweep(tmp_path, capsys, piecewise_sweep):
     from dpbandits.cli import main
-    from dpbandits.config import to_toml
+    from dpbandits.experiments.config import to_toml
 
     cfg = tmp_path / "s.toml"
     cfg.write_text(to_toml(piecewise_sweep))

@@ -15,9 +15,9 @@ from pathlib import Path
 
 import pytest
 
-from dpbandits.config import Experiment, to_toml
-from dpbandits.results import Results
-from dpbandits.sweep import check_scheduler, sweep
+from dpbandits.experiments.config import Experiment, to_toml
+from dpbandits.experiments.results import Results
+from dpbandits.experiments.sweep import check_scheduler, sweep
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -244,7 +244,7 @@ def test_kill_9_in_the_middle_then_rerun_is_bit_identical(tmp_path):
 def test_plots_are_written_and_kept(reference, tmp_path):
     import shutil
 
-    from dpbandits.sweep_plots import write_sweep_plots
+    from dpbandits.experiments.sweep_plots import write_sweep_plots
 
     _, out, res = reference
     shutil.copytree(out, tmp_path / "s")
@@ -264,7 +264,7 @@ def test_plots_are_written_and_kept(reference, tmp_path):
 def test_plot_functions_return_figures(reference):
     from matplotlib.figure import Figure
 
-    from dpbandits.sweep_plots import numeric_keys, plot_cell_curves, plot_final_regret
+    from dpbandits.experiments.sweep_plots import numeric_keys, plot_cell_curves, plot_final_regret
 
     _, out, res = reference
     keys = ["agents.mGEM.epsilon_select", "experiment.env_kwargs.horizon"]
@@ -280,7 +280,7 @@ def test_plot_functions_return_figures(reference):
 
 
 def test_store_keys_paths_and_partial_writes(tmp_path):
-    from dpbandits.store import Store, cell_key
+    from dpbandits.experiments.store import Store, cell_key
 
     key = cell_key({"experiment": {"env": "x"}}, 3, version="1")
     assert key == cell_key({"experiment": {"env": "x"}}, 3, version="1") and len(key) == 64
@@ -316,7 +316,7 @@ def test_sweep_refuses_a_bad_n_jobs_before_any_work(tmp_path, piecewise_sweep, n
 
 
 def test_store_remove_partial_checks_its_age(tmp_path):
-    from dpbandits.store import Store
+    from dpbandits.experiments.store import Store
 
     store = Store(tmp_path)
     with pytest.raises(ValueError, match="older_than must be >= 0 seconds"):

@@ -17,10 +17,14 @@ import numpy as np
 import pytest
 
 import agents
-from dpbandits import audit, checks, engine, evaluation, scenarios, selectors, topk
+from dpbandits import scenarios, selectors, topk
+from dpbandits.testing import audit
+from dpbandits.core import checks
+from dpbandits.experiments import engine
+from dpbandits.scenarios import evaluation
 from dpbandits import recommendation as rec
-from dpbandits import two_candidate as tc
-from dpbandits.chunk import chunk_seeds
+from dpbandits.scenarios import two_candidate as tc
+from dpbandits.experiments.chunk import chunk_seeds
 from dpbandits.continual import BinaryMechanism, HybridMechanism, PrivateMeans, hybrid_noise
 from dpbandits.quantiles import WindowedSensitivity, dp_quantile
 from dpbandits.testing import check_selector

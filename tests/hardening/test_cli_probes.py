@@ -22,7 +22,7 @@ import pytest
 
 from dpbandits.cli import main
 from dpbandits.cli.options import INCOMPLETE_MARKER
-from dpbandits.results import Results, ResultsFileError
+from dpbandits.experiments.results import Results, ResultsFileError
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -143,7 +143,7 @@ def test_interrupted_run_leaves_its_output_marked_incomplete(capsys, tmp_path, m
     assert main(argv) == 0
     assert (out / "results.npz").is_file() and not (out / INCOMPLETE_MARKER).exists()
 
-    from dpbandits.config import Experiment
+    from dpbandits.experiments.config import Experiment
 
     def interrupted(self, **kwargs):
         raise KeyboardInterrupt
@@ -255,7 +255,7 @@ def test_sweep_store_entry_that_is_a_directory_is_one_line(capsys, tmp_path):
 
 
 def test_interrupted_sweep_is_marked_incomplete_and_resumes(capsys, tmp_path, monkeypatch):
-    import dpbandits.sweep as sweep_module
+    import dpbandits.experiments.sweep as sweep_module
 
     real = sweep_module.run_cell
     calls = []
@@ -280,8 +280,8 @@ def test_interrupted_sweep_is_marked_incomplete_and_resumes(capsys, tmp_path, mo
 
 @pytest.fixture(scope="module")
 def results_file(tmp_path_factory) -> Path:
-    from dpbandits.engine import run
-    from dpbandits.presets import shift_agents, shift_env
+    from dpbandits.experiments.engine import run
+    from dpbandits.experiments.presets import shift_agents, shift_env
 
     res = run(shift_env(t_shift=30, horizon=60), shift_agents(["UCB"]), n_runs=2, seed=0,
               progress=False, n_jobs=1)  # fmt: skip

@@ -229,7 +229,7 @@ def test_a_foreign_sibling_package_is_an_import_error(tmp_path, name):
 
 
 def test_check_passes_for_our_own_packages():
-    from dpbandits.sibling_packages import check_sibling_packages
+    from dpbandits.core.sibling_packages import check_sibling_packages
 
     check_sibling_packages()
 

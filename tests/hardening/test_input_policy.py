@@ -1,4 +1,4 @@
-"""The one input policy (dpbandits.checks) as every public entry point applies it."""
+"""The one input policy (dpbandits.core.checks) as every public entry point applies it."""
 
 from __future__ import annotations
 
@@ -8,9 +8,10 @@ import numpy as np
 import pytest
 
 import agents
-from dpbandits import checks, selectors
+from dpbandits import selectors
+from dpbandits.core import checks
 from dpbandits.continual import BinaryMechanism, HybridMechanism, PrivateMeans, hybrid_noise
-from dpbandits.engine import run
+from dpbandits.experiments.engine import run
 
 
 @pytest.mark.parametrize("bad", [True, "0.5", 1 + 0j, None, [1.0]])

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from dpbandits import selectors
-from dpbandits.audit import NeighbouringPair, estimate_privacy_loss
+from dpbandits.testing.audit import NeighbouringPair, estimate_privacy_loss
 from dpbandits.recommendation.local import (
     Clipped,
     Scaled,
@@ -206,7 +206,7 @@ def test_cutoff_mask_rule_of_algorithm_2():
     assert m[0].tolist() == [False, False, True, True]
 
 
-# -- privacy audits (dpbandits.audit) on hard local pairs --------------------------------------
+# -- privacy audits (dpbandits.testing.audit) on hard local pairs --------------------------------------
 
 EPS = 1.0
 DRAWS = 100_000

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from dpbandits.audit import clopper_pearson
+from dpbandits.testing.audit import clopper_pearson
 from dpbandits.recommendation.frugal import fit_frugal_model, frugal_choice, frugal_estimates
 from dpbandits.recommendation.geo import local_epsilon, perturb
 from dpbandits.recommendation.movielens import GENRES, fit_world, load_movielens

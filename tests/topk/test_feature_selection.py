@@ -8,8 +8,8 @@ import sys
 import numpy as np
 import pytest
 
-from dpbandits import feature_selection as fs
-from dpbandits import topk_experiments as te
+from dpbandits.topk import feature_selection as fs
+from dpbandits.topk import experiments as te
 from dpbandits.topk import exact
 
 

@@ -1,0 +1,1 @@
+"""The floor of the library: input checks, the compiled-code helpers, samplers, files."""

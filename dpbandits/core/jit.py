@@ -1,0 +1,413 @@
+"""Compiled per-step kernels: the one decorator every kernel of the library is compiled with.
+
+A bandit step is a handful of arithmetic operations per replication; called through numpy it
+costs the fixed price of every numpy call (about 1 µs each), whatever the number of
+replications. The agents whose step is compiled (UCB, Thompson sampling, SW-UCB, D-UCB, Exp3)
+write it once, as scalar code compiled by `numba <https://numba.pydata.org>`_, and use the same
+compiled functions for the step-by-step protocol (``act``/``update``) and for the engine's
+fused loop over a block of steps (``Agent.play``); the private agent's mechanisms (private
+means, windowed quantiles, the built-in selectors) are compiled the same way. See
+``docs/performance.md``.
+
+Choices, each for a reason:
+
+- ``cache=True``: the machine code is written next to the module (or in numba's user cache
+  directory when that is read-only) and loaded by later processes, so only the first run on a
+  machine pays the compilation (about a second per kernel). numba checks a cached kernel
+  against its own source file only, but a kernel holds the code of the kernels it calls,
+  from other modules too: so every kernel of the library is checked against the compiled part
+  of all of the library's kernel modules (:func:`library_stamp`), and a change to any kernel
+  or constant (an upgrade, a ``git pull`` in an editable install) recompiles them all instead
+  of running stale code.
+- ``error_model="numpy"``: a division by zero gives ``inf``/``nan`` as the numpy code it
+  replaces would, instead of raising ``ZeroDivisionError``.
+- No ``fastmath``: every kernel does the same IEEE operations in the same order as the numpy
+  expressions documented next to it, so the results are identical to the last bit, and its
+  random draws come from the caller's ``numpy.random.Generator`` (numba draws the same numbers
+  as numpy from the same state, in the order of the loops).
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import importlib.util
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, TypeVar, cast
+
+import numba
+import numpy as np
+from llvmlite import ir
+from numba.core import caching, cgutils, types
+from numba.extending import intrinsic
+from numba.np.random.generator_core import next_uint32, next_uint64
+
+__all__ = [
+    "beats",
+    "float_bits",
+    "generator_address",
+    "generator_at",
+    "inline_kernel",
+    "integers_below",
+    "compiled_source",
+    "kernel",
+    "library_stamp",
+    "pairwise_sum",
+]
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+# -- the disk cache: a kernel is fresh only if every kernel module is unchanged
+_ROOT = Path(__file__).resolve().parent.parent  # holds the packages dpbandits, agents, envs
+_PACKAGES = ("dpbandits", "agents", "envs")
+
+
+def _kernel_modules() -> list[Path]:
+    """The library's source files that may define kernels (those that use this module)."""
+    files = []
+    for package in _PACKAGES:
+        for path in sorted((_ROOT / package).rglob("*.py")):
+            text = path.read_bytes()
+            if path.name == "jit.py" or b"dpbandits.core.jit" in text:
+                files.append(path)
+    return files
+
+
+def compiled_source(text: str) -> str:
+    """The part of a module's source that compiled code can depend on: every top-level line
+    except the bodies of classes and of functions that are not kernels (decorated with
+    ``kernel`` or ``intrinsic``). Editing a method or a Python function then recompiles
+    nothing; editing a kernel, a constant or an import recompiles every kernel."""
+    kept: list[str] = []
+    keep, decorators = True, []
+    for line in text.splitlines():
+        top = line[:1] not in ("", " ", "\t", "#", ")", "]", "}")
+        if top and line.startswith("@"):
+            decorators.append(line)
+            continue
+        if top:
+            if line.startswith("class "):
+                keep = False
+            elif line.startswith(("def ", "async def ")):
+                keep = any("kernel" in d or "intrinsic" in d for d in decorators)
+            else:
+                keep = True
+            kept.extend(decorators if keep else [])
+            decorators = []
+        if keep:
+            kept.append(line)
+    return "\n".join(kept)
+
+
+@functools.cache
+def library_stamp() -> str:
+    """A hash of the compiled part of every kernel module of the library (their names and
+    :func:`compiled_source`): part of the cache key of every kernel (module docstring).
+    Computed once per process (a few ms)."""
+    digest = hashlib.sha256()
+    for path in _kernel_modules():
+        text = compiled_source(path.read_text(encoding="utf-8"))
+        digest.update(path.relative_to(_ROOT).as_posix().encode() + b"\0" + text.encode())
+    return digest.hexdigest()
+
+
+#: Set on the Python function of every kernel (:func:`kernel`, :func:`inline_kernel`): the
+#: locators below serve exactly these, wherever they are defined (a user's kernel calling the
+#: library's holds their code too).
+_MARK = "_dpbandits_kernel"
+
+
+def _library_locator(base: Any) -> Any:
+    """numba's cache locator ``base``, keyed also on :func:`library_stamp`, for the kernels
+    only (numba's own locators serve every other compiled function)."""
+
+    class Locator(base):
+        def get_source_stamp(self) -> Any:
+            return (super().get_source_stamp(), library_stamp())
+
+        @classmethod
+        def from_function(cls, py_func: Any, py_file: str) -> Any:
+            if not getattr(py_func, _MARK, False):
+                return None
+            return super().from_function(py_func, py_file)
+
+    Locator.__name__ = Locator.__qualname__ = f"Library{base.__name__.lstrip('_')}"
+    return Locator
+
+
+def _install_locators() -> None:
+    # numba >= 0.61 names its locators without the underscore; both are looked up
+    names = ("UserProvidedCacheLocator", "InTreeCacheLocator", "UserWideCacheLocator")
+    bases = [getattr(caching, n, None) or getattr(caching, "_" + n) for n in names]
+    impl = getattr(caching, "CacheImpl", None) or getattr(caching, "_CacheImpl")  # noqa: B009
+    if not any(getattr(c, "__name__", "").startswith("Library") for c in impl._locator_classes):
+        impl._locator_classes = [_library_locator(b) for b in bases] + list(impl._locator_classes)
+
+
+_install_locators()
+
+
+def _defer_blas_probe() -> None:
+    """Load numba's array math without its start-up BLAS probe, which imports scipy.linalg.
+
+    When ``numba.np.arraymath`` first loads (at the first compilation or cache load of a
+    process), it asks whether a BLAS is there for ``np.dot``-style functions by importing
+    ``scipy.linalg.cython_blas`` (``_check_blas``): 0.2 s, a fifth of a run's start-up
+    (docs/performance.md), for functions no kernel of the library calls. This loads the module
+    with the probe answered by whether scipy is installed, and gives it numba's own check back:
+    a kernel that does call BLAS imports scipy.linalg and runs numba's checks when it is
+    compiled, as before. Skipped when something loaded the module already.
+    """
+    if "numba.np.arraymath" in sys.modules:
+        return
+    from numba.np import linalg
+
+    probe = linalg.ensure_blas
+
+    def not_yet() -> None:
+        raise ImportError("BLAS probe deferred by dpbandits.core.jit")
+
+    linalg.ensure_blas = not_yet
+    try:
+        from numba.np import arraymath
+    finally:
+        linalg.ensure_blas = probe
+    arraymath.ensure_blas = probe
+    arraymath._HAVE_BLAS = importlib.util.find_spec("scipy") is not None
+
+
+_defer_blas_probe()
+
+
+def _compile(fn: F, **options: Any) -> F:
+    """``fn`` compiled with the library's options (module docstring) and ``options``, marked as
+    a kernel (the cache key above)."""
+    setattr(fn, _MARK, True)
+    compiled: Any
+    try:
+        compiled = numba.njit(cache=True, nogil=True, error_model="numpy", **options)(fn)
+    except RuntimeError:  # no file to cache next to (code typed in an interpreter)
+        compiled = numba.njit(nogil=True, error_model="numpy", **options)(fn)
+    return cast(F, compiled)
+
+
+def kernel(fn: F) -> F:
+    """Compile ``fn`` as a library kernel (see the module docstring for the options)."""
+    return _compile(fn)
+
+
+def inline_kernel(fn: F) -> F:
+    """Compile ``fn`` as a kernel that numba inlines into every kernel calling it (numba's
+    ``inline="always"``), for a few-nanosecond function whose call would cost as much as its
+    work: a call to a kernel loaded from the cache is never inlined by LLVM, and a random
+    sampler passes the bit generator's six words. Other options as :func:`kernel`."""
+    return _compile(fn, inline="always")
+
+
+@kernel
+def beats(v: float, best: float) -> bool:
+    """Whether ``v`` replaces ``best`` in a left-to-right scan for ``numpy.argmax``'s answer:
+    the first maximum, NaN counting as larger than everything (the scan stops at a NaN)."""
+    return v > best or (v != v and best == best)
+
+
+# -- a Generator by address: calling a kernel with a numpy Generator costs ~5 µs (numba types it
+# in Python and unboxes it with three ctypes.cast calls), 10-50x a small kernel's own work; an
+# integer costs nothing. A kernel called once per bandit step takes generator_address(rng) and
+# rebuilds the Generator inside with generator_at (the same samplers, the same state: same bits).
+def generator_address(rng: np.random.Generator) -> int:
+    """The address of ``rng``'s ``bitgen_t`` (numpy's C interface of its bit generator), for
+    :func:`generator_at`. ``rng`` must stay alive while a kernel uses the address."""
+    return cast(int, rng.bit_generator.ctypes.bit_generator.value)
+
+
+@intrinsic
+def _generator_at(typingctx: Any, address: Any) -> Any:
+    """Inside a kernel: the numba ``Generator`` drawing from the bit generator at ``address``
+    (:func:`generator_address`). Its fields are read from numpy's ``bitgen_t`` (``state``,
+    ``next_uint64``, ``next_uint32``, ``next_double``, in that order), exactly what numba's own
+    unboxing of a Generator reads through ctypes; no reference to the Python object is kept."""
+    if not isinstance(address, types.Integer):
+        return None
+    sig = types.NumPyRandomGeneratorType("rng")(address)
+
+    def codegen(context: Any, builder: Any, signature: Any, args: Any) -> Any:
+        uintp = context.get_value_type(types.uintp)
+        words = builder.inttoptr(args[0], uintp.as_pointer())
+
+        def word(i: int) -> Any:
+            return builder.load(builder.gep(words, [ir.Constant(ir.IntType(32), i)]))
+
+        bit_gen_type = types.NumPyRandomBitGeneratorType("bit_generator")
+        bit_gen = cgutils.create_struct_proxy(bit_gen_type)(context, builder)
+        bit_gen.state_address = word(0)
+        bit_gen.state = word(0)
+        bit_gen.fnptr_next_uint64 = word(1)
+        bit_gen.fnptr_next_uint32 = word(2)
+        bit_gen.fnptr_next_double = word(3)
+        bit_gen.bit_generator = builder.ptrtoint(words, uintp)
+        gen = cgutils.create_struct_proxy(signature.return_type)(context, builder)
+        gen.bit_generator = bit_gen._getvalue()  # meminfo and parent stay null: not owned
+        return gen._getvalue()
+
+    return sig, codegen
+
+
+@intrinsic
+def _float_bits(typingctx: Any, x: Any) -> Any:
+    """Inside a kernel: the IEEE 754 bits of the float64 ``x`` as an int64 (a bit cast, no
+    instruction; ``math.frexp`` is a library call of ~8 ns). Sign at bit 63, biased exponent
+    at bits 52-62, mantissa below."""
+    if not (isinstance(x, types.Float) and x.bitwidth == 64):
+        return None
+    sig = types.int64(x)
+
+    def codegen(context: Any, builder: Any, signature: Any, args: Any) -> Any:
+        return builder.bitcast(args[0], ir.IntType(64))
+
+    return sig, codegen
+
+
+#: ``float_bits(x)`` inside a kernel (see :func:`_float_bits`).
+float_bits = cast(Callable[[float], int], _float_bits)
+
+
+#: ``generator_at(address)`` inside a kernel (see :func:`_generator_at`).
+generator_at = cast(Callable[[int], Any], _generator_at)
+
+
+# -- numpy's summation order: a sum that must give numpy's bits (np.sum, add.reduce along a
+# contiguous axis) is this one
+@kernel
+def _block_sum(x: Any, start: int, n: int) -> float:
+    """numpy's sum of at most 128 terms ``x[start:start + n]`` (see :func:`pairwise_sum`)."""
+    if n < 8:
+        res = -0.0  # keeps a sum of -0.0 terms -0.0, as numpy does
+        for i in range(start, start + n):
+            res += x[i]
+        return res
+    r0, r1, r2, r3 = x[start], x[start + 1], x[start + 2], x[start + 3]
+    r4, r5, r6, r7 = x[start + 4], x[start + 5], x[start + 6], x[start + 7]
+    end = start + n - n % 8
+    i = start + 8
+    while i < end:
+        r0 += x[i]
+        r1 += x[i + 1]
+        r2 += x[i + 2]
+        r3 += x[i + 3]
+        r4 += x[i + 4]
+        r5 += x[i + 5]
+        r6 += x[i + 6]
+        r7 += x[i + 7]
+        i += 8
+    res = ((r0 + r1) + (r2 + r3)) + ((r4 + r5) + (r6 + r7))
+    for j in range(end, start + n):
+        res += x[j]
+    return res
+
+
+@kernel
+def pairwise_sum(x: Any, start: int, n: int) -> float:
+    """``x[start] + ... + x[start + n - 1]`` in numpy's order (its pairwise summation, what
+    ``numpy.add.reduce`` does along a contiguous axis, to the last bit: ``0.0 +`` this).
+
+    Fewer than 8 terms: left to right. Up to 128: 8 interleaved accumulators
+    ``r_j = x_j + x_{j+8} + ...`` over the largest multiple of 8 terms, combined as
+    ``((r_0 + r_1) + (r_2 + r_3)) + ((r_4 + r_5) + (r_6 + r_7))``, then the rest left to
+    right. More: the sum of the two halves, split at a multiple of 8 -- evaluated here with an
+    explicit stack (numba cannot cache the callers of a recursive function)."""
+    if n <= 128:
+        return _block_sum(x, start, n)
+    # frame d: the terms [starts[d], starts[d] + sizes[d]), its stage (0: left half next,
+    # 1: right half next, 2: both done) and its left half's sum; each level halves the size,
+    # so 64 frames hold any int64 n.
+    starts = np.empty(64, dtype=np.int64)
+    sizes = np.empty(64, dtype=np.int64)
+    stages = np.zeros(64, dtype=np.int64)
+    lefts = np.empty(64)
+    starts[0], sizes[0] = start, n
+    depth, res = 0, 0.0
+    while depth >= 0:
+        s, m = starts[depth], sizes[depth]
+        if m <= 128:  # a leaf: its sum is the value returned to the frame below
+            res = _block_sum(x, s, m)
+            depth -= 1
+            continue
+        half = m // 2
+        half -= half % 8
+        stage = stages[depth]
+        stages[depth] = stage + 1
+        if stage == 2:
+            res = lefts[depth] + res
+            depth -= 1
+            continue
+        if stage == 1:
+            lefts[depth] = res
+        depth += 1
+        starts[depth] = s if stage == 0 else s + half
+        sizes[depth] = half if stage == 0 else m - half
+        stages[depth] = 0
+    return res
+
+
+_U32 = np.uint64(0xFFFFFFFF)
+_U64 = np.uint64(0xFFFFFFFFFFFFFFFF)
+_SHIFT32 = np.uint64(32)
+
+
+@kernel
+def _product_high(x: Any, y: Any) -> Any:
+    """The high 64 bits of the 128-bit product of the uint64 ``x`` and ``y`` (numba has no
+    128-bit integer), from their 32-bit halves; the low 64 bits are ``x * y`` wrapped."""
+    x_lo, x_hi = x & _U32, x >> _SHIFT32
+    y_lo, y_hi = y & _U32, y >> _SHIFT32
+    lo_lo = x_lo * y_lo
+    hi_lo = x_hi * y_lo
+    lo_hi = x_lo * y_hi
+    # the middle column: each term < 2**32, their sum < 3 * 2**32 (no overflow)
+    mid = (lo_lo >> _SHIFT32) + (hi_lo & _U32) + (lo_hi & _U32)
+    return x_hi * y_hi + (hi_lo >> _SHIFT32) + (lo_hi >> _SHIFT32) + (mid >> _SHIFT32)
+
+
+@kernel
+def _lemire_64(k: int, rng: Any) -> int:
+    """numpy's draw of ``rng.integers(0, k)`` for ``2**32 < k < 2**63`` (``random_bounded_uint64``
+    without masking: Lemire's method on one 64-bit word per try, the high 64 bits of
+    ``word * k`` kept unless the low 64 bits fall below ``2**64 mod k``)."""
+    bits = rng.bit_generator
+    excl = np.uint64(k)
+    word = next_uint64(bits)
+    leftover = word * excl  # the low 64 bits of the product (wraps)
+    if leftover < excl:
+        threshold = (_U64 - np.uint64(k - 1)) % excl  # 2**64 mod k
+        while leftover < threshold:
+            word = next_uint64(bits)
+            leftover = word * excl
+    return np.int64(_product_high(word, excl))
+
+
+@kernel
+def integers_below(k: int, rng: Any) -> int:
+    """``rng.integers(0, k)`` for ``1 <= k < 2**63``: the same draw as numpy (Lemire's method on
+    one 32-bit word per try for ``k <= 2**32``, on one 64-bit word above), several times faster
+    than numba's version, and with no path that raises or allocates (such a path, even never
+    taken, slows every call in a hot loop)."""
+    if k == 1:
+        return 0  # numpy draws nothing
+    if k > 4294967296:
+        return _lemire_64(k, rng)
+    bits = rng.bit_generator
+    if k == 4294967296:
+        return np.int64(next_uint32(bits))
+    excl = np.uint64(k)
+    m = np.uint64(next_uint32(bits)) * excl
+    leftover = m & _U32
+    if leftover < excl:
+        threshold = (_U32 - np.uint64(k - 1)) % excl
+        while leftover < threshold:
+            m = np.uint64(next_uint32(bits)) * excl
+            leftover = m & _U32
+    return np.int64(m >> np.uint64(32))

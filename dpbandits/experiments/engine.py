@@ -1,0 +1,439 @@
+"""The batched regret engine: :func:`run` plays agents against an environment in lockstep.
+
+:func:`run` plays every agent against the same environment for ``n_runs`` independent
+replications and ``horizon`` steps, and measures the dynamic pseudo-regret
+``sum_t max_a mu_a(t) - mu_{a_t}(t)`` against the expected *clipped* reward (App. H-1) that the
+project's environments expose. This reproduces App. H / Fig. 9 of the paper in one call::
+
+    from dpbandits.experiments.engine import run
+    res = run("dpbandits/TwoArmedShift-v0", {"UCB": "ucb", "mGEM": agents.PrivateAgent("mgem")},
+              n_runs=100, seed=0)
+    print(res.summary())
+
+How it runs
+-----------
+- **Lockstep.** All replications of one agent step together through the environment's native
+  vector form (``gymnasium.make_vec(..., vectorization_mode="vector_entry_point")``; environments
+  without one fall back to ``"sync"``). The only Python loop is the one over time; a step is one
+  ``act``, one ``VectorEnv.step``, one ``update`` and a couple of array writes. Actions are kept
+  in a preallocated ``(T, R)`` int8/int16 array, and regret and reward curves are computed from
+  it after the loop, in blocks, from the environment's expected-reward table.
+- **Chunks and seeds.** Replications are split into chunks of ``chunk_size`` (default 100). A
+  task is one (agent, chunk) pair; its randomness is fixed by :func:`chunk_seeds`:
+  chunk ``i`` owns ``SeedSequence(seed).spawn(n_chunks)[i]``, i.e.
+  ``SeedSequence(seed, spawn_key=(i,))``; its child ``(i, 0)`` seeds the environment and its
+  child ``(i, 1, crc32(label))`` the agent. Results are therefore bit-identical whatever the
+  number of workers, and an agent's results do not depend on which other agents are in the run.
+- **Common random numbers.** Every agent gets the *same* environment seed for a chunk. The
+  project's environments draw one standard normal per replication and step whichever arm is
+  pulled, so all agents face the same reward noise; each agent's marginal behaviour is
+  unchanged, but differences between agents have much smaller variance (the standard errors
+  reported per agent remain the per-agent ones, which are conservative for comparisons).
+- **Parallelism.** Tasks run on a ``concurrent.futures.ProcessPoolExecutor`` with ``n_jobs``
+  workers (default ``os.cpu_count()``), the slowest (private) agents first. ``n_jobs=1`` runs
+  in-process. The results are identical either way.
+
+The pieces: :mod:`dpbandits.experiments.envspec` and :mod:`dpbandits.experiments.agentspec` turn the arguments into
+picklable specs and agents, :mod:`dpbandits.experiments.chunk` plays one task, :mod:`dpbandits.experiments.regret` turns
+its actions into regret, :mod:`dpbandits.experiments.parallel` runs the tasks, and this module checks the
+arguments, makes the tasks and merges their outputs into :class:`~dpbandits.experiments.results.Results`.
+"""
+
+from __future__ import annotations
+
+import atexit
+import copy
+import gc
+import math
+import os
+import pickle
+import time
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+from dpbandits.experiments.agentspec import agent_config, probe_agent, resolve_agents
+from dpbandits.experiments.chunk import ChunkTask, chunk_seeds, run_chunk
+from dpbandits.experiments.envspec import env_spec, make_env, vector_class
+from dpbandits.core.files import jsonable
+from dpbandits.experiments.parallel import TaskTime, run_tasks
+
+if TYPE_CHECKING:
+    import concurrent.futures as cf
+
+    from dpbandits.experiments.results import Results
+
+# chunk_seeds and resolve_agents have their homes in dpbandits.experiments.chunk and dpbandits.experiments.agentspec;
+# they are part of the engine's API, so they are importable from here too.
+__all__ = ["chunk_seeds", "resolve_agents", "run"]
+
+DEFAULT_CHUNK_SIZE = 100
+DEFAULT_POINTS = 1000  # recorded points per curve when record_stride is not given
+
+
+def _positive_int(value: Any, name: str) -> int:
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
+        raise TypeError(f"{name} must be an int, got {type(value).__name__}")
+    if value <= 0:
+        raise ValueError(f"{name} must be > 0, got {value}")
+    return int(value)
+
+
+def _record_steps(horizon: int, stride: int) -> NDArray[np.int64]:
+    steps = np.arange(stride, horizon + 1, stride, dtype=np.int64)
+    if steps.size == 0 or steps[-1] != horizon:
+        steps = np.append(steps, np.int64(horizon))
+    return steps
+
+
+def _check_picklable(spec: dict[str, Any], agent_map: dict[str, Any], where: str) -> None:
+    """Fail before any work when the environment or an agent cannot be sent to a worker."""
+    for what, obj in [("the environment's arguments", spec)] + [
+        (f"agent {label!r}", a) for label, a in agent_map.items()
+    ]:
+        try:
+            pickle.dumps(obj)
+        except Exception as exc:  # noqa: BLE001 (any pickling failure has the same fix)
+            raise ValueError(
+                f"{what} cannot be sent to worker processes ({where}): {exc}. Use picklable "
+                "objects: module-level functions or classes, not a lambda or a local function; "
+                "for drifting means the named profiles envs.linear_drift, "
+                "envs.sinusoidal_drift, envs.step_drift, envs.piecewise_linear_drift (or "
+                "{'profile': 'linear', ...} in a config); or run with n_jobs=1"
+            ) from None
+
+
+_exit_freeze_registered = False
+
+
+def _skip_final_collections() -> None:
+    """Make this interpreter's exit skip the garbage collections of its final clean-up.
+
+    Once numba has loaded kernels, the interpreter's clean-up at exit collects and frees the
+    reference cycles of numba's typing and lowering machinery: 0.2-0.5 s of a fresh
+    ``python -c "run(...)"`` on a loaded 2-core machine (docs/performance.md, "Fig. 9 fixed
+    costs"). ``gc.freeze()`` as an exit handler moves every object out of the collector's reach
+    first: the memory goes back to the system with the process, as it would anyway. Explicit
+    clean-ups (exit handlers registered before this one, ``weakref.finalize``, files closed by
+    reference counting) still run; only finalizers of objects in reference cycles are skipped,
+    which Python never guarantees at exit. Registered once, by the first :func:`run`.
+    """
+    global _exit_freeze_registered
+    if not _exit_freeze_registered:
+        _exit_freeze_registered = True
+        atexit.register(gc.freeze)
+
+
+def _task_times(
+    timeline: list[TaskTime], tasks: list[ChunkTask], outputs: dict[int, Any], t0: float
+) -> list[dict[str, Any]]:
+    """Per task, in the order they started: its agent and chunk, the worker that ran it, its
+    start and end in seconds after ``t0`` and its CPU seconds."""
+    rows = [
+        {
+            "label": tasks[tt.task].label,
+            "chunk": tasks[tt.task].chunk,
+            "worker": tt.worker,
+            "start": tt.start - t0,
+            "end": tt.end - t0,
+            "cpu": outputs[tt.task]["cpu_seconds"],
+        }
+        for tt in timeline
+    ]
+    return sorted(rows, key=lambda r: r["start"])
+
+
+def _merge_privacy(reports: list[Any]) -> Any:
+    """Worst case over chunks: numbers take their maximum, everything else the first chunk's."""
+    first = reports[0]
+    if isinstance(first, dict) and all(isinstance(r, dict) for r in reports):
+        return {k: _merge_privacy([r.get(k, first[k]) for r in reports]) for k in first}
+    if isinstance(first, list) and all(
+        isinstance(r, list) and len(r) == len(first) for r in reports
+    ):
+        return [_merge_privacy([r[i] for r in reports]) for i in range(len(first))]
+    numeric = [r for r in reports if isinstance(r, (int, float)) and not isinstance(r, bool)]
+    if len(numeric) == len(reports) and reports:
+        return max(numeric)
+    return first
+
+
+def run(
+    env: Any,
+    agents: Any,
+    n_runs: int,
+    seed: int | None = 0,
+    horizon: int | None = None,
+    progress: bool = True,
+    record_stride: int | None = None,
+    trace: bool = True,
+    n_jobs: int | None = None,
+    *,
+    chunk_size: int = DEFAULT_CHUNK_SIZE,
+    trace_stride: int | None = None,
+    keep_actions: bool = False,
+    quantile_levels: tuple[float, float] = (0.1, 0.9),
+    executor: cf.Executor | None = None,
+) -> Results:
+    """Run every agent for ``n_runs`` replications of ``horizon`` steps; return :class:`Results`.
+
+    Parameters
+    ----------
+    env:
+        A registered id (``"dpbandits/TwoArmedShift-v0"``), a config mapping
+        ``{"id": ..., **kwargs}`` (e.g. ``{"id": ..., "t_shift": 300, "horizon": 500}``) or an
+        environment made by ``gymnasium.make``/``make_vec`` (its spec's id and kwargs are used to
+        build the vector form).
+    agents:
+        Mapping ``label -> agent``, where an agent is an object following the protocol of
+        :class:`agents.Agent`, a name for :func:`agents.make`, or a mapping
+        ``{"name": ..., **params}``. A sequence of agents is labelled by their names. Agent
+        objects are copied for every chunk, never mutated.
+    n_runs:
+        Number of independent replications per agent (>= 1).
+    seed:
+        Root seed of the run (see :func:`chunk_seeds`). ``None`` draws fresh entropy and records
+        it in ``config["seed"]``.
+    horizon:
+        Number of steps. ``None`` uses the environment's ``horizon``. For the project's
+        environments (``dpbandits/...``) a different horizon is passed to the environment
+        unless the config sets one; otherwise it must not exceed the environment's.
+    progress:
+        Show a ``tqdm`` progress bar (updated every 1000 steps).
+    record_stride:
+        Steps between recorded points of the per-run curves (default ``horizon // 1000``, at
+        least 1); the last step is always recorded.
+    trace:
+        Record traces of the agents' private means and sensitivities (agents with a
+        ``private_means()`` hook) every ``trace_stride`` steps (default ``record_stride``).
+    n_jobs:
+        Worker processes (default ``os.cpu_count()``); 1 runs in this process. Results do not
+        depend on it. Ignored when ``executor`` is given.
+    chunk_size:
+        Replications per task (part of the run's identity: changing it changes the draws).
+    keep_actions:
+        Keep every action, ``(horizon, n_runs)`` per agent, in the results.
+    quantile_levels:
+        Levels of the "true" quantile range stored for the sensitivity plots (Fig. 9c/d).
+    executor:
+        Any :class:`concurrent.futures.Executor` to run the (agent, chunk) tasks on instead of
+        the local process pool, e.g. a Dask cluster's
+        ``distributed.Client(...).get_executor()``. Every task carries its own seeds, so the
+        results are bit-identical to a local run; the progress bar advances per finished task.
+
+    The results' ``timing`` says where the wall time went: ``wall_seconds`` (the tasks),
+    ``cpu_seconds`` per agent, ``n_jobs``, ``started_at`` (``time.time()`` of the call),
+    ``setup_seconds`` (checks and probes before the first task), ``tasks`` (per task: agent,
+    chunk, worker process, start and end in seconds after the call, CPU seconds) and
+    ``merge_seconds`` (building the results after the last task).
+    """
+    t_enter = time.time()
+    n_runs = _positive_int(n_runs, "n_runs")
+    chunk_size = _positive_int(chunk_size, "chunk_size")
+    if seed is None:
+        seed = int(np.random.SeedSequence().entropy)  # type: ignore[arg-type]
+    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
+        raise ValueError(f"seed must be a non-negative int or None, got {seed!r}")
+    seed = int(seed)
+    if n_jobs is None:
+        n_jobs = os.cpu_count() or 1
+    n_jobs = _positive_int(n_jobs, "n_jobs")
+
+    spec = env_spec(env)
+    if horizon is not None:
+        horizon = _positive_int(horizon, "horizon")
+    probe = make_env(spec)
+    unwrapped = probe.unwrapped
+    env_horizon = getattr(unwrapped, "horizon", None)
+    if (
+        horizon is not None
+        and env_horizon is not None
+        and horizon != env_horizon
+        and spec["id"].startswith("dpbandits/")
+        and "horizon" not in spec["kwargs"]
+    ):
+        spec["kwargs"]["horizon"] = horizon
+        probe.close()
+        probe = make_env(spec)
+        unwrapped = probe.unwrapped
+        env_horizon = unwrapped.horizon
+    if horizon is None:
+        if env_horizon is None:
+            raise ValueError("horizon must be given: the environment has no 'horizon' attribute")
+        horizon = int(env_horizon)
+    if env_horizon is not None and horizon > env_horizon:
+        raise ValueError(
+            f"horizon must be <= the environment's horizon {env_horizon}, got {horizon}"
+        )
+    n_arms = getattr(probe.action_space, "n", None)
+    if n_arms is None:
+        raise TypeError(
+            f"the environment's action space must be Discrete, got {probe.action_space}"
+        )
+    n_arms = int(n_arms)
+
+    table: NDArray[np.float64] | None = None
+    if callable(getattr(unwrapped, "expected_reward_table", None)):
+        table = np.ascontiguousarray(unwrapped.expected_reward_table()[:horizon], dtype=float)
+    elif callable(getattr(unwrapped, "expected_rewards", None)):
+        table = np.array([unwrapped.expected_rewards(t) for t in range(horizon)], dtype=float)
+    change_points = [int(c) for c in getattr(unwrapped, "change_points", ()) if 0 < c < horizon]
+
+    stride = (
+        max(1, horizon // DEFAULT_POINTS)
+        if record_stride is None
+        else _positive_int(record_stride, "record_stride")
+    )
+    rec = _record_steps(horizon, stride)
+    tstride = stride if trace_stride is None else _positive_int(trace_stride, "trace_stride")
+    trace_steps = _record_steps(horizon, tstride) if trace else np.zeros(0, dtype=np.int64)
+    expected_at = table[rec - 1] if table is not None else np.full((rec.size, n_arms), np.nan)
+    qrange = None
+    if trace and callable(getattr(unwrapped, "quantile_range_table", None)):
+        qrange = unwrapped.quantile_range_table(trace_steps - 1, quantile_levels)
+    probe.close()
+
+    agent_map = resolve_agents(agents)
+    labels = list(agent_map)
+    for label, agent in agent_map.items():
+        probe_agent(label, agent, n_arms, horizon)
+    chunks = [(i, min(chunk_size, n_runs - i * chunk_size))
+              for i in range(math.ceil(n_runs / chunk_size))]  # fmt: skip
+    # The project's vector environments build their own expected-reward table with their
+    # schedule: sending a copy with every task would only cost pickling and memory.
+    from envs.base import BanditVectorEnv
+
+    vcls = vector_class(spec)
+    sent_table = None if vcls is not None and issubclass(vcls, BanditVectorEnv) else table
+    tasks = [
+        ChunkTask(label, copy.deepcopy(agent_map[label]), i, n, spec, horizon, n_arms, seed,
+                  rec, trace_steps, sent_table, keep_actions, tuple(change_points))
+        for label in labels
+        for i, n in chunks
+    ]  # fmt: skip
+
+    # Longest first (LPT scheduling): agents may declare a relative ``cost_hint`` (UCB ~ 1);
+    # private agents cost several times a UCB step.
+    def cost(j: int) -> float:
+        hint = getattr(tasks[j].agent, "cost_hint", None)
+        return float(hint) if isinstance(hint, (int, float)) else 1.0
+
+    order = sorted(range(len(tasks)), key=lambda j: (-cost(j), j))
+
+    workers = 1 if executor is not None else min(n_jobs, len(tasks))
+    if executor is not None or workers > 1:
+        _check_picklable(spec, agent_map, "a Dask/executor run" if executor else f"n_jobs={n_jobs}")
+
+    total_steps = len(labels) * n_runs * horizon
+    bar = None
+    if progress:
+        from tqdm.auto import tqdm
+
+        bar = tqdm(total=total_steps, unit="step", unit_scale=True, desc="dpbandits run",
+                   mininterval=0.5)  # fmt: skip
+
+    def advance(k: int) -> None:
+        if bar is not None:
+            bar.update(k)
+
+    def task_done(j: int, out: dict[str, Any]) -> None:
+        if executor is not None:  # remote tasks cannot report as they go: count whole tasks
+            advance(tasks[j].n * tasks[j].horizon)
+
+    _skip_final_collections()
+    timeline: list[TaskTime] = []
+    t_start = time.time()
+    try:
+        outputs = run_tasks(
+            run_chunk,
+            tasks,
+            order=order,
+            n_jobs=workers,
+            executor=executor,
+            on_done=task_done,
+            progress=advance if progress else None,
+            timeline=timeline,
+        )
+    finally:
+        if bar is not None:
+            bar.close()
+    t_end = time.time()
+
+    import dpbandits
+
+    data: dict[str, dict[str, NDArray[Any]]] = {}
+    privacy: dict[str, Any] = {}
+    for label in labels:
+        parts = [outputs[j] for j, tk in enumerate(tasks) if tk.label == label]
+        d: dict[str, NDArray[Any]] = {}
+        for key in ("regret", "reward", "private_means", "sensitivities", "actions",
+                    "segment_regret"):  # fmt: skip
+            if all(key in p for p in parts):
+                d[key] = np.concatenate([p[key] for p in parts], axis=1)
+        for key in ("total_regret", "total_reward", "pre_change_regret", "post_change_regret",
+                    "action_counts"):  # fmt: skip
+            d[key] = np.concatenate([p[key] for p in parts], axis=0)
+        weights = np.array([p["total_reward"].size for p in parts], dtype=float)
+        d["action_freq"] = np.tensordot(
+            weights / weights.sum(), np.stack([p["action_freq"] for p in parts]), axes=1
+        )
+        data[label] = d
+        reports = [p["privacy"] for p in parts]
+        privacy[label] = _merge_privacy(reports) if reports[0] is not None else None
+
+    import gymnasium
+
+    config = {
+        "env": spec,
+        "n_runs": n_runs,
+        "horizon": horizon,
+        "seed": seed,
+        "chunk_size": chunk_size,
+        "record_stride": stride,
+        "trace_stride": tstride if trace else None,
+        "n_arms": n_arms,
+        "change_points": change_points,
+        "segments": [[a, b] for a, b in zip([0, *change_points], [*change_points, horizon],
+                                            strict=True)],  # fmt: skip
+        "agents": {label: agent_config(agent_map[label]) for label in labels},
+        "quantile_levels": list(quantile_levels),
+        "versions": {
+            "dpbandits": dpbandits.__version__,
+            "numpy": np.__version__,
+            "gymnasium": gymnasium.__version__,
+        },
+    }
+    arrays: dict[str, NDArray[Any]] = {
+        "steps": rec,
+        "expected_rewards": expected_at,
+        "trace_steps": trace_steps,
+    }
+    if qrange is not None:
+        arrays["true_quantile_range"] = qrange
+    from dpbandits.experiments.results import Results
+
+    timing = {
+        "wall_seconds": t_end - t_start,
+        "n_jobs": type(executor).__name__ if executor is not None else workers,
+        "cpu_seconds": {
+            label: sum(outputs[j]["cpu_seconds"] for j, tk in enumerate(tasks) if tk.label == label)
+            for label in labels
+        },
+        # where the wall time went (docs/performance.md): when run() was called (time.time()),
+        # the checks and probes before the first task, every task's worker and times (seconds
+        # after the call), the merge after
+        "started_at": t_enter,
+        "setup_seconds": t_start - t_enter,
+        "tasks": _task_times(timeline, tasks, outputs, t_enter),
+    }
+    results = Results(
+        config=jsonable(config),
+        labels=labels,
+        arrays=arrays,
+        data=data,
+        privacy=jsonable(privacy),
+        timing=timing,
+    )
+    timing["merge_seconds"] = time.time() - t_end
+    return results

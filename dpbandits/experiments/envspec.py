@@ -1,0 +1,83 @@
+"""Environment specs: turn a user's ``env`` argument into ``{"id", "kwargs"}`` and build it.
+
+The engine never keeps an environment object: it keeps the spec (picklable, JSON-able) and builds
+the single and vector forms where they are needed, in whichever worker runs a task.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+__all__ = ["env_spec", "make_env", "make_vector_env", "vector_class"]
+
+
+def _ensure_registered(env_id: str) -> None:
+    if env_id.startswith("dpbandits/") or env_id.startswith("envs:"):
+        from dpbandits.core.registration import register_envs
+
+        register_envs()
+
+
+def env_spec(env: Any) -> dict[str, Any]:
+    """Normalise ``env`` (id, config mapping or instance) to ``{"id": str, "kwargs": dict}``."""
+    if isinstance(env, str):
+        return {"id": env, "kwargs": {}}
+    if isinstance(env, Mapping):
+        cfg = dict(env)
+        if "id" not in cfg or not isinstance(cfg["id"], str):
+            raise ValueError(f"env config must have a string 'id', got keys {sorted(cfg)}")
+        env_id = cfg.pop("id")
+        kwargs = dict(cfg.pop("kwargs", {}))
+        kwargs.update(cfg)
+        return {"id": env_id, "kwargs": kwargs}
+    spec = getattr(env, "spec", None)
+    if spec is None or not getattr(spec, "id", None):
+        raise TypeError(
+            "env must be a registered id, a config {'id': ..., **kwargs} or an environment "
+            f"made by gymnasium.make / make_vec; got {type(env).__name__} without a spec"
+        )
+    kwargs = dict(spec.kwargs or {})
+    # make_vec records its own arguments in the spec; the engine chooses them per chunk.
+    for key in ("num_envs", "vectorization_mode", "vector_kwargs", "wrappers"):
+        kwargs.pop(key, None)
+    return {"id": spec.id, "kwargs": kwargs}
+
+
+def make_env(spec: dict[str, Any]) -> Any:
+    """``gymnasium.make`` of a spec from :func:`env_spec` (one replication)."""
+    import gymnasium
+
+    _ensure_registered(spec["id"])
+    try:
+        return gymnasium.make(spec["id"], **spec["kwargs"])
+    except gymnasium.error.UnregisteredEnv as exc:  # NameNotFound, VersionNotFound, ...
+        raise ValueError(f"env: {exc}") from None
+
+
+def make_vector_env(spec: dict[str, Any], num_envs: int) -> Any:
+    """The vector form of a spec with ``num_envs`` copies: the environment's native vector
+    entry point when it has one, else Gymnasium's ``SyncVectorEnv``."""
+    import gymnasium
+
+    _ensure_registered(spec["id"])
+    env_spec_ = gymnasium.spec(spec["id"])
+    mode = "vector_entry_point" if env_spec_.vector_entry_point is not None else "sync"
+    return gymnasium.make_vec(
+        spec["id"], num_envs=num_envs, vectorization_mode=mode, **spec["kwargs"]
+    )
+
+
+def vector_class(spec: dict[str, Any]) -> type | None:
+    """The class :func:`make_vector_env` builds for ``spec`` (the environment's vector entry
+    point), or ``None`` when it has none or the entry point is not a class."""
+    import importlib
+
+    import gymnasium
+
+    _ensure_registered(spec["id"])
+    entry = gymnasium.spec(spec["id"]).vector_entry_point
+    if isinstance(entry, str):
+        module, _, name = entry.partition(":")
+        entry = getattr(importlib.import_module(module), name)
+    return entry if isinstance(entry, type) else None
