@@ -10,7 +10,12 @@ Every agent plays a batch of ``R`` independent replications in lockstep (the pro
     agent.update(actions, rewards)
 
 Built-in names (:func:`available`): ``ucb``, ``thompson``, ``sw_ucb``, ``d_ucb``, ``exp3``,
-``private``. :func:`register` adds a user's own agent class or factory under a new name;
+``private``; the eps-global-DP agents of the literature ``dp_ucb``, ``dp_ucb_bound``,
+``dp_ucb_hybrid``, ``dp_ucb_int`` (:mod:`agents.dp_ucb`) and ``dp_se`` (:mod:`agents.dp_se`),
+``adap_ucb``, ``adap_klucb`` (:mod:`agents.adap`), ``dp_klucb``, ``dp_imed``
+(:mod:`agents.dp_kl`) and ``dp_ts`` (:mod:`agents.dp_ts`); the non-private ``klucb``
+(:mod:`agents.klucb`).
+:func:`register` adds a user's own agent class or factory under a new name;
 :func:`describe` tells what a name builds and the parameters it takes (used by experiment configs
 and ``dpbandits list``).
 """
@@ -29,18 +34,35 @@ from agents.ucb import UCB
 from dpbandits.core.sibling_packages import lazy_attributes
 
 if TYPE_CHECKING:
+    from agents.adap import AdaPKLUCB, AdaPUCB
+    from agents.dp_kl import DPIMED, DPKLUCB
+    from agents.dp_se import DPSE
+    from agents.dp_ts import LazyDPTS
+    from agents.dp_ucb import DPUCB, DPUCBBound, DPUCBHybrid, DPUCBInt
     from agents.exp3 import Exp3
+    from agents.klucb import KLUCB
     from agents.nonstationary import DiscountedUCB, SlidingWindowUCB
 
 __dpbandits_package__ = "agents"  # checked by dpbandits.core.sibling_packages
 
 __all__ = [
+    "DPIMED",
+    "DPKLUCB",
+    "KLUCB",
     "UCB",
+    "AdaPKLUCB",
+    "AdaPUCB",
     "Agent",
     "AgentKind",
     "ArmStatistics",
+    "DPSE",
+    "DPUCB",
+    "DPUCBBound",
+    "DPUCBHybrid",
+    "DPUCBInt",
     "DiscountedUCB",
     "Exp3",
+    "LazyDPTS",
     "PrivateAgent",
     "SlidingWindowUCB",
     "ThompsonSampling",
@@ -58,6 +80,17 @@ _LAZY = {
     "Exp3": "agents.exp3",
     "DiscountedUCB": "agents.nonstationary",
     "SlidingWindowUCB": "agents.nonstationary",
+    "DPUCB": "agents.dp_ucb",
+    "DPUCBBound": "agents.dp_ucb",
+    "DPUCBHybrid": "agents.dp_ucb",
+    "DPUCBInt": "agents.dp_ucb",
+    "DPSE": "agents.dp_se",
+    "KLUCB": "agents.klucb",
+    "AdaPUCB": "agents.adap",
+    "AdaPKLUCB": "agents.adap",
+    "DPKLUCB": "agents.dp_kl",
+    "DPIMED": "agents.dp_kl",
+    "LazyDPTS": "agents.dp_ts",
 }
 
 
@@ -84,6 +117,17 @@ _BUILT_IN: dict[str, Callable[..., Any]] = {
     "d_ucb": _Deferred("DiscountedUCB"),
     "exp3": _Deferred("Exp3"),
     "private": PrivateAgent,
+    "dp_ucb": _Deferred("DPUCB"),
+    "dp_ucb_bound": _Deferred("DPUCBBound"),
+    "dp_ucb_hybrid": _Deferred("DPUCBHybrid"),
+    "dp_ucb_int": _Deferred("DPUCBInt"),
+    "dp_se": _Deferred("DPSE"),
+    "klucb": _Deferred("KLUCB"),
+    "adap_ucb": _Deferred("AdaPUCB"),
+    "adap_klucb": _Deferred("AdaPKLUCB"),
+    "dp_klucb": _Deferred("DPKLUCB"),
+    "dp_imed": _Deferred("DPIMED"),
+    "dp_ts": _Deferred("LazyDPTS"),
 }
 _REGISTRY: dict[str, Callable[..., Any]] = dict(_BUILT_IN)
 

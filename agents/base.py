@@ -43,8 +43,8 @@ batched bookkeeping of pull counts and reward sums that most agents need (its ho
 from __future__ import annotations
 
 import inspect
-from collections.abc import Callable
-from typing import Any
+from collections.abc import Callable, Mapping
+from typing import Any, ClassVar
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
@@ -53,8 +53,16 @@ from dpbandits.core import checks
 from dpbandits.core.arms import ArmStatistics
 from dpbandits.core.checks import positive_int
 from dpbandits.core.jit import kernel
+from dpbandits.core.params import Param, check_params
 
-__all__ = ["Agent", "ArmStatistics", "in_unit_interval", "unit_interval_error"]
+__all__ = [
+    "Agent",
+    "ArmStatistics",
+    "bernoulli_error",
+    "in_bernoulli",
+    "in_unit_interval",
+    "unit_interval_error",
+]
 
 
 @kernel
@@ -72,6 +80,25 @@ def unit_interval_error(agent: str, x: NDArray[np.float64]) -> ValueError:
     return ValueError(f"{agent} needs rewards in [0, 1], got min {x.min()}, max {x.max()}")
 
 
+@kernel
+def in_bernoulli(x: Any) -> bool:
+    """Whether every reward of ``x`` is 0 or 1: the agents built for Bernoulli bandits only
+    (DP-KLUCB, DP-IMED) check each step with it, compiled or not."""
+    for v in x:
+        if not (v == 0.0 or v == 1.0):
+            return False
+    return True
+
+
+def bernoulli_error(agent: str, x: NDArray[np.float64]) -> ValueError:
+    """The refusal of rewards ``x`` that are not all 0 or 1 by ``agent`` (:func:`in_bernoulli`),
+    naming the first such reward."""
+    bad = x[(x != 0.0) & (x != 1.0)]
+    return ValueError(
+        f"{agent} is for Bernoulli bandits and needs rewards in {{0, 1}}, got {float(bad[0])!r}"
+    )
+
+
 class Agent:
     """Base class of batched bandit agents (the protocol in docs/architecture.md).
 
@@ -83,6 +110,10 @@ class Agent:
 
     #: Short name used in tables and by :func:`agents.make`.
     name: str = "agent"
+    #: The constraint of each constructor argument (:class:`dpbandits.core.params.Param`),
+    #: declared once: :meth:`reset` checks them before :meth:`setup`, and experiment configs,
+    #: ``agents.describe`` and ``dpbandits list`` read the same table.
+    parameter_constraints: ClassVar[Mapping[str, Param]] = {}
 
     n_runs: int
     n_arms: int
@@ -99,7 +130,11 @@ class Agent:
         horizon: int | None = None,
         rng: np.random.Generator | int | None = None,
     ) -> None:
-        """Start ``n_runs`` fresh replications of a ``n_arms``-armed bandit."""
+        """Start ``n_runs`` fresh replications of a ``n_arms``-armed bandit.
+
+        The one place where an agent checks its parameters: the table
+        :attr:`parameter_constraints` first, then :meth:`setup` (the checks that need the
+        sizes or the horizon). A bad value raises here, naming the parameter."""
         self.n_runs = positive_int(n_runs, "n_runs")
         self.n_arms = positive_int(n_arms, "n_arms")
         self.horizon = None if horizon is None else positive_int(horizon, "horizon")
@@ -111,6 +146,7 @@ class Agent:
         #: whether tables ``play`` keeps between calls are still those of the statistics
         self.kept_tables_valid = False
         self._initial = [np.full(self.n_runs, a, dtype=np.int64) for a in range(self.n_arms)]
+        check_params(self, type(self).parameter_constraints)
         self.setup()
 
     def act(self) -> NDArray[np.int64]:
@@ -147,7 +183,7 @@ class Agent:
         self.t += 1
 
     def block_player(self) -> Callable[[Any, Any, Any], None] | None:
-        """The agent's :meth:`play` if it may stand for the step-by-step protocol, else ``None``.
+        """The agent's ``play`` if it may stand for the step-by-step protocol, else ``None``.
 
         It may when the class that defines ``play`` also gives the agent its ``act``,
         ``update``, ``choose`` and ``observe``: a subclass that overrides any of them (a course
@@ -171,7 +207,8 @@ class Agent:
 
     # -- what a subclass writes -----------------------------------------------------------
     def setup(self) -> None:
-        """Allocate per-replication state (``self.n_runs``, ``self.n_arms`` are set)."""
+        """Allocate per-replication state (``self.n_runs``, ``self.n_arms`` are set, and the
+        parameters of :attr:`parameter_constraints` are checked)."""
 
     def choose(self) -> NDArray[np.int64]:
         """Return the ``(R,)`` int64 actions for step ``self.t`` (``t >= n_arms``)."""

@@ -10,8 +10,8 @@ from numba.np.random.generator_core import next_double
 from numpy.typing import NDArray
 
 from agents.base import Agent, in_unit_interval, unit_interval_error
-from dpbandits.core import checks
 from dpbandits.core.jit import beats, generator_address, generator_at, kernel, pairwise_sum
+from dpbandits.core.params import Param
 
 __all__ = ["Exp3"]
 
@@ -117,6 +117,11 @@ class Exp3(Agent):
 
     name = "exp3"
 
+    parameter_constraints = {
+        "gamma": Param(low=0, high=1, low_open=True, none=True,
+                       doc="exploration rate; None: tuned to the horizon"),
+    }
+
     def __init__(self, gamma: float | None = None) -> None:
         self.gamma = gamma
 
@@ -131,9 +136,7 @@ class Exp3(Agent):
                 else 1.0
             )
         else:
-            g = checks.number(self.gamma, "gamma")
-            if not (0.0 < g <= 1.0):
-                raise ValueError(f"gamma must be in (0, 1], got {self.gamma}")
+            g = float(self.gamma)
         self._gamma = float(g)
         self.log_weights = np.zeros((self.n_runs, k))
         self._probs = np.full((self.n_runs, k), 1.0 / k)  # the distribution of the last draw

@@ -16,13 +16,14 @@ from numpy.typing import NDArray
 from agents.base import Agent, ArmStatistics
 from dpbandits.core import checks
 from dpbandits.core.arms import add_pull
-from dpbandits.core.checks import positive_int, positive_number
 from dpbandits.core.jit import beats, kernel
+from dpbandits.core.params import Param
 
 __all__ = ["DiscountedUCB", "SlidingWindowUCB"]
 
 
-# -- the compiled steps (dpbandits.core.jit): one implementation for index/choose/observe and play --
+# -- the compiled steps (dpbandits.core.jit): one implementation for index/choose/observe and play
+# --
 # ``params`` is ``(xi, bound, tau or gamma)``; ``state`` is the per-step scalar (``t`` for
 # SW-UCB, ``gamma ** t`` for D-UCB). ``counts``/``sums`` are the (R, K) statistics. The
 # logarithm of the index is the same for every arm and replication of a step: ``_bonus``
@@ -145,13 +146,18 @@ class _ForgettingUCB(Agent):
     _buf_arm: NDArray[np.int64]  # SW-UCB: the arm of each of the last tau steps (tau, R)
     _buf_rew: NDArray[np.float64]  # and its reward
 
+    parameter_constraints = {
+        "xi": Param(low=0, low_open=True, doc="exploration constant"),
+        "bound": Param(low=0, low_open=True, doc="bound B on the rewards"),
+    }
+
     def __init__(self, xi: float, bound: float) -> None:
         self.xi = xi
         self.bound = bound
 
     def setup(self) -> None:
-        self._xi = positive_number(self.xi, "xi")
-        self._bound = positive_number(self.bound, "bound")
+        self._xi = float(self.xi)
+        self._bound = float(self.bound)
         self.stats = ArmStatistics(self.n_runs, self.n_arms)
         self._chosen = np.empty(self.n_runs, dtype=np.int64)  # work space of play
         self._x = np.empty(self.n_runs)
@@ -213,12 +219,17 @@ class SlidingWindowUCB(_ForgettingUCB):
     name = "sw_ucb"
     _sliding = True
 
+    parameter_constraints = {
+        **_ForgettingUCB.parameter_constraints,
+        "window": Param("int", low=1, doc="length tau of the sliding window"),
+    }
+
     def __init__(self, window: int = 1000, xi: float = 0.6, bound: float = 1.0) -> None:
         super().__init__(xi, bound)
         self.window = window
 
     def setup(self) -> None:
-        self._tau = positive_int(self.window, "window")
+        self._tau = int(self.window)
         checks.memory(2 * self._tau * self.n_runs, f"window * n_runs = {self._tau} * {self.n_runs}")
         super().setup()
         self._buf_arm = np.zeros((self._tau, self.n_runs), dtype=np.int64)
@@ -244,15 +255,17 @@ class DiscountedUCB(_ForgettingUCB):
     name = "d_ucb"
     _sliding = False
 
+    parameter_constraints = {
+        **_ForgettingUCB.parameter_constraints,
+        "gamma": Param(low=0, high=1, low_open=True, high_open=True, doc="discount per step"),
+    }
+
     def __init__(self, gamma: float = 0.999, xi: float = 0.6, bound: float = 1.0) -> None:
         super().__init__(xi, bound)
         self.gamma = gamma
 
     def setup(self) -> None:
-        g = checks.number(self.gamma, "gamma")
-        if not (0.0 < g < 1.0):
-            raise ValueError(f"gamma must be in (0, 1), got {self.gamma}")
-        self._gamma = g
+        self._gamma = float(self.gamma)
         super().setup()
         # (no window: empty buffers keep one signature for the compiled steps)
         self._buf_arm = np.zeros((1, self.n_runs), dtype=np.int64)

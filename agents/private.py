@@ -18,18 +18,20 @@ ledger (:class:`dpbandits.accounting.PrivacyLedger`) is filled from the agent's 
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import inspect
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
 
 from agents.base import Agent
+from dpbandits.continual.kernels import means_clipped, means_update
 from dpbandits.core import checks
 from dpbandits.core.arms import RunArms
-from dpbandits.core.checks import positive_int, positive_number
-from dpbandits.continual.kernels import means_clipped, means_update
+from dpbandits.core.checks import ParameterError, ParameterTypeError
 from dpbandits.core.jit import generator_address, generator_at, kernel
+from dpbandits.core.params import Param
 from dpbandits.quantiles.kernels import window_update_grid, window_update_smith
 from dpbandits.selectors.compiled import compiled_selection, select_rows
 from dpbandits.selectors.spec import resolve_selector
@@ -103,6 +105,17 @@ def _play(
     return rows.shape[0]
 
 
+def _as_agent_parameter(exc: BaseException) -> BaseException:
+    """A selector's error in this agent's parameter names: the selector's ``epsilon`` is
+    ``epsilon_select``, and an error without a parameter is about ``selector``."""
+    msg = str(exc)
+    param = getattr(exc, "param", None)
+    if param == "epsilon":
+        param, msg = "epsilon_select", "epsilon_select" + msg[len("epsilon"):]
+    cls = ParameterTypeError if isinstance(exc, TypeError) else ParameterError
+    return cls(msg, param or "selector")
+
+
 class PrivateAgent(Agent):
     """Private bandit agent of App. H: ``a_t = M(q_t, d_t)`` on private means and sensitivities.
 
@@ -151,6 +164,23 @@ class PrivateAgent(Agent):
     """
 
     name = "private"
+    parameter_constraints = {
+        "epsilon_select": Param(low=0, low_open=True, none=True,
+                                doc="eps_S of each selection (None: the selector's)"),
+        "epsilon_means": Param(low=0, low_open=True, doc="eps_M of the private means"),
+        "epsilon_quantiles": Param(low=0, low_open=True, doc="eps_p of each quantile pair"),
+        "window": Param("int", low=1, doc="rewards per sensitivity estimate (w)"),
+        "clip_means": Param("bool", doc="clip the private means to [lo, hi]"),
+        "lo": Param(doc="lower end of the reward range"),
+        "hi": Param(doc="upper end of the reward range"),
+        "quantile_method": Param("str", options=("grid", "smith"), doc="DP quantile mechanism"),
+        "quantile_sampler": Param("str", options=("float", "exact"),
+                                  doc="the grid mechanism's sampler"),
+        "means_noise": Param("str", options=("laplace", "discrete"), doc="noise of the means"),
+        "levels": Param("any", doc="quantile levels (lower, upper) of the sensitivity"),
+        "means": Param("any", none=True, doc="factory of a custom means estimator"),
+        "sensitivity": Param("any", none=True, doc="factory of a custom sensitivity estimator"),
+    }
 
     def __init__(
         self,
@@ -185,38 +215,36 @@ class PrivateAgent(Agent):
         self.means = means
         self.sensitivity = sensitivity
         self.extra_params = dict(selector_params)
-        # Resolving the selector is validation: an unknown name fails here, not mid-run.
-        self._selector = resolve_selector(selector, epsilon_select, **self.extra_params)
-        # Fail at construction, not inside a worker process halfway through a run.
-        checks.bounds(lo, hi)
-        positive_number(epsilon_means, "epsilon_means")
-        positive_number(epsilon_quantiles, "epsilon_quantiles")
-        positive_int(window, "window")
-        checks.flag(clip_means, "clip_means")
-        for name, factory in (("means", means), ("sensitivity", sensitivity)):
-            if factory is not None and not callable(factory):
-                raise TypeError(
-                    f"{name} must be None or a factory (n_runs, n_arms, rng) -> estimator, "
-                    f"got {type(factory).__name__} {factory!r}"
-                )
-        from dpbandits.continual import NOISES
-        from dpbandits.quantiles import (
-            DEFAULT_WINDOW_GRID_SIZE,
-            check_level_pair,
-            mechanism_options,
-        )
+        if "epsilon" in selector_params:
+            # the selector's epsilon is this agent's epsilon_select (eps_S): one name for it
+            raise ParameterTypeError(
+                "epsilon: a private agent's selection budget is epsilon_select (eps_S), "
+                "not epsilon", "epsilon"
+            )
+        # The selector is a part the agent is built from (its name, privacy and cost are
+        # known before reset): an unknown name or a bad selector parameter fails here. Every
+        # other parameter is checked at reset (parameter_constraints, then setup).
+        try:
+            self._selector = resolve_selector(selector, epsilon_select, **self.extra_params)
+        except (ValueError, TypeError) as exc:
+            raise _as_agent_parameter(exc) from None
 
-        check_level_pair(levels)
-        # the quantile module's own rules (one home), in this agent's parameter names
-        mechanism_options(
-            {"method": quantile_method, "sampler": quantile_sampler},
-            DEFAULT_WINDOW_GRID_SIZE, prefix="quantile_",
-        )  # fmt: skip
-        # PrivateMeans' rule (a non-string is a TypeError), checked here under this name
-        if not isinstance(means_noise, str):
-            raise TypeError(f"means_noise must be one of {list(NOISES)}, got {means_noise!r}")
-        if means_noise not in NOISES:
-            raise ValueError(f"means_noise must be one of {list(NOISES)}, got {means_noise!r}")
+    @classmethod
+    def accepted_parameters(cls, params: Mapping[str, Any]) -> list[str]:
+        """The parameters an agent built with ``params`` takes: its own, then those of its
+        selector (``params["selector"]``, by name) except ``epsilon``, which is
+        ``epsilon_select`` here. Read by experiment configs to refuse an unknown key."""
+        own = [p.name for p in inspect.signature(cls).parameters.values()
+               if p.kind is not p.VAR_KEYWORD]  # fmt: skip
+        selector = params.get("selector", "mgem")
+        names: list[str] = []
+        if isinstance(selector, str):
+            from dpbandits import selectors
+            from dpbandits.selectors.spec import parse_selector_spec
+
+            factory = selectors.REGISTRY.lookup(parse_selector_spec(selector)[0])
+            names = list(getattr(factory, "param_names", lambda: [])())
+        return own + [n for n in names if n != "epsilon" and n not in own]
 
     @property
     def selector_(self) -> Any:
@@ -241,11 +269,29 @@ class PrivateAgent(Agent):
     def setup(self) -> None:
         from dpbandits.accounting import PrivacyLedger
         from dpbandits.continual import PrivateMeans
-        from dpbandits.quantiles import WindowedSensitivity
+        from dpbandits.quantiles import (
+            DEFAULT_WINDOW_GRID_SIZE,
+            WindowedSensitivity,
+            check_level_pair,
+            mechanism_options,
+        )
 
-        eps_m = positive_number(self.epsilon_means, "epsilon_means")
-        eps_p = positive_number(self.epsilon_quantiles, "epsilon_quantiles")
-        window = positive_int(self.window, "window")
+        checks.bounds(self.lo, self.hi)
+        check_level_pair(self.levels)
+        # the quantile module's own rules (one home), in this agent's parameter names
+        mechanism_options(
+            {"method": self.quantile_method, "sampler": self.quantile_sampler},
+            DEFAULT_WINDOW_GRID_SIZE, prefix="quantile_",
+        )  # fmt: skip
+        for name, factory in (("means", self.means), ("sensitivity", self.sensitivity)):
+            if factory is not None and not callable(factory):
+                raise ParameterTypeError(
+                    f"{name} must be None or a factory (n_runs, n_arms, rng) -> estimator, "
+                    f"got {type(factory).__name__} {factory!r}", name
+                )
+        eps_m = float(self.epsilon_means)
+        eps_p = float(self.epsilon_quantiles)
+        window = int(self.window)
         # Independent streams for the three mechanisms (Generator.spawn needs numpy >= 1.25).
         rng_means, rng_quantiles, self._rng_select = self.rng.spawn(3)
         r, k = self.n_runs, self.n_arms

@@ -12,7 +12,13 @@ from numpy.typing import NDArray
 from agents.base import Agent, ArmStatistics, in_unit_interval, unit_interval_error
 from dpbandits.core.arms import add_pull
 from dpbandits.core.jit import beats, generator_address, generator_at, inline_kernel, kernel
-from dpbandits.core.samplers import gamma_constants, gamma_with, standard_exponential, standard_normal
+from dpbandits.core.params import Param
+from dpbandits.core.samplers import (
+    gamma_constants,
+    gamma_with,
+    standard_exponential,
+    standard_normal,
+)
 
 __all__ = ["ThompsonSampling"]
 
@@ -233,12 +239,14 @@ class ThompsonSampling(Agent):
     #: Relative cost of a step (UCB ~ 1), for the engine's scheduling (docs/performance.md).
     cost_hint = 1.5
 
+    parameter_constraints = {
+        "model": Param("str", options=("gaussian", "bernoulli"), doc="the posterior's family"),
+    }
+
     def __init__(self, model: str = "gaussian") -> None:
         self.model = model
 
     def setup(self) -> None:
-        if self.model not in ("gaussian", "bernoulli"):
-            raise ValueError(f"model must be 'gaussian' or 'bernoulli', got {self.model!r}")
         self._gaussian = self.model == "gaussian"
         self.stats = ArmStatistics(self.n_runs, self.n_arms)
         self._chosen = np.empty(self.n_runs, dtype=np.int64)  # work space of play

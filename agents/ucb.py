@@ -10,8 +10,8 @@ from numpy.typing import NDArray
 
 from agents.base import Agent, ArmStatistics
 from dpbandits.core.arms import add_pull
-from dpbandits.core.checks import positive_number
 from dpbandits.core.jit import beats, kernel
+from dpbandits.core.params import Param
 
 __all__ = ["UCB"]
 
@@ -110,14 +110,17 @@ class UCB(Agent):
 
     name = "ucb"
 
+    parameter_constraints = {
+        "alpha": Param(low=0, low_open=True, doc="exploration constant of the bonus"),
+        "log": Param("str", options=("T", "t"), doc="ln T (App. H) or ln t (UCB1)"),
+    }
+
     def __init__(self, alpha: float = math.sqrt(2.0), log: str = "T") -> None:
         self.alpha = alpha
         self.log = log
 
     def setup(self) -> None:
-        self._alpha = positive_number(self.alpha, "alpha")
-        if self.log not in ("T", "t"):
-            raise ValueError(f"log must be 'T' (ln horizon) or 't' (ln t, UCB1), got {self.log!r}")
+        self._alpha = float(self.alpha)
         self._log_horizon = math.nan
         if self.log == "T":
             if self.horizon is None:

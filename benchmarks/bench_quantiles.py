@@ -38,7 +38,6 @@ from typing import TYPE_CHECKING
 import numpy as np
 from scipy import stats
 
-from dpbandits.testing.audit import clopper_pearson
 from dpbandits.quantiles import (
     DEFAULT_ENDPOINT_MASS,
     QuantileOptions,
@@ -46,6 +45,7 @@ from dpbandits.quantiles import (
     dp_quantile,
     dp_quantiles,
 )
+from dpbandits.testing.audit import clopper_pearson
 
 if TYPE_CHECKING:
     from typing_extensions import Unpack

@@ -38,11 +38,45 @@ from typing import Any
 import numpy as np
 from bench_shift import env_loop_seconds_per_step  # this directory: python benchmarks/...
 
+import agents
 import dpbandits  # noqa: F401  (registers the environments)
 from dpbandits.experiments import run, shift_agents, shift_env
 
+# the eps-global-DP agents of the literature (agents.make name and parameters); the others are
+# shift_agents' labels. DP-UCB-INT at eps = 1/4, where its releases are lazy (f = 4).
+LITERATURE_AGENTS: dict[str, tuple[str, dict[str, Any]]] = {
+    "DP-UCB": ("dp_ucb", {}),
+    "DP-UCB-Bound": ("dp_ucb_bound", {}),
+    "DP-UCB-Hybrid": ("dp_ucb_hybrid", {}),
+    "DP-UCB-INT": ("dp_ucb_int", {"epsilon": 0.25}),
+    "DP-SE": ("dp_se", {}),
+    "KL-UCB": ("klucb", {}),
+    "AdaP-UCB": ("adap_ucb", {}),
+    "AdaP-KLUCB": ("adap_klucb", {}),
+    "DP-KLUCB": ("dp_klucb", {}),
+    "DP-IMED": ("dp_imed", {}),
+    "DP-TS": ("dp_ts", {}),
+}
 ALL_AGENTS = ("UCB", "TS", "kRR", "RNM", "RS", "GEM", "mGEM",
-              "UCB1", "TS-Beta", "SW-UCB", "D-UCB", "Exp3")  # fmt: skip
+              "UCB1", "TS-Beta", "SW-UCB", "D-UCB", "Exp3") + tuple(LITERATURE_AGENTS)  # fmt: skip
+
+
+def bench_agents(label: str) -> dict[str, Any]:
+    """``{label: agent}``: a literature agent, or one of :func:`shift_agents`' labels."""
+    if label in LITERATURE_AGENTS:
+        name, params = LITERATURE_AGENTS[label]
+        return {label: agents.make(name, **params)}
+    return shift_agents([label])
+
+
+def bench_env(label: str, horizon: int) -> dict[str, Any]:
+    """Fig. 9's shift environment, with Bernoulli arms (the same means) for an agent defined for
+    Bernoulli bandits only (DP-KLUCB, DP-IMED)."""
+    if not getattr(bench_agents(label)[label], "bernoulli_only", False):
+        return shift_env(t_shift=int(horizon * 0.6), horizon=horizon)
+    segments = [(0, [0.2, 0.8]), (int(horizon * 0.6), [0.8, 0.2])]
+    return {"id": "dpbandits/PiecewiseBandit-v0", "segments": segments, "arm": "bernoulli",
+            "horizon": horizon}  # fmt: skip
 
 
 def stationary_env(k: int, horizon: int) -> dict[str, Any]:
@@ -63,7 +97,7 @@ def engine_ns(label: str, env: dict[str, Any], runs: int, horizon: int, repeat: 
     """Minimum over ``repeat`` runs of the task CPU time per agent-step, in ns."""
     best = math.inf
     for i in range(repeat):
-        res = run(env, shift_agents([label]), n_runs=runs, seed=i, horizon=horizon,
+        res = run(env, bench_agents(label), n_runs=runs, seed=i, horizon=horizon,
                   progress=False, trace=False, n_jobs=1, chunk_size=runs)  # fmt: skip
         best = min(best, res.timing["cpu_seconds"][label] / (runs * horizon))
     return best * 1e9
@@ -73,7 +107,7 @@ def loop_ns(label: str, horizon: int, steps: int, repeat: int) -> float:
     """CPU ns per step of the plain loop ``a = agent.act(); env.step(a); agent.update`` (the
     loop of bench_shift.py, a fresh agent each repetition), minimum over ``repeat``."""
     best = min(
-        env_loop_seconds_per_step(shift_agents([label])[label], steps, horizon,
+        env_loop_seconds_per_step(bench_agents(label)[label], steps, horizon,
                                   int(horizon * 0.6), seed=i)
         for i in range(repeat)
     )  # fmt: skip
@@ -181,16 +215,18 @@ def main() -> None:
 
     print("\n[1] CPU ns per agent-step at R = 100; plain per-step Env loop (R = 1); ratio")
     print("[2] fixed per-step cost c0 (us) and marginal cost per run c1 (ns): t = c0 + c1 R")
-    print(f"    {'agent':8s} {'R=100':>8s} {'loop':>9s} {'ratio':>7s} {'R=1 us':>8s} "
+    print(f"    {'agent':13s} {'R=100':>8s} {'loop':>9s} {'ratio':>7s} {'R=1 us':>8s} "
           f"{'c0 us':>7s} {'c1 ns':>7s}")  # fmt: skip
     loop_steps = min(T, 5000)
     for label in [] if args.no_table else labels:
-        e100 = engine_ns(label, env, 100, T, rep)
-        e1 = engine_ns(label, env, 1, T, rep)
-        lp = loop_ns(label, T, loop_steps, rep)
+        env_l = bench_env(label, T)
+        e100 = engine_ns(label, env_l, 100, T, rep)
+        e1 = engine_ns(label, env_l, 1, T, rep)
+        # (the plain loop runs Fig. 9's Gaussian arms, which a Bernoulli-only agent refuses)
+        lp = loop_ns(label, T, loop_steps, rep) if env_l["id"] == env["id"] else math.nan
         c1 = max((e100 * 100 - e1) / 99, 0.0)
         c0 = e1 - c1
-        print(f"    {label:8s} {e100:8.0f} {lp:9.0f} {lp / e100:6.0f}x {e1 / 1e3:8.2f} "
+        print(f"    {label:13s} {e100:8.0f} {lp:9.0f} {lp / e100:6.0f}x {e1 / 1e3:8.2f} "
               f"{c0 / 1e3:7.2f} {c1:7.0f}", flush=True)  # fmt: skip
 
     if not args.no_sweeps:

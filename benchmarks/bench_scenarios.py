@@ -2,7 +2,8 @@
 
 Scenario 1 at the paper's size -- 100 candidates, 10_000 trials, 12 eps values (0.01 .. 16) --
 with every private built-in selector. Prints the time per selector (time inside ``select``,
-measured by :func:`dpbandits.scenarios.evaluation.evaluate`), the harness overhead and the total, and,
+measured by :func:`dpbandits.scenarios.evaluation.evaluate`), the harness overhead and the total,
+and,
 for comparison in the same run, a naive per-trial loop (one ``select`` call per trial on a
 ``(K,)`` vector) on a subsample, extrapolated to 10_000 trials.
 

@@ -1,5 +1,5 @@
 import sys
 
-from dpbandits.cli import main
+from dpbandits.cli import console_main
 
-sys.exit(main())
+sys.exit(console_main())

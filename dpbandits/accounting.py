@@ -17,6 +17,14 @@ App. H states three guarantees, and this ledger records and renders exactly thos
   selector at that step).  The ledger reports the per-action guarantee and the number of
   actions; it also shows ``n eps_S``, the basic sequential-composition bound over all recorded
   actions, as an upper bound that App. H does not state.
+- **End to end -- everything the agent outputs.**  The selector reads only the released means
+  and sensitivities and its own coins, so the actions are post-processing of those releases:
+  for reward sequences that differ in one step's rewards, the actions, means and sensitivities
+  together are ``(eps_M + eps_p)``-DP (global DP; parallel composition over the quantile
+  windows), whatever eps_S, and n eps_S is never needed.  This is ``epsilon_total`` in the
+  report, the tightest single total the design supports and the claim the end-to-end audit
+  checks (:func:`dpbandits.testing.agent_audit.audit_agent`, docs/selectors.md, "Auditing an
+  agent").  eps_S remains each action's local guarantee with respect to the selector's input.
 """
 
 from __future__ import annotations
@@ -29,7 +37,7 @@ from numpy.typing import ArrayLike
 
 from dpbandits.core import checks
 
-__all__ = ["PrivacyLedger"]
+__all__ = ["PrivacyLedger", "global_dp_report"]
 
 
 def _optional_epsilon(value: Any, name: str) -> float | None:
@@ -143,6 +151,11 @@ class PrivacyLedger:
             "total_parallel": means_total + q_parallel,
             "totals_note": "eps_M + eps_p terms for the released means and sensitivities; "
             "each recorded action additionally carries its own eps_S guarantee",
+            "epsilon_total": means_total + q_parallel,
+            "epsilon_total_note": "global DP of everything the agent outputs (actions, means, "
+            "sensitivities) for reward sequences that differ in one step: the actions are "
+            "post-processing of the released means and sensitivities, so eps_S adds nothing "
+            "(eps_M + eps_p, parallel composition over the quantile windows)",
         }
 
     def to_json(self, **kwargs: Any) -> str:
@@ -170,5 +183,49 @@ class PrivacyLedger:
             "not claimed by App. H)",
             f"  total eps_M + eps_p: paper's count {r['total_paper']:g}, "
             f"parallel composition {r['total_parallel']:g}; plus eps_S per action",
+            f"  end to end: {r['epsilon_total']:g}-DP for all outputs, actions included (they "
+            "are post-processing of the released means and sensitivities)",
         ]
         return "\n".join(lines)
+
+
+def global_dp_report(
+    algorithm: str, epsilon: float, mechanism: str, composition: str
+) -> dict[str, Any]:
+    """The privacy report of an agent that is eps-DP for its whole run (eps-global DP: two
+    reward sequences are neighbours when they differ in one step's reward), as a JSON-able dict.
+
+    The literature's private bandit agents (``agents.DPUCB``, ``agents.DPSE``, ...) release
+    only noisy statistics of the rewards, each reward entering them so that the whole
+    sequence of releases is ``epsilon``-DP; their actions are post-processing of those
+    releases, so nothing is treated as public and ``epsilon`` is the total of the run.
+    ``mechanism`` says what is released, ``composition`` why the total is ``epsilon``.
+
+    The keys of :meth:`PrivacyLedger.report` that summaries read are filled in the same way
+    (``means.epsilon``, ``total_paper``, ``total_parallel``: all equal to the total), beside
+    ``epsilon_total`` and a readable ``text``.
+    """
+    eps = checks.positive_number(epsilon, "epsilon")
+    text = "\n".join([
+        f"Privacy ({algorithm}): eps = {eps:g} for the whole run (eps-global DP: "
+        "neighbouring reward sequences differ in one step's reward).",
+        f"  released   {mechanism}",
+        f"  total      {composition}",
+        "  actions    post-processing of the releases (nothing treated as public)",
+    ])  # fmt: skip
+    return {
+        "model": "global",
+        "algorithm": algorithm,
+        "epsilon_total": eps,
+        "counts_public": False,
+        "means": {
+            "epsilon": eps,
+            "total": eps,
+            "mechanism": mechanism,
+            "composition": composition,
+        },  # fmt: skip
+        "total_paper": eps,
+        "total_parallel": eps,
+        "totals_note": "the whole run is eps-DP: every action is a function of the releases",
+        "text": text,
+    }

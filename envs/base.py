@@ -30,6 +30,7 @@ from gymnasium.error import ResetNeeded
 from gymnasium.vector import AutoresetMode, VectorEnv
 from gymnasium.vector.utils import batch_space
 
+from dpbandits.core.checks import ParameterError
 from envs.core import (
     BanditCore,
     FloatArray,
@@ -368,7 +369,8 @@ class BanditVectorEnv(_ScheduleMixin, VectorEnv[IntArray, IntArray, npt.NDArray[
     def pull(self, actions: IntArray) -> FloatArray:
         """Rewards only: one step of every copy without ``obs``, flags or ``info``.
 
-        The batched engine's hot path (``dpbandits.experiments.engine``): ``actions`` must be an int64
+        The batched engine's hot path (``dpbandits.experiments.engine``): ``actions`` must be an
+        int64
         array of shape ``(num_envs,)``, and the episode must not be over. Validity is not
         checked, except that an action ``>= K`` or ``< -K`` falls outside the reward tape and
         raises ``IndexError``; the caller must reject actions in ``[-K, -1]`` itself (the engine
@@ -397,7 +399,9 @@ class BanditVectorEnv(_ScheduleMixin, VectorEnv[IntArray, IntArray, npt.NDArray[
             raise ResetNeeded("reward_rows() needs a running episode: call reset() first")
         left = core.schedule.horizon - 1 - core.t
         if not (1 <= max_steps <= left):
-            raise ValueError(f"max_steps must be in [1, {left}] (steps left), got {max_steps}")
+            raise ParameterError(
+                f"max_steps must be in [1, {left}] (steps left), got {max_steps}", "max_steps"
+            )
         rows = core.rows(max_steps)
         self._prev_done = core.t >= core.schedule.horizon - 1
         return rows

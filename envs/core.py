@@ -31,6 +31,7 @@ import numpy as np
 import numpy.typing as npt
 
 from dpbandits.core import checks
+from dpbandits.core.checks import ParameterError
 from dpbandits.core.jit import generator_address, kernel
 from dpbandits.core.samplers import fill_standard_normal
 
@@ -170,7 +171,7 @@ def check_bounds(lo: Any, hi: Any) -> tuple[float, float]:
 
 def check_arm(arm: Any) -> ArmType:
     if arm not in ARM_TYPES:
-        raise ValueError(f"arm must be one of {ARM_TYPES}, got {arm!r}")
+        raise ParameterError(f"arm must be one of {ARM_TYPES}, got {arm!r}", "arm")
     return arm
 
 
@@ -256,7 +257,7 @@ class Schedule:
         if means.ndim != 2 or means.shape[0] < 1 or means.shape[1] < 1:
             raise ValueError(f"means table must have shape (horizon, n_arms), got {means.shape}")
         if not np.all(np.isfinite(means)):
-            raise ValueError("means must be finite")
+            raise ParameterError("means must be finite", "means")
         check_means("means", means, self.arm)
         self.horizon, self.n_arms = (int(n) for n in means.shape)
         if self.arm == "gaussian":
@@ -264,12 +265,14 @@ class Schedule:
                 raise ValueError("sds are required for gaussian arms")
             sds = np.ascontiguousarray(np.broadcast_to(sds, means.shape), dtype=np.float64)
             if not np.all(np.isfinite(sds)):
-                raise ValueError("sds must be finite")
+                raise ParameterError("sds must be finite", "sds")
             check_sds("sds", sds)
             expected = _expected_by_rows(means, sds, self.lo, self.hi)
         else:
             if sds is not None:
-                raise ValueError("sds must be None for bernoulli arms (the mean fixes them)")
+                raise ParameterError(
+                    "sds must be None for bernoulli arms (the mean fixes them)", "sds"
+                )
             if self.lo > 0.0 or self.hi < 1.0:
                 raise ValueError(
                     f"bernoulli rewards are 0 or 1, so [lo, hi] must contain [0, 1]; "

@@ -16,6 +16,7 @@ import numpy as np
 import numpy.typing as npt
 
 from dpbandits.core import checks
+from dpbandits.core.checks import ParameterError, ParameterTypeError
 from envs.base import BanditEnv, BanditVectorEnv
 from envs.core import (
     FloatArray,
@@ -108,7 +109,9 @@ class LinearDrift(DriftProfile):
         t_start = check_int("t_start", t_start, minimum=0)
         t_end = check_int("t_end", t_end)
         if t_end <= t_start:
-            raise ValueError(f"t_end must be > t_start, got t_start={t_start}, t_end={t_end}")
+            raise ParameterError(
+                f"t_end must be > t_start, got t_start={t_start}, t_end={t_end}", "t_end"
+            )
         a, b = _per_arm("start", start), _per_arm("end", end)
         if not (a.size == b.size or 1 in (a.size, b.size)):
             raise ValueError(f"start and end must be per-arm vectors of one length, got {a}, {b}")
@@ -135,10 +138,12 @@ class SinusoidalDrift(DriftProfile):
     ) -> None:
         if isinstance(period, bool) or not isinstance(period, (int, float, np.integer,
                                                               np.floating)):  # fmt: skip
-            raise TypeError(f"period must be a real number, got {type(period).__name__}")
+            raise ParameterTypeError(
+                f"period must be a real number, got {type(period).__name__}", "period"
+            )
         p = float(period)
         if not (np.isfinite(p) and p > 0):
-            raise ValueError(f"period must be finite and > 0, got {period}")
+            raise ParameterError(f"period must be finite and > 0, got {period}", "period")
         arrays = [_per_arm(n, v) for n, v in
                   (("center", center), ("amplitude", amplitude), ("phase", phase))]  # fmt: skip
         try:
@@ -210,7 +215,7 @@ class PiecewiseLinearDrift(DriftProfile):
     def __init__(self, steps: Any, values: Any) -> None:
         st = _steps("steps", steps, minimum=0)
         if not st:
-            raise ValueError("steps must contain at least one point")
+            raise ParameterError("steps must contain at least one point", "steps")
         self._table = _levels("values", values, len(st))
         self._st = np.asarray(st, dtype=np.float64)
         self._params = {"steps": st, "values": values}
@@ -227,8 +232,9 @@ _PROFILES: dict[str, type[DriftProfile]] = {
 
 
 def drift_profile(spec: Any) -> DriftProfile:
-    """A profile from ``{"profile": name, **parameters}`` (the form of :meth:`to_dict` and of
-    config files); names: ``linear``, ``sinusoidal``, ``step``, ``piecewise_linear``."""
+    """A profile from ``{"profile": name, **parameters}`` (the form of
+    :meth:`DriftProfile.to_dict` and of config files); names: ``linear``, ``sinusoidal``,
+    ``step``, ``piecewise_linear``."""
     if isinstance(spec, DriftProfile):
         return spec
     if not isinstance(spec, Mapping):
@@ -236,7 +242,9 @@ def drift_profile(spec: Any) -> DriftProfile:
     params = dict(spec)
     name = params.pop("profile", None)
     if name not in _PROFILES:
-        raise ValueError(f"profile must be one of {', '.join(sorted(_PROFILES))}, got {name!r}")
+        raise ParameterError(
+            f"profile must be one of {', '.join(sorted(_PROFILES))}, got {name!r}", "profile"
+        )
     cls = _PROFILES[name]
     try:
         return cls(**params)
@@ -315,7 +323,7 @@ def drifting_schedule(
     s: FloatArray | None
     if arm_t == "bernoulli":
         if sds is not None:
-            raise ValueError(f"sds must be None for bernoulli arms, got {sds!r}")
+            raise ParameterError(f"sds must be None for bernoulli arms, got {sds!r}", "sds")
         s = None
     elif callable(sds):
         s = evaluate_schedule("sds", sds, horizon, vectorized=vectorized)
@@ -326,7 +334,9 @@ def drifting_schedule(
     else:
         s_vec = np.atleast_1d(checks.real_array(sds, "sds", finite=False))
         if s_vec.ndim != 1 or s_vec.size not in (1, n_arms):
-            raise ValueError(f"sds must be a scalar or have length {n_arms}, got {sds!r}")
+            raise ParameterError(
+                f"sds must be a scalar or have length {n_arms}, got {sds!r}", "sds"
+            )
         s = np.broadcast_to(s_vec, (horizon, n_arms)).copy()
     # abrupt changes of a step profile are change points (regret is reported per segment)
     cps = sorted(

@@ -8,6 +8,7 @@ from typing import Any
 
 import numpy as np
 
+from dpbandits.core.checks import ParameterTypeError
 from envs.base import BanditEnv, BanditVectorEnv
 from envs.core import Schedule, as_vector, check_bounds, check_int
 from envs.piecewise import piecewise_schedule
@@ -47,7 +48,9 @@ def k_armed_means(
         return m
     k = DEFAULT_ARMS if n_arms is None else check_int("n_arms", n_arms, minimum=1)
     if isinstance(means_seed, bool):
-        raise TypeError(f"means_seed must be an int, a SeedSequence or None, got {means_seed!r}")
+        raise ParameterTypeError(
+            f"means_seed must be an int, a SeedSequence or None, got {means_seed!r}", "means_seed"
+        )
     return np.random.default_rng(means_seed).uniform(lo, hi, size=k)
 
 
@@ -74,7 +77,9 @@ def gaussian_schedule(
     """One segment of Gaussian arms ``N(means, sds^2)`` clipped to ``[lo, hi]``."""
     m = k_armed_means(n_arms, means, means_seed, lo, hi)
     if isinstance(sds, bool):
-        raise TypeError(f"sds must be a positive number or one per arm, got {sds!r}")
+        raise ParameterTypeError(
+            f"sds must be a positive number or one per arm, got {sds!r}", "sds"
+        )
     if isinstance(sds, numbers.Real):
         s = np.full(m.size, float(sds))
     else:

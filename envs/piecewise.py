@@ -7,6 +7,7 @@ from typing import Any
 
 import numpy as np
 
+from dpbandits.core.checks import ParameterError, ParameterTypeError
 from envs.base import BanditEnv, BanditVectorEnv
 from envs.core import (
     FloatArray,
@@ -45,9 +46,11 @@ def piecewise_schedule(
     """
     horizon, arm_t, lo, hi = check_schedule_args(horizon, arm, lo, hi)
     if isinstance(segments, (str, bytes)) or not isinstance(segments, Sequence):
-        raise TypeError(f"segments must be a sequence of (start, means, sds), got {segments!r}")
+        raise ParameterTypeError(
+            f"segments must be a sequence of (start, means, sds), got {segments!r}", "segments"
+        )
     if len(segments) == 0:
-        raise ValueError("segments must contain at least one segment")
+        raise ParameterError("segments must contain at least one segment", "segments")
     starts: list[int] = []
     means_rows: list[FloatArray] = []
     sds_rows: list[FloatArray] = []

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from dpbandits.core.checks import ParameterError
 from envs.base import BanditEnv, BanditVectorEnv
 from envs.core import Schedule, as_vector, check_int
 from envs.piecewise import piecewise_schedule
@@ -21,13 +22,15 @@ def two_armed_shift_schedule(
     horizon = check_int("horizon", horizon, minimum=1)
     t_shift = check_int("t_shift", t_shift)
     if not 0 < t_shift < horizon:
-        raise ValueError(f"t_shift must lie in (0, horizon) = (0, {horizon}), got {t_shift}")
+        raise ParameterError(
+            f"t_shift must lie in (0, horizon) = (0, {horizon}), got {t_shift}", "t_shift"
+        )
     m = as_vector("means", means)
     if m.size != 2:
-        raise ValueError(f"means must have length 2 (two arms), got {m.size}")
+        raise ParameterError(f"means must have length 2 (two arms), got {m.size}", "means")
     s = as_vector("sds", sds)
     if s.size != 2:
-        raise ValueError(f"sds must have length 2 (two arms), got {s.size}")
+        raise ParameterError(f"sds must have length 2 (two arms), got {s.size}", "sds")
     segments = [(0, m, s), (t_shift, m[::-1], s[::-1])]
     return piecewise_schedule(segments, horizon, arm="gaussian", lo=lo, hi=hi)
 

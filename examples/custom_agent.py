@@ -13,8 +13,7 @@ from __future__ import annotations
 import numpy as np
 
 import agents
-from dpbandits.experiments import plotting
-from dpbandits.experiments import run, shift_env
+from dpbandits.experiments import plotting, run, shift_env
 
 
 class EpsilonGreedy(agents.Agent):

@@ -9,8 +9,7 @@ import gymnasium
 
 import agents
 import envs  # noqa: F401  (registers the dpbandits/... environment ids)
-from dpbandits.experiments import plotting
-from dpbandits.experiments import run
+from dpbandits.experiments import plotting, run
 
 # 1. The environment: two clipped-Gaussian arms whose means (0.2, 0.8) swap at t_shift.
 env = gymnasium.make("dpbandits/TwoArmedShift-v0", t_shift=6_000, horizon=10_000)

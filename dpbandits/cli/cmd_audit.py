@@ -1,6 +1,7 @@
 """``dpbandits audit SELECTOR``: empirical privacy-loss check on hard neighbouring pairs.
 
-Draws the selector many times on each neighbouring pair of ``dpbandits.testing.audit.HARD_PAIRS`` and
+Draws the selector many times on each neighbouring pair of ``dpbandits.testing.audit.HARD_PAIRS``
+and
 compares the estimated privacy loss ``max_a |log P[a|D] - log P[a|D']|`` (with a
 Clopper-Pearson lower confidence bound) with eps. Exit status 0 if every pair passes, 1
 otherwise.
@@ -10,7 +11,8 @@ from __future__ import annotations
 
 import argparse
 
-from dpbandits.cli.options import add_command, add_plugin_argument, load_plugins
+from dpbandits.cli.options import add_command, add_plugin_argument
+from dpbandits.core.plugins import load_plugins
 
 HELP = "estimate a selector's privacy loss on hard neighbouring inputs"
 
@@ -48,8 +50,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from dpbandits import selectors
-    from dpbandits.testing.audit import HARD_PAIRS, audit
     from dpbandits.selectors.spec import parse_value
+    from dpbandits.testing.audit import HARD_PAIRS, audit
 
     load_plugins(args.plugins)
     if args.selector is None:

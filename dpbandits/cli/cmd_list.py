@@ -13,7 +13,9 @@ import textwrap
 from collections.abc import Callable
 from typing import Any
 
-from dpbandits.cli.options import add_command, add_plugin_argument, load_plugins
+from dpbandits.cli.options import add_command, add_plugin_argument
+from dpbandits.core.docs import docs_reference
+from dpbandits.core.plugins import load_plugins
 
 SECTIONS = ("selectors", "agents", "envs")
 #: Prefix of the project's Gymnasium ids (plug-ins may register more under it).
@@ -136,7 +138,7 @@ def _print_selectors() -> None:
         print(f"{cells}  {row[3]}")
     print(
         "\neps is the privacy parameter; D = max_a d[a]; "
-        "see docs/selectors.md and `dpbandits audit SELECTOR` for an empirical check."
+        f"see {docs_reference('selectors')}\nand `dpbandits audit SELECTOR` for an empirical check."
     )
 
 
@@ -172,7 +174,7 @@ def run(args: argparse.Namespace) -> int:
             lambda: _print_blocks(
                 "environment",
                 "gymnasium.make(ID, **params) builds one (after `import dpbandits`); "
-                "docs/environments.md describes them.",
+                f"{docs_reference('environments')} describes them.",
                 _envs(),
             )
         )

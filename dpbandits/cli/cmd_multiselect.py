@@ -28,6 +28,7 @@ import os
 from typing import Any
 
 from dpbandits.cli import options
+from dpbandits.core.plugins import load_plugins
 
 HELP = "multi-selection with geographic DP: dis-utility vs k and eta (paper 004 Tables 1-2)"
 PAPER_ETAS = "0.03,0.05,0.1,0.15,0.2"
@@ -71,7 +72,7 @@ def run(args: argparse.Namespace) -> int:
 
     from dpbandits.recommendation import multiselection as ms
 
-    options.load_plugins(args.plugins)
+    load_plugins(args.plugins)
     etas = [float(v) for v in options.parse_float_grid(args.eta, "--eta")]
     if any(not (0 < e < float("inf")) for e in etas):
         raise ValueError(f"--eta values must be finite and > 0, got {args.eta!r}")

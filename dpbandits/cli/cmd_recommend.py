@@ -1,13 +1,24 @@
-"""``dpbandits recommend``: RR vs scaled vs clipped SNM on synthetic requests (paper 001).
+"""``dpbandits recommend``: RR vs scaled vs clipped SNM, engagement and ad auctions (paper 001).
 
-Experiments (``--experiment``, repeatable; default all three):
+Experiments (``--experiment``, repeatable; default all; with ``--auctions`` or ``--taobao``
+the three auction ones):
 
 - ``epsilon`` -- engagement against eps for RR, scaled SNM and clipped SNM (one line per
   clipping bound) with the non-personalised baseline and the greedy limit (Fig. 3);
 - ``gamma`` -- engagement against the cut-off gamma (Fig. 4; RR at ``--gamma-epsilon 5``);
 - ``appg`` -- App. G: the three knobs (``--grid-candidates``, ``--grid-extremeness``,
   ``--grid-informativeness``) crossed with the eps grid; ``appg_winners.csv`` names the best
-  mechanism per cell.
+  mechanism per cell;
+- ``rq1`` -- pricing with pClick_server vs pClick_device vs an uninformed model, greedy
+  selection: revenue and surplus lifts (Figs. 2 and 6);
+- ``auction-epsilon`` -- CTR, advertiser surplus and platform revenue against eps (Figs. 3 and
+  7; clipped SNM once per ``--auction-bound``, panels d-f);
+- ``auction-gamma`` -- the same against the cut-off gamma (Figs. 4 and 8).
+
+The auction experiments run on synthetic auctions (``--ctr``, ``--ctr-extremeness``,
+``--bid-sigma``, ``--informativeness``, ``--n-candidates``), on your per-auction file
+(``--auctions FILE.csv|.parquet``; docs/recommendation.md, "Your auction data") or on the
+Taobao log (``--taobao DIR`` with raw_sample.csv, ad_feature.csv, user_profile.csv).
 
 Writes ``<experiment>.csv`` (and ``.png``/``.svg``/``.pdf`` unless ``--no-plots``) to ``--out``.
 Defaults are small (a few seconds); ``--full`` uses 100,000 requests per cell.
@@ -17,19 +28,24 @@ Examples::
     dpbandits recommend
     dpbandits recommend --experiment epsilon --epsilon geom:0.1:20:9 --bound 0.05,0.25
     dpbandits recommend --experiment appg --noise gumbel --full
+    dpbandits recommend --auctions my_auctions.csv --payment click
+    dpbandits recommend --taobao ~/data/taobao --experiment rq1,auction-gamma
 """
 
 from __future__ import annotations
 
 import argparse
 import functools
+import os
 from collections.abc import Callable
 from typing import Any
 
 from dpbandits.cli import options
+from dpbandits.core.plugins import load_plugins
 
 HELP = "RR vs scaled/clipped SNM for private recommendation (paper 001 Figs. 3-4, App. G)"
-EXPERIMENTS = ("epsilon", "gamma", "appg")
+EXPERIMENTS = ("epsilon", "gamma", "appg", "rq1", "auction-epsilon", "auction-gamma")
+AUCTION_EXPERIMENTS = ("rq1", "auction-epsilon", "auction-gamma")
 DEFAULT_EPS = "0.1,0.3,1,2,3,5,10,20"
 DEFAULT_GAMMA = "lin:0:1:11"
 #: The real-valued knobs of the requests: (flag, default, help).
@@ -82,6 +98,43 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     for flag, grid, text in GRIDS:
         p.add_argument(flag, default=grid, help=text)
     p.add_argument("--full", action="store_true", help="paper-size runs (100,000 requests)")
+    p.add_argument(
+        "--auctions", default=None, metavar="FILE",
+        help="your per-auction data (CSV or Parquet; one row per candidate ad)",
+    )  # fmt: skip
+    p.add_argument(
+        "--taobao", default=None, metavar="DIR",
+        help="directory with the Taobao log (raw_sample.csv, ad_feature.csv, user_profile.csv)",
+    )  # fmt: skip
+    p.add_argument(
+        "--max-rows", type=int, default=None, help="--taobao: impressions read (default all)"
+    )
+    p.add_argument(
+        "--max-candidates", type=int, default=None,
+        help="keep each auction's top ads by s_server (the paper's internal data: 15)",
+    )  # fmt: skip
+    p.add_argument(
+        "--payment", choices=["click", "impression"], default="click",
+        help="what the advertiser pays for (default click, the paper's bid-per-click auctions)",
+    )  # fmt: skip
+    p.add_argument(
+        "--outcome", choices=["auto", "pclick_device", "click"], default="auto",
+        help="CTR measured by pClick_device (direct method) or logged clicks (auto: clicks "
+        "when the data has them)",
+    )  # fmt: skip
+    options.add_list_option(
+        p, "--auction-bound", metavar="B",
+        help="clipping bounds Δ/2 in score units (bid x pClick) for the auction experiments "
+        "(default 0.25 and 1 times the median public score)",
+    )  # fmt: skip
+    p.add_argument("--ctr", type=float, default=0.05, help="synthetic auctions: mean pClick")
+    p.add_argument(
+        "--ctr-extremeness", type=float, default=0.1,
+        help="synthetic auctions: pClick extremeness (Var / (ctr (1 - ctr)))",
+    )  # fmt: skip
+    p.add_argument(
+        "--bid-sigma", type=float, default=0.5, help="synthetic auctions: log-normal bid spread"
+    )
     options.add_common_options(p, "recommend", json=True)
     p.set_defaults(func=run)
 
@@ -107,8 +160,12 @@ def run(args: argparse.Namespace) -> int:
     from dpbandits.recommendation import local_experiments as lx
     from dpbandits.recommendation.synthetic import generate_requests
 
-    options.load_plugins(args.plugins)
-    experiments = options.split_list(args.experiments, "--experiment") or list(EXPERIMENTS)
+    load_plugins(args.plugins)
+    has_data = args.auctions is not None or args.taobao is not None
+    if args.auctions is not None and args.taobao is not None:
+        raise ValueError("--auctions and --taobao exclude each other")
+    default = list(AUCTION_EXPERIMENTS) if has_data else list(EXPERIMENTS)
+    experiments = options.split_list(args.experiments, "--experiment") or default
     for e in experiments:
         if e not in EXPERIMENTS:
             raise ValueError(f"--experiment must be among {EXPERIMENTS}, got {e!r}")
@@ -149,10 +206,77 @@ def run(args: argparse.Namespace) -> int:
         generate_requests(0, extremeness=x)
     for rho in grid_r:
         generate_requests(0, informativeness=rho)
+    auction_bounds = options.split_list(args.auction_bounds, "--auction-bound")
+    a_bounds = (
+        [float(b) for b in options.parse_float_grid(",".join(auction_bounds), "--auction-bound")]
+        if auction_bounds
+        else None
+    )
+    if a_bounds is not None and any(not (0 < b < float("inf")) for b in a_bounds):
+        raise ValueError(f"--auction-bound values must be finite and > 0, got {a_bounds!r}")
+    if args.auctions is not None and not os.path.isfile(args.auctions):
+        raise ValueError(f"--auctions: no such file {args.auctions!r}")
+    if args.taobao is not None and not os.path.isdir(args.taobao):
+        raise ValueError(f"--taobao: no such directory {args.taobao!r}")
+    for flag, value in (("--max-rows", args.max_rows), ("--max-candidates", args.max_candidates)):
+        if value is not None and value < 1:
+            raise ValueError(f"{flag} must be >= 1, got {value}")
     options.check_writable_file(args.json_path, "--json")
     from dpbandits.recommendation import plots  # matplotlib: only once the arguments are checked
 
     say = options.progress_printer(not args.no_progress)
+    auction_data: list[Any] = []  # loaded on first use: [Auctions, outcome, bounds]
+
+    def auctions() -> tuple[Any, str, list[float]]:
+        import numpy as np
+
+        from dpbandits.recommendation import auctions as au
+
+        if not auction_data:
+            if args.auctions is not None:
+                data = au.load_auctions(args.auctions, max_candidates=args.max_candidates)
+            elif args.taobao is not None:
+                from dpbandits.recommendation.taobao import load_taobao
+
+                data = load_taobao(
+                    args.taobao, max_rows=args.max_rows, max_candidates=args.max_candidates
+                )
+            else:
+                data = au.synthetic_auctions(
+                    n_req, n_candidates=knobs["n_candidates"], extremeness=args.ctr_extremeness,
+                    informativeness=args.informativeness, mean_ctr=args.ctr,
+                    bid_sigma=args.bid_sigma, rng=args.seed + 4,
+                )  # fmt: skip
+            outcome = args.outcome
+            if outcome == "auto":
+                outcome = "click" if data.click is not None else "pclick_device"
+            median = float(np.median(data.s_server[data.eligible]))
+            bounds_ = a_bounds or [0.25 * median, median]
+            say(
+                f"auctions: {data.n}, {data.n_candidates.mean():.2f} candidates on average; "
+                f"outcome {outcome}, pay per {args.payment}, clipping bounds "
+                f"{', '.join(f'{b:.3g}' for b in bounds_)}"
+            )
+            auction_data.extend([data, outcome, bounds_])
+        return auction_data[0], auction_data[1], auction_data[2]
+
+    def auction_rows(kind: str) -> list[dict[str, Any]]:
+        from dpbandits.recommendation import auctions as au
+
+        data, outcome, bds = auctions()
+        if kind == "rq1":
+            return au.pricing_comparison(data, outcome, args.payment, rng=args.seed + 5)
+        if kind == "auction-epsilon":
+            return au.auction_epsilon_sweep(
+                data, epsilons, mechanisms=mechs, bounds=bds, gamma=args.cutoff,
+                noise=args.noise, outcome=outcome, payment=args.payment, rng=args.seed + 6,
+            )  # fmt: skip
+        return au.auction_gamma_sweep(
+            data, gammas, mechanisms=mechanisms or ("rr",), epsilon=args.gamma_epsilon,
+            bound=bds[0], noise=args.noise, outcome=outcome, payment=args.payment,
+            rng=args.seed + 7,
+        )  # fmt: skip
+
     req = generate_requests(n_req, rng=args.seed, **knobs)
     mechs = mechanisms or lx.MECHANISMS
     n_cells = len(grid_k) * len(grid_e) * len(grid_r)
@@ -179,6 +303,17 @@ def run(args: argparse.Namespace) -> int:
                                  rng=args.seed + 3),
             plots.plot_appg,
         ),
+        "rq1": ("RQ1: pricing models", lambda: auction_rows("rq1"), plots.plot_pricing),
+        "auction-epsilon": (
+            f"auction epsilon sweep: {len(epsilons)} eps",
+            lambda: auction_rows("auction-epsilon"),
+            functools.partial(plots.plot_auction_sweep, x="epsilon"),
+        ),
+        "auction-gamma": (
+            f"auction gamma sweep: {len(gammas)} gammas",
+            lambda: auction_rows("auction-gamma"),
+            functools.partial(plots.plot_auction_sweep, x="gamma"),
+        ),
     }  # fmt: skip
     # the output directory keeps its INCOMPLETE.txt marker unless everything below is written
     with options.output_directory(args.out, "recommend"):
@@ -188,8 +323,8 @@ def run(args: argparse.Namespace) -> int:
             message, compute, plot = plan[name]
             say(message)
             rows = all_rows[name] = compute()
-            files.csv(f"{name}.csv", rows)
-            files.figure(name, functools.partial(plot, rows))
+            files.csv(f"{name.replace('-', '_')}.csv", rows)
+            files.figure(name.replace("-", "_"), functools.partial(plot, rows))
         if "appg" in all_rows:
             keys = ["n_candidates", "extremeness", "informativeness", "epsilon"]
             files.csv("appg_winners.csv", lx.winners(all_rows["appg"], keys))

@@ -2,7 +2,10 @@
 
 Examples::
 
-    dpbandits run examples/configs/fig9.toml --out fig9
+    dpbandits run                                   # the shipped example 'piecewise'
+    dpbandits run --example                         # list the shipped example configs
+    dpbandits run --example fig9 > fig9.toml        # write one, to edit
+    dpbandits run fig9.toml --out fig9
     dpbandits run --env dpbandits/PiecewiseBandit-v0 --env-arg horizon=20000 \\
         --agent UCB=ucb --agent 'mGEM=private:selector=mgem,epsilon_select=1' --runs 40
 
@@ -18,8 +21,18 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from dpbandits.cli.experiment_options import add_experiment_arguments, experiment_from_args
-from dpbandits.cli.options import add_command, check_writable_file, output_directory
+from dpbandits.cli.experiment_options import (
+    add_experiment_arguments,
+    experiment_from_args,
+    print_example,
+)
+from dpbandits.cli.options import (
+    add_bounds_options,
+    add_command,
+    check_writable_file,
+    output_directory,
+    parse_bounds_epsilons,
+)
 
 HELP = "run one regret experiment from a TOML config or quick flags"
 
@@ -27,12 +40,15 @@ HELP = "run one regret experiment from a TOML config or quick flags"
 def register(subparsers: argparse._SubParsersAction) -> None:
     parser = add_command(subparsers, "run", HELP, __doc__)
     add_experiment_arguments(parser, "run")
+    add_bounds_options(parser)
     parser.add_argument("--json", dest="json_path", default=None, metavar="PATH",
                         help="also write the summary as JSON to PATH")  # fmt: skip
     parser.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
+    if print_example(args, "run"):
+        return 0
     exp = experiment_from_args(args)
     if exp.sweep:
         raise ValueError(
@@ -43,6 +59,11 @@ def run(args: argparse.Namespace) -> int:
         sys.stdout.write(exp.to_toml())
         return 0
     check_writable_file(args.json_path, "--json")
+    args.bounds_epsilons = parse_bounds_epsilons(args)
+    if args.bounds:  # refused before the run when no bound applies (docs/private-bandits.md)
+        from dpbandits.experiments.bounds import check_bounds_drawable
+
+        check_bounds_drawable(exp.env_config())
     # the directory keeps its INCOMPLETE.txt marker unless every file below is written
     with output_directory(args.out, "run") as out:
         written = _run_and_write(args, exp, out)
@@ -75,7 +96,8 @@ def _run_and_write(args: argparse.Namespace, exp: Any, out: Path) -> list[Path]:
     if not args.no_plots:
         from dpbandits.experiments import plotting
 
-        fig = plotting.plot_cumulative(results)
+        bounds = {"bounds": True, "bounds_epsilon": args.bounds_epsilons} if args.bounds else {}
+        fig = plotting.plot_cumulative(results, **bounds)
         p = out / f"cumulative.{args.format}"
         with atomic_open(p, "wb") as f:
             fig.savefig(f, dpi=120, format=args.format)

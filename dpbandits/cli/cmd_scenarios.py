@@ -21,6 +21,7 @@ import time
 from typing import Any
 
 from dpbandits.cli import options
+from dpbandits.core.plugins import load_plugins
 
 HELP = "selection scenarios of the paper (Figs. 1, 4, 5, 6, 7, 13, 18): MSE against eps"
 
@@ -61,8 +62,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def _default_selectors(names: list[str] | None, scenario: Any) -> Any:
-    from dpbandits.scenarios.evaluation import DEFAULT_SELECTORS
     from dpbandits.scenarios import TwoGroups
+    from dpbandits.scenarios.evaluation import DEFAULT_SELECTORS
 
     if names is not None:
         return names
@@ -74,7 +75,7 @@ def _default_selectors(names: list[str] | None, scenario: Any) -> Any:
 def _group_selectors(key: str, names: list[str] | None, scenario: Any) -> Any:
     """Fig. 18 shows "a subset of the algorithms": RNM, GEM and mGEM by default."""
     if names is None and key == "fig18":
-        from dpbandits.scenarios.exceptional import FIG18_SELECTORS
+        from dpbandits.scenarios.exceptional_figures import FIG18_SELECTORS
 
         return FIG18_SELECTORS
     return _default_selectors(names, scenario)
@@ -84,10 +85,9 @@ def run(args: argparse.Namespace) -> int:
     import numpy as np
 
     from dpbandits import scenarios
-
     from dpbandits.scenarios import evaluation
 
-    options.load_plugins(args.plugins)
+    load_plugins(args.plugins)
     eps = evaluation.check_epsilons(options.parse_float_grid(args.epsilon, "--epsilon"))
     options.parse_epsilons(str(args.sweep_epsilon), "--sweep-epsilon")
     if args.trials is not None and args.trials <= 0:
@@ -109,7 +109,8 @@ def run(args: argparse.Namespace) -> int:
     if names is not None:
         evaluation.resolve_selectors(names)
 
-    from dpbandits.scenarios import plots as scenario_plots, exceptional as scenarios_exceptional
+    from dpbandits.scenarios import exceptional_figures
+    from dpbandits.scenarios import plots as scenario_plots
 
     say = options.progress_printer(not args.no_progress)
     with options.output_directory(args.out, "scenarios"):
@@ -161,7 +162,7 @@ def run(args: argparse.Namespace) -> int:
             name = key if key.startswith("fig") or key == "all" else "scenario_" + options.slug(key)
             if key in ("fig4", "fig18"):
                 plot = functools.partial(
-                    scenarios_exceptional.exceptional_figure, evs, key, seed=args.seed
+                    exceptional_figures.exceptional_figure, evs, key, seed=args.seed
                 )
             else:
                 plot = functools.partial(scenario_plots.plot_evaluations, evs)

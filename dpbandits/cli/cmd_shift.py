@@ -12,18 +12,22 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
+from typing import Any
 
 from dpbandits.cli.options import (
+    add_bounds_options,
     add_command,
     add_list_option,
     add_output_options,
     add_plugin_argument,
     check_runs_fit_in_memory,
     check_writable_file,
-    load_plugins,
     output_directory,
+    parse_bounds_epsilons,
     split_list,
 )
+from dpbandits.core.docs import docs_reference
+from dpbandits.core.plugins import load_plugins
 
 HELP = "the paper's bandit-under-shift experiment (App. H, Fig. 9)"
 
@@ -57,17 +61,19 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "--jobs", type=int, default=None, help="worker processes (default: all cores)"
     )
     add_output_options(parser, "shift", json=True)
+    add_bounds_options(parser)
     parser.add_argument("--no-progress", action="store_true", help="no progress bar")
     parser.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
-    from dpbandits.experiments.engine import run as run_experiment
     from dpbandits.core.files import write_json
+    from dpbandits.experiments.engine import run as run_experiment
     from dpbandits.experiments.presets import shift_agents, shift_env
 
     load_plugins(args.plugins)
     check_writable_file(args.json_path, "--json")
+    bounds_eps = parse_bounds_epsilons(args)  # checked even without --bounds
     agent_map = shift_agents(
         split_list(args.agents, "--agent"),
         epsilon_means=args.eps_means,
@@ -101,7 +107,7 @@ def run(args: argparse.Namespace) -> int:
         )
         print(
             "Regret: dynamic pseudo-regret against the expected clipped reward "
-            "(App. H-1; docs/shift.md).\n"
+            f"(App. H-1; {docs_reference('shift')}).\n"
         )
         print(results.summary())
         print("\nPrivacy report")
@@ -109,7 +115,9 @@ def run(args: argparse.Namespace) -> int:
 
         written = [str(path)]
         if not args.no_plots:
-            written += _write_figures(results, out, args.format)
+            written += _write_figures(
+                results, out, args.format, bounds_eps if args.bounds else None
+            )
         if args.json_path:
             written.append(str(write_json(args.json_path, results.to_json())))
     print("\nWrote: " + ", ".join(written))
@@ -117,11 +125,17 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def _write_figures(results: object, out: Path, fmt: str) -> list[str]:
-    from dpbandits.experiments import plotting
+def _write_figures(
+    results: object, out: Path, fmt: str, bounds_eps: list[float] | None = None
+) -> list[str]:
     from dpbandits.core.files import save_figure
+    from dpbandits.experiments import plotting
 
-    figures = {"fig9a_cumulative": plotting.plot_cumulative(results)}
+    # --bounds: the regret panel with the lower bounds (docs/private-bandits.md)
+    bounds: dict[str, Any] = (
+        {} if bounds_eps is None else {"bounds": True, "bounds_epsilon": bounds_eps}
+    )
+    figures = {"fig9a_cumulative": plotting.plot_cumulative(results, **bounds)}
     if any("private_means" in results.data[lab] for lab in results.labels):  # type: ignore[attr-defined]
         figures["fig9b_private_means"] = plotting.plot_private_means(results)
     if any("sensitivities" in results.data[lab] for lab in results.labels):  # type: ignore[attr-defined]

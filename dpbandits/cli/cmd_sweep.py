@@ -2,7 +2,9 @@
 
 Examples::
 
-    dpbandits sweep examples/configs/eps_sweep.toml --out eps
+    dpbandits sweep                                 # the shipped example 'drifting'
+    dpbandits sweep --example eps_sweep > eps.toml  # write a shipped example, to edit
+    dpbandits sweep eps.toml --out eps
     dpbandits sweep my.toml --out my --scheduler tcp://10.0.0.5:8786
     dpbandits sweep --env dpbandits/TwoArmedShift-v0 --env-arg t_shift=3000,horizon=5000 \\
         --agent 'mGEM=private:selector=mgem' --grid agents.mGEM.epsilon_select=0.5,1,2
@@ -24,6 +26,7 @@ from dpbandits.cli.experiment_options import (
     add_experiment_arguments,
     experiment_from_args,
     parse_grid,
+    print_example,
 )
 from dpbandits.cli.options import add_command
 
@@ -51,7 +54,9 @@ def run(args: argparse.Namespace) -> int:
         scheduler = check_scheduler(args.scheduler)
     except ImportError as exc:
         raise ValueError(f"--scheduler: {exc}") from None
-    exp = experiment_from_args(args, parse_grid(args.grid))
+    if print_example(args, "sweep"):
+        return 0
+    exp = experiment_from_args(args, parse_grid(args.grid), command="sweep")
     if args.print_config:
         sys.stdout.write(exp.to_toml())
         return 0

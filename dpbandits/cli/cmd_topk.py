@@ -1,38 +1,53 @@
-"""``dpbandits topk``: private top-k and DP feature selection (paper 002: Figs. 1, 5, 8).
+"""``dpbandits topk``: private top-k and DP feature selection (paper 002: Table 1, Figs. 1-8).
 
 Examples::
 
     dpbandits topk                                # fast: Figs. 1, 5, 8 on the synthetic data
     dpbandits topk --paper                        # paper sizes: 1000 reps, 100 trials, 12 eps
     dpbandits topk --figure fig5 --k 5,8 --mechanism canonical_lipschitz,joint,gumbel
-    dpbandits topk --data chin.csv --target y     # Figs. 5/8 on your own data set
+    dpbandits topk --data chin.csv --target y     # Table 1, Figs. 5-8 on your own data set
+    dpbandits topk --data alon.csv,sorlie.csv --target y --layout samples
+    dpbandits topk --standin christensen,sorlie,yeoh   # Figs. 2-4, 6-7 on synthetic stand-ins
     dpbandits topk --figure slate --scenario 4 --k 5   # k-slates on a selection scenario
 
-Writes figures (``fig1``, ``fig5``, ``fig8``, ``slates``) and CSVs (``fig1_counts.csv``,
-``accuracy.csv`` -- Fig. 5 accuracy with the TOP/GREAT/GOOD columns of Fig. 8 --,
-``slates.csv``) to ``--out`` and prints a summary.
+Data sets (``--data`` CSV files, ``--standin`` Table 1 names) replace the synthetic data of
+Figs. 5/8 and add Table 1 (``table1.csv``: n, p, R^2 of the LASSO) and Figs. 6-7
+(``differences.csv``: DP-SIS minus two-stage accuracy per data set and eps). The LASSO penalty
+is ``--lasso-lambda`` in paper 002's units (``--lasso-convention``; docs/topk.md).
+
+Writes figures (``fig1``, ``fig5``, ``fig6``, ``fig7``, ``fig8``, ``slates``) and CSVs
+(``fig1_counts.csv``, ``accuracy.csv`` -- accuracy with the TOP/GREAT/GOOD columns of Fig. 8
+--, ``table1.csv``, ``differences.csv``, ``slates.csv``) to ``--out`` and prints a summary.
 """
 
 from __future__ import annotations
 
 import argparse
+import functools
 import math
 import os
 import time
 from typing import Any
 
 from dpbandits.cli import options
+from dpbandits.core.docs import docs_reference
+from dpbandits.core.plugins import load_plugins
 
-HELP = "private top-k and DP feature selection (paper 002, Figs. 1, 5, 8; k-slates)"
-FIGURES = ("fig1", "fig5", "fig8", "slate")
+HELP = "private top-k and DP feature selection (paper 002, Table 1, Figs. 1-8; k-slates)"
+FIGURES = ("fig1", "fig5", "fig6", "fig7", "fig8", "table1", "slate")
+#: Figures that need data sets (the user's or stand-ins; default the stand-ins of Figs. 2-4).
+DATA_FIGURES = ("fig6", "fig7", "table1")
+DEFAULT_STANDINS = ("christensen", "sorlie", "yeoh")
 DEFAULT_EPS = "geom:0.1:20:8"
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     p = options.add_command(subparsers, "topk", HELP, __doc__)
     options.add_list_option(
-        p, "--figure", metavar="FIG", help="fig1, fig5, fig8, slate (default fig1,fig5,fig8)"
-    )
+        p, "--figure", metavar="FIG",
+        help="fig1, fig5, fig6, fig7, fig8, table1, slate (default fig1,fig5,fig8; with data "
+        "sets table1,fig5,fig6,fig7,fig8)",
+    )  # fmt: skip
     options.add_list_option(
         p, "--k", metavar="K",
         help="numbers of features, integers or 'log' (floor(log d)); default 5,log",
@@ -54,11 +69,35 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument(
         "--paper", action="store_true", help="paper sizes: 1000 reps, 100 trials, 12 eps, k 5,log,8"
     )
-    p.add_argument("--data", default=None, metavar="CSV", help="your data set for Figs. 5/8")
-    p.add_argument("--target", default=None, metavar="COLUMN", help="target column of --data")
     p.add_argument(
-        "--lasso-alpha", type=float, default=0.1, help="LASSO alpha (two-stage, truth; 0.1)"
+        "--data", default=None, metavar="CSV[,CSV...]",
+        help=f"your data sets (CSV; {docs_reference('topk')}) for Table 1 and Figs. 5-8",
+    )  # fmt: skip
+    p.add_argument(
+        "--target", default=None, metavar="NAME", help="target column (row with --layout genes)"
     )
+    p.add_argument(
+        "--layout", choices=["samples", "genes"], default="samples",
+        help="--data layout: a row per sample (default) or a row per gene",
+    )  # fmt: skip
+    options.add_list_option(
+        p, "--standin", metavar="NAME",
+        help="synthetic stand-ins with a Table 1 data set's (n, d, R^2): names, 'figs' "
+        "(christensen,sorlie,yeoh) or 'all'",
+    )  # fmt: skip
+    p.add_argument(
+        "--lasso-lambda", type=float, default=None,
+        help="LASSO penalty lambda in paper 002's units (two-stage, truth, R^2; default 0.1)",
+    )  # fmt: skip
+    p.add_argument(
+        "--lasso-convention", choices=["mean", "half_sum", "sum"], default="mean",
+        help="how eq. (4) normalises the loss: mean (paper 002, scikit-learn alpha = lambda; "
+        "default), half_sum (alpha = lambda/n), sum (alpha = lambda/(2n))",
+    )  # fmt: skip
+    p.add_argument(
+        "--lasso-alpha", type=float, default=None,
+        help="scikit-learn's alpha directly (= --lasso-lambda with --lasso-convention mean)",
+    )  # fmt: skip
     p.add_argument("--scenario", default="4", help="selection scenario of --figure slate (4)")
     p.add_argument(
         "--slate-trials", type=int, default=1000, help="trials of --figure slate (default 1000)"
@@ -117,12 +156,87 @@ def _acc_summary(records: list[dict[str, Any]]) -> str:
     return "\n".join(out)
 
 
+def _lasso(args: argparse.Namespace) -> tuple[float, str]:
+    """The LASSO penalty (paper 002's lambda) and its convention from the options."""
+    if args.lasso_alpha is not None:
+        if args.lasso_lambda is not None:
+            raise ValueError("--lasso-alpha and --lasso-lambda exclude each other")
+        if args.lasso_convention != "mean":
+            raise ValueError("--lasso-alpha is scikit-learn's alpha: --lasso-convention mean")
+        lam, name = args.lasso_alpha, "--lasso-alpha"
+    else:
+        lam, name = (0.1 if args.lasso_lambda is None else args.lasso_lambda), "--lasso-lambda"
+    if not (math.isfinite(lam) and lam > 0):
+        raise ValueError(f"{name} must be finite and > 0, got {lam}")
+    return float(lam), str(args.lasso_convention)
+
+
+def _standin_names(items: list[str] | None) -> list[str]:
+    from dpbandits.topk.experiments import TABLE1
+
+    names: list[str] = []
+    for item in items or []:
+        key = item.strip().lower()
+        if key == "all":
+            names.extend(TABLE1)
+        elif key == "figs":
+            names.extend(DEFAULT_STANDINS)
+        elif key in TABLE1:
+            names.append(key)
+        else:
+            raise ValueError(
+                f"--standin: unknown data set {item!r}; Table 1 has {', '.join(TABLE1)}"
+            )
+    return list(dict.fromkeys(names))
+
+
+def _table1_summary(rows: list[dict[str, Any]]) -> str:
+    lines = ["Table 1: in-sample R^2 of the non-private LASSO (centred, infinity-norm 1)", ""]
+    lines.append("| data set | n | p | R^2 | paper R^2 | nonzero | truth lambda |")
+    lines.append("|---|---|---|---|---|---|---|")
+    for r in rows:
+        paper = "" if math.isnan(r["r2_paper"]) else f"{r['r2_paper']:.4f}"
+        lines.append(
+            f"| {r['dataset']} | {r['n']} | {r['p']} | {r['r2']:.4f} | {paper} | "
+            f"{r['n_nonzero']} | {r['truth_lambda']:.3g} |"
+        )
+    return "\n".join(lines)
+
+
+def _diff_summary(rows: list[dict[str, Any]], k_label: str) -> str:
+    lines = [f"{k_label}: DP-SIS minus two-stage top-k accuracy (* = |z| > 2)", ""]
+    eps = sorted({r["epsilon"] for r in rows})
+    names = list(dict.fromkeys(r["dataset"] for r in rows))
+    lines.append("| data set | " + " | ".join(f"{e:.3g}" for e in eps) + " |")
+    lines.append("|---|" + "---|" * len(eps))
+    for ds in names:
+        cells = []
+        for e in eps:
+            hit = [r for r in rows if r["dataset"] == ds and r["epsilon"] == e]
+            cells.append(
+                ""
+                if not hit
+                else f"{hit[0]['difference']:+.2f}{'*' if hit[0]['significant'] else ''}"
+            )
+        lines.append(f"| {ds} | " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
 def run(args: argparse.Namespace) -> int:
-    options.load_plugins(args.plugins)
-    figures = options.split_list(args.figures, "--figure") or ["fig1", "fig5", "fig8"]
+    load_plugins(args.plugins)
+    data_paths = options.split_list([args.data] if args.data else None, "--data") or []
+    standins = _standin_names(options.split_list(args.standins, "--standin"))
+    has_data = bool(data_paths or standins)
+    default_figures = (
+        ["table1", "fig5", "fig6", "fig7", "fig8"] if has_data else ["fig1", "fig5", "fig8"]
+    )
+    figures = options.split_list(args.figures, "--figure") or default_figures
     for f in figures:
         if f not in FIGURES:
             raise ValueError(f"--figure must be among {', '.join(FIGURES)}, got {f!r}")
+    if not has_data and set(DATA_FIGURES) & set(figures):
+        standins = list(DEFAULT_STANDINS)  # the data sets of Figs. 2-4, as stand-ins
+        has_data = True
     ks = options.split_list(args.ks, "--k") or (["5", "log", "8"] if args.paper else ["5", "log"])
     from dpbandits.topk.experiments import PAPER_EPSILONS
 
@@ -132,12 +246,12 @@ def run(args: argparse.Namespace) -> int:
     eps = options.parse_epsilons(eps_text, paper=PAPER_EPSILONS)  # 'paper': paper 002's grid
     mechanisms = options.split_list(args.mechanisms, "--mechanism") or ["canonical_lipschitz"]
     options.check_at_least_one(args, "reps", "trials", "slate_trials")
-    if not (math.isfinite(args.lasso_alpha) and args.lasso_alpha > 0):
-        raise ValueError(f"--lasso-alpha must be finite and > 0, got {args.lasso_alpha}")
+    lam, convention = _lasso(args)
     if (args.data is None) != (args.target is None):
         raise ValueError("--data and --target go together")
-    if args.data is not None and not os.path.isfile(args.data):
-        raise ValueError(f"--data: no such file {args.data!r}")
+    for path in data_paths:
+        if not os.path.isfile(path):
+            raise ValueError(f"--data: no such file {path!r}")
     reps = args.reps or (1000 if args.paper else 100)
     trials = args.trials or (100 if args.paper else 30)
 
@@ -145,7 +259,7 @@ def run(args: argparse.Namespace) -> int:
 
     for m in mechanisms:
         topk.make(m)  # unknown names fail before any work
-    if {"fig1", "fig5", "fig8"} & set(figures):
+    if {"fig1", "fig5", "fig8"} & set(figures) or has_data:
         from dpbandits.topk.feature_selection import SKLEARN_HINT
 
         try:
@@ -178,21 +292,63 @@ def run(args: argparse.Namespace) -> int:
         t0 = time.perf_counter()
         if "fig1" in figures:
             t = time.perf_counter()
-            rec1 = te.figure1_counts(reps, args.seed, alpha=args.lasso_alpha)
+            rec1 = te.figure1_counts(reps, args.seed, lam=lam, convention=convention)
             say(f"fig1: {reps} repetitions in {time.perf_counter() - t:.1f} s")
             table("fig1", "fig1_counts", rec1, _fig1_summary(rec1))
             files.figure("fig1", lambda: tp.plot_figure1(rec1))
-        if "fig5" in figures or "fig8" in figures:
+        datasets = []
+        if has_data:
             t = time.perf_counter()
-            if args.data is not None:
-                data = te.load_csv(args.data, args.target, alpha=args.lasso_alpha)
-            else:
-                data = te.fan_lv_design(np.random.default_rng(args.seed))
-            rec5 = te.accuracy_curves(
-                data, ks, eps, trials, args.seed, mechanisms=mechanisms, alpha=args.lasso_alpha
-            )
+            for path in data_paths:
+                datasets.append(
+                    te.load_microarray(
+                        path,
+                        args.target,
+                        layout=args.layout,
+                        truth_k=ks,
+                        lam=lam,
+                        convention=convention,
+                    )
+                )
+            for i, name in enumerate(standins):
+                rng = np.random.default_rng([args.seed, 2, i])
+                datasets.append(
+                    te.microarray_standin(name, rng, truth_k=ks, lam=lam, convention=convention)
+                )
+            for ds in datasets:
+                extended = ds.truth_lambda < ds.lam
+                say(
+                    f"{ds.name} {ds.X.shape}: LASSO at lambda = {ds.lam:g} ({ds.convention}) "
+                    f"keeps {ds.n_nonzero} features, R^2 {ds.r2:.4f}"
+                    + (
+                        f"; the truth continues down the LASSO path to lambda = "
+                        f"{ds.truth_lambda:.3g}"
+                        if extended
+                        else ""
+                    )
+                )
+            say(f"data sets loaded in {time.perf_counter() - t:.1f} s")
+            if "table1" in figures:
+                rows = te.table1(datasets)
+                table("table1", "table1", rows, _table1_summary(rows))
+        if {"fig5", "fig6", "fig7", "fig8"} & set(figures):
+            t = time.perf_counter()
+            if not datasets:
+                datasets = [te.fan_lv_design(np.random.default_rng(args.seed))]
+            rec5: list[dict[str, Any]] = []
+            for ds in datasets:
+                rec5 += te.accuracy_curves(
+                    ds,
+                    ks,
+                    eps,
+                    trials,
+                    args.seed,
+                    mechanisms=mechanisms,
+                    lam=lam,
+                    convention=convention,
+                )
             say(
-                f"fig5/fig8: {data.name} {data.X.shape}, {trials} trials "
+                f"accuracy: {', '.join(d.name for d in datasets)}, {trials} trials "
                 f"in {time.perf_counter() - t:.1f} s"
             )
             table("accuracy", "accuracy", rec5, _acc_summary(rec5))
@@ -200,6 +356,21 @@ def run(args: argparse.Namespace) -> int:
                 files.figure("fig5", lambda: tp.plot_accuracy(rec5))
             if "fig8" in figures:
                 files.figure("fig8", lambda: tp.plot_order_metrics(rec5))
+            if {"fig6", "fig7"} & set(figures):
+                diffs = te.accuracy_differences(rec5)
+                k_of: dict[str, list[int]] = {}
+                for r in diffs:
+                    k_of.setdefault(r["dataset"], []).append(r["k"])
+                parts = []
+                # Fig. 6 is k = 5, Fig. 7 the data set's floor(log d): the first and the last k
+                for fig, pick in (("fig6", min), ("fig7", max)):
+                    if fig not in figures:
+                        continue
+                    sel = [r for r in diffs if r["k"] == pick(k_of[r["dataset"]])]
+                    label = "Fig. 6 (k = smallest)" if fig == "fig6" else "Fig. 7 (k = largest)"
+                    parts.append(_diff_summary(sel, label))
+                    files.figure(fig, functools.partial(tp.plot_differences, sel, label))
+                table("differences", "differences", diffs, "\n\n".join(parts))
         if "slate" in figures:
             from dpbandits.topk.slates import evaluate_slates
 

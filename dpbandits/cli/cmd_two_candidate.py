@@ -21,6 +21,7 @@ import math
 from typing import Any
 
 from dpbandits.cli import options
+from dpbandits.core.plugins import load_plugins
 
 HELP = "two-candidate maps HG(M, M') over (Δ1, Δ2) (Figs. 2, 10-12)"
 FIG10_GAMMAS = (0.5, 0.2, 0.05, 0.01)
@@ -100,7 +101,7 @@ def run(args: argparse.Namespace) -> int:
     from dpbandits.scenarios import two_candidate as hg
     from dpbandits.selectors.spec import parse_selector_spec
 
-    options.load_plugins(args.plugins)
+    load_plugins(args.plugins)
     grid = options.parse_float_grid(args.grid, "--grid")
     if not all(math.isfinite(d) and d > 0 for d in grid):
         raise ValueError(f"--grid values (sensitivities) must be finite and > 0, got {args.grid!r}")

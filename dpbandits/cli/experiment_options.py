@@ -3,15 +3,19 @@
 from __future__ import annotations
 
 import argparse
+import sys
 from typing import Any
 
-from dpbandits.cli.options import add_plugin_argument, check_runs_fit_in_memory, load_plugins
+from dpbandits.cli.options import add_plugin_argument, check_runs_fit_in_memory
+from dpbandits.core.docs import docs_reference
+from dpbandits.core.plugins import load_plugins
 
 
 def add_experiment_arguments(parser: argparse.ArgumentParser, command: str) -> None:
     parser.add_argument("config", nargs="?", metavar="CONFIG.toml",
-                        help="experiment config (docs/experiments.md), or a results file (.npz) "
-                        "to re-run or print its config; optional with --env")  # fmt: skip
+                        help=f"experiment config ({docs_reference('experiments')}), or a "
+                        "results file (.npz) to re-run or print its config; optional with "
+                        "--env")  # fmt: skip
     parser.add_argument("--env", default=None, metavar="ID",
                         help="environment: a registered id or module:Class (replaces the "
                         "config's)")  # fmt: skip
@@ -39,7 +43,45 @@ def add_experiment_arguments(parser: argparse.ArgumentParser, command: str) -> N
     parser.add_argument("--no-progress", action="store_true", help="no progress bar")
     parser.add_argument("--print-config", action="store_true",
                         help="print the resolved config as TOML and exit (no run)")  # fmt: skip
+    parser.add_argument("--example", nargs="?", const="list", default=None, metavar="NAME",
+                        help=f"print the example config NAME as shipped with dpbandits and exit "
+                        f"(dpbandits {command} --example NAME > my.toml writes it to edit); "
+                        "without NAME, or with 'list', list the examples")  # fmt: skip
     add_plugin_argument(parser)
+
+
+#: The options that change a config (``args`` name: option): ``--example NAME`` prints the
+#: shipped file as it is.
+_CONFIG_OPTIONS = {"config": "CONFIG.toml", "env": "--env", "env_args": "--env-arg",
+                   "agents": "--agent", "runs": "--runs", "seed": "--seed", "sets": "--set",
+                   "grid": "--grid"}  # fmt: skip
+
+
+def print_example(args: argparse.Namespace, command: str) -> bool:
+    """``--example``: print the list of shipped examples, or one of them; ``False`` without it.
+
+    An example is printed exactly as shipped (comments included), so ``--example NAME`` with an
+    option that would change it is refused rather than ignored."""
+    from dpbandits.experiments.examples import example_text, examples_table
+
+    if args.example is None:
+        return False
+    given = [option for name, option in _CONFIG_OPTIONS.items()
+             if getattr(args, name, None) not in (None, [])]  # fmt: skip
+    if given:
+        raise ValueError(
+            f"--example prints the shipped config as it is, without {', '.join(given)}: write "
+            f"it with `dpbandits {command} --example NAME > my.toml`, then run "
+            f"`dpbandits {command} my.toml` with your options"
+        )
+    if args.example.strip().lower() == "list":
+        sys.stdout.write(
+            examples_table() + f"\n\nWrite one to edit: dpbandits {command} --example NAME > "
+            "my.toml; run it with the command shown beside it\n"
+        )
+    else:
+        sys.stdout.write(example_text(args.example))
+    return True
 
 
 def parse_grid(items: list[str] | None) -> dict[str, list[Any]]:
@@ -57,10 +99,17 @@ def parse_grid(items: list[str] | None) -> dict[str, list[Any]]:
     return grid
 
 
-def experiment_from_args(args: argparse.Namespace, grid: dict[str, list[Any]] | None = None) -> Any:
-    """Load plug-ins, then the config with the quick flags applied (validated, no work)."""
+def experiment_from_args(
+    args: argparse.Namespace, grid: dict[str, list[Any]] | None = None, *, command: str = "run"
+) -> Any:
+    """Load plug-ins, then the config with the quick flags applied (validated, no work).
+
+    Without a config file, ``--env`` or ``--agent``, the shipped example of ``command``
+    (:data:`~dpbandits.experiments.examples.DEFAULT_RUN` or ``DEFAULT_SWEEP``) is the config,
+    with the other options applied, and a line on stderr says so."""
     from dpbandits.core import checks
-    from dpbandits.experiments.config import load_experiment, parse_agent_option, parse_assignments
+    from dpbandits.experiments.examples import DEFAULT_RUN, DEFAULT_SWEEP, example_text
+    from dpbandits.experiments.config import load_config, parse_agent_option, parse_assignments
     from dpbandits.experiments.sweep import mark_plugins_loaded
 
     load_plugins(args.plugins)
@@ -68,8 +117,17 @@ def experiment_from_args(args: argparse.Namespace, grid: dict[str, list[Any]] | 
     for name in ("runs", "jobs"):
         if getattr(args, name) is not None:
             checks.positive_int(getattr(args, name), f"--{name}")
-    exp = load_experiment(
-        args.config,
+    source = args.config
+    if source is None and args.env is None and not args.agents:
+        # a bare command runs the shipped example of its kind (docs/cli.md), and says so
+        name = DEFAULT_SWEEP if command == "sweep" else DEFAULT_RUN
+        source = example_text(name)
+        print(f"dpbandits {command}: no CONFIG.toml given: running the example config "
+              f"'{name}' shipped with dpbandits; `dpbandits {command} --example {name} > "
+              f"my.toml` writes it to edit, `dpbandits {command} --example` lists the others",
+              file=sys.stderr, flush=True)  # fmt: skip
+    exp = load_config(
+        source,
         env=args.env,
         env_args=parse_assignments(args.env_args, "--env-arg"),
         agents=parse_agent_option(args.agents),

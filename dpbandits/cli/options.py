@@ -15,26 +15,25 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import importlib
-import importlib.util
 import math
 import os
 import re
 import sys
 import tempfile
-import traceback
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
 
-from dpbandits.core.files import INCOMPLETE_MARKER, mark_incomplete
+from dpbandits.core.docs import docs_reference, link_docs_paths
+from dpbandits.core.files import INCOMPLETE_MARKER, mark_incomplete, remove_stale_temporaries
 
 __all__ = [
     "INCOMPLETE_MARKER",
     "Outputs",
+    "add_bounds_options",
     "add_command",
     "add_common_options",
     "add_epsilon_option",
@@ -44,8 +43,8 @@ __all__ = [
     "check_at_least_one",
     "check_runs_fit_in_memory",
     "check_writable_file",
-    "load_plugins",
     "output_directory",
+    "parse_bounds_epsilons",
     "parse_epsilons",
     "parse_float_grid",
     "parse_ints",
@@ -65,9 +64,12 @@ def add_command(
     formatter_class: type[argparse.HelpFormatter] = argparse.RawDescriptionHelpFormatter,
 ) -> argparse.ArgumentParser:
     """The parser of subcommand ``name``: ``help`` is its line in ``dpbandits --help``, ``doc``
-    (the command module's docstring) its description, shown as written."""
+    (the command module's docstring) its description, shown as written except that each
+    ``docs/<page>.md`` becomes the page's address and offline command (:func:`link_docs_paths`)."""
+    description = None if doc is None else link_docs_paths(doc)
     return subparsers.add_parser(
-        name, aliases=list(aliases), help=help, description=doc, formatter_class=formatter_class
+        name, aliases=list(aliases), help=help, description=description,
+        formatter_class=formatter_class,
     )
 
 
@@ -166,6 +168,8 @@ def add_output_options(
 
 
 def add_plugin_argument(parser: argparse.ArgumentParser) -> None:
+    """``--plugin FILE.py|MODULE`` (repeatable): code to import before the command runs, e.g. a
+    module that registers a selector (:func:`dpbandits.core.plugins.load_plugins` imports it)."""
     parser.add_argument(
         "--plugin",
         dest="plugins",
@@ -175,50 +179,6 @@ def add_plugin_argument(parser: argparse.ArgumentParser) -> None:
         help="import a Python file or module first, e.g. one that registers a selector with "
         "dpbandits.selectors.register(name, ...); repeatable",
     )
-
-
-def load_plugins(items: Iterable[str] | None) -> None:
-    """Import each item: a path to a ``.py`` file (run as a module) or an importable module.
-
-    Any error a plug-in raises while being imported (a syntax error, an exception) becomes one
-    ``ValueError`` naming the plug-in, its file and line: the command stops before any work.
-    """
-    for item in items or []:
-        path = Path(item)
-        try:
-            if item.endswith(".py") or path.exists():
-                if not path.is_file():
-                    raise ValueError(f"--plugin: no such file {item!r}")
-                name = "dpbandits_plugin_" + re.sub(r"\W", "_", path.stem)
-                spec = importlib.util.spec_from_file_location(name, path)
-                if spec is None or spec.loader is None:
-                    raise ValueError(f"--plugin: cannot import {item!r}")
-                module = importlib.util.module_from_spec(spec)
-                # Kept in sys.modules so that worker processes can unpickle its classes.
-                sys.modules[name] = module
-                try:
-                    spec.loader.exec_module(module)
-                except BaseException:
-                    sys.modules.pop(name, None)
-                    raise
-            else:
-                importlib.import_module(item)
-        except ValueError as exc:
-            if str(exc).startswith("--plugin"):
-                raise
-            raise ValueError(_plugin_error(item, exc)) from None
-        except (Exception, SystemExit) as exc:  # noqa: BLE001 (a plug-in can raise anything)
-            raise ValueError(_plugin_error(item, exc)) from None
-
-
-def _plugin_error(item: str, exc: BaseException) -> str:
-    if isinstance(exc, SyntaxError):
-        where = f"{exc.filename}, line {exc.lineno}"
-        return f"--plugin {item!r} has a syntax error ({where}): {exc.msg}"
-    frames = traceback.extract_tb(exc.__traceback__)
-    own = [f for f in frames if "importlib" not in f.filename and "dpbandits" not in f.filename]
-    where = f" ({own[-1].filename}, line {own[-1].lineno})" if own else ""
-    return f"--plugin {item!r} failed to import{where}: {type(exc).__name__}: {exc}"
 
 
 def split_list(values: list[str] | None, name: str = "a list option") -> list[str] | None:
@@ -310,6 +270,32 @@ def parse_epsilons(
     return [float(v) for v in values]
 
 
+def add_bounds_options(parser: argparse.ArgumentParser) -> None:
+    """``--bounds`` (draw the regret lower bounds on the regret figure) and ``--bounds-eps``
+    (the eps of the eps-global-DP bounds, :func:`parse_bounds_epsilons`)."""
+    parser.add_argument(
+        "--bounds", action="store_true",
+        help="draw the regret lower bounds on the regret figure: Lai-Robbins and the "
+        f"eps-global-DP bounds at --bounds-eps ({docs_reference('private-bandits')})",
+    )  # fmt: skip
+    parser.add_argument(
+        "--bounds-eps", dest="bounds_eps", default="1", metavar="EPS[,EPS...]",
+        help="eps of the eps-global-DP lower bounds drawn with --bounds ('inf' allowed; "
+        "default %(default)s)",
+    )  # fmt: skip
+
+
+def parse_bounds_epsilons(args: argparse.Namespace) -> list[float]:
+    """The eps values of ``--bounds-eps`` (each > 0, ``inf`` allowed), checked before any work;
+    ``--bounds`` with ``--no-plots`` is refused (there would be no figure to draw on)."""
+    if args.bounds and getattr(args, "no_plots", False):
+        raise ValueError("--bounds draws on the regret figure: drop --no-plots")
+    values = parse_float_grid(args.bounds_eps, "--bounds-eps")
+    if not all(v > 0 for v in values):  # NaN fails too
+        raise ValueError(f"--bounds-eps values must be > 0, got {args.bounds_eps!r}")
+    return [float(v) for v in values]
+
+
 def check_writable_file(path: str | None, option: str) -> None:
     """Fail now, not after the run, if ``path`` cannot be written (its directory is created).
 
@@ -341,7 +327,9 @@ def output_directory(path: str, command: str) -> Iterator[Path]:
 
     The marker :data:`INCOMPLETE_MARKER` is written first and removed only when the block
     finishes without an error, so a directory left by an interrupted or failed command says so
-    (the files beside it are partial) and never looks complete.
+    (the files beside it are partial) and never looks complete. Temporary files that a
+    command killed mid-write left in ``path`` are removed
+    (:func:`dpbandits.core.files.remove_stale_temporaries`).
     """
     if not path.strip():
         raise ValueError("--out must not be empty")
@@ -353,6 +341,7 @@ def output_directory(path: str, command: str) -> Iterator[Path]:
         marker = mark_incomplete(out, f"'dpbandits {command}'")
     except OSError as exc:
         raise ValueError(f"--out: cannot write to {path!r}: {exc}") from None
+    remove_stale_temporaries(out)  # left by a run of a command killed while writing a file
     yield out
     marker.unlink(missing_ok=True)
 

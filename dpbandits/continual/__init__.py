@@ -34,7 +34,8 @@ release at ``n`` sums the nodes of the dyadic decomposition of ``[1, n]``: node
   ``Var Z_n = (k+1) 2 (2b/eps)^2 + popcount(m) 2 (2kb/eps)^2`` with ``k = floor(log2 n)``.
 
 The noise tables and the lazily drawn noise blocks live in :mod:`dpbandits.continual.tree_noise`;
-:mod:`dpbandits.continual.grid_noise` has the discrete Laplace noise of the floating-point-safe option of
+:mod:`dpbandits.continual.grid_noise` has the discrete Laplace noise of the floating-point-safe
+option of
 :class:`PrivateMeans` (``noise="discrete"``, see ``docs/floating-point.md``).
 """
 
@@ -46,9 +47,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from dpbandits.core import checks
-from dpbandits.core.arms import RunArms, matrix_property
-from dpbandits.core.checks import positive_int, positive_number
+from dpbandits.continual.grid_noise import grid_step
 from dpbandits.continual.kernels import (
     binary_add,
     hybrid_add,
@@ -57,7 +56,6 @@ from dpbandits.continual.kernels import (
     means_clipped,
     means_update,
 )
-from dpbandits.continual.grid_noise import grid_step
 from dpbandits.continual.tree_noise import (
     LAPLACE_NODES,
     MAX_EPOCH,
@@ -67,6 +65,9 @@ from dpbandits.continual.tree_noise import (
     binary_noise,
     hybrid_noise,
 )
+from dpbandits.core import checks
+from dpbandits.core.arms import RunArms, matrix_property
+from dpbandits.core.checks import positive_int, positive_number
 
 __all__ = [
     "NOISES",
@@ -333,8 +334,9 @@ class PrivateMeans:
 
     Noise is drawn lazily in blocks of ``block`` counts per stream (a power of two, at most the
     smallest power of two above ``n_max``), two blocks held per stream, so memory is
-    ``2 R K block`` float64 (6.5 MB for R=100, K=2) whatever the horizon, instead of the
-    ``R K n_max`` of a full table (80 MB for n_max=50_000): several agents run side by side in
+    ``2 R K block`` float64 (6.5 MB for R=100, K=2; ``3 R K block`` while it is built,
+    which is what the constructor checks against the machine's memory) whatever the horizon,
+    instead of the ``R K n_max`` of a full table (80 MB for n_max=50_000): several agents run side by side in
     the engine.  ``block=None`` (default) takes 2048, or, when ``n_max`` is given, the power of
     two above ``2 n_max / K`` if that is smaller (but at least 64): with many arms each arm is
     pulled about ``n_max / K`` times, and a fixed 2048 would cost 3.3 GB at R=100, K=1000.
@@ -378,9 +380,13 @@ class PrivateMeans:
         if self.n_max is not None:
             block = min(block, max(2, 1 << self.n_max.bit_length()))  # covers n <= n_max
         self.block = block
+        # the noise blocks at their peak (two slots per stream and the first block's table while
+        # it is copied in: 3 block float64 per stream), and the counts, sums and means
         checks.memory(
-            self.layout.size * block,
-            f"n_runs * n_arms * block = {self.n_runs} * {self.n_arms} * {block}",
+            HybridNoiseBlocks.peak_nbytes(self.layout.size, block) + 24 * self.layout.size,
+            f"the noise blocks of n_runs * n_arms = {self.n_runs} * {self.n_arms} streams "
+            f"(block = {block} counts, 3 * block float64 each at construction)",
+            itemsize=1,
         )
         self.sensitivity = self.hi - self.lo
         checks.noise_scale(2 * MAX_EPOCH * self.sensitivity, self.epsilon, "the hybrid mechanism")
@@ -485,18 +491,28 @@ class PrivateMeans:
         rewards already clipped to ``[lo, hi]`` (not modified; snapped to the grid here for
         ``noise="discrete"``). No checks beyond ``n_max``.
         """
+        self.reserve_step(flat)
+        noise = self._noise
+        means_update(self._counts, self._sums, self._means, noise.buf_flat, noise.shift,
+                     noise.mask, self._gamma, flat, x)  # fmt: skip
+
+    def reserve_step(self, flat: NDArray[np.intp]) -> None:
+        """The bookkeeping of one step of :meth:`update_flat` without the update: make the
+        noise of one more pull of the streams ``flat`` (distinct) readable, for a compiled
+        caller that then pushes their items itself (``means_push``; an agent whose streams
+        take an item only at some steps). Call it once per step, whether or not a stream
+        takes an item (:attr:`ready_steps` counts steps); raises (``n_max``) before any
+        state change."""
         noise = self._noise
         if noise.safe > 1:  # HybridNoiseBlocks.reserve, inlined: the common case
             noise.safe -= 1
-        else:  # may draw the next blocks; raises (n_max) before any state change
+        else:  # may draw the next blocks
             noise.reserve(flat, None, self._counts)
-        means_update(self._counts, self._sums, self._means, noise.buf_flat, noise.shift,
-                     noise.mask, self._gamma, flat, x)  # fmt: skip
 
     def kernel_args(self) -> tuple[Any, ...]:
         """The arguments of :func:`~dpbandits.continual.kernels.means_update` before ``(flat,
         x)``: the state a compiled caller updates in place (read again after every
-        :meth:`reserve_steps`, which may replace the noise block)."""
+        :meth:`reserve_step`, which may replace the noise block)."""
         noise = self._noise
         return (self._counts, self._sums, self._means, noise.buf_flat, noise.shift, noise.mask,
                 self._gamma)  # fmt: skip

@@ -15,7 +15,6 @@ from typing import Any
 
 import numpy as np
 
-from dpbandits.core.jit import kernel
 from dpbandits.continual.tree_noise import (
     lowest_bit,
     node_release,
@@ -23,9 +22,11 @@ from dpbandits.continual.tree_noise import (
     top_bit,
     tree_absorb,
 )
+from dpbandits.core.jit import kernel
 
 __all__ = [
     "binary_add",
+    "binary_noise_push",
     "hybrid_add",
     "hybrid_add_lockstep",
     "items_check",
@@ -80,6 +81,29 @@ def binary_add(alpha: Any, alpha_hat: Any, counts: Any, sums: Any, release: Any,
         counts[j] = n
         sums[j] += xs[i]
         release[j] = node_release(alpha_hat[j], n_levels, n, scratch, True, False)
+
+
+@kernel
+def binary_noise_push(nodes: Any, counts: Any, j: int, noise: float) -> float:
+    """The binary mechanism's noise ``Z_n`` at stream ``j``'s next count ``n`` (its release is
+    ``S_n + Z_n``, the noise being data independent: :func:`~dpbandits.continual.binary_noise`
+    draws the same sequence as a table). ``nodes`` ``(S, L)`` holds the noise of every node
+    over the set bits of the stream's count (0 elsewhere); the count's lowest set bit ``t``
+    closes the nodes below it and opens node ``t`` with ``noise``, its ``Lap(L b / eps)``
+    draw; ``Z_n`` sums the open nodes. The same law as :class:`BinaryMechanism`'s releases
+    minus the prefix sums, at a few nanoseconds per item (no node sums of the data are kept).
+    ``counts[j]`` is incremented; it must stay below ``2^L``."""
+    n = counts[j] + 1
+    counts[j] = n
+    t = lowest_bit(n)
+    row = nodes[j]
+    for level in range(t):
+        row[level] = 0.0
+    row[t] = noise
+    z = 0.0
+    for level in range(t, row.shape[0]):
+        z += row[level]
+    return z
 
 
 @kernel
@@ -176,7 +200,8 @@ def means_push(counts: Any, sums: Any, means: Any, noise: Any, shift: int, mask:
     ``n += 1``, ``S_n = S_{n-1} + x``, mean ``(S_n + Z_n) / n`` (App. H).
 
     ``counts``/``sums``/``means`` are :class:`PrivateMeans`' flat state, ``noise``/``shift``/
-    ``mask`` its :class:`~dpbandits.continual.tree_noise.HybridNoiseBlocks` (``buf_flat``, ``shift``,
+    ``mask`` its :class:`~dpbandits.continual.tree_noise.HybridNoiseBlocks` (``buf_flat``,
+    ``shift``,
     ``mask``), which must hold ``Z_n`` (its ``reserve``); ``gamma > 0`` snaps ``x`` to the grid
     ``gamma Z`` first (``noise="discrete"``: ``rint(x / gamma) * gamma``), 0 leaves it.
     """

@@ -8,7 +8,8 @@ The noise a tree mechanism adds at count ``n`` does not depend on the data, so t
 
 Node noise comes from a *node sampler*: :class:`LaplaceNodes` (continuous Laplace, the default)
 or :class:`GridLaplaceNodes` (discrete Laplace on a power-of-two grid, floating-point safe, see
-:mod:`dpbandits.continual.grid_noise`).  A sampler draws node noises of scale ``s`` as numbers of *units*
+:mod:`dpbandits.continual.grid_noise`).  A sampler draws node noises of scale ``s`` as numbers of
+*units*
 (``units(rng, size, s)``) and says what one unit is worth (``unit(s)``); the tree code sums
 units and multiplies once, so both samplers share one code path.  For the grid sampler the units
 are integers and one unit is ``gamma``: every sum is an exact multiple of ``gamma``.
@@ -30,9 +31,9 @@ from typing import Any, Protocol
 import numpy as np
 from numpy.typing import NDArray
 
+from dpbandits.continual.grid_noise import discrete_laplace_units
 from dpbandits.core import checks
 from dpbandits.core.checks import positive_int, positive_number
-from dpbandits.continual.grid_noise import discrete_laplace_units
 from dpbandits.core.jit import generator_address, kernel, pairwise_sum
 from dpbandits.core.samplers import fill_standard_laplace
 
@@ -56,6 +57,7 @@ __all__ = [
     "noise_current",
     "noise_lookup",
     "noise_table",
+    "set_bits",
     "top_bit",
     "trailing_zeros",
     "tree_absorb",
@@ -97,6 +99,16 @@ def top_bit(n: int) -> int:
     while n >> (k + 1):
         k += 1
     return k
+
+
+@kernel
+def set_bits(n: int) -> int:
+    """The number of set bits of ``n >= 0``: how many tree nodes the release at ``n`` sums."""
+    count = 0
+    while n:
+        n &= n - 1
+        count += 1
+    return count
 
 
 @kernel
@@ -484,6 +496,15 @@ class HybridNoiseBlocks:
         self.safe = 0  # calls of ``at`` that surely need no new block (see ``at``)
         self.buf_flat = self.buf.reshape(-1)  # view; Z_n of stream s at s 2B + n % 2B
         self.shift = self.log_block + 1
+
+    @staticmethod
+    def peak_nbytes(n_streams: int, block: int) -> int:
+        """Bytes the constructor holds at its peak for ``n_streams`` streams of blocks of
+        ``block`` counts: per stream the two slots (``buf``, ``2 block`` float64) and the first
+        block's table (``block - 1`` float64, alive while it is copied in), the high-level nodes
+        (63 float64) and two counters -- the peak ``tracemalloc`` measures. What a caller checks
+        against the machine's memory before building one (:class:`dpbandits.continual.PrivateMeans`)."""
+        return 8 * n_streams * (3 * block + _MAX_LEVELS + 2)
 
     def __getstate__(self) -> dict[str, Any]:
         state = self.__dict__.copy()

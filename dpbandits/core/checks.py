@@ -33,13 +33,17 @@ from numpy.typing import ArrayLike, NDArray
 
 __all__ = [
     "MAX_NOISE_SCALE",
+    "ParameterError",
+    "ParameterTypeError",
     "bounds",
     "flag",
+    "format_bytes",
     "generator",
     "integer",
     "memory",
     "noise_scale",
     "number",
+    "physical_memory",
     "positive_int",
     "positive_number",
     "probability",
@@ -56,6 +60,23 @@ __all__ = [
 MAX_NOISE_SCALE = 1e300
 
 
+class ParameterError(ValueError):
+    """A ``ValueError`` about one named parameter: ``param`` is its name, so that a caller
+    (the config layer) can point at the key that set it without reading the message."""
+
+    def __init__(self, message: str, param: str | None = None) -> None:
+        super().__init__(message)
+        self.param = param
+
+
+class ParameterTypeError(TypeError):
+    """A ``TypeError`` about one named parameter (``param``, as :class:`ParameterError`)."""
+
+    def __init__(self, message: str, param: str | None = None) -> None:
+        super().__init__(message)
+        self.param = param
+
+
 def _is_real(value: Any) -> bool:
     return (
         isinstance(value, numbers.Real)
@@ -67,23 +88,27 @@ def _is_real(value: Any) -> bool:
 def number(value: Any, name: str, *, finite: bool = True) -> float:
     """``value`` as a float: a real number (not bool/str/complex), finite unless told."""
     if not _is_real(value):
-        raise TypeError(f"{name} must be a real number, got {type(value).__name__} {value!r}")
+        raise ParameterTypeError(
+            f"{name} must be a real number, got {type(value).__name__} {value!r}", name
+        )
     v = float(value)
     if finite and not math.isfinite(v):
-        raise ValueError(f"{name} must be finite, got {v!r}")
+        raise ParameterError(f"{name} must be finite, got {v!r}", name)
     if math.isnan(v):
-        raise ValueError(f"{name} must not be NaN")
+        raise ParameterError(f"{name} must not be NaN", name)
     return v
 
 
 def positive_number(value: Any, name: str, *, allow_inf: bool = False) -> float:
     """``value`` as a float ``> 0`` (finite unless ``allow_inf``)."""
     if not _is_real(value):
-        raise TypeError(f"{name} must be a real number, got {type(value).__name__} {value!r}")
+        raise ParameterTypeError(
+            f"{name} must be a real number, got {type(value).__name__} {value!r}", name
+        )
     v = float(value)
     if not (v > 0) or (not allow_inf and math.isinf(v)):  # NaN fails ``v > 0``
         rule = "> 0" if allow_inf else "finite and > 0"
-        raise ValueError(f"{name} must be {rule}, got {v!r}")
+        raise ParameterError(f"{name} must be {rule}, got {v!r}", name)
     return v
 
 
@@ -95,13 +120,15 @@ def integer(
     if allow_integral_float and _is_real(value) and not isinstance(value, (int, np.integer)):
         f = float(value)
         if not (math.isfinite(f) and f.is_integer()):
-            raise ValueError(f"{name} must be an integer, got {value!r}")
+            raise ParameterError(f"{name} must be an integer, got {value!r}", name)
         value = int(f)
     if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)):
-        raise TypeError(f"{name} must be an integer, got {type(value).__name__} {value!r}")
+        raise ParameterTypeError(
+            f"{name} must be an integer, got {type(value).__name__} {value!r}", name
+        )
     v = int(value)
     if minimum is not None and v < minimum:
-        raise ValueError(f"{name} must be >= {minimum}, got {v}")
+        raise ParameterError(f"{name} must be >= {minimum}, got {v}", name)
     return v
 
 
@@ -115,7 +142,7 @@ def probability(value: Any, name: str, *, open_interval: bool = True) -> float:
     v = number(value, name)
     if not (0.0 < v < 1.0) if open_interval else not (0.0 < v <= 1.0):
         interval = "(0, 1)" if open_interval else "(0, 1]"
-        raise ValueError(f"{name} must lie in {interval}, got {v!r}")
+        raise ParameterError(f"{name} must lie in {interval}, got {v!r}", name)
     return v
 
 
@@ -154,7 +181,9 @@ def flag(value: Any, name: str) -> bool:
     """``value`` as a bool: only ``True``/``False`` (or NumPy bools); ``0``, ``"no"`` are refused
     (``bool("no")`` is ``True``: accepting it would silently flip the option)."""
     if not isinstance(value, (bool, np.bool_)):
-        raise TypeError(f"{name} must be True or False, got {type(value).__name__} {value!r}")
+        raise ParameterTypeError(
+            f"{name} must be True or False, got {type(value).__name__} {value!r}", name
+        )
     return bool(value)
 
 
@@ -175,14 +204,16 @@ def generator(rng: Any, name: str = "rng") -> np.random.Generator:
         ) from None
 
 
-def _physical_memory() -> int:
+def physical_memory() -> int:
+    """This machine's physical memory in bytes (2^40 where the system does not say)."""
     try:
         return int(os.sysconf("SC_PAGE_SIZE")) * int(os.sysconf("SC_PHYS_PAGES"))
     except (AttributeError, OSError, ValueError):  # not POSIX: assume a large machine
         return 1 << 40
 
 
-def _bytes(n: float) -> str:
+def format_bytes(n: float) -> str:
+    """``n`` bytes for a message: ``"3.6 GiB"`` (three significant digits, binary units)."""
     for unit in ("B", "KiB", "MiB", "GiB", "TiB", "PiB"):
         if n < 1024 or unit == "PiB":
             return f"{n:.3g} {unit}"
@@ -195,11 +226,11 @@ def memory(n_values: int, what: str, itemsize: int = 8) -> None:
     physical memory, with a ``ValueError`` saying ``what`` asked for it (e.g.
     ``"n_runs * n_arms * window = 2 * 2 * 2**40"``), before anything is allocated."""
     need = int(n_values) * int(itemsize)
-    have = _physical_memory()
+    have = physical_memory()
     if need > have:
         raise ValueError(
-            f"{what} would need {_bytes(need)} of memory, more than this machine has "
-            f"({_bytes(have)}); use smaller sizes"
+            f"{what} would need {format_bytes(need)} of memory, more than this machine has "
+            f"({format_bytes(have)}); use smaller sizes"
         )
 
 
@@ -209,10 +240,11 @@ def noise_scale(numerator: float, epsilon: float, what: str, name: str = "epsilo
     scale = numerator / epsilon if epsilon > 0 else math.inf
     if not scale <= MAX_NOISE_SCALE:
         smallest = numerator / MAX_NOISE_SCALE
-        raise ValueError(
+        raise ParameterError(
             f"{name}={epsilon!r} is too small for {what}: the noise scale {numerator:g}/{name} "
             f"would exceed {MAX_NOISE_SCALE:g} and the released values would overflow; use "
-            f"{name} >= {smallest:.3g}"
+            f"{name} >= {smallest:.3g}",
+            name,
         )
     return scale
 

@@ -3,7 +3,9 @@
 Every file the library writes goes through :func:`atomic_write`: the bytes go to a temporary file
 in the destination's directory, which is then renamed over the destination (``os.replace`` is
 atomic on POSIX and Windows). An interrupted write therefore leaves either the old file or the new
-one, never a truncated one.
+one, never a truncated one. The temporary file is named ``.<name>.<pid>.<random>.tmp`` after the
+process that writes it: a process killed mid-write (``kill -9``, a power cut) leaves it behind, and
+:func:`remove_stale_temporaries` removes it when the command runs again.
 """
 
 from __future__ import annotations
@@ -14,19 +16,25 @@ import io
 import json
 import math
 import os
+import re
 import tempfile
+import time
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import IO, Any
 
 import numpy as np
 
+from dpbandits.core.signals import deferred_termination
+
 __all__ = [
     "INCOMPLETE_MARKER",
     "atomic_open",
     "atomic_write",
+    "is_stale_temporary",
     "jsonable",
     "mark_incomplete",
+    "remove_stale_temporaries",
     "save_figure",
     "strict_json",
     "write_csv",
@@ -42,8 +50,6 @@ def atomic_open(path: str | os.PathLike[str], mode: str = "wb") -> Iterator[IO[A
     """
     if mode not in ("wb", "w"):
         raise ValueError(f"mode must be 'wb' or 'w', got {mode!r}")
-    from dpbandits.experiments.parallel import deferred_termination
-
     p = Path(path)
     p.parent.mkdir(parents=True, exist_ok=True)
     # a SIGTERM waits for the end of the write (it is raised when the block ends)
@@ -52,7 +58,8 @@ def atomic_open(path: str | os.PathLike[str], mode: str = "wb") -> Iterator[IO[A
 
 
 def _atomic_open(p: Path, mode: str) -> Iterator[IO[Any]]:
-    fd, tmp = tempfile.mkstemp(prefix=f".{p.name}.", suffix=".tmp", dir=p.parent)
+    # the writer's pid in the name tells a stale file (its writer is gone) from a live one
+    fd, tmp = tempfile.mkstemp(prefix=f".{p.name}.{os.getpid()}.", suffix=".tmp", dir=p.parent)
     try:
         # mkstemp makes the file owner-only; give it the permissions a new file gets normally
         mask = os.umask(0)
@@ -79,6 +86,64 @@ def atomic_write(path: str | os.PathLike[str], data: bytes | str) -> Path:
     with atomic_open(path, "wb") as f:
         f.write(data.encode("utf-8") if isinstance(data, str) else data)
     return Path(path)
+
+
+#: The temporary file of :func:`atomic_open`: ``.<name>.<pid>.<8 random characters>.tmp``.
+_TEMPORARY = re.compile(r"\.(?P<name>.+)\.(?P<pid>[0-9]+)\.[A-Za-z0-9_]{8}\.tmp")
+
+
+def _process_runs(pid: int) -> bool:
+    """Whether a process with id ``pid`` runs on this machine (one of another user counts)."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except (PermissionError, OverflowError, OSError):  # another user's, or cannot tell: keep it
+        return True
+    return True
+
+
+def is_stale_temporary(path: str | os.PathLike[str], older_than: float | None = None) -> bool:
+    """Whether ``path`` is the temporary file of an interrupted atomic write (:func:`atomic_open`):
+    a hidden ``.<name>.<pid>.<random>.tmp`` whose writer process no longer runs on this machine,
+    or any hidden ``.*.tmp`` (written by an older version, without a pid) last modified more
+    than ``older_than`` seconds ago, when ``older_than`` is given."""
+    p = Path(path)
+    if not (p.name.startswith(".") and p.name.endswith(".tmp")) or not p.is_file():
+        return False
+    m = _TEMPORARY.fullmatch(p.name)
+    if m is not None and int(m["pid"]) != os.getpid() and not _process_runs(int(m["pid"])):
+        return True
+    if older_than is None:
+        return False
+    try:
+        return time.time() - p.stat().st_mtime > older_than
+    except OSError:  # gone meanwhile
+        return False
+
+
+def remove_stale_temporaries(
+    directory: str | os.PathLike[str], older_than: float | None = None
+) -> list[Path]:
+    """Delete the temporary files that interrupted atomic writes left in ``directory`` (not in
+    its subdirectories), as :func:`is_stale_temporary` tells them; returns their paths.
+
+    A command killed while writing a file (``kill -9``, a power cut) leaves such a file; a run
+    of the same command in the same output directory removes it. The temporary files of writes
+    going on now, in this or another process of this machine, are left alone.
+    """
+    d = Path(directory)
+    if not d.is_dir():
+        return []
+    removed = []
+    for p in sorted(d.glob(".*.tmp")):
+        if is_stale_temporary(p, older_than):
+            try:
+                p.unlink()
+            except OSError:  # gone already (another run cleaned it)
+                continue
+            removed.append(p)
+    return removed
 
 
 #: Present in an output directory while a command is writing it (and after an interruption).

@@ -70,13 +70,18 @@ def lazy_attributes(
 ) -> Callable[[str], Any]:
     """A module ``__getattr__`` (PEP 562) for ``package``: a name of ``lazy`` (name -> module)
     is imported from its module on first use and kept in ``namespace`` (the package's
-    ``globals()``); any other name is an ``AttributeError``."""
+    ``globals()``); any other name is an ``AttributeError``. A name that is the module's own
+    last component and not one of its attributes (``"selectors": "dpbandits.selectors"``)
+    is the module itself."""
 
     def __getattr__(name: str) -> Any:
         module = lazy.get(name)
         if module is None:
             raise AttributeError(f"module {package!r} has no attribute {name!r}")
-        value = getattr(importlib.import_module(module), name)
+        mod = importlib.import_module(module)
+        value = getattr(mod, name, mod if module.rpartition(".")[2] == name else None)
+        if value is None:
+            raise AttributeError(f"module {module!r} has no attribute {name!r}")
         namespace[name] = value
         return value
 

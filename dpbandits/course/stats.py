@@ -18,6 +18,7 @@ from scipy import stats
 
 __all__ = [
     "ALPHA",
+    "argmax_pmf",
     "binomial_pvalue",
     "chisquare_pvalue",
     "fmt_p",
@@ -102,3 +103,23 @@ def laplace_square_moments(m: int, b: float) -> tuple[float, float]:
     ez2 = 2.0 * m * b * b
     ez4 = 24.0 * m * b**4 + 3.0 * m * (m - 1) * 4.0 * b**4
     return ez2, ez4 - ez2 * ez2
+
+
+def argmax_pmf(loc: ArrayLike, scale: ArrayLike, noise: stats.rv_continuous) -> FloatArray:
+    """Law of ``argmax_a (loc_a + scale_a Z_a)`` for independent ``Z_a`` of the continuous law
+    ``noise`` (e.g. ``scipy.stats.gumbel_r``): ``P(a) = int f_a(x) prod_{b != a} F_b(x) dx``,
+    by the trapezoid rule on 40 001 points spanning the laws' quantiles 1e-12 .. 1 - 1e-12
+    (absolute error well below 1e-6, plenty to name a likely cause)."""
+    m = np.asarray(loc, dtype=float).ravel()
+    s = np.broadcast_to(np.asarray(scale, dtype=float), m.shape)
+    lo = float(np.min(m + s * noise.ppf(1e-12)))
+    hi = float(np.max(m + s * noise.ppf(1 - 1e-12)))
+    x = np.linspace(lo, hi, 40_001)
+    z = (x[None, :] - m[:, None]) / s[:, None]
+    pdf = noise.pdf(z) / s[:, None]
+    cdf = noise.cdf(z)
+    out = np.empty(m.size)
+    for a in range(m.size):
+        others = np.prod(np.delete(cdf, a, axis=0), axis=0)
+        out[a] = np.trapezoid(pdf[a] * others, x)
+    return out / out.sum()

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import contextlib
 import copy
+import weakref
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+import agents as agents_pkg
 from dpbandits.core.files import jsonable
 
 __all__ = ["agent_config", "default_label", "is_private", "probe_agent", "resolve_agents"]
@@ -16,8 +19,6 @@ def resolve_agents(agents_arg: Any) -> dict[str, Any]:
     ``{"name": ..., **params}``, or from a sequence of those (labelled by :func:`default_label`,
     repeated labels numbered ``-2``, ``-3``, ...). Every agent must have ``reset``, ``act`` and
     ``update`` (the protocol of :class:`agents.Agent`)."""
-    import agents as agents_pkg
-
     if isinstance(agents_arg, Mapping):
         items = list(agents_arg.items())
     elif isinstance(agents_arg, Sequence) and not isinstance(agents_arg, str):
@@ -90,11 +91,28 @@ def is_private(agent: Any) -> bool:
     return callable(getattr(agent, "private_means", None))
 
 
-def probe_agent(label: str, agent: Any, n_arms: int, horizon: int) -> None:
+#: Agents already probed, with the (n_arms, horizon) they were probed for: an agent built and
+#: checked by an experiment config is not reset a second time by the engine.
+_PROBED: weakref.WeakKeyDictionary[Any, tuple[int, int]] = weakref.WeakKeyDictionary()
+
+
+def probe_agent(label: str, agent: Any, n_arms: int, horizon: int, *, prefix: bool = True) -> None:
     """Reset a copy of ``agent`` for one replication in this process, so that a bad parameter
-    (agents store their constructor arguments and validate them in ``reset``) fails here, before
-    any work is sent to a worker, with the agent's label in the message."""
+    (agents check their parameters in ``reset``) fails here, before any work is sent to a
+    worker, with the agent's label in the message (``prefix``; the error keeps its ``param``).
+    Once per agent object and problem size."""
+    try:
+        if _PROBED.get(agent) == (n_arms, horizon):
+            return
+    except TypeError:  # an object that takes no weak reference: probed every time
+        pass
     try:
         copy.deepcopy(agent).reset(1, n_arms, horizon=horizon, rng=0)
     except (ValueError, TypeError) as exc:
-        raise type(exc)(f"agent {label!r}: {exc}") from None
+        if not prefix:
+            raise
+        new = type(exc)(f"agent {label!r}: {exc}")
+        new.param = getattr(exc, "param", None)  # type: ignore[attr-defined]
+        raise new from None
+    with contextlib.suppress(TypeError):
+        _PROBED[agent] = (n_arms, horizon)

@@ -12,12 +12,14 @@ import numpy as np
 from numpy.typing import NDArray
 
 from dpbandits.core import checks
-from dpbandits.experiments.agentspec import is_private
-from dpbandits.experiments.envspec import make_vector_env
 from dpbandits.core.files import jsonable
 from dpbandits.core.jit import kernel
-from dpbandits.experiments.parallel import check_signals, report_progress
+from dpbandits.core.signals import check_signals
+from dpbandits.experiments.agentspec import is_private
+from dpbandits.experiments.envspec import make_vector_env
+from dpbandits.experiments.parallel import report_progress
 from dpbandits.experiments.regret import action_frequencies, regret_from_actions
+from envs.base import BanditVectorEnv
 
 __all__ = ["PROGRESS_EVERY", "ChunkTask", "chunk_seeds", "run_chunk"]
 
@@ -196,7 +198,6 @@ def run_chunk(task: ChunkTask, progress: Callable[[int], None] | None = None) ->
     act, update = agent.act, agent.update
     # The project's vector environments have ``pull`` (rewards only, no info dict): the hot
     # path. Any other VectorEnv goes through ``step``.
-    from envs.base import BanditVectorEnv
 
     native = isinstance(venv, BanditVectorEnv)
     pull: Callable[[NDArray[np.int64]], Any] | None = venv.pull if native else None
@@ -235,7 +236,7 @@ def run_chunk(task: ChunkTask, progress: Callable[[int], None] | None = None) ->
         t += m
         if t == stop:
             events.at(t, reward_sum)
-            check_signals()  # a Ctrl-C dropped in a destructor (parallel.check_signals)
+            check_signals()  # a Ctrl-C dropped in a destructor (dpbandits.core.signals)
 
     shape = (n,)
     umax = np.maximum.reduce

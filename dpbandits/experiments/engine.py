@@ -33,40 +33,59 @@ How it runs
   workers (default ``os.cpu_count()``), the slowest (private) agents first. ``n_jobs=1`` runs
   in-process. The results are identical either way.
 
-The pieces: :mod:`dpbandits.experiments.envspec` and :mod:`dpbandits.experiments.agentspec` turn the arguments into
-picklable specs and agents, :mod:`dpbandits.experiments.chunk` plays one task, :mod:`dpbandits.experiments.regret` turns
-its actions into regret, :mod:`dpbandits.experiments.parallel` runs the tasks, and this module checks the
-arguments, makes the tasks and merges their outputs into :class:`~dpbandits.experiments.results.Results`.
+The pieces: :mod:`dpbandits.experiments.envspec` and :mod:`dpbandits.experiments.agentspec` turn
+the arguments into
+picklable specs and agents, :mod:`dpbandits.experiments.chunk` plays one task,
+:mod:`dpbandits.experiments.regret` turns
+its actions into regret, :mod:`dpbandits.experiments.parallel` runs the tasks, and this module
+checks the
+arguments, makes the tasks and merges their outputs into
+:class:`~dpbandits.experiments.results.Results`.
 """
 
 from __future__ import annotations
 
-import atexit
 import copy
-import gc
 import math
 import os
 import pickle
 import time
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+import gymnasium
 import numpy as np
 from numpy.typing import NDArray
 
+from dpbandits.core.files import jsonable
+from dpbandits.core.version import __version__
 from dpbandits.experiments.agentspec import agent_config, probe_agent, resolve_agents
+from dpbandits.experiments.arm_laws import record_laws
 from dpbandits.experiments.chunk import ChunkTask, chunk_seeds, run_chunk
 from dpbandits.experiments.envspec import env_spec, make_env, vector_class
-from dpbandits.core.files import jsonable
 from dpbandits.experiments.parallel import TaskTime, run_tasks
+from dpbandits.experiments.results import Results
+from envs.base import BanditVectorEnv
 
 if TYPE_CHECKING:
     import concurrent.futures as cf
 
-    from dpbandits.experiments.results import Results
-
-# chunk_seeds and resolve_agents have their homes in dpbandits.experiments.chunk and dpbandits.experiments.agentspec;
+# chunk_seeds and resolve_agents have their homes in dpbandits.experiments.chunk and
+# dpbandits.experiments.agentspec;
 # they are part of the engine's API, so they are importable from here too.
-__all__ = ["chunk_seeds", "resolve_agents", "run"]
+__all__ = [
+    "EnvironmentFacts",
+    "check_run_arguments",
+    "chunk_seeds",
+    "make_tasks",
+    "merge_outputs",
+    "probe_environment",
+    "recording_plan",
+    "resolve_agents",
+    "run",
+    "run_config",
+    "run_in_parallel",
+]
 
 DEFAULT_CHUNK_SIZE = 100
 DEFAULT_POINTS = 1000  # recorded points per curve when record_stride is not given
@@ -102,27 +121,6 @@ def _check_picklable(spec: dict[str, Any], agent_map: dict[str, Any], where: str
                 "envs.sinusoidal_drift, envs.step_drift, envs.piecewise_linear_drift (or "
                 "{'profile': 'linear', ...} in a config); or run with n_jobs=1"
             ) from None
-
-
-_exit_freeze_registered = False
-
-
-def _skip_final_collections() -> None:
-    """Make this interpreter's exit skip the garbage collections of its final clean-up.
-
-    Once numba has loaded kernels, the interpreter's clean-up at exit collects and frees the
-    reference cycles of numba's typing and lowering machinery: 0.2-0.5 s of a fresh
-    ``python -c "run(...)"`` on a loaded 2-core machine (docs/performance.md, "Fig. 9 fixed
-    costs"). ``gc.freeze()`` as an exit handler moves every object out of the collector's reach
-    first: the memory goes back to the system with the process, as it would anyway. Explicit
-    clean-ups (exit handlers registered before this one, ``weakref.finalize``, files closed by
-    reference counting) still run; only finalizers of objects in reference cycles are skipped,
-    which Python never guarantees at exit. Registered once, by the first :func:`run`.
-    """
-    global _exit_freeze_registered
-    if not _exit_freeze_registered:
-        _exit_freeze_registered = True
-        atexit.register(gc.freeze)
 
 
 def _task_times(
@@ -227,25 +225,95 @@ def run(
     ``setup_seconds`` (checks and probes before the first task), ``tasks`` (per task: agent,
     chunk, worker process, start and end in seconds after the call, CPU seconds) and
     ``merge_seconds`` (building the results after the last task).
+
+    The steps, each a function of this module: :func:`check_run_arguments`,
+    :func:`probe_environment`, :func:`recording_plan`, :func:`make_tasks` (agents resolved and
+    probed once), :func:`run_in_parallel`, :func:`merge_outputs`, :func:`run_config`.
     """
     t_enter = time.time()
+    n_runs, chunk_size, seed, n_jobs = check_run_arguments(n_runs, chunk_size, seed, n_jobs)
+    spec = env_spec(env)
+    facts = probe_environment(spec, horizon, trace, quantile_levels)
+    plan = recording_plan(facts, record_stride, trace_stride, trace)
+    agent_map = resolve_agents(agents)
+    tasks = make_tasks(agent_map, spec, facts, plan, n_runs, chunk_size, seed, keep_actions)
+    t_start = time.time()
+    outputs, timeline, workers = run_in_parallel(
+        tasks, agent_map, spec, n_jobs, executor, progress, len(agent_map) * n_runs * facts.horizon
+    )
+    t_end = time.time()
+    labels = list(agent_map)
+    data, privacy = merge_outputs(labels, tasks, outputs)
+    config = run_config(spec, facts, plan, agent_map, n_runs, seed, chunk_size, quantile_levels)
+    arrays: dict[str, NDArray[Any]] = {
+        "steps": plan.steps,
+        "expected_rewards": plan.expected_at,
+        "trace_steps": plan.trace_steps,
+    }
+    if plan.quantile_range is not None:
+        arrays["true_quantile_range"] = plan.quantile_range
+    timing = {
+        "wall_seconds": t_end - t_start,
+        "n_jobs": type(executor).__name__ if executor is not None else workers,
+        "cpu_seconds": {
+            label: sum(outputs[j]["cpu_seconds"] for j, tk in enumerate(tasks) if tk.label == label)
+            for label in labels
+        },
+        # where the wall time went (docs/performance.md): when run() was called (time.time()),
+        # the checks and probes before the first task, every task's worker and times (seconds
+        # after the call), the merge after
+        "started_at": t_enter,
+        "setup_seconds": t_start - t_enter,
+        "tasks": _task_times(timeline, tasks, outputs, t_enter),
+    }
+    results = Results(
+        config=jsonable(config), labels=labels, arrays=arrays, data=data,
+        privacy=jsonable(privacy), timing=timing,
+    )  # fmt: skip
+    timing["merge_seconds"] = time.time() - t_end
+    return results
+
+
+def check_run_arguments(
+    n_runs: Any, chunk_size: Any, seed: Any, n_jobs: Any
+) -> tuple[int, int, int, int]:
+    """The scalar arguments of :func:`run`, checked; ``seed=None`` draws fresh entropy and
+    ``n_jobs=None`` is the number of cores."""
     n_runs = _positive_int(n_runs, "n_runs")
     chunk_size = _positive_int(chunk_size, "chunk_size")
     if seed is None:
         seed = int(np.random.SeedSequence().entropy)  # type: ignore[arg-type]
     if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
         raise ValueError(f"seed must be a non-negative int or None, got {seed!r}")
-    seed = int(seed)
-    if n_jobs is None:
-        n_jobs = os.cpu_count() or 1
-    n_jobs = _positive_int(n_jobs, "n_jobs")
+    n_jobs = _positive_int(os.cpu_count() or 1 if n_jobs is None else n_jobs, "n_jobs")
+    return n_runs, chunk_size, int(seed), n_jobs
 
-    spec = env_spec(env)
+
+@dataclass
+class EnvironmentFacts:
+    """What the engine learns from one environment built in this process before any work:
+    the horizon, the number of arms, the expected-reward table ``(T, K)`` (``None`` when the
+    environment does not expose one), the change points and the true quantile ranges at the
+    trace steps (filled by :func:`recording_plan`)."""
+
+    unwrapped: Any
+    horizon: int
+    n_arms: int
+    table: NDArray[np.float64] | None
+    change_points: list[int]
+    quantile_levels: tuple[float, float]
+
+
+def probe_environment(
+    spec: dict[str, Any], horizon: int | None, trace: bool, quantile_levels: tuple[float, float]
+) -> EnvironmentFacts:
+    """Build the environment once, settle the horizon (passed on to the project's
+    environments, else at most the environment's) and read its facts. ``spec`` is updated in
+    place when the horizon is passed on."""
     if horizon is not None:
         horizon = _positive_int(horizon, "horizon")
     probe = make_env(spec)
-    unwrapped = probe.unwrapped
-    env_horizon = getattr(unwrapped, "horizon", None)
+    env_horizon = getattr(probe.unwrapped, "horizon", None)
     if (
         horizon is not None
         and env_horizon is not None
@@ -256,8 +324,7 @@ def run(
         spec["kwargs"]["horizon"] = horizon
         probe.close()
         probe = make_env(spec)
-        unwrapped = probe.unwrapped
-        env_horizon = unwrapped.horizon
+        env_horizon = probe.unwrapped.horizon
     if horizon is None:
         if env_horizon is None:
             raise ValueError("horizon must be given: the environment has no 'horizon' attribute")
@@ -271,15 +338,38 @@ def run(
         raise TypeError(
             f"the environment's action space must be Discrete, got {probe.action_space}"
         )
-    n_arms = int(n_arms)
-
+    unwrapped = probe.unwrapped
     table: NDArray[np.float64] | None = None
     if callable(getattr(unwrapped, "expected_reward_table", None)):
         table = np.ascontiguousarray(unwrapped.expected_reward_table()[:horizon], dtype=float)
     elif callable(getattr(unwrapped, "expected_rewards", None)):
         table = np.array([unwrapped.expected_rewards(t) for t in range(horizon)], dtype=float)
     change_points = [int(c) for c in getattr(unwrapped, "change_points", ()) if 0 < c < horizon]
+    probe.close()
+    return EnvironmentFacts(unwrapped, horizon, int(n_arms), table, change_points,
+                            tuple(quantile_levels))  # type: ignore[arg-type]  # fmt: skip
 
+
+@dataclass
+class RecordingPlan:
+    """The steps at which curves and traces are recorded, and what is known there in advance:
+    the expected rewards at the recorded steps and the true quantile ranges at the trace
+    steps (Fig. 9c/d)."""
+
+    stride: int
+    steps: NDArray[np.int64]
+    trace_stride: int | None
+    trace_steps: NDArray[np.int64]
+    expected_at: NDArray[np.float64]
+    quantile_range: NDArray[np.float64] | None
+
+
+def recording_plan(
+    facts: EnvironmentFacts, record_stride: int | None, trace_stride: int | None, trace: bool
+) -> RecordingPlan:
+    """Where :func:`run` records (``record_stride`` default ``horizon // 1000``, at least 1;
+    the last step always)."""
+    horizon, n_arms = facts.horizon, facts.n_arms
     stride = (
         max(1, horizon // DEFAULT_POINTS)
         if record_stride is None
@@ -288,30 +378,57 @@ def run(
     rec = _record_steps(horizon, stride)
     tstride = stride if trace_stride is None else _positive_int(trace_stride, "trace_stride")
     trace_steps = _record_steps(horizon, tstride) if trace else np.zeros(0, dtype=np.int64)
+    table = facts.table
     expected_at = table[rec - 1] if table is not None else np.full((rec.size, n_arms), np.nan)
     qrange = None
-    if trace and callable(getattr(unwrapped, "quantile_range_table", None)):
-        qrange = unwrapped.quantile_range_table(trace_steps - 1, quantile_levels)
-    probe.close()
+    if trace and callable(getattr(facts.unwrapped, "quantile_range_table", None)):
+        qrange = facts.unwrapped.quantile_range_table(trace_steps - 1, facts.quantile_levels)
+    return RecordingPlan(stride, rec, tstride if trace else None, trace_steps, expected_at,
+                         qrange)  # fmt: skip
 
-    agent_map = resolve_agents(agents)
-    labels = list(agent_map)
+
+def make_tasks(
+    agent_map: dict[str, Any],
+    spec: dict[str, Any],
+    facts: EnvironmentFacts,
+    plan: RecordingPlan,
+    n_runs: int,
+    chunk_size: int,
+    seed: int,
+    keep_actions: bool,
+) -> list[ChunkTask]:
+    """One task per (agent, chunk of ``chunk_size`` replications), each agent probed once
+    first (:func:`~dpbandits.experiments.agentspec.probe_agent`: a bad parameter fails here,
+    not in a worker)."""
     for label, agent in agent_map.items():
-        probe_agent(label, agent, n_arms, horizon)
+        probe_agent(label, agent, facts.n_arms, facts.horizon)
     chunks = [(i, min(chunk_size, n_runs - i * chunk_size))
               for i in range(math.ceil(n_runs / chunk_size))]  # fmt: skip
     # The project's vector environments build their own expected-reward table with their
     # schedule: sending a copy with every task would only cost pickling and memory.
-    from envs.base import BanditVectorEnv
-
     vcls = vector_class(spec)
-    sent_table = None if vcls is not None and issubclass(vcls, BanditVectorEnv) else table
-    tasks = [
-        ChunkTask(label, copy.deepcopy(agent_map[label]), i, n, spec, horizon, n_arms, seed,
-                  rec, trace_steps, sent_table, keep_actions, tuple(change_points))
-        for label in labels
+    sent_table = None if vcls is not None and issubclass(vcls, BanditVectorEnv) else facts.table
+    return [
+        ChunkTask(label, copy.deepcopy(agent), i, n, spec, facts.horizon, facts.n_arms, seed,
+                  plan.steps, plan.trace_steps, sent_table, keep_actions,
+                  tuple(facts.change_points))
+        for label, agent in agent_map.items()
         for i, n in chunks
     ]  # fmt: skip
+
+
+def run_in_parallel(
+    tasks: list[ChunkTask],
+    agent_map: dict[str, Any],
+    spec: dict[str, Any],
+    n_jobs: int,
+    executor: cf.Executor | None,
+    progress: bool,
+    total_steps: int,
+) -> tuple[dict[int, Any], list[TaskTime], int]:
+    """Run the tasks, longest first, on ``n_jobs`` local processes or ``executor``, with a
+    progress bar over ``total_steps``; return the outputs by task index, the timeline and the
+    number of workers used."""
 
     # Longest first (LPT scheduling): agents may declare a relative ``cost_hint`` (UCB ~ 1);
     # private agents cost several times a UCB step.
@@ -320,15 +437,12 @@ def run(
         return float(hint) if isinstance(hint, (int, float)) else 1.0
 
     order = sorted(range(len(tasks)), key=lambda j: (-cost(j), j))
-
     workers = 1 if executor is not None else min(n_jobs, len(tasks))
     if executor is not None or workers > 1:
         _check_picklable(spec, agent_map, "a Dask/executor run" if executor else f"n_jobs={n_jobs}")
-
-    total_steps = len(labels) * n_runs * horizon
     bar = None
     if progress:
-        from tqdm.auto import tqdm
+        from tqdm.auto import tqdm  # tqdm's import costs start-up time: only when shown
 
         bar = tqdm(total=total_steps, unit="step", unit_scale=True, desc="dpbandits run",
                    mininterval=0.5)  # fmt: skip
@@ -341,9 +455,7 @@ def run(
         if executor is not None:  # remote tasks cannot report as they go: count whole tasks
             advance(tasks[j].n * tasks[j].horizon)
 
-    _skip_final_collections()
     timeline: list[TaskTime] = []
-    t_start = time.time()
     try:
         outputs = run_tasks(
             run_chunk,
@@ -358,10 +470,14 @@ def run(
     finally:
         if bar is not None:
             bar.close()
-    t_end = time.time()
+    return outputs, timeline, workers
 
-    import dpbandits
 
+def merge_outputs(
+    labels: list[str], tasks: list[ChunkTask], outputs: dict[int, Any]
+) -> tuple[dict[str, dict[str, NDArray[Any]]], dict[str, Any]]:
+    """Join the chunks of every agent, in chunk order: per-run arrays concatenated, action
+    frequencies averaged with the chunks' weights, privacy reports merged worst-case."""
     data: dict[str, dict[str, NDArray[Any]]] = {}
     privacy: dict[str, Any] = {}
     for label in labels:
@@ -381,59 +497,40 @@ def run(
         data[label] = d
         reports = [p["privacy"] for p in parts]
         privacy[label] = _merge_privacy(reports) if reports[0] is not None else None
+    return data, privacy
 
-    import gymnasium
 
-    config = {
+def run_config(
+    spec: dict[str, Any],
+    facts: EnvironmentFacts,
+    plan: RecordingPlan,
+    agent_map: dict[str, Any],
+    n_runs: int,
+    seed: int,
+    chunk_size: int,
+    quantile_levels: tuple[float, float],
+) -> dict[str, Any]:
+    """What the results record of the run: enough to run it again (``Results.config``)."""
+    horizon, change_points = facts.horizon, facts.change_points
+    return {
         "env": spec,
         "n_runs": n_runs,
         "horizon": horizon,
         "seed": seed,
         "chunk_size": chunk_size,
-        "record_stride": stride,
-        "trace_stride": tstride if trace else None,
-        "n_arms": n_arms,
+        "record_stride": plan.stride,
+        "trace_stride": plan.trace_stride,
+        "n_arms": facts.n_arms,
         "change_points": change_points,
         "segments": [[a, b] for a, b in zip([0, *change_points], [*change_points, horizon],
                                             strict=True)],  # fmt: skip
-        "agents": {label: agent_config(agent_map[label]) for label in labels},
+        # the arms' laws per segment (dpbandits.experiments.arm_laws), for the lower bounds
+        "arms": record_laws(facts.unwrapped, horizon, change_points),
+        "agents": {label: agent_config(agent) for label, agent in agent_map.items()},
         "quantile_levels": list(quantile_levels),
         "versions": {
-            "dpbandits": dpbandits.__version__,
+            "dpbandits": __version__,
             "numpy": np.__version__,
             "gymnasium": gymnasium.__version__,
         },
     }
-    arrays: dict[str, NDArray[Any]] = {
-        "steps": rec,
-        "expected_rewards": expected_at,
-        "trace_steps": trace_steps,
-    }
-    if qrange is not None:
-        arrays["true_quantile_range"] = qrange
-    from dpbandits.experiments.results import Results
-
-    timing = {
-        "wall_seconds": t_end - t_start,
-        "n_jobs": type(executor).__name__ if executor is not None else workers,
-        "cpu_seconds": {
-            label: sum(outputs[j]["cpu_seconds"] for j, tk in enumerate(tasks) if tk.label == label)
-            for label in labels
-        },
-        # where the wall time went (docs/performance.md): when run() was called (time.time()),
-        # the checks and probes before the first task, every task's worker and times (seconds
-        # after the call), the merge after
-        "started_at": t_enter,
-        "setup_seconds": t_start - t_enter,
-        "tasks": _task_times(timeline, tasks, outputs, t_enter),
-    }
-    results = Results(
-        config=jsonable(config),
-        labels=labels,
-        arrays=arrays,
-        data=data,
-        privacy=jsonable(privacy),
-        timing=timing,
-    )
-    timing["merge_seconds"] = time.time() - t_end
-    return results

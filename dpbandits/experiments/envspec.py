@@ -9,13 +9,14 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from dpbandits.core.registration import register_envs
+
 __all__ = ["env_spec", "make_env", "make_vector_env", "vector_class"]
 
 
 def _ensure_registered(env_id: str) -> None:
+    # in a fresh worker process (a Dask worker) or after a user's gymnasium.registry edits
     if env_id.startswith("dpbandits/") or env_id.startswith("envs:"):
-        from dpbandits.core.registration import register_envs
-
         register_envs()
 
 

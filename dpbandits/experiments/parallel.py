@@ -14,17 +14,17 @@ import os
 import queue as queue_mod
 import signal
 import sys
+import threading
 import time
 from collections.abc import Callable, Sequence
 from typing import Any, Generic, NamedTuple, TypeVar
 
+from dpbandits.core import signals
+from dpbandits.core.signals import check_signals
+
 __all__ = [
     "TaskTime",
-    "Terminated",
-    "check_signals",
-    "deferred_termination",
     "exit_with_parent",
-    "handle_termination",
     "pool_context",
     "report_progress",
     "run_tasks",
@@ -35,90 +35,9 @@ R = TypeVar("R")
 
 _progress_queue: Any = None  # set in worker processes by _init_worker
 
-
-class Terminated(BaseException):
-    """Raised in the main thread when the process receives SIGTERM (see
-    :func:`handle_termination`); a ``BaseException`` so that ``except Exception`` does not
-    swallow it and clean-up code runs as for ``KeyboardInterrupt``."""
-
-
-_deferring = 0  # depth of deferred_termination blocks in the main thread
-_pending: str | None = None  # a SIGTERM received inside one, raised when the outermost ends
-# The signal raised by a handler of handle_termination, kept until the block ends: a handler
-# that runs while the main thread is in a destructor (``__del__``, a weakref callback) raises
-# there, and Python prints and drops that exception; check_signals raises it again.
-_received: BaseException | None = None
-
-
-def _raise_terminated(signum: int, frame: Any) -> None:
-    global _pending, _received
-    if _deferring:
-        _pending = f"received signal {signum}"
-        return
-    _received = Terminated(f"received signal {signum}")
-    raise _received
-
-
-def _raise_interrupt(signum: int, frame: Any) -> None:
-    global _received
-    _received = KeyboardInterrupt()
-    raise _received
-
-
-def check_signals() -> None:
-    """Raise again the SIGINT or SIGTERM that :func:`handle_termination` turned into an
-    exception, if one was received: for long loops to call at safe points, in case the
-    exception was raised inside a destructor and dropped (Python prints "Exception ignored"
-    and goes on). A no-op outside the block and when no signal came."""
-    if _received is not None:
-        raise _received
-
-
-@contextlib.contextmanager
-def deferred_termination() -> Any:
-    """Hold a SIGTERM received while the block runs (under :func:`handle_termination`) until
-    the block ends, then raise :class:`Terminated`: a write of a file is finished (and renamed
-    into place, or removed) instead of being cut in the middle of, e.g., a zip archive's
-    records, whose clean-up would then fail with an error of its own."""
-    global _deferring, _pending
-    import threading
-
-    if threading.current_thread() is not threading.main_thread():  # signals go to main only
-        yield
-        return
-    _deferring += 1
-    try:
-        yield
-    finally:
-        _deferring -= 1
-        if not _deferring and _pending is not None:
-            message, _pending = _pending, None
-            raise Terminated(message)
-
-
-@contextlib.contextmanager
-def handle_termination() -> Any:
-    """Turn SIGTERM into :class:`Terminated` and SIGINT into ``KeyboardInterrupt`` while the
-    block runs (main thread only), so that a terminated run stops its workers and cleans up
-    like an interrupted one, and remember either (:func:`check_signals`) so that it is not lost
-    when it lands in a destructor."""
-    global _received
-    try:
-        previous = signal.signal(signal.SIGTERM, _raise_terminated)
-    except ValueError:  # not the main thread: leave signals alone
-        yield
-        return
-    # leave a caller's own SIGINT handler alone, and an ignored SIGINT ignored
-    own_sigint = signal.getsignal(signal.SIGINT) is signal.default_int_handler
-    if own_sigint:
-        signal.signal(signal.SIGINT, _raise_interrupt)
-    try:
-        yield
-    finally:
-        signal.signal(signal.SIGTERM, previous)
-        if own_sigint:
-            signal.signal(signal.SIGINT, signal.default_int_handler)
-        _received = None
+#: How long :func:`_terminate_pool` waits for the executor's manager thread to finish its
+#: clean-up (it only joins stopped processes and closes pipes: well under a second).
+_MANAGER_JOIN_SECONDS = 10.0
 
 
 _exited_with_parent = False
@@ -158,7 +77,6 @@ def exit_with_parent() -> None:
 def _watch_parent(sentinel: int) -> None:
     """Exit this process as soon as ``sentinel`` (the parent's, see
     ``multiprocessing.parent_process``) says that the parent has ended."""
-    import threading
     from multiprocessing.connection import wait
 
     def watch() -> None:
@@ -169,9 +87,9 @@ def _watch_parent(sentinel: int) -> None:
 
 
 def _init_worker(q: Any) -> None:
-    global _progress_queue, _received
+    global _progress_queue
     _progress_queue = q
-    _received = None  # the parent's (a forked copy): this worker received no signal
+    signals.forget_received()  # the parent's (a forked copy): this worker received no signal
     # A forked worker inherits the parent's handlers: SIGTERM must stop it, not raise
     # Terminated in it, and Ctrl-C (sent to the whole process group) is the parent's to handle:
     # it terminates the workers, which would otherwise each print a traceback.
@@ -226,8 +144,10 @@ def pool_context() -> Any:
 
 def _terminate_pool(ex: cf.ProcessPoolExecutor) -> None:
     """Stop every worker of ``ex`` now (running tasks included) and reap them."""
-    # (taken now: shutting the executor down forgets its result queue; see below)
+    # (taken now: shutting the executor down forgets its result queue and its manager thread;
+    # see below)
     writer = getattr(getattr(ex, "_result_queue", None), "_writer", None)
+    manager = getattr(ex, "_executor_manager_thread", None)
     terminate = getattr(ex, "terminate_workers", None)  # Python >= 3.14
     if callable(terminate):
         terminate()
@@ -252,6 +172,15 @@ def _terminate_pool(ex: cf.ProcessPoolExecutor) -> None:
     if writer is not None:
         with contextlib.suppress(Exception):
             writer.close()
+    # Wait for the manager thread to finish its clean-up, which ends by closing the executor's
+    # wake-up pipe. Left running, it races with the interpreter's exit hook
+    # (concurrent.futures.process._python_exit), which writes to that pipe without the lock
+    # that guards its closing (Python 3.10 and 3.11; CPython gh-125451): a write after the close
+    # prints a 12-line "OSError: [Errno 9] Bad file descriptor" traceback from ``threading``
+    # after a clean one-line SIGTERM message, about 1 run in 10 under load. Once the thread has
+    # ended, the hook sees a closed pipe and does nothing.
+    if manager is not None and manager is not threading.current_thread():
+        manager.join(timeout=_MANAGER_JOIN_SECONDS)
 
 
 def run_tasks(
@@ -277,8 +206,8 @@ def run_tasks(
 
     ``on_done(i, result)`` is called in this process as each task finishes (e.g. to store it).
     ``timeline``, when given, receives a :class:`TaskTime` per task, in the order they finish.
-    On any exception, ``KeyboardInterrupt`` or :class:`Terminated`, pending tasks are cancelled,
-    pool workers are terminated, and the exception propagates.
+    On any exception, ``KeyboardInterrupt`` or :class:`~dpbandits.core.signals.Terminated`,
+    pending tasks are cancelled, pool workers are terminated, and the exception propagates.
     """
     idx = list(range(len(tasks))) if order is None else list(order)
     outputs: dict[int, R] = {}

@@ -1,7 +1,8 @@
 """Figures of the bandit-under-shift experiment (App. H, Fig. 9 of the paper).
 
 - :func:`plot_cumulative` -- cumulative reward and/or regret over time, bands over replications,
-  change point marked (Fig. 9a);
+  change point marked (Fig. 9a); on request the regret lower bounds (``bounds=True``,
+  :mod:`dpbandits.experiments.bounds`);
 - :func:`plot_private_means` -- private means of each arm over time against the true expected
   rewards (Fig. 9b);
 - :func:`plot_sensitivities` -- estimated sensitivities of one arm against the true 10%-90%
@@ -22,6 +23,10 @@ import numpy as np
 from matplotlib.axes import Axes
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
+from numpy.typing import NDArray
+
+from dpbandits.core import checks
+from dpbandits.experiments.bounds import BoundCurve, bound_curves
 
 __all__ = ["plot_cumulative", "plot_private_means", "plot_sensitivities", "plot_shift"]
 
@@ -79,17 +84,54 @@ def _draw_cumulative(
     ax.grid(alpha=0.3)
 
 
+#: Line style of each lower bound (:data:`dpbandits.theory.BOUND_LABELS`) on the regret plots.
+_BOUND_STYLES = {
+    "lai_robbins": "--",
+    "shariff_sheffet": (0, (1, 1)),  # denser than the change points' dotted line
+    "azize_basu_2022": "-.",
+    "azize_2025": (0, (5, 1, 1, 1, 1, 1)),
+}
+_BOUND_GRAYS = ("0.3", "0.55", "0.7", "0.8")  # one shade per eps of the private bounds
+
+
+def _draw_bounds(ax: Axes, curves: list[BoundCurve], steps: Any) -> None:
+    shades: dict[float, str] = {}
+    for c in curves:
+        if c.key == "lai_robbins":
+            color = "k"
+        else:
+            color = shades.setdefault(c.epsilon, _BOUND_GRAYS[len(shades) % len(_BOUND_GRAYS)])
+        ax.plot(steps, c.values, linestyle=_BOUND_STYLES[c.key], color=color, linewidth=1.2,
+                label=c.label)  # fmt: skip
+
+
 def plot_cumulative(
     results: Any,
     what: str | Sequence[str] = ("reward", "regret"),
     labels: Sequence[str] | None = None,
     band: str = "se",
+    bounds: bool = False,
+    bounds_epsilon: float | Sequence[float] | NDArray[np.float64] = 1.0,
 ) -> Figure:
     """Cumulative reward and/or dynamic pseudo-regret over time, mean over runs (Fig. 9a).
 
     ``band="se"``: mean ± 1.96 standard errors (a 95% confidence band of the mean);
     ``band="runs"``: the 10%-90% range of the individual runs. The dotted line marks the change
     point(s).
+
+    ``bounds=True`` adds the regret lower bounds to the regret panel
+    (:mod:`dpbandits.experiments.bounds`, docs/private-bandits.md "Lower bounds"): Lai--Robbins,
+    which every consistent agent obeys, and the eps-global-DP bounds at each eps of
+    ``bounds_epsilon`` (one value or several; ``()`` for none), which an agent obeys when its
+    whole action sequence is eps-DP. Bernoulli arms get all four bounds (Shariff & Sheffet 2018,
+    Azize & Basu 2022, Azize et al. 2025 at each eps); clipped Gaussian arms Lai--Robbins and
+    Azize & Basu 2022 only (the other two are stated for Bernoulli arms), with the clipping
+    handled conservatively. Each is the asymptotic ``c log T`` read at finite ``T``. With change
+    points the curve is the sum over the stationary segments of each segment's bound at its
+    length (the legend says "per segment"): what an agent told the change points would need at
+    least. When the means drift within segments there is no stationary segment, and
+    ``bounds=True`` raises a ``ValueError`` saying so (as for results written before the arms'
+    laws were recorded).
     """
     whats = [what] if isinstance(what, str) else list(what)
     for w in whats:
@@ -97,15 +139,30 @@ def plot_cumulative(
             raise ValueError(f"what must be 'reward' and/or 'regret', got {w!r}")
     if band not in ("se", "runs"):
         raise ValueError(f"band must be 'se' or 'runs', got {band!r}")
+    checks.flag(bounds, "bounds")
+    epsilons = _bounds_epsilons(bounds_epsilon)
+    if bounds and "regret" not in whats:
+        raise ValueError("bounds=True draws on the regret panel: what must include 'regret'")
     chosen = _labels(results, labels)
+    curves = bound_curves(results, epsilons) if bounds else []
     colors = _colors(results)
     fig, axes = _figure(len(whats))
     for ax, w in zip(axes, whats, strict=True):
         _draw_cumulative(ax, results, w, chosen, band, colors)
         ax.set_title(f"Cumulative {w} ({results.n_runs} runs, band: "
                      f"{'95% CI of the mean' if band == 'se' else '10-90% of runs'})")  # fmt: skip
-    axes[0].legend(fontsize="small")
+        if w == "regret" and curves:
+            _draw_bounds(ax, curves, results.steps)
+            ax.legend(fontsize="x-small", loc="upper left")
+    if not (curves and whats[0] == "regret"):
+        axes[0].legend(fontsize="small")
     return fig
+
+
+def _bounds_epsilons(value: Any) -> list[float]:
+    """``bounds_epsilon``: one eps or a sequence of them, each > 0 (``inf`` allowed)."""
+    values = [value] if isinstance(value, (str, bytes)) or np.ndim(value) == 0 else list(value)
+    return [checks.positive_number(v, "bounds_epsilon", allow_inf=True) for v in values]
 
 
 def _means_ylim(ax: Axes, results: Any) -> None:

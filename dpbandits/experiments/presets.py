@@ -6,6 +6,8 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
+import agents as agents_pkg
+
 __all__ = ["EXTRA_LABELS", "FIG9_LABELS", "SHIFT_ENV_ID", "shift_agents", "shift_env"]
 
 SHIFT_ENV_ID = "dpbandits/TwoArmedShift-v0"
@@ -39,8 +41,6 @@ def shift_agents(
     SW-UCB, D-UCB, Exp3, combined GEM (cGEM), permute-and-flip (PF) and Gumbel RNM, and
     ``private:<selector>`` builds a private agent on any registered selector.
     """
-    import agents as agents_pkg
-
     chosen = list(FIG9_LABELS) if labels is None else list(labels)
     if not chosen:
         raise ValueError("labels must name at least one agent")

@@ -170,7 +170,10 @@ class Results:
     ----------
     config:
         The run's identity and parameters (JSON-able): env, n_runs, horizon, seed, chunk size,
-        strides, agents (class, params, repr), change points, library versions.
+        strides, agents (class, params, repr), change points, library versions, and ``arms``:
+        the reward law of every arm in each segment between change points, when the
+        environment exposes it (:mod:`dpbandits.experiments.arm_laws`; absent from files
+        written before it existed, ``None`` when the means drift).
     labels:
         Agent labels, in order.
     arrays:

@@ -2,7 +2,8 @@
 
 The key of a cell is the SHA-256 of its fully resolved config (every ``[experiment]`` key with
 its default filled in, the agents, the cell's swept values), its seed and the dpbandits version.
-A result is written once, atomically (:meth:`dpbandits.experiments.results.Results.save` writes a temporary
+A result is written once, atomically (:meth:`dpbandits.experiments.results.Results.save` writes a
+temporary
 file and renames it), so after a crash -- even ``kill -9`` -- the store holds only complete
 results; re-running a sweep reads them instead of recomputing them. Another version of dpbandits
 computes other keys: it never reuses results it might compute differently.
@@ -14,13 +15,13 @@ import hashlib
 import os
 from collections.abc import Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from dpbandits.core import checks
+from dpbandits.core.files import remove_stale_temporaries
+from dpbandits.core.version import __version__
 from dpbandits.experiments.config import canonical_json
-
-if TYPE_CHECKING:
-    from dpbandits.experiments.results import Results
+from dpbandits.experiments.results import Results, ResultsFileError
 
 __all__ = ["Store", "cell_key"]
 
@@ -28,9 +29,7 @@ __all__ = ["Store", "cell_key"]
 def cell_key(config: Mapping[str, Any], seed: int, version: str | None = None) -> str:
     """The hex SHA-256 key of a resolved cell config, its seed and the package version."""
     if version is None:
-        import dpbandits
-
-        version = dpbandits.__version__
+        version = __version__
     blob = canonical_json({"config": config, "seed": int(seed), "dpbandits": version})
     return hashlib.sha256(blob.encode("utf-8")).hexdigest()
 
@@ -53,8 +52,6 @@ class Store:
     def get(self, key: str) -> Results | None:
         """The stored result of ``key``, or ``None`` when there is none (or only an unreadable
         file, which is then recomputed and replaced)."""
-        from dpbandits.experiments.results import Results, ResultsFileError
-
         p = self.path(key)
         if p.is_dir():
             raise ValueError(f"the store entry {str(p)!r} is a directory, not a results file: "
@@ -71,24 +68,18 @@ class Store:
         return results.save(self.path(key))
 
     def remove_partial(self, older_than: float = 3600.0) -> list[Path]:
-        """Delete temporary files of writes interrupted by a crash (``kill -9`` during a save),
-        older than ``older_than`` seconds (a younger one may belong to a sweep running now)."""
-        import time
-
+        """Delete temporary files of writes interrupted by a crash (``kill -9`` during a save):
+        those whose writer process no longer runs on this machine, and any older than
+        ``older_than`` seconds (a younger one of a process still running may belong to a sweep
+        running now). See :func:`dpbandits.core.files.is_stale_temporary`."""
         older_than = checks.number(older_than, "older_than")
         if older_than < 0:
             raise ValueError(f"older_than must be >= 0 seconds, got {older_than!r}")
         if not self.root.is_dir():
             return []
-        now = time.time()
-        removed = []
-        for p in self.root.glob("??/.*.tmp"):
-            try:
-                if now - p.stat().st_mtime > older_than:
-                    p.unlink()
-                    removed.append(p)
-            except OSError:  # gone already (another sweep cleaned it)
-                continue
+        removed: list[Path] = []
+        for sub in sorted(p for p in self.root.glob("??") if p.is_dir()):
+            removed += remove_stale_temporaries(sub, older_than)
         return removed
 
     def keys(self) -> list[str]:

@@ -1,11 +1,13 @@
 """Parameter sweeps: every cell of an experiment's grid, run once, stored, resumable.
 
-A *cell* is one point of the grid of an :class:`~dpbandits.experiments.config.Experiment`'s ``[sweep]``
+A *cell* is one point of the grid of an :class:`~dpbandits.experiments.config.Experiment`'s
+``[sweep]``
 table: all its agents and runs. :func:`sweep` runs every cell that the store under ``out`` does
 not hold yet, each as one task (on a local process pool, a Dask cluster or in this process), and
 writes
 
-- ``out/store/<key[:2]>/<key>.npz`` -- each cell's :class:`~dpbandits.experiments.results.Results`, written
+- ``out/store/<key[:2]>/<key>.npz`` -- each cell's :class:`~dpbandits.experiments.results.Results`,
+  written
   atomically as soon as the cell finishes (:mod:`dpbandits.experiments.store`);
 - ``out/summary.csv`` -- one row per (cell, agent): the swept values (one column per key path),
   ``agent``, ``n_runs``, ``regret_mean``, ``regret_sd``, ``regret_se``, ``regret_segment_<j>``
@@ -20,7 +22,8 @@ writes
   curves of every cell (``curves/<key[:16]>``, kept across re-runs).
 
 Seeds: a cell's seed is derived from the root seed and the cell's swept values
-(:func:`dpbandits.experiments.config.cell_seed`), and each cell runs the engine with that seed, whose results
+(:func:`dpbandits.experiments.config.cell_seed`), and each cell runs the engine with that seed,
+whose results
 do not depend on the number of workers. So the numbers are the same on every scheduler, and a
 sweep killed part-way and re-run gives files identical to an uninterrupted one.
 """
@@ -39,9 +42,16 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from dpbandits.core import checks
+from dpbandits.core.files import (
+    atomic_write,
+    mark_incomplete,
+    remove_stale_temporaries,
+    write_csv,
+)
+from dpbandits.core.plugins import load_plugins
+from dpbandits.core.signals import handle_termination
 from dpbandits.experiments.config import Cell, Experiment
-from dpbandits.core.files import atomic_write, mark_incomplete, write_csv
-from dpbandits.experiments.parallel import exit_with_parent, handle_termination, run_tasks
+from dpbandits.experiments.parallel import exit_with_parent, run_tasks
 from dpbandits.experiments.store import Store, cell_key
 
 if TYPE_CHECKING:
@@ -57,8 +67,6 @@ _loaded_plugins: set[str] = set()  # per process: a plug-in registers its names 
 
 def _ensure_plugins(items: Sequence[str]) -> None:
     """Import each plug-in once per process (in workers too: a Dask worker starts empty)."""
-    from dpbandits.cli.options import load_plugins
-
     todo = [p for p in items if p not in _loaded_plugins]
     if todo:
         load_plugins(todo)
@@ -284,7 +292,10 @@ def sweep(
     # removed only once every output below is written: an interrupted sweep never looks complete
     marker = mark_incomplete(out, "'dpbandits sweep'")
     atomic_write(out / "sweep.toml", experiment.to_toml())
+    # what a killed run left half-written: in the store, and beside the tables and the plots
     store.remove_partial()
+    for directory in (out, out / "plots", out / "plots" / "curves"):
+        remove_stale_temporaries(directory)
 
     rows_by_cell: dict[int, list[dict[str, Any]]] = {}
     todo: list[CellTask] = []
@@ -362,6 +373,7 @@ def sweep(
     elif failed_file.exists():
         failed_file.unlink()
     if plots and res.rows:
+        # matplotlib's import (~0.3 s) only when figures are written
         from dpbandits.experiments.sweep_plots import write_sweep_plots
 
         res.files += write_sweep_plots(res, fmt)

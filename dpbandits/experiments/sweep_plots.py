@@ -16,7 +16,7 @@ import math
 import re
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 import numpy as np
 from matplotlib.backends.backend_agg import FigureCanvasAgg
@@ -24,12 +24,25 @@ from matplotlib.figure import Figure
 from matplotlib.ticker import NullLocator
 
 from dpbandits.core.files import atomic_open
+from dpbandits.experiments.plotting import plot_cumulative
+from dpbandits.experiments.results import Results
 
-if TYPE_CHECKING:
-    from dpbandits.experiments.results import Results
-    from dpbandits.experiments.sweep import SweepResult
 
-__all__ = ["numeric_keys", "plot_cell_curves", "plot_final_regret", "write_sweep_plots"]
+class SweepOutput(Protocol):
+    """What the plots read of a sweep (:class:`dpbandits.experiments.sweep.SweepResult`): its
+    output folder, cells and store keys, the failed cells, the summary rows and each cell's
+    results file."""
+
+    out: Path
+    cells: list[Any]
+    keys: list[str]
+    failed: dict[int, str]
+    rows: list[dict[str, Any]]
+
+    def result_path(self, index: int) -> Path: ...
+
+__all__ = ["SweepOutput", "numeric_keys", "plot_cell_curves", "plot_final_regret",
+"write_sweep_plots"]
 
 _Z = 1.96  # normal quantile of a 95% band
 
@@ -105,8 +118,6 @@ def plot_final_regret(
 
 def plot_cell_curves(results: Results, title: str = "") -> Figure:
     """Cumulative regret of every agent of one cell over time, 95% bands, change points."""
-    from dpbandits.experiments.plotting import plot_cumulative
-
     fig = plot_cumulative(results, what="regret")
     if title:
         fig.suptitle(title, fontsize="small")
@@ -118,7 +129,7 @@ def _slug(text: str, limit: int = 120) -> str:
     return s[:limit]
 
 
-def write_sweep_plots(res: SweepResult, fmt: str = "png") -> list[Path]:
+def write_sweep_plots(res: SweepOutput, fmt: str = "png") -> list[Path]:
     """Write ``plots/regret_vs_<key>.<fmt>`` for each swept numeric key and
     ``plots/curves/<key>.<fmt>`` for every cell with results (named by the first 16 hex digits
     of the cell's store key, listed in ``cells.csv``); returns the paths.
@@ -126,8 +137,6 @@ def write_sweep_plots(res: SweepResult, fmt: str = "png") -> list[Path]:
     A cell's curve figure depends only on its stored results, so an existing one is kept: a
     re-run draws only the figures of new cells.
     """
-    from dpbandits.experiments.results import Results
-
     plots = res.out / "plots"
     (plots / "curves").mkdir(parents=True, exist_ok=True)
     keys = list(res.cells[0].params) if res.cells else []

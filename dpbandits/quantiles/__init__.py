@@ -35,6 +35,7 @@ from numpy.typing import ArrayLike, NDArray
 from dpbandits.core import checks
 from dpbandits.core.arms import RunArms, matrix_property
 from dpbandits.core.checks import positive_int, positive_number
+from dpbandits.quantiles.exact import grid_quantile_exact
 from dpbandits.quantiles.kernels import (
     grid_quantile_rows,
     grid_values,
@@ -44,7 +45,6 @@ from dpbandits.quantiles.kernels import (
     window_estimate_smith,
     window_push,
 )
-from dpbandits.quantiles.exact import grid_quantile_exact
 
 if TYPE_CHECKING:
     from typing_extensions import Unpack

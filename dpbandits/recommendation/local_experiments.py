@@ -23,8 +23,8 @@ from typing import Any
 
 import numpy as np
 
-from dpbandits.core import checks
 from dpbandits import selectors as _selectors
+from dpbandits.core import checks
 from dpbandits.recommendation.local import Clipped, Scaled, cutoff_mask, select_among
 from dpbandits.recommendation.synthetic import Requests, generate_requests
 from dpbandits.selectors.base import RNGLike, Selector

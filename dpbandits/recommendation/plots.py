@@ -7,7 +7,14 @@ from typing import Any
 
 from matplotlib.figure import Figure
 
-__all__ = ["plot_appg", "plot_disutility", "plot_epsilon_sweep", "plot_gamma_sweep"]
+__all__ = [
+    "plot_appg",
+    "plot_auction_sweep",
+    "plot_disutility",
+    "plot_epsilon_sweep",
+    "plot_gamma_sweep",
+    "plot_pricing",
+]
 
 _LABELS = {"rr": "RR", "snm_scaled": "scaled SNM", "snm_clipped": "clipped SNM"}
 
@@ -121,4 +128,57 @@ def plot_disutility(rows: Sequence[dict[str, Any]], metric: str = "d_i") -> Figu
         ax.set_xlabel("η (1/η-geographic DP)")
     axes[0].set_ylabel(f"mean dis-utility {metric}")
     axes[0].legend(fontsize=7)
+    return fig
+
+
+_METRICS = (("ctr", "CTR"), ("surplus", "advertiser surplus"), ("revenue", "platform revenue"))
+
+
+def plot_auction_sweep(rows: Sequence[dict[str, Any]], x: str = "epsilon") -> Figure:
+    """CTR, surplus and revenue against ``x`` (``"epsilon"``: paper 001 Figs. 3 and 7 a-c,
+    with one clipped-SNM line per bound for d-f; ``"gamma"``: Figs. 4 and 8), ±2 s.e. bars,
+    with the non-personalised baseline and the non-private greedy limit."""
+    fig = Figure(figsize=(13.5, 3.8), layout="constrained")
+    axes = fig.subplots(1, 3)
+    for ax, (key, name) in zip(axes, _METRICS, strict=True):
+        series: dict[str, tuple[list[float], list[float], list[float]]] = {}
+        for r in rows:
+            xs, ys, es = series.setdefault(_label(r), ([], [], []))
+            xs.append(r[x])
+            ys.append(r[key])
+            es.append(r[f"{key}_se"])
+        for label, (xs, ys, es) in series.items():
+            ax.errorbar(xs, ys, yerr=[2 * e for e in es], marker="o", ms=3, capsize=2, label=label)
+        ax.axhline(
+            rows[0][f"{key}_nonpersonalised"], color="k", ls="--", lw=1, label="non-personalised"
+        )
+        ax.axhline(rows[0][f"{key}_greedy"], color="grey", ls=":", lw=1, label="greedy")
+        if x == "epsilon":
+            ax.set_xscale("log")
+        ax.set_xlabel("ε (local DP)" if x == "epsilon" else "cut-off γ")
+        ax.set_ylabel(f"{name} per auction")
+    axes[0].legend(fontsize=7)
+    return fig
+
+
+def plot_pricing(rows: Sequence[dict[str, Any]]) -> Figure:
+    """RQ1 (paper 001 Figs. 2 and 6): revenue and surplus lifts of each pricing model relative
+    to full-information pricing, greedy selection."""
+    fig = Figure(figsize=(6.4, 3.6), layout="constrained")
+    ax = fig.subplots()
+    names = [r["pricing"] for r in rows]
+    xs = range(len(rows))
+    for off, (key, colour) in ((-0.2, ("revenue", "C0")), (0.2, ("surplus", "C3"))):
+        ax.bar(
+            [i + off for i in xs],
+            [100 * r[f"{key}_lift"] for r in rows],
+            width=0.4,
+            color=colour,
+            label=key,
+        )
+    ax.set_xticks(list(xs), [f"pClick_{n}" for n in names])
+    ax.axhline(0, color="k", lw=0.8)
+    ax.set_ylabel("lift vs full-information pricing [%]")
+    ax.set_title(f"pricing without private data (pay per {rows[0]['payment']})")
+    ax.legend(fontsize=8)
     return fig

@@ -52,6 +52,7 @@ from dpbandits.scenarios.base import (
     check_quantiles,
 )
 from dpbandits.scenarios.bimodal import BIMODAL_KIND, Bimodal
+from dpbandits.scenarios.exceptional import Exceptional
 from dpbandits.scenarios.gaussian import (
     GaussianScenario,
     IncreasingCorrelation,
@@ -72,6 +73,7 @@ __all__ = [
     "Scenario",
     "ScenarioData",
     "Bimodal",
+    "Exceptional",
     "GaussianScenario",
     "NumberedGaussian",
     "Scenario4",
@@ -108,6 +110,8 @@ FIGURES: dict[str, tuple[str, ...]] = {
     "fig5": ("4", "5", "6"),
     "fig6": tuple(f"corr:t={t:g}" for t in CORRELATION_FAMILY_T),
     "fig7": ("7", "8"),
+    "fig4": ("exc1", "exc2"),
+    "fig18": ("exc1", "exc2"),
 }
 
 _CORR_RE = re.compile(r"^corr:t=(?P<t>[-+0-9.eE]+)$")
@@ -115,8 +119,12 @@ _PROP_RE = re.compile(r"^(?P<k>[123]):p=(?P<p>[-+0-9.eE]+)$")
 _GROUPS_RE = re.compile(r"^groups:sigma=(?P<s>[-+0-9.eE]+)$")
 
 
-#: Scenarios added by other modules with :func:`register` (Figs. 4/18: exc1, exc2).
-_REGISTERED: dict[str, Callable[[], Scenario]] = {}
+#: Named scenarios beyond the numbered ones: the exceptional scenarios of §V-B (Figs. 4, 18),
+#: then those added with :func:`register`.
+_REGISTERED: dict[str, Callable[[], Scenario]] = {
+    "exc1": partial(Exceptional, kind=1),
+    "exc2": partial(Exceptional, kind=2),
+}
 
 
 def available() -> list[str]:
@@ -188,6 +196,3 @@ def figure_scenarios(spec: str) -> list[Scenario]:
         return [get(s) for s in (*_NUMBERED, *FIGURES["fig6"], *_REGISTERED)]
     return [get(spec)]
 
-
-# The exceptional scenarios of §V-B (Figs. 4, 18) register themselves (exc1, exc2, fig4, fig18).
-import dpbandits.scenarios.exceptional  # noqa: E402, F401

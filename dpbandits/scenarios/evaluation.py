@@ -34,8 +34,10 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from dpbandits.core import checks
 from dpbandits import scenarios as _scenarios
+from dpbandits import selectors
+from dpbandits.core import checks
+from dpbandits.core.files import write_csv
 from dpbandits.core.formatting import significant
 from dpbandits.scenarios import PAPER_EPSILONS, Scenario, ScenarioData
 from dpbandits.selectors.spec import resolve_selector
@@ -265,8 +267,6 @@ class Evaluation:
 
     def to_csv(self, path: str) -> None:
         """Write :meth:`records` as CSV (no pandas needed), atomically."""
-        from dpbandits.core.files import write_csv
-
         write_csv(path, self.records())
 
     def to_markdown(self, digits: int = 3) -> str:
@@ -301,8 +301,6 @@ class Evaluation:
 def _correlations(
     q: NDArray[np.float64], d: NDArray[np.float64], constant_rows: bool
 ) -> tuple[float, float, float, float, float]:
-    from dpbandits import selectors
-
     rows = q[:1] if constant_rows else q
     dd = np.broadcast_to(d, rows.shape)
     sp = np.asarray(selectors.spearman(rows, dd), dtype=np.float64).reshape(-1)

@@ -35,6 +35,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from dpbandits.core import checks
+from dpbandits.selectors.spec import resolve_selector
 
 __all__ = [
     "CLOSED_FORMS",
@@ -245,8 +246,6 @@ def error_rate(
     plug-in; it is run at ``epsilon`` with one call per grid row on a ``(n_d1, n_draws, 2)``
     batch. Row ``j`` draws from ``SeedSequence(seed).spawn``-style child ``j``.
     """
-    from dpbandits.selectors.spec import resolve_selector
-
     eps = checks.positive_number(epsilon, "epsilon")
     g1, g2 = _grid(d1, "d1"), _grid(d2, "d2")
     _check_pair(q1, q2, g1, g2)

@@ -17,6 +17,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Generic, TypeVar, Union
 
+from dpbandits.core.checks import ParameterTypeError
 from dpbandits.selectors.base import Mechanism
 
 __all__ = ["Registry"]
@@ -138,8 +139,10 @@ class Registry(Generic[T]):
             accepted = factory.param_names()
             unknown = sorted(set(params) - set(accepted))
             if unknown:
-                raise TypeError(
-                    f"unknown parameter(s) {unknown} for {self.kind} {spec!r}; accepted: {accepted}"
+                raise ParameterTypeError(
+                    f"unknown parameter(s) {unknown} for {self.kind} {spec!r}; accepted: "
+                    f"{accepted}",
+                    unknown[0],
                 )
         obj = factory(**params)
         if not self.is_instance(obj):

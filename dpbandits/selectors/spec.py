@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from dpbandits import selectors
+
 __all__ = ["parse_selector_spec", "parse_value", "resolve_selector"]
 
 
@@ -53,8 +55,6 @@ def resolve_selector(spec: Any, epsilon: float | None = None, **params: Any) -> 
     used. ``params`` are extra keyword arguments for a selector given by name (they override
     the spec's own ``key=value`` items).
     """
-    from dpbandits import selectors
-
     eps = 1.0 if epsilon is None else epsilon
     if isinstance(spec, str):
         name, kwargs = parse_selector_spec(spec)

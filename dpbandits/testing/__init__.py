@@ -54,7 +54,8 @@ states the contract they test; each group lives in its own module of this packag
     selector drawing the same indices.
 ``privacy`` (:mod:`~dpbandits.testing.privacy`)
     :func:`dpbandits.testing.audit.audit` on the hard neighbouring pairs
-    (:data:`dpbandits.testing.audit.HARD_PAIRS`, including the §IV-A and App. A/B constructions of the
+    (:data:`dpbandits.testing.audit.HARD_PAIRS`, including the §IV-A and App. A/B constructions of
+    the
     paper). For a selector with ``private = False`` a failure is expected: it is reported, but
     it does not make the report fail.
 
@@ -76,18 +77,39 @@ longer; lower ``draws`` (and the power) or ``skip=("privacy",)`` while developin
 
 Reproducibility: every check draws from its own generator, derived from ``rng`` and the
 check's name, so a report is reproducible and does not change when other checks are skipped.
+
+Whole agents: :func:`audit_agent` (:mod:`~dpbandits.testing.agent_audit`) audits an agent end
+to end -- its action sequence on reward tables that differ in one step's rewards -- against
+the total eps of its privacy report (docs/selectors.md, "Auditing an agent").
 """
 
+from typing import TYPE_CHECKING
+
+from dpbandits.core.sibling_packages import lazy_attributes
 from dpbandits.testing.harness import P_MIN
 from dpbandits.testing.kit import CHECK_NAMES, GROUPS, check_selector
 from dpbandits.testing.report import CheckResult, SelectorCheckError, SelectorReport
 
+if TYPE_CHECKING:
+    from dpbandits.testing.agent_audit import AgentAuditResult, audit_agent
+
+# The agent audit runs agents on environments: it imports agents, envs and gymnasium, which the
+# selector kit (and dpbandits.testing.audit, imported by the course) do not need.
+__getattr__ = lazy_attributes(
+    "dpbandits.testing",
+    {"audit_agent": "dpbandits.testing.agent_audit",
+     "AgentAuditResult": "dpbandits.testing.agent_audit"},
+    globals(),
+)  # fmt: skip
+
 __all__ = [
     "CHECK_NAMES",
+    "AgentAuditResult",
     "GROUPS",
     "P_MIN",
     "CheckResult",
     "SelectorCheckError",
     "SelectorReport",
+    "audit_agent",
     "check_selector",
 ]

@@ -31,8 +31,8 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 from scipy import stats
 
-from dpbandits.core import checks
 from dpbandits import selectors as _selectors
+from dpbandits.core import checks
 from dpbandits.selectors.base import RNGLike, Selector
 
 __all__ = [

@@ -10,7 +10,6 @@ from typing import Any
 import numpy as np
 
 from dpbandits import selectors
-
 from dpbandits.core import checks
 from dpbandits.selectors.base import prepare_inputs
 from dpbandits.testing.harness import Context, Failure, describe_exc, draw, indices, show

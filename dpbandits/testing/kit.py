@@ -7,10 +7,10 @@ import time
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
-from dpbandits.testing import audit as _audit
 from dpbandits import selectors
 from dpbandits.core import checks
 from dpbandits.selectors.base import RNGLike
+from dpbandits.testing import audit as _audit
 from dpbandits.testing import contract, privacy, randomness, symmetry, validation
 from dpbandits.testing import epsilon as epsilon_group  # check_selector has an epsilon argument
 from dpbandits.testing.harness import Context, Failure, describe_exc, is_real_number
@@ -92,7 +92,8 @@ def check_selector(
         Run the empirical privacy audit (:func:`dpbandits.testing.audit.audit`).
     draws, alpha, pairs:
         Draws per input, family-wise error per pair and the neighbouring pairs of the audit
-        (default: every pair of :data:`dpbandits.testing.audit.HARD_PAIRS`); see the package docstring
+        (default: every pair of :data:`dpbandits.testing.audit.HARD_PAIRS`); see the package
+        docstring
         for the power.
     skip:
         Group names (:data:`GROUPS`) or check names (:data:`CHECK_NAMES`) not to run.

@@ -133,7 +133,8 @@ def _validation_epsilon(ctx: Context) -> str:
     if problems:
         raise Failure(
             "; ".join(problems) + ": validate epsilon when the selector is built "
-            "(super().__init__(epsilon), or dpbandits.core.checks.positive_number), not inside a run"
+            "(super().__init__(epsilon), or dpbandits.core.checks.positive_number), not inside "
+            "a run"
         )
     return f"{cls.__name__}(epsilon=...) rejects {', '.join(map(repr, BAD_EPSILONS))}"
 

@@ -7,8 +7,27 @@
   largest absolute correlation (columns centred and scaled to unit variance).
 - :func:`two_stage` -- the first stage of Kifer, Smith & Thakurta (2012) as paper 002 runs it
   (§2.2, §3): ``floor(sqrt(N))`` contiguous blocks of rows, an L1-regularised least-squares
-  model (scikit-learn's ``Lasso``, ``alpha = 0.1`` as in §5) per block, and the k features
-  most often in the blocks' supports, chosen privately (or not, with ``epsilon=None``).
+  model (LASSO, ``lambda = 0.1`` as in §5) per block, and the k features most often in the
+  blocks' supports, chosen privately (or not, with ``epsilon=None``).
+- :func:`lasso_ranking` -- the non-private LASSO's features, paper 002's proxy for the true
+  top-k on real data (§5), and :func:`lasso_r2`, the R^2 of Table 1.
+
+The LASSO penalty ``lambda`` (:func:`lasso_alpha`). Paper 002 writes the LASSO as eq. (4),
+``sum_i l(x_i, y_i; w) + lambda ||w||_1``, without saying how ``l`` is normalised; §5 uses
+``lambda = 0.1``. The default convention, ``"mean"``, is scikit-learn's
+``||y - Xw||^2 / (2N) + lambda ||w||_1`` (``alpha = lambda``): it is the one under which
+Table 1 is possible. Table 1's smallest R^2 (Tian 0.0080, Gravier 0.0689) are the in-sample
+R^2 of a LASSO whose penalty is close to the largest useful one, ``max |X^T y| / N`` (0.05-0.2
+on centred data scaled to infinity-norm 1): with ``alpha = lambda / N`` (``"half_sum"``, the
+convention of the code of Khanna et al.'s review, which minimises
+``||y - Xw||^2 / (2N) + (lambda / N) ||w||_1``) or ``lambda / (2N)`` (``"sum"``) the LASSO
+interpolates ``d >> N`` data and every in-sample R^2 is above 0.99. Under ``"mean"`` a
+continuous target scaled to infinity-norm 1 can zero every coefficient (its
+``max |X^T y| / N`` is about 0.065 on a plainly sparse design with N = 100), while the class
+labels of Table 1's microarray sets (two classes scaled to +-1) keep
+``max |X^T y| / N`` at 0.15-0.25. :func:`lasso_ranking` therefore extends the ranking down the
+LASSO path when ``lambda`` keeps fewer than k features, and says at which penalty it did
+(docs/topk.md, "The LASSO penalty").
 
 Preprocessing (Algorithm 1, line 1 and §4.1): every column must have infinity-norm at most 1
 and so must ``y`` (centred columns are recommended, for a better approximation of the
@@ -31,19 +50,25 @@ from __future__ import annotations
 
 import math
 import warnings
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from dpbandits.core import checks
 from dpbandits import topk as _topk
+from dpbandits.core import checks
 from dpbandits.selectors.base import RNGLike
 
 __all__ = [
+    "LASSO_CONVENTIONS",
     "SKLEARN_HINT",
+    "LassoRanking",
     "check_design",
     "dp_sis",
+    "lasso_alpha",
+    "lasso_r2",
+    "lasso_ranking",
     "lasso_top_k",
     "preprocess",
     "sis",
@@ -194,38 +219,187 @@ def _n_blocks(n: int, n_blocks: int | None) -> int:
     return int(n_blocks)
 
 
+#: How eq. (4)'s loss is normalised (:func:`lasso_alpha`).
+LASSO_CONVENTIONS = ("mean", "half_sum", "sum")
+
+
+def lasso_alpha(lam: float, n: int, convention: str = "mean") -> float:
+    """scikit-learn's ``Lasso`` ``alpha`` for paper 002's penalty ``lam`` on ``n`` rows.
+
+    scikit-learn minimises ``||y - Xw||^2 / (2n) + alpha ||w||_1``. Paper 002's eq. (4) is
+    ``sum_i l(x_i, y_i; w) + lambda ||w||_1``; the three readings of ``l`` are
+
+    - ``"mean"`` (default, paper 002's Table 1): ``l`` = squared error / (2n), ``alpha = lam``;
+    - ``"half_sum"``: ``l`` = squared error / 2, ``alpha = lam / n`` (the convention of
+      Khanna et al.'s review code, which paper 002's authors share);
+    - ``"sum"``: ``l`` = squared error, ``alpha = lam / (2n)``.
+
+    The evidence for ``"mean"`` is in the module docstring and docs/topk.md.
+    """
+    lam_f = checks.positive_number(lam, "lam (the LASSO penalty lambda)")
+    if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 1:
+        raise ValueError(f"n (rows of the regression) must be an integer >= 1, got {n!r}")
+    if convention == "mean":
+        return lam_f
+    if convention == "half_sum":
+        return lam_f / int(n)
+    if convention == "sum":
+        return lam_f / (2 * int(n))
+    raise ValueError(
+        f"convention must be one of {', '.join(LASSO_CONVENTIONS)}, got {convention!r}"
+    )
+
+
+def _lasso_fit(xa: FloatArray, ya: FloatArray, alpha: float) -> tuple[FloatArray, float]:
+    """Coefficients and intercept of scikit-learn's ``Lasso(alpha)`` (with an intercept)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # ConvergenceWarning on tiny blocks: still a support
+        model = _lasso_class()(alpha=float(alpha)).fit(xa, ya)
+    return np.asarray(model.coef_, dtype=np.float64), float(model.intercept_)
+
+
 def lasso_top_k(X: ArrayLike, y: ArrayLike, k: int, alpha: float = 0.1) -> IntArray:
     """The (at most) k nonzero LASSO coefficients of largest magnitude, best first.
 
-    scikit-learn's ``Lasso(alpha)`` minimises ``||y - Xw||^2 / (2N) + alpha ||w||_1`` (with an
-    intercept). Paper 002 uses these, with ``alpha = 0.1``, as the proxy for the true top-k on
-    real data (§5). Fewer than k indices come back when fewer coefficients are nonzero.
+    ``alpha`` is scikit-learn's (``||y - Xw||^2 / (2N) + alpha ||w||_1``, with an intercept;
+    :func:`lasso_alpha` converts paper 002's ``lambda``). Fewer than k indices come back when
+    fewer coefficients are nonzero; :func:`lasso_ranking` never returns fewer.
     """
     xa, ya = check_design(X, y)
     kk = _check_k(k, xa.shape[1])
     checks.positive_number(alpha, "alpha")
-    lasso = _lasso_class()
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")  # ConvergenceWarning on tiny blocks: still a support
-        coef = lasso(alpha=float(alpha)).fit(xa, ya).coef_
-    mag = np.abs(np.asarray(coef, dtype=np.float64))
+    mag = np.abs(_lasso_fit(xa, ya, alpha)[0])
     order = np.argsort(-mag, kind="stable")[:kk]
     return order[mag[order] > 0].astype(np.int64)
 
 
-def support_counts(
-    X: ArrayLike, y: ArrayLike, k: int, *, alpha: float = 0.1, n_blocks: int | None = None
-) -> IntArray:
-    """How many of the ``floor(sqrt(N))`` contiguous row blocks put each feature in their
-    k-support (:func:`lasso_top_k` per block); shape ``(d,)``, sensitivity 1."""
+def lasso_r2(X: ArrayLike, y: ArrayLike, lam: float = 0.1, convention: str = "mean") -> float:
+    """In-sample R^2 of the LASSO at paper 002's ``lam`` (Table 1's column R^2).
+
+    Run it on the data as the experiments see them (centred, infinity-norm 1:
+    :func:`preprocess`). A LASSO with an intercept has in-sample R^2 in ``[0, 1]``; 0 when the
+    penalty zeroes every coefficient.
+    """
+    xa, ya = check_design(X, y)
+    coef, icpt = _lasso_fit(xa, ya, lasso_alpha(lam, xa.shape[0], convention))
+    tss = float(((ya - ya.mean()) ** 2).sum())
+    if tss == 0.0:
+        raise ValueError("y is constant: R^2 is undefined")
+    return 1.0 - float(((ya - xa @ coef - icpt) ** 2).sum()) / tss
+
+
+@dataclass(frozen=True)
+class LassoRanking:
+    """The LASSO's ranking of the features (:func:`lasso_ranking`).
+
+    ``features``: best first, at least the k asked for; ``n_nonzero``: nonzero coefficients at
+    ``lam``; ``lam_used``: the penalty (same convention) at which the ranking reached k
+    features, ``lam`` itself unless ``lam`` kept fewer than k.
+    """
+
+    features: IntArray
+    lam: float
+    lam_used: float
+    n_nonzero: int
+    convention: str
+
+    @property
+    def extended(self) -> bool:
+        """Whether the ranking had to go below ``lam`` to reach k features."""
+        return self.lam_used < self.lam
+
+
+def lasso_ranking(
+    X: ArrayLike,
+    y: ArrayLike,
+    k: int,
+    lam: float = 0.1,
+    convention: str = "mean",
+    *,
+    shrink: float = 0.8,
+    max_steps: int = 200,
+    strict: bool = True,
+) -> LassoRanking:
+    """Paper 002's proxy for the true top-k (§5): the LASSO's largest coefficients at ``lam``.
+
+    The features with a nonzero coefficient at ``lam`` come first, by decreasing magnitude --
+    the paper's "top-k components of the non-private LASSO regression". When there are fewer
+    than k of them the ranking continues down the LASSO path: the penalty is multiplied by
+    ``shrink`` (warm-started fits) until k features have entered, and each step appends the
+    features that became nonzero, by decreasing magnitude. ``lam_used`` records where it
+    stopped. When no penalty down to ``lam * shrink**max_steps`` gives k features (a LASSO
+    keeps at most about N; constant columns and features a perfect fit does not need never
+    enter) it raises ValueError, or, with ``strict=False``, returns the shorter ranking.
+    """
     xa, ya = check_design(X, y)
     n, d = xa.shape
     kk = _check_k(k, d)
+    alpha0 = lasso_alpha(lam, n, convention)
+    if not (0.0 < shrink < 1.0):
+        raise ValueError(f"shrink must lie in (0, 1), got {shrink!r}")
+    lasso = _lasso_class()(alpha=alpha0, warm_start=True)
+    ranked: list[int] = []
+    seen = np.zeros(d, dtype=bool)
+    n_nonzero = 0
+    alpha = alpha0
+    for step in range(max_steps + 1):
+        lasso.set_params(alpha=alpha)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # ConvergenceWarning: the support is what matters
+            lasso.fit(xa, ya)
+        mag = np.abs(np.asarray(lasso.coef_, dtype=np.float64))
+        new = np.flatnonzero((mag > 0) & ~seen)
+        new = new[np.argsort(-mag[new], kind="stable")]
+        ranked.extend(int(i) for i in new)
+        seen[new] = True
+        if step == 0:
+            n_nonzero = int(np.count_nonzero(mag))
+        if len(ranked) >= kk:
+            return LassoRanking(
+                features=np.asarray(ranked, dtype=np.int64),
+                lam=float(lam),
+                lam_used=float(lam) * shrink**step,
+                n_nonzero=n_nonzero,
+                convention=convention,
+            )
+        alpha *= shrink
+    if not strict:
+        return LassoRanking(
+            features=np.asarray(ranked, dtype=np.int64),
+            lam=float(lam),
+            lam_used=float(lam) * shrink**max_steps,
+            n_nonzero=n_nonzero,
+            convention=convention,
+        )
+    raise ValueError(
+        f"k = {kk} exceeds the {len(ranked)} features the LASSO selects at any penalty down to "
+        f"lambda = {float(lam) * shrink**max_steps:.3g} (a LASSO keeps at most about "
+        f"N = {n}; constant columns never enter). Choose a smaller k"
+    )
+
+
+def support_counts(
+    X: ArrayLike,
+    y: ArrayLike,
+    k: int,
+    *,
+    lam: float = 0.1,
+    convention: str = "mean",
+    n_blocks: int | None = None,
+) -> IntArray:
+    """How many of the ``floor(sqrt(N))`` contiguous row blocks put each feature in their
+    k-support (:func:`lasso_top_k` per block at ``lasso_alpha(lam, block rows, convention)``);
+    shape ``(d,)``, sensitivity 1."""
+    xa, ya = check_design(X, y)
+    n, d = xa.shape
+    kk = _check_k(k, d)
+    lasso_alpha(lam, 1, convention)  # validate before any work
     b = _n_blocks(n, n_blocks)
     counts = np.zeros(d, dtype=np.int64)
     for rows in np.array_split(np.arange(n), b):
         if rows.size < 2:
             continue
+        alpha = lasso_alpha(lam, int(rows.size), convention)
         counts[lasso_top_k(xa[rows], ya[rows], kk, alpha)] += 1
     return counts
 
@@ -238,7 +412,8 @@ def two_stage(
     mechanism: str | _topk.TopKSelector = "canonical_lipschitz",
     rng: RNGLike = None,
     *,
-    alpha: float = 0.1,
+    lam: float = 0.1,
+    convention: str = "mean",
     n_blocks: int | None = None,
 ) -> IntArray:
     """Kifer et al.'s first stage as run in paper 002: the k most frequent block supports.
@@ -247,10 +422,11 @@ def two_stage(
     uniformly at random). Otherwise the counts (sensitivity 1) go through the private top-k
     ``mechanism`` at ``epsilon`` -- the same mechanism as DP-SIS by default, so a comparison
     isolates the instability of the supports (paper 002 does not name its mechanism here).
+    ``lam`` and ``convention``: the blocks' LASSO penalty (:func:`lasso_alpha`).
     """
     xa, ya = check_design(X, y)
     kk = _check_k(k, xa.shape[1])
-    counts = support_counts(xa, ya, kk, alpha=alpha, n_blocks=n_blocks)
+    counts = support_counts(xa, ya, kk, lam=lam, convention=convention, n_blocks=n_blocks)
     gen = np.random.default_rng(rng)
     if epsilon is None:
         return top_k_random_ties(counts.astype(np.float64), kk, gen)

@@ -1,4 +1,4 @@
-"""Figures of paper 002's experiments (Figs. 1, 5, 8) and of k-slates on the scenarios.
+"""Figures of paper 002's experiments (Figs. 1-8) and of k-slates on the scenarios.
 
 Every function takes the records of :mod:`dpbandits.topk.experiments` (or
 :func:`dpbandits.topk.slates.evaluate_slates`) and returns a :class:`matplotlib.figure.Figure`
@@ -14,7 +14,13 @@ from typing import Any
 import numpy as np
 from matplotlib.figure import Figure
 
-__all__ = ["plot_accuracy", "plot_figure1", "plot_order_metrics", "plot_slates"]
+__all__ = [
+    "plot_accuracy",
+    "plot_differences",
+    "plot_figure1",
+    "plot_order_metrics",
+    "plot_slates",
+]
 
 Records = Sequence[dict[str, Any]]
 
@@ -143,4 +149,32 @@ def plot_slates(records: Records) -> Figure:
         ax.set_xlabel("epsilon")
         ax.set_ylabel(name)
     ax_acc.legend(frameon=False, fontsize=8)
+    return fig
+
+
+def plot_differences(records: Records, title: str = "") -> Figure:
+    """Figures 6-7: heat map of DP-SIS minus two-stage top-k accuracy, data sets x eps.
+
+    ``records`` from :func:`dpbandits.topk.experiments.accuracy_differences` (one k per data
+    set); cells with ``|z| > 2`` are marked with a dot.
+    """
+    names = list(dict.fromkeys(r["dataset"] for r in records))
+    eps = sorted({float(r["epsilon"]) for r in records})
+    grid = np.full((len(names), len(eps)), np.nan)
+    sig = np.zeros_like(grid, dtype=bool)
+    for r in records:
+        i, j = names.index(r["dataset"]), eps.index(float(r["epsilon"]))
+        grid[i, j], sig[i, j] = r["difference"], r["significant"]
+    fig = Figure(figsize=(1.2 + 0.55 * max(1, len(eps)), 1.2 + 0.4 * max(1, len(names))))
+    ax = fig.subplots()
+    im = ax.imshow(grid, cmap="RdBu", vmin=-1, vmax=1, aspect="auto")
+    ii, jj = np.nonzero(sig)
+    ax.plot(jj, ii, "k.", ms=4)
+    ax.set_xticks(range(len(eps)), [f"{e:.2g}" for e in eps], rotation=90, fontsize=7)
+    ax.set_yticks(range(len(names)), names, fontsize=7)
+    ax.set_xlabel("epsilon")
+    ks = sorted({int(r["k"]) for r in records})
+    ax.set_title(title or f"DP-SIS minus two-stage accuracy (k = {', '.join(map(str, ks))})")
+    fig.colorbar(im, ax=ax, label="accuracy difference")
+    fig.set_layout_engine("constrained")
     return fig

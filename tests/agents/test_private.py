@@ -227,11 +227,14 @@ def test_discrete_means_noise_releases_exact_grid_multiples():
     "value, error", [("gaussian", ValueError), ("Laplace", ValueError), (1, TypeError),
                      (None, TypeError)],
 )  # fmt: skip
-def test_bad_means_noise_is_refused_at_construction(value, error):
+def test_bad_means_noise_is_refused_at_reset(value, error):
     """As PrivateMeans(noise=...) refuses it: an unknown name is a ValueError, a non-string a
-    TypeError (the input policy), here under the agent's parameter name."""
-    with pytest.raises(error, match="means_noise"):
-        PrivateAgent("rnm", means_noise=value)
+    TypeError (the input policy), here under the agent's parameter name, at reset (the one
+    place an agent checks its parameters)."""
+    agent = PrivateAgent("rnm", means_noise=value)
+    with pytest.raises(error, match="means_noise") as info:
+        agent.reset(2, 2, horizon=10, rng=0)
+    assert info.value.param == "means_noise"
 
 
 def test_exact_quantile_sampler_reaches_the_windowed_sensitivities():
@@ -251,6 +254,14 @@ def test_exact_quantile_sampler_reaches_the_windowed_sensitivities():
         ({"quantile_sampler": "exact", "quantile_method": "smith"}, "needs quantile_method"),
     ],
 )
-def test_bad_quantile_sampler_is_refused_at_construction(kwargs, match):
+def test_bad_quantile_sampler_is_refused_at_reset(kwargs, match):
+    agent = PrivateAgent("rnm", **kwargs)
     with pytest.raises(ValueError, match=match):
-        PrivateAgent("rnm", **kwargs)
+        agent.reset(2, 2, horizon=10, rng=0)
+
+
+def test_selector_epsilon_is_named_epsilon_select():
+    """``epsilon`` would reach the selector twice: refused with the agent's name for it."""
+    with pytest.raises(TypeError, match="epsilon_select") as info:
+        PrivateAgent("mgem", epsilon=1.0)
+    assert info.value.param == "epsilon"

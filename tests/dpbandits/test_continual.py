@@ -909,3 +909,50 @@ def test_compiled_dyadic_units_repeat_numpy_bit_for_bit(sampler: str) -> None:
         numpy_dyadic_units(ref, n_levels, m_max, np.random.default_rng(1), nodes, scale)
         add_dyadic_units(got, n_levels, m_max, np.random.default_rng(1), nodes, scale)
         _same_bits(ref[: m_max + 1], got[: m_max + 1])
+
+
+@pytest.mark.parametrize(("n_runs", "n_arms", "kwargs"), [
+    (200, 2, {}),
+    (10, 1000, {"n_max": 50_000}),
+    (100, 2, {"noise": "discrete"}),
+])  # fmt: skip
+def test_private_means_checks_all_the_memory_it_allocates(monkeypatch, n_runs, n_arms, kwargs):
+    """The memory checked before any allocation is at least the peak the constructor
+    allocates (numpy's allocations, traced): issue 30 found the check counting half of it."""
+    import tracemalloc
+
+    from dpbandits.core import checks
+
+    checked: list[int] = []
+    real = checks.memory
+
+    def spy(n_values: int, what: str, itemsize: int = 8) -> None:
+        checked.append(int(n_values) * int(itemsize))
+        real(n_values, what, itemsize)
+
+    PrivateMeans(2, n_arms, 1.0, 0.0, 1.0, **kwargs)  # loads the kernels: not traced below
+    monkeypatch.setattr(checks, "memory", spy)
+    tracemalloc.start()
+    try:
+        PrivateMeans(n_runs, n_arms, 1.0, 0.0, 1.0, **kwargs)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert checked and max(checked) >= peak
+
+
+def test_private_means_too_large_is_refused_before_any_allocation(monkeypatch):
+    """``PrivateMeans(1_000_000, 1, ...)`` holds about 50 GiB at its peak: on a machine of
+    40 GiB (the old check counted 15 GiB and let it through) it is refused before the noise
+    blocks are built, with the sizes in the message."""
+    from dpbandits import continual
+    from dpbandits.core import checks
+
+    def never(*args: object, **kwargs: object) -> None:
+        raise AssertionError("the noise blocks were built")
+
+    monkeypatch.setattr(checks, "physical_memory", lambda: 40 * 2**30)
+    monkeypatch.setattr(continual, "HybridNoiseBlocks", type("Never", (), {
+        "__init__": never, "peak_nbytes": staticmethod(HybridNoiseBlocks.peak_nbytes)}))
+    with pytest.raises(ValueError, match=r"n_runs \* n_arms = 1000000 \* 1 .* GiB of memory"):
+        PrivateMeans(1_000_000, 1, 1.0, 0.0, 1.0)

@@ -13,7 +13,6 @@ import pytest
 from scipy import stats
 
 import agents
-from dpbandits.testing.audit import clopper_pearson
 from dpbandits.quantiles import (
     DEFAULT_ENDPOINT_MASS,
     DEFAULT_GRID_SIZE,
@@ -21,6 +20,7 @@ from dpbandits.quantiles import (
     dp_quantile,
     dp_quantiles,
 )
+from dpbandits.testing.audit import clopper_pearson
 from tests.stats import assert_counts_match_pmf, assert_mean_close, assert_same_distribution
 
 

@@ -11,10 +11,9 @@ from matplotlib.figure import Figure
 from dpbandits import scenarios
 from dpbandits.cli import main
 from dpbandits.scenarios.evaluation import evaluate
-from dpbandits.scenarios.exceptional import (
+from dpbandits.scenarios.exceptional import Exceptional, correlations
+from dpbandits.scenarios.exceptional_figures import (
     FIG18_SELECTORS,
-    Exceptional,
-    correlations,
     exceptional_figure,
     plot_exceptional,
     selection_probabilities,

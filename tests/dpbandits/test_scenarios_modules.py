@@ -9,7 +9,8 @@ import pytest
 
 from dpbandits import scenarios
 from dpbandits.scenarios.base import ConstantScenario, Scenario, ScenarioData
-from dpbandits.scenarios.exceptional import Exceptional, selection_probabilities
+from dpbandits.scenarios.exceptional import Exceptional
+from dpbandits.scenarios.exceptional_figures import selection_probabilities
 from dpbandits.scenarios.gaussian import GAUSSIAN_SCENARIOS, NumberedGaussian
 from dpbandits.scenarios.groups import PAPER_GROUPS, TwoGroups
 
@@ -28,7 +29,8 @@ class Uniform(Scenario):
 
 
 def test_catalogue_re_exports_every_family() -> None:
-    from dpbandits.scenarios import bimodal as scenarios_bimodal, gaussian as scenarios_gaussian
+    from dpbandits.scenarios import bimodal as scenarios_bimodal
+    from dpbandits.scenarios import gaussian as scenarios_gaussian
 
     assert scenarios.Bimodal is scenarios_bimodal.Bimodal
     assert scenarios.Scenario4 is scenarios_gaussian.Scenario4

@@ -103,7 +103,7 @@ def test_a_kind_that_needs_arguments_is_described_and_checked_by_its_constructor
         cfg["agents"] = {"A": {"kind": "needs-arm-test", "arm": 2}}
         assert Experiment.from_dict(cfg).agent_objects()["A"].alpha == 2.0
         cfg["agents"]["A"] = {"kind": "needs-arm-test", "other": 2}
-        with pytest.raises(ConfigTypeError, match=r"^agents\.A\.other: .*unexpected keyword"):
+        with pytest.raises(ConfigError, match=r"^agents\.A\.other: unknown parameter .*accepted: arm"):
             Experiment.from_dict(cfg)
     finally:
         agents.unregister("needs-arm-test")
@@ -153,7 +153,7 @@ def test_an_unchecked_experiment_still_names_the_key_of_an_unknown_kind():
 
 def test_public_names_stay_importable_from_dpbandits_config():
     for name in ("Experiment", "ConfigError", "ConfigTypeError", "Cell", "EXPERIMENT_DEFAULTS",
-                 "SECTIONS", "canonical_json", "cell_seed", "load_experiment", "parse_agent_option",
+                 "SECTIONS", "canonical_json", "cell_seed", "load_config", "parse_agent_option",
                  "parse_assignments", "parse_value", "split_values", "resolve_env",
                  "to_toml"):  # fmt: skip
         assert hasattr(config_pkg, name), name

@@ -43,6 +43,36 @@ def test_stopping_a_pool_mid_send_leaves_no_thread_waiting_for_the_rest() -> Non
     assert not any(p.is_alive() for p in procs)
 
 
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="needs the fork start method")
+def test_a_stopped_pool_leaves_nothing_for_the_exit_hook_to_race_with(monkeypatch) -> None:
+    """After ``_terminate_pool`` the executor's manager thread has ended and its wake-up pipe is
+    closed: the interpreter's exit hook (``concurrent.futures.process._python_exit``) writes
+    to that pipe without a lock on Python 3.11, and a write racing with the manager thread's
+    close printed ``OSError: [Errno 9] Bad file descriptor`` after SIGTERM's one-line message
+    (issue 30, item 5). The manager's clean-up is slowed down here, so that the race is not
+    left to chance: without the join in ``_terminate_pool`` the pipe is still open."""
+    import concurrent.futures.process as cfp
+
+    from dpbandits.experiments.parallel import _terminate_pool
+
+    original = cfp._ExecutorManagerThread.join_executor_internals  # type: ignore[attr-defined]
+
+    def slow_clean_up(self: object) -> None:
+        time.sleep(0.5)  # a loaded machine: the main thread reaches the exit hook first
+        original(self)
+
+    monkeypatch.setattr(cfp._ExecutorManagerThread, "join_executor_internals", slow_clean_up)
+    ex = cf.ProcessPoolExecutor(1, mp_context=mp.get_context("fork"), initializer=_init_worker,
+                                initargs=(None,))  # fmt: skip
+    ex.submit(time.sleep, 0).result()  # starts the worker and the manager thread
+    ex.submit(time.sleep, 600)
+    manager = ex._executor_manager_thread  # type: ignore[attr-defined]
+    wakeup = ex._executor_manager_thread_wakeup  # type: ignore[attr-defined]
+    _terminate_pool(ex)
+    assert not manager.is_alive()
+    assert wakeup._closed
+
+
 def test_run_tasks_in_a_pool_gives_the_serial_results() -> None:
     tasks = list(range(7))
     assert run_tasks(abs, [-t for t in tasks], n_jobs=2) == {t: t for t in tasks}
@@ -140,7 +170,7 @@ def test_a_sigterm_during_a_file_write_waits_for_the_write_to_end(tmp_path):
     Terminated when the write has ended: the file is complete, and no clean-up error (zipfile's
     "Can't close the ZIP file while there is an open writing handle") replaces it."""
     from dpbandits.core.files import atomic_open
-    from dpbandits.experiments.parallel import Terminated, handle_termination
+    from dpbandits.core.signals import Terminated, handle_termination
 
     path = tmp_path / "a.npz"
     with pytest.raises(Terminated), handle_termination():
@@ -185,7 +215,8 @@ def test_an_interrupt_dropped_in_a_destructor_still_stops_the_run(n_jobs, monkey
     # Python prints and drops an exception raised inside __del__: a Ctrl-C arriving while the
     # main thread runs a destructor would be lost and the run would go on to the end.
     # handle_termination remembers it and run_tasks raises it again.
-    from dpbandits.experiments.parallel import handle_termination, run_tasks
+    from dpbandits.core.signals import handle_termination
+    from dpbandits.experiments.parallel import run_tasks
 
     dropped: list[type[BaseException]] = []  # what Python dropped ("Exception ignored in")
     monkeypatch.setattr(sys, "unraisablehook", lambda u: dropped.append(u.exc_type))

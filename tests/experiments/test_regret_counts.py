@@ -1,4 +1,5 @@
-"""The engine's pull counts and per-interval action frequencies (dpbandits.experiments.regret) against the
+"""The engine's pull counts and per-interval action frequencies (dpbandits.experiments.regret)
+against the
 plain count, pull by pull, for few arms (counted arm by arm) and many (one increment a pull)."""
 
 from __future__ import annotations

@@ -328,3 +328,59 @@ def test_store_remove_partial_checks_its_age(tmp_path):
     stale.write_bytes(b"partial")
     os.utime(stale, (time.time() - 10, time.time() - 10))
     assert store.remove_partial(5.0) == [stale] and not stale.exists()
+
+
+def _killed_mid_write(*paths: Path) -> list[Path]:
+    """The temporary files a process killed with SIGKILL in the middle of atomic writes of
+    ``paths`` leaves behind (written by a real child process, which is then gone)."""
+    code = textwrap.dedent(f"""
+        import contextlib, os, signal
+        from dpbandits.core.files import atomic_open
+        with contextlib.ExitStack() as stack:
+            for path in {[str(p) for p in paths]!r}:
+                stack.enter_context(atomic_open(path)).write(b"half a file")
+            os.kill(os.getpid(), signal.SIGKILL)
+    """)
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    proc = subprocess.run([sys.executable, "-c", code], env=env, timeout=120)
+    assert proc.returncode == -signal.SIGKILL
+    left = [next(p.parent.glob(f".{p.name}.*.tmp")) for p in paths]
+    assert not any(p.exists() for p in paths)
+    return left
+
+
+def test_a_rerun_removes_what_a_killed_sweep_left_half_written(tmp_path, piecewise_sweep):
+    """Issue 30, item 6: a hidden ``*.png.*.tmp`` left in ``plots/`` (and in the store, and
+    beside the tables) by a kill is removed when the sweep runs again, at once; a temporary
+    file of a write that is going on now (this process's) is left alone."""
+    piecewise_sweep["sweep"] = {"agents.mGEM.epsilon_select": [0.5]}
+    out = tmp_path / "s"
+    stale = _killed_mid_write(out / "plots" / "regret_vs_x.png",
+                              out / "plots" / "curves" / "0123456789abcdef.png",
+                              out / "summary.csv", out / "store" / "ab" / f"{'ab' * 32}.npz")
+    live = out / "plots" / f".regret_vs_y.png.{os.getpid()}.abcdefgh.tmp"
+    live.write_bytes(b"being written")
+    res = sweep(Experiment.from_dict(piecewise_sweep), out, scheduler="serial", progress=False,
+                plots=False)  # fmt: skip
+    assert res.ok
+    assert [p for p in stale if p.exists()] == []
+    assert live.exists()
+
+
+def test_stale_temporaries_are_told_by_their_writer_or_their_age(tmp_path):
+    from dpbandits.core.files import is_stale_temporary, remove_stale_temporaries
+
+    (gone,) = _killed_mid_write(tmp_path / "a.png")
+    mine = tmp_path / f".b.png.{os.getpid()}.abcdefgh.tmp"
+    old_style = tmp_path / ".c.png.abcdefgh.tmp"  # no pid: written by an earlier version
+    not_ours = tmp_path / ".d.png.1.abcdefgh"  # not a temporary file name
+    for p in (mine, old_style, not_ours):
+        p.write_bytes(b"x")
+    assert is_stale_temporary(gone) and not is_stale_temporary(mine)
+    assert not is_stale_temporary(old_style) and not is_stale_temporary(not_ours)
+    os.utime(old_style, (time.time() - 60, time.time() - 60))
+    assert is_stale_temporary(old_style, older_than=30) and not is_stale_temporary(mine, 30)
+    assert remove_stale_temporaries(tmp_path) == [gone]
+    assert remove_stale_temporaries(tmp_path, older_than=30) == [old_style]
+    assert mine.exists() and not_ours.exists()
+    assert remove_stale_temporaries(tmp_path / "missing") == []

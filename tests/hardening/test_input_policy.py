@@ -9,8 +9,8 @@ import pytest
 
 import agents
 from dpbandits import selectors
-from dpbandits.core import checks
 from dpbandits.continual import BinaryMechanism, HybridMechanism, PrivateMeans, hybrid_noise
+from dpbandits.core import checks
 from dpbandits.experiments.engine import run
 
 

@@ -49,7 +49,10 @@ def test_recommend_writes_every_experiment(tmp_path):
     assert len(_rows(out / "gamma.csv")) == 2
     assert len(_rows(out / "appg_winners.csv")) == 2
     assert (out / "epsilon.svg").exists() and (out / "appg.svg").exists()
-    assert set(json.loads((tmp_path / "all.json").read_text())) == {"epsilon", "gamma", "appg"}
+    assert set(json.loads((tmp_path / "all.json").read_text())) == {
+        "epsilon", "gamma", "appg", "rq1", "auction-epsilon", "auction-gamma"
+    }  # fmt: skip
+    assert len(_rows(out / "rq1.csv")) == 3 and (out / "auction_gamma.svg").exists()
 
 
 def test_recommend_single_experiment_without_plots(tmp_path):

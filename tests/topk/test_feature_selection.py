@@ -8,9 +8,9 @@ import sys
 import numpy as np
 import pytest
 
-from dpbandits.topk import feature_selection as fs
-from dpbandits.topk import experiments as te
 from dpbandits.topk import exact
+from dpbandits.topk import experiments as te
+from dpbandits.topk import feature_selection as fs
 
 
 def _design(seed=0, n=100, d=12):
@@ -167,9 +167,10 @@ def test_load_csv(tmp_path):
         ",".join(f"{v:.6f}" for v in (*row, t)) for row, t in zip(X, y, strict=True)
     ]
     path.write_text("\n".join(lines) + "\n")
-    data = te.load_csv(str(path), "target", alpha=0.01)
+    data = te.load_csv(str(path), "target")  # the default penalty selects features
     assert data.X.shape == (40, 5) and data.feature_names == ("a", "b", "c", "d", "e")
     assert set(data.truth[:2].tolist()) == {1, 3}
+    assert data.n_nonzero >= 1 and data.r2 > 0.5
     with pytest.raises(ValueError, match="no column 'y'"):
         te.load_csv(str(path), "y")
     bad = tmp_path / "bad.csv"

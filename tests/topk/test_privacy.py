@@ -9,7 +9,7 @@ import pytest
 
 from dpbandits import topk
 from dpbandits.topk import exact
-from dpbandits.topk.audit import HARD_TOPK_PAIRS, TopKPair, audit_topk
+from dpbandits.testing.topk_audit import HARD_TOPK_PAIRS, TopKPair, audit_topk
 
 
 def _pairs(n: int, seed: int):

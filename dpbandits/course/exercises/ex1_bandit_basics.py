@@ -31,13 +31,17 @@
 # `info["optimal_arm"]` and `info["regret"]` (`mu* - mu_{a_t}` of this step).
 #
 # **How to work.** Write the functions marked `TODO` (they raise `NotImplementedError`
-# now), then check them:
+# now). The cell after each one checks it: `check("pull_arm_repeatedly")` prints the task's
+# points and `ok`, `not done yet`, or what is wrong and its likely cause;
+# `check("pull_arm_repeatedly", hint=1)` adds a hint (`hint=2` the next one). From a
+# terminal, grade the whole notebook (or the script, if you work in a `.py` file):
 #
-#     dpbandits course check 1 ex1_bandit_basics.py
+#     dpbandits course check 1 ex1_bandit_basics.ipynb
 #
-# Each task gets one line: `ok`, `not done yet`, or what is wrong. Cells that run
-# experiments are inside `if __name__ == "__main__":` so that the checker, which imports
-# your file, does not run them; in Jupyter they run as usual.
+# Cells that run checks or experiments are inside `if __name__ == "__main__":`, so that the
+# checker, which imports your code, does not run them; in Jupyter they run as usual, and an
+# experiment waits (it says so) until the tasks it uses are done. Figures appear below their
+# cell; run as a script (`python ex1_bandit_basics.py`), it saves them next to the file.
 
 # %%
 from __future__ import annotations
@@ -47,6 +51,14 @@ import numpy as np
 
 import agents
 import envs  # noqa: F401  (registers the dpbandits/... environments)
+from dpbandits.course.helpers import Checker, show, skip_if_not_done
+
+check = Checker(1, globals())  # check("task") grades one task, check() all of them
+
+# %% tags=["parameters"]
+# Sizes of the experiments: smaller numbers run faster while you try things out.
+N_RUNS = 200  # independent runs of each learner
+HORIZON = 5000  # steps per run
 
 # %% [markdown]
 # ## Task 1 — play the bandit
@@ -65,9 +77,14 @@ def pull_arm_repeatedly(env: gym.Env, arm: int, n_steps: int, seed: int) -> tupl
 
 # %%
 if __name__ == "__main__":
-    env = gym.make("dpbandits/KArmedBernoulli-v0", means=[0.2, 0.5, 0.7], horizon=1000)
-    for a in range(3):
-        print("arm", a, pull_arm_repeatedly(env, a, 1000, seed=0))
+    check("pull_arm_repeatedly")
+
+# %%
+if __name__ == "__main__":
+    with skip_if_not_done():
+        env = gym.make("dpbandits/KArmedBernoulli-v0", means=[0.2, 0.5, 0.7], horizon=1000)
+        for a in range(3):
+            print("arm", a, pull_arm_repeatedly(env, a, 1000, seed=0))
 
 # %% [markdown]
 # ## Task 2 — keep running means
@@ -93,6 +110,11 @@ def update_estimates(
     raise NotImplementedError("TODO")
 
 
+# %%
+if __name__ == "__main__":
+    check("update_estimates")
+
+
 # %% [markdown]
 # ## Task 3 — epsilon-greedy
 #
@@ -110,6 +132,11 @@ def epsilon_greedy(estimates: np.ndarray, epsilon: float, rng: np.random.Generat
     raise NotImplementedError("TODO")
 
 
+# %%
+if __name__ == "__main__":
+    check("epsilon_greedy")
+
+
 # %% [markdown]
 # ## Task 4 — the regret of epsilon-greedy in the long run
 #
@@ -123,6 +150,11 @@ def greedy_regret_rate(means: np.ndarray, epsilon: float) -> float:
     """Expected regret per step of epsilon-greedy whose estimates rank the best arm first."""
     # TODO: write this (see the docstring), then run the checker.
     raise NotImplementedError("TODO")
+
+
+# %%
+if __name__ == "__main__":
+    check("greedy_regret_rate")
 
 
 # %% [markdown]
@@ -162,18 +194,19 @@ if __name__ == "__main__":
 
     from dpbandits.experiments import run
 
-    means = [0.2, 0.3, 0.4, 0.5, 0.6, 0.7]
-    bandit = {"id": "dpbandits/KArmedBernoulli-v0", "means": means, "horizon": 5000}
-    players = {f"eps={e}": EpsilonGreedy(e) for e in (0.0, 0.01, 0.1, 0.3)}
-    res = run(bandit, players, n_runs=200, seed=0, n_jobs=1, progress=False)
-    print(res.summary())
-    fig, ax = plt.subplots()
-    for label in res.labels:
-        ax.plot(res.steps, res.mean(label), label=label)
-    ax.set_xlabel("step t")
-    ax.set_ylabel("mean regret R(t)")
-    ax.legend()
-    plt.show()
+    with skip_if_not_done():
+        means = [0.2, 0.3, 0.4, 0.5, 0.6, 0.7]
+        bandit = {"id": "dpbandits/KArmedBernoulli-v0", "means": means, "horizon": HORIZON}
+        players = {f"eps={e}": EpsilonGreedy(e) for e in (0.0, 0.01, 0.1, 0.3)}
+        res = run(bandit, players, n_runs=N_RUNS, seed=0, n_jobs=1, progress=False)
+        print(res.summary())
+        fig, ax = plt.subplots()
+        for label in res.labels:
+            ax.plot(res.steps, res.mean(label), label=label)
+        ax.set_xlabel("step t")
+        ax.set_ylabel("mean regret R(t)")
+        ax.legend()
+        show(fig, "regret")
 
 # %% [markdown]
 # ## Questions
@@ -188,3 +221,10 @@ if __name__ == "__main__":
 
 # %%
 # Your answer:
+
+# %% [markdown]
+# ## Your score
+
+# %%
+if __name__ == "__main__":
+    check()

@@ -37,7 +37,10 @@
 #
 # with `kl(p, q) = p ln(p/q) + (1-p) ln((1-p)/(1-q))`.
 #
-# Check your work with `dpbandits course check 2 ex2_ucb_thompson.py`.
+# Check each task with the cell after it: `check("name")` prints its points and `ok`,
+# `not done yet`, or what is wrong and its likely cause (`check("name", hint=1)` adds a
+# hint). From a terminal, grade the whole notebook (or script):
+# `dpbandits course check 2 ex2_ucb_thompson.ipynb`.
 
 # %%
 from __future__ import annotations
@@ -46,6 +49,14 @@ import numpy as np
 
 import agents
 import envs  # noqa: F401  (registers the dpbandits/... environments)
+from dpbandits.course.helpers import Checker, show, skip_if_not_done
+
+check = Checker(2, globals())  # check("task") grades one task, check() all of them
+
+# %% tags=["parameters"]
+# Sizes of the experiments: smaller numbers run faster while you try things out.
+N_RUNS = 100  # independent runs of each learner
+HORIZON = 5000  # steps per run
 
 # %% [markdown]
 # ## Task 1 — the UCB index
@@ -59,6 +70,11 @@ def ucb_index(counts: np.ndarray, sums: np.ndarray, t: int, alpha: float) -> np.
     """UCB indices ``S_a / N_a + alpha * sqrt(ln t / N_a)``, shape ``(R, K)``."""
     # TODO: write this (see the docstring), then run the checker.
     raise NotImplementedError("TODO")
+
+
+# %%
+if __name__ == "__main__":
+    check("ucb_index")
 
 
 # %% [markdown]
@@ -77,6 +93,11 @@ def thompson_choose(
     raise NotImplementedError("TODO")
 
 
+# %%
+if __name__ == "__main__":
+    check("thompson_choose")
+
+
 # %% [markdown]
 # ## Task 3 — the Lai–Robbins constant
 #
@@ -89,6 +110,11 @@ def lai_robbins_constant(means: np.ndarray) -> float:
     """``sum over arms a with mu_a < mu* of (mu* - mu_a) / kl(mu_a, mu*)``."""
     # TODO: write this (see the docstring), then run the checker.
     raise NotImplementedError("TODO")
+
+
+# %%
+if __name__ == "__main__":
+    check("lai_robbins_constant")
 
 
 # %% [markdown]
@@ -140,26 +166,27 @@ if __name__ == "__main__":
 
     from dpbandits.experiments import run
 
-    means = [0.2, 0.4, 0.5, 0.6, 0.7]
-    bandit = {"id": "dpbandits/KArmedBernoulli-v0", "means": means, "horizon": 5000}
-    players = {
-        "my UCB": MyUCB(),
-        "my TS": MyThompson(),
-        "library UCB1": agents.UCB(log="t"),
-        "library TS": agents.ThompsonSampling(model="bernoulli"),
-    }
-    res = run(bandit, players, n_runs=100, seed=0, n_jobs=1, progress=False)
-    print(res.summary())
-    c = lai_robbins_constant(np.array(means))
-    fig, ax = plt.subplots()
-    for label in res.labels:
-        ax.plot(res.steps, res.mean(label), label=label)
-    ax.plot(res.steps, c * np.log(res.steps), "k--", label="Lai-Robbins c ln t")
-    ax.set_xscale("log")
-    ax.set_xlabel("step t (log scale)")
-    ax.set_ylabel("mean regret")
-    ax.legend()
-    plt.show()
+    with skip_if_not_done():
+        means = [0.2, 0.4, 0.5, 0.6, 0.7]
+        bandit = {"id": "dpbandits/KArmedBernoulli-v0", "means": means, "horizon": HORIZON}
+        players = {
+            "my UCB": MyUCB(),
+            "my TS": MyThompson(),
+            "library UCB1": agents.UCB(log="t"),
+            "library TS": agents.ThompsonSampling(model="bernoulli"),
+        }
+        res = run(bandit, players, n_runs=N_RUNS, seed=0, n_jobs=1, progress=False)
+        print(res.summary())
+        c = lai_robbins_constant(np.array(means))
+        fig, ax = plt.subplots()
+        for label in res.labels:
+            ax.plot(res.steps, res.mean(label), label=label)
+        ax.plot(res.steps, c * np.log(res.steps), "k--", label="Lai-Robbins c ln t")
+        ax.set_xscale("log")
+        ax.set_xlabel("step t (log scale)")
+        ax.set_ylabel("mean regret")
+        ax.legend()
+        show(fig, "regret")
 
 # %% [markdown]
 # ## Questions
@@ -172,3 +199,10 @@ if __name__ == "__main__":
 
 # %%
 # Your answer:
+
+# %% [markdown]
+# ## Your score
+
+# %%
+if __name__ == "__main__":
+    check()

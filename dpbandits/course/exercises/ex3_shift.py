@@ -34,7 +34,10 @@
 # (`docs/shift.md`, Fig. 9 of the paper) found: **UCB with ln t adapts within a few hundred
 # steps, while Thompson sampling gets stuck for thousands of steps.** Task 3 shows why.
 #
-# Check your work with `dpbandits course check 3 ex3_shift.py`.
+# Check each task with the cell after it: `check("name")` prints its points and `ok`,
+# `not done yet`, or what is wrong and its likely cause (`check("name", hint=1)` adds a
+# hint). From a terminal, grade the whole notebook (or script):
+# `dpbandits course check 3 ex3_shift.ipynb`.
 
 # %%
 from __future__ import annotations
@@ -44,6 +47,14 @@ from scipy import stats  # noqa: F401  (for Task 3)
 
 import agents
 import envs  # noqa: F401  (registers the dpbandits/... environments)
+from dpbandits.course.helpers import Checker, show, skip_if_not_done
+
+check = Checker(3, globals())  # check("task") grades one task, check() all of them
+
+# %% tags=["parameters"]
+# Sizes of the experiments: smaller numbers run faster while you try things out.
+N_RUNS = 50  # independent runs of each learner
+HORIZON = 6000  # steps per run; the arms swap halfway
 
 # %% [markdown]
 # ## Task 1 — what is inside the window?
@@ -61,6 +72,11 @@ def window_counts_sums(
     """Pulls and reward sums of each arm over the last ``window`` steps, shape ``(R, K)``."""
     # TODO: write this (see the docstring), then run the checker.
     raise NotImplementedError("TODO")
+
+
+# %%
+if __name__ == "__main__":
+    check("window_counts_sums")
 
 
 # %% [markdown]
@@ -83,6 +99,11 @@ def sw_ucb_index(
     raise NotImplementedError("TODO")
 
 
+# %%
+if __name__ == "__main__":
+    check("sw_ucb_index")
+
+
 # %% [markdown]
 # ## Task 3 — why Thompson sampling gets stuck
 #
@@ -99,6 +120,11 @@ def ts_stale_probability(stale_sum: float, stale_pulls: int, threshold: float) -
     """``P(theta > threshold)`` for ``theta ~ Normal(S / (N + 1), 1 / (N + 1))``."""
     # TODO: write this (see the docstring), then run the checker.
     raise NotImplementedError("TODO")
+
+
+# %%
+if __name__ == "__main__":
+    check("ts_stale_probability")
 
 
 # %% [markdown]
@@ -139,25 +165,27 @@ if __name__ == "__main__":
 
     from dpbandits.experiments import run
 
-    shift = {"id": "dpbandits/TwoArmedShift-v0", "t_shift": 3000, "horizon": 6000}
-    players = {
-        "UCB (ln t)": agents.UCB(log="t"),
-        "TS": agents.ThompsonSampling(),
-        "my SW-UCB": MySlidingWindowUCB(window=500),
-    }
-    res = run(shift, players, n_runs=50, seed=0, n_jobs=1, progress=False)
-    print(res.summary())
-    fig, ax = plt.subplots()
-    for label in res.labels:
-        ax.plot(res.steps, res.mean(label), label=label)
-    ax.axvline(3000, color="k", ls=":")
-    ax.set_xlabel("step t")
-    ax.set_ylabel("mean dynamic regret")
-    ax.legend()
-    plt.show()
-    # Why TS waits: the stale arm had ~40 pulls with mean 0.2 when the shift happened.
-    for threshold in (0.8, 0.6, 0.4):
-        print(threshold, ts_stale_probability(0.2 * 40, 40, threshold))
+    with skip_if_not_done():
+        shift = {"id": "dpbandits/TwoArmedShift-v0", "t_shift": HORIZON // 2, "horizon": HORIZON}
+        players = {
+            "UCB (ln t)": agents.UCB(log="t"),
+            "TS": agents.ThompsonSampling(),
+            "my SW-UCB": MySlidingWindowUCB(window=500),
+        }
+        res = run(shift, players, n_runs=N_RUNS, seed=0, n_jobs=1, progress=False)
+        print(res.summary())
+        fig, ax = plt.subplots()
+        for label in res.labels:
+            ax.plot(res.steps, res.mean(label), label=label)
+        ax.axvline(HORIZON // 2, color="k", ls=":")
+        ax.set_xlabel("step t")
+        ax.set_ylabel("mean dynamic regret")
+        ax.legend()
+        show(fig, "regret")
+    with skip_if_not_done():
+        # Why TS waits: the stale arm had ~40 pulls with mean 0.2 when the shift happened.
+        for threshold in (0.8, 0.6, 0.4):
+            print(threshold, ts_stale_probability(0.2 * 40, 40, threshold))
 
 # %% [markdown]
 # ## Questions
@@ -175,3 +203,10 @@ if __name__ == "__main__":
 
 # %%
 # Your answer:
+
+# %% [markdown]
+# ## Your score
+
+# %%
+if __name__ == "__main__":
+    check()

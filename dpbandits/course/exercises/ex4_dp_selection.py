@@ -39,12 +39,23 @@
 # You will write both, measure their privacy loss with the library's **auditor**
 # (`dpbandits.testing.audit`), and see the utility/privacy trade-off.
 #
-# Check your work with `dpbandits course check 4 ex4_dp_selection.py`.
+# Check each task with the cell after it: `check("name")` prints its points and `ok`,
+# `not done yet`, or what is wrong and its likely cause (`check("name", hint=1)` adds a
+# hint). From a terminal, grade the whole notebook (or script):
+# `dpbandits course check 4 ex4_dp_selection.ipynb`.
 
 # %%
 from __future__ import annotations
 
 import numpy as np
+
+from dpbandits.course.helpers import Checker, show, skip_if_not_done
+
+check = Checker(4, globals())  # check("task") grades one task, check() all of them
+
+# %% tags=["parameters"]
+# Sizes of the experiments: smaller numbers run faster while you try things out.
+AUDIT_DRAWS = 100_000  # draws of a selector per input of a neighbouring pair
 
 # %% [markdown]
 # ## Task 1 — k-ary randomized response
@@ -58,6 +69,11 @@ def randomized_response(q: np.ndarray, epsilon: float, rng: np.random.Generator)
     uniformly chosen *other* candidate. Int array of shape ``(R,)``."""
     # TODO: write this (see the docstring), then run the checker.
     raise NotImplementedError("TODO")
+
+
+# %%
+if __name__ == "__main__":
+    check("randomized_response")
 
 
 # %% [markdown]
@@ -77,6 +93,11 @@ def report_noisy_max(
     raise NotImplementedError("TODO")
 
 
+# %%
+if __name__ == "__main__":
+    check("report_noisy_max")
+
+
 # %% [markdown]
 # ## Task 3 — the privacy loss of two output distributions
 #
@@ -92,6 +113,11 @@ def privacy_loss(p: np.ndarray, p_prime: np.ndarray) -> float:
     raise NotImplementedError("TODO")
 
 
+# %%
+if __name__ == "__main__":
+    check("privacy_loss")
+
+
 # %% [markdown]
 # ## Task 4 — utility of randomized response
 #
@@ -104,6 +130,11 @@ def expected_utility_krr(q: np.ndarray, epsilon: float) -> float:
     """``E[q_{M(q)}]`` for kRR at ``epsilon``."""
     # TODO: write this (see the docstring), then run the checker.
     raise NotImplementedError("TODO")
+
+
+# %%
+if __name__ == "__main__":
+    check("expected_utility_krr")
 
 
 # %% [markdown]
@@ -123,30 +154,33 @@ if __name__ == "__main__":
     from dpbandits.testing.audit import HARD_PAIRS, estimate_privacy_loss
 
     eps = 1.0
-    my_krr = selectors.from_function(
-        lambda q, d, e, rng: randomized_response(q, e, rng), name="my_krr", epsilon=eps
-    )
-    my_rnm = selectors.from_function(report_noisy_max, name="my_rnm", epsilon=eps)
-    for sel in (my_krr, my_rnm):
-        for pair in ("swap", "shift2", "one_up_het"):
-            print(estimate_privacy_loss(sel, pair, draws=100_000, rng=0))
-    print(HARD_PAIRS["shift2"])
+    with skip_if_not_done():
+        my_krr = selectors.from_function(
+            lambda q, d, e, rng: randomized_response(q, e, rng), name="my_krr", epsilon=eps
+        )
+        my_rnm = selectors.from_function(report_noisy_max, name="my_rnm", epsilon=eps)
+        for sel in (my_krr, my_rnm):
+            for pair in ("swap", "shift2", "one_up_het"):
+                print(estimate_privacy_loss(sel, pair, draws=AUDIT_DRAWS, rng=0))
+        print(HARD_PAIRS["shift2"])
+        check("audit")  # the checker's own audit of both selectors
 
-    # Utility against eps on one score vector: kRR (your closed form) and the exponential
-    # mechanism (softmax in closed form).
-    q = np.array([0.9, 0.8, 0.5, 0.2, 0.1])
-    grid = np.geomspace(0.05, 20, 60)
-    krr = [expected_utility_krr(q, e) for e in grid]
-    em = [float(np.sum(q * np.exp(e * q / 2) / np.exp(e * q / 2).sum())) for e in grid]
-    fig, ax = plt.subplots()
-    ax.plot(grid, krr, label="kRR")
-    ax.plot(grid, em, label="RNM (Gumbel) = exponential mechanism, d = 1")
-    ax.axhline(q.max(), color="k", ls=":", label="best score")
-    ax.set_xscale("log")
-    ax.set_xlabel("epsilon")
-    ax.set_ylabel("expected score of the pick")
-    ax.legend()
-    plt.show()
+    with skip_if_not_done():
+        # Utility against eps on one score vector: kRR (your closed form) and the
+        # exponential mechanism (softmax in closed form).
+        q = np.array([0.9, 0.8, 0.5, 0.2, 0.1])
+        grid = np.geomspace(0.05, 20, 60)
+        krr = [expected_utility_krr(q, e) for e in grid]
+        em = [float(np.sum(q * np.exp(e * q / 2) / np.exp(e * q / 2).sum())) for e in grid]
+        fig, ax = plt.subplots()
+        ax.plot(grid, krr, label="kRR")
+        ax.plot(grid, em, label="RNM (Gumbel) = exponential mechanism, d = 1")
+        ax.axhline(q.max(), color="k", ls=":", label="best score")
+        ax.set_xscale("log")
+        ax.set_xlabel("epsilon")
+        ax.set_ylabel("expected score of the pick")
+        ax.legend()
+        show(fig, "utility")
 
 # %% [markdown]
 # ## Questions
@@ -162,3 +196,10 @@ if __name__ == "__main__":
 
 # %%
 # Your answer:
+
+# %% [markdown]
+# ## Your score
+
+# %%
+if __name__ == "__main__":
+    check()

@@ -34,12 +34,24 @@
 # The library uses these mechanisms in `dpbandits.continual` (its agents use the *hybrid*
 # variant, which does not need `T`).
 #
-# Check your work with `dpbandits course check 5 ex5_binary_tree.py`.
+# Check each task with the cell after it: `check("name")` prints its points and `ok`,
+# `not done yet`, or what is wrong and its likely cause (`check("name", hint=1)` adds a
+# hint). From a terminal, grade the whole notebook (or script):
+# `dpbandits course check 5 ex5_binary_tree.ipynb`.
 
 # %%
 from __future__ import annotations
 
 import numpy as np
+
+from dpbandits.course.helpers import Checker, show, skip_if_not_done
+
+check = Checker(5, globals())  # check("task") grades one task, check() all of them
+
+# %% tags=["parameters"]
+# Sizes of the experiments: smaller numbers run faster while you try things out.
+MAX_LOG2_T = 11  # horizons T = 2^k - 1 for k = 3 .. MAX_LOG2_T
+REPEATS = 200  # runs of each mechanism per horizon
 
 # %% [markdown]
 # ## Task 1 — the dyadic decomposition
@@ -53,6 +65,11 @@ def dyadic_decomposition(n: int) -> list[tuple[int, int]]:
     """Nodes ``(l, (n >> l) - 1)`` for every set bit ``l`` of ``n``."""
     # TODO: write this (see the docstring), then run the checker.
     raise NotImplementedError("TODO")
+
+
+# %%
+if __name__ == "__main__":
+    check("dyadic_decomposition")
 
 
 # %% [markdown]
@@ -70,6 +87,11 @@ def binary_mechanism(x: np.ndarray, epsilon: float, rng: np.random.Generator) ->
     raise NotImplementedError("TODO")
 
 
+# %%
+if __name__ == "__main__":
+    check("binary_mechanism")
+
+
 # %% [markdown]
 # ## Task 3 — the naive mechanism, for comparison
 #
@@ -82,6 +104,11 @@ def naive_prefix_sums(x: np.ndarray, epsilon: float, rng: np.random.Generator) -
     """Running sums of ``x_i + Laplace(1/eps)``, shape ``(T,)``."""
     # TODO: write this (see the docstring), then run the checker.
     raise NotImplementedError("TODO")
+
+
+# %%
+if __name__ == "__main__":
+    check("naive_prefix_sums")
 
 
 # %% [markdown]
@@ -97,28 +124,29 @@ if __name__ == "__main__":
 
     from dpbandits.continual import binary_noise
 
-    rng = np.random.default_rng(0)
-    eps = 1.0
-    horizons = [2**k - 1 for k in range(3, 12)]
-    tree_sd, naive_sd, library_sd = [], [], []
-    for T in horizons:
-        x = rng.random(T)
-        exact = x.sum()
-        tree = [binary_mechanism(x, eps, rng)[-1] - exact for _ in range(200)]
-        naive = [naive_prefix_sums(x, eps, rng)[-1] - exact for _ in range(200)]
-        tree_sd.append(np.std(tree))
-        naive_sd.append(np.std(naive))
-        library_sd.append(np.std(binary_noise(T, eps, size=2000, rng=rng)[:, -1]))
-    fig, ax = plt.subplots()
-    ax.plot(horizons, tree_sd, "o-", label="your binary tree")
-    ax.plot(horizons, library_sd, "x--", label="library binary_noise")
-    ax.plot(horizons, naive_sd, "s-", label="naive per-item Laplace")
-    ax.set_xscale("log")
-    ax.set_yscale("log")
-    ax.set_xlabel("T")
-    ax.set_ylabel("sd of the error at n = T")
-    ax.legend()
-    plt.show()
+    with skip_if_not_done():
+        rng = np.random.default_rng(0)
+        eps = 1.0
+        horizons = [2**k - 1 for k in range(3, MAX_LOG2_T + 1)]
+        tree_sd, naive_sd, library_sd = [], [], []
+        for T in horizons:
+            x = rng.random(T)
+            exact = x.sum()
+            tree = [binary_mechanism(x, eps, rng)[-1] - exact for _ in range(REPEATS)]
+            naive = [naive_prefix_sums(x, eps, rng)[-1] - exact for _ in range(REPEATS)]
+            tree_sd.append(np.std(tree))
+            naive_sd.append(np.std(naive))
+            library_sd.append(np.std(binary_noise(T, eps, size=2000, rng=rng)[:, -1]))
+        fig, ax = plt.subplots()
+        ax.plot(horizons, tree_sd, "o-", label="your binary tree")
+        ax.plot(horizons, library_sd, "x--", label="library binary_noise")
+        ax.plot(horizons, naive_sd, "s-", label="naive per-item Laplace")
+        ax.set_xscale("log")
+        ax.set_yscale("log")
+        ax.set_xlabel("T")
+        ax.set_ylabel("sd of the error at n = T")
+        ax.legend()
+        show(fig, "error")
 
 # %% [markdown]
 # ## Questions
@@ -130,3 +158,10 @@ if __name__ == "__main__":
 
 # %%
 # Your answer:
+
+# %% [markdown]
+# ## Your score
+
+# %%
+if __name__ == "__main__":
+    check()

@@ -35,7 +35,10 @@
 # Then you will run your agent against UCB and Thompson sampling on the two-armed shift of
 # exercise 3, for several eps, with `dpbandits.experiments.run`.
 #
-# Check your work with `dpbandits course check 6 ex6_private_agent.py`.
+# Check each task with the cell after it: `check("name")` prints its points and `ok`,
+# `not done yet`, or what is wrong and its likely cause (`check("name", hint=1)` adds a
+# hint). From a terminal, grade the whole notebook (or script):
+# `dpbandits course check 6 ex6_private_agent.ipynb`.
 
 # %%
 from __future__ import annotations
@@ -47,6 +50,15 @@ import numpy as np
 
 import agents
 from dpbandits import selectors  # noqa: F401  (for Task 2)
+from dpbandits.course.helpers import Checker, show, skip_if_not_done
+
+check = Checker(6, globals())  # check("task") grades one task, check() all of them
+
+# %% tags=["parameters"]
+# Sizes of the experiment: smaller numbers run faster while you try things out.
+GRID = (0.25, 0.5, 1.0, 2.0, 4.0, 8.0)  # eps_S of the private agents
+N_RUNS = 20  # independent runs of each agent
+HORIZON = 10_000  # steps per run; the arms swap at 3/5 of it
 
 # %% [markdown]
 # ## Task 1 — permute-and-flip
@@ -63,6 +75,11 @@ def permute_and_flip(
     raise NotImplementedError("TODO")
 
 
+# %%
+if __name__ == "__main__":
+    check("permute_and_flip")
+
+
 # %% [markdown]
 # ## Task 2 — a private agent with your selector
 #
@@ -76,6 +93,11 @@ def make_agent(epsilon: float) -> agents.PrivateAgent:
     """``PrivateAgent`` selecting with your permute-and-flip at ``eps_S = epsilon``."""
     # TODO: write this (see the docstring), then run the checker.
     raise NotImplementedError("TODO")
+
+
+# %%
+if __name__ == "__main__":
+    check("make_agent")
 
 
 # %% [markdown]
@@ -100,35 +122,41 @@ def compare(epsilons: Sequence[float], n_runs: int, horizon: int, seed: int = 0)
     raise NotImplementedError("TODO")
 
 
+# %%
+if __name__ == "__main__":
+    check("compare")
+
+
 # %% [markdown]
 # ## The experiment
 #
-# A few minutes on a laptop: 20 runs of 10 000 steps, the shift at step 6 000.
+# A few minutes on a laptop: 20 runs of 10 000 steps, the shift at step 6 000 (the sizes
+# are set at the top of the notebook).
 
 # %%
 if __name__ == "__main__":
     import matplotlib.pyplot as plt
 
-    grid = (0.25, 0.5, 1.0, 2.0, 4.0, 8.0)
-    res = compare(grid, n_runs=20, horizon=10_000, seed=0)
-    print(res.summary())
-    print(res.privacy_text())
-    rows = {row["agent"]: row for row in res.summary()}
-    fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(11, 4))
-    for label in res.labels:
-        ax1.plot(res.steps, res.mean(label), label=label)
-    ax1.axvline(6000, color="k", ls=":")
-    ax1.set_xlabel("step t")
-    ax1.set_ylabel("mean dynamic regret")
-    ax1.legend(fontsize=7)
-    ax2.plot(grid, [rows[f"PF eps={e:g}"]["regret_mean"] for e in grid], "o-", label="PF")
-    for label in ("UCB", "TS"):
-        ax2.axhline(rows[label]["regret_mean"], ls="--", label=label)
-    ax2.set_xscale("log")
-    ax2.set_xlabel("eps_S per action")
-    ax2.set_ylabel("total regret")
-    ax2.legend()
-    plt.show()
+    with skip_if_not_done():
+        res = compare(GRID, n_runs=N_RUNS, horizon=HORIZON, seed=0)
+        print(res.summary())
+        print(res.privacy_text())
+        rows = {row["agent"]: row for row in res.summary()}
+        fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(11, 4))
+        for label in res.labels:
+            ax1.plot(res.steps, res.mean(label), label=label)
+        ax1.axvline(3 * HORIZON // 5, color="k", ls=":")
+        ax1.set_xlabel("step t")
+        ax1.set_ylabel("mean dynamic regret")
+        ax1.legend(fontsize=7)
+        ax2.plot(GRID, [rows[f"PF eps={e:g}"]["regret_mean"] for e in GRID], "o-", label="PF")
+        for label in ("UCB", "TS"):
+            ax2.axhline(rows[label]["regret_mean"], ls="--", label=label)
+        ax2.set_xscale("log")
+        ax2.set_xlabel("eps_S per action")
+        ax2.set_ylabel("total regret")
+        ax2.legend()
+        show(fig, "regret")
 
 # %% [markdown]
 # ## Questions
@@ -142,3 +170,10 @@ if __name__ == "__main__":
 
 # %%
 # Your answer:
+
+# %% [markdown]
+# ## Your score
+
+# %%
+if __name__ == "__main__":
+    check()

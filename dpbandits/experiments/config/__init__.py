@@ -10,10 +10,12 @@ environments or agent kinds, wrong types and bad values raise :class:`ConfigErro
 key path, e.g. ``agents.mGEM.epsilon_select: must be > 0, got -1``. Every cell of a sweep is
 checked the same way (its environment is built and its agents are reset once, for one run).
 
-The modules, one idea each: :mod:`~dpbandits.experiments.config.schema` (keys, :class:`ConfigError` and the
+The modules, one idea each: :mod:`~dpbandits.experiments.config.schema` (keys, :class:`ConfigError`
+and the
 value checks), :mod:`~dpbandits.experiments.config.toml_io` (TOML in and out),
 :mod:`~dpbandits.experiments.config.environment` (the environment resolved and probed),
-:mod:`~dpbandits.experiments.config.agent_spec` (an agent table checked and built through the ``agents``
+:mod:`~dpbandits.experiments.config.agent_spec` (an agent table checked and built through the
+``agents``
 registry), :mod:`~dpbandits.experiments.config.grid` (key paths, sweep cells and their seeds),
 :mod:`~dpbandits.experiments.config.experiment` (:class:`Experiment`) and
 :mod:`~dpbandits.experiments.config.quick_flags` (the command line's values applied over a file).
@@ -23,15 +25,25 @@ from __future__ import annotations
 
 from dpbandits.experiments.config.agent_spec import build_agent
 from dpbandits.experiments.config.environment import env_parameters, resolve_env
-from dpbandits.experiments.config.experiment import EXAMPLE_TOML, Experiment
-from dpbandits.experiments.config.grid import Cell, assign, canonical_json, cell_seed, check_key_path
+from dpbandits.experiments.config.experiment import EXAMPLE_TOML, Cell, Experiment
+from dpbandits.experiments.config.grid import (
+    assign,
+    canonical_json,
+    cell_seed,
+    check_key_path,
+)
 from dpbandits.experiments.config.quick_flags import (
-    load_experiment,
+    load_config,
     parse_agent_option,
     parse_assignments,
     split_values,
 )
-from dpbandits.experiments.config.schema import EXPERIMENT_DEFAULTS, SECTIONS, ConfigError, ConfigTypeError
+from dpbandits.experiments.config.schema import (
+    EXPERIMENT_DEFAULTS,
+    SECTIONS,
+    ConfigError,
+    ConfigTypeError,
+)
 from dpbandits.experiments.config.toml_io import parse_value, read_toml, to_toml
 
 __all__ = [
@@ -48,7 +60,7 @@ __all__ = [
     "cell_seed",
     "check_key_path",
     "env_parameters",
-    "load_experiment",
+    "load_config",
     "parse_agent_option",
     "parse_assignments",
     "parse_value",

@@ -1,90 +1,106 @@
-"""An ``[agents.LABEL]`` table: checked against its kind's parameters and built."""
+"""An ``[agents.LABEL]`` table: checked against its kind's parameter table and built once.
+
+The checks read the one table each agent class declares (``parameter_constraints``,
+:mod:`dpbandits.core.params`); an error raised by the agent names its parameter in its
+``param`` attribute (:class:`dpbandits.core.checks.ParameterError`), which places it at the
+key path. Probing (one reset for one run, before any work) is the engine's
+:func:`dpbandits.experiments.agentspec.probe_agent`: the agent built here is the one that runs.
+"""
 
 from __future__ import annotations
 
 import copy
+import difflib
 import inspect
-import numbers
+import math
 from collections.abc import Mapping
 from typing import Any
 
-from dpbandits.experiments.config.schema import (
-    ConfigError,
-    ConfigTypeError,
-    check_number,
-    check_positive,
-    reword,
-    show,
-)
+import agents as agents_pkg
+from dpbandits.experiments.agentspec import probe_agent as engine_probe
+from dpbandits.experiments.config.schema import ConfigError, at_key, check_number, show
 
-__all__ = ["build_agent", "check_kind", "probe_agent"]
+__all__ = ["accepted_parameters", "build_agent", "check_kind", "probe_agent"]
 
 
 def check_kind(label: str, spec: Mapping[str, Any]) -> str:
     """The agent's ``kind``, a name of ``agents.available()`` (else a ConfigError)."""
-    import agents as agents_pkg
-
     kinds = agents_pkg.available()
     kind = spec.get("kind")
     if not isinstance(kind, str) or kind.lower() not in kinds:
+        close = difflib.get_close_matches(str(kind).lower(), kinds, n=1)
+        hint = f" (did you mean {close[0]!r}?)" if close else ""
         raise ConfigError(
-            f"agents.{label}.kind", f"unknown agent kind {kind!r}; available: {', '.join(kinds)}"
+            f"agents.{label}.kind",
+            f"unknown agent kind {kind!r}{hint}; available: {', '.join(kinds)}",
         )
     return kind
 
 
-def _aliases(spec: Mapping[str, Any]) -> dict[str, str]:
-    # a private agent's selector reports its own argument name, "epsilon"
-    kind = str(spec.get("kind", "")).lower()
-    return {"epsilon": "epsilon_select"} if kind == "private" else {}
-
-
-def _check_value(where: str, key: str, value: Any, param: inspect.Parameter | None) -> None:
-    """A parameter's value against the type of its default (and every ``epsilon*`` > 0)."""
-    if key.startswith("epsilon"):
-        check_positive(where, value)
-    default = param.default if param is not None else inspect.Parameter.empty
-    if isinstance(default, bool):
-        if not isinstance(value, bool):
-            raise ConfigTypeError(where, f"must be true or false, got {show(value)}")
-    elif isinstance(default, numbers.Real):
-        check_number(where, value)
-    elif isinstance(default, str) and key != "selector":
-        if not isinstance(value, str):
-            raise ConfigTypeError(where, f"must be a string, got {show(value)}")
+def accepted_parameters(kind: str, params: Mapping[str, Any]) -> list[str] | None:
+    """The parameter names an agent of ``kind`` built with ``params`` takes (``None``: any,
+    the factory's signature is unknown). A class that passes keywords on (a private agent to
+    its selector) says which with a classmethod ``accepted_parameters(params)``."""
+    info = agents_pkg.describe(kind)
+    if info.signature is None:  # a factory that needs arguments: its own signature
+        try:
+            sig = inspect.signature(info.factory)
+        except (TypeError, ValueError):
+            return None
+        if any(p.kind == p.VAR_KEYWORD for p in sig.parameters.values()):
+            return None
+        return [p.name for p in sig.parameters.values() if p.kind != p.VAR_POSITIONAL]
+    if not info.var_keyword:
+        return list(info.parameters)
+    own = getattr(info.cls, "accepted_parameters", None)
+    if callable(own):
+        try:
+            return list(own(params))
+        except (ValueError, TypeError):  # an unknown selector: make() says so at its key
+            return None
+    return None
 
 
 def build_agent(label: str, spec: Mapping[str, Any]) -> Any:
-    """A new agent from its table (``kind`` and parameters), every value checked first.
-
-    Keys the kind's constructor does not take are refused (unless it passes keywords on, as a
-    private agent does to its selector); the constructor's own errors come back as
-    :class:`ConfigError` at the key path of the parameter they name.
-    """
-    import agents as agents_pkg
-
+    """A new agent from its table (``kind`` and parameters), every value checked first
+    against the kind's parameter table; unknown keys are refused with the close matches."""
     kind = check_kind(label, spec)
     params = {k: v for k, v in spec.items() if k != "kind"}
     path = f"agents.{label}"
-    info = agents_pkg.describe(kind)
-    accepted = info.parameters
+    accepted = accepted_parameters(kind, params)
+    constraints = getattr(agents_pkg.describe(kind).cls, "parameter_constraints", {}) or {}
     for key, value in params.items():
-        where = f"{path}.{key}"
-        if accepted and not info.var_keyword and key not in accepted:
-            raise ConfigError(where, f"unknown parameter of agent kind {kind!r} (accepted: "
-                              f"{', '.join(accepted)})")  # fmt: skip
-        _check_value(where, key, value, accepted.get(key))
+        if accepted is not None and key not in accepted:
+            close = difflib.get_close_matches(key, accepted, n=1)
+            hint = f"did you mean {close[0]!r}? " if close else ""
+            raise ConfigError(
+                f"{path}.{key}",
+                f"unknown parameter of agent kind {kind!r} ({hint}accepted: "
+                f"{', '.join(accepted)})",
+            )
+        if key in constraints:
+            # the config's wording of a wrong type ("must be a number, got true"), then the
+            # agent's own rule from its table
+            rule = constraints[key]
+            if rule.kind == "number" and not (value is None and rule.none):
+                x = check_number(f"{path}.{key}", value)
+                if math.isnan(x):
+                    raise ConfigError(f"{path}.{key}", "must not be NaN")
+                if math.isinf(x) and rule.high != math.inf:
+                    raise ConfigError(f"{path}.{key}", f"must be finite, got {show(value)}")
+            try:
+                constraints[key].check(key, value)
+            except (ValueError, TypeError) as exc:
+                raise at_key(exc, path) from None
     try:
         return agents_pkg.make(kind, **copy.deepcopy(params))
     except (ValueError, TypeError) as exc:
-        raise reword(exc, path, params, _aliases(spec)) from None
+        raise at_key(exc, path) from None
 
 
-def probe_agent(label: str, spec: Mapping[str, Any], n_arms: int, horizon: int) -> None:
-    """Build the agent and reset it for one run, so that a bad value fails here, not in a
-    worker."""
-    agent = build_agent(label, spec)
+def probe_agent(label: str, agent: Any, n_arms: int, horizon: int) -> None:
+    """The engine's probe of a built agent (one reset for one run), its error at the key."""
     try:
-        agent.reset(1, n_arms, horizon=horizon, rng=0)
+        engine_probe(label, agent, n_arms, horizon, prefix=False)
     except (ValueError, TypeError) as exc:
-        raise reword(exc, f"agents.{label}", spec, _aliases(spec)) from None
+        raise at_key(exc, f"agents.{label}") from None

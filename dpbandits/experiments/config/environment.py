@@ -9,7 +9,8 @@ from collections.abc import Mapping
 from typing import Any
 
 from dpbandits.experiments.config.grid import canonical_json
-from dpbandits.experiments.config.schema import ConfigError, reword
+from dpbandits.experiments.config.schema import ConfigError, at_key
+from dpbandits.experiments.envspec import make_env
 
 __all__ = ["env_parameters", "probe_env", "resolve_env"]
 
@@ -23,8 +24,6 @@ def resolve_env(env: str, path: str = "experiment.env") -> str:
     in every worker process, so that a Dask worker registers the class too.
     """
     import gymnasium
-
-    import dpbandits  # noqa: F401  (registers the project's ids)
 
     if env in gymnasium.registry:
         return env
@@ -87,8 +86,6 @@ def probe_env(
     ``probes`` caches the answer by the environment's config (sweep cells share it). Errors are
     :class:`ConfigError` at ``experiment.env_kwargs.NAME`` or ``experiment.horizon``.
     """
-    from dpbandits.experiments.envspec import make_env
-
     key = canonical_json([env, env_kwargs, horizon])
     if key in probes:
         return probes[key]
@@ -109,7 +106,7 @@ def probe_env(
     try:
         built = make_env({"id": env_id, "kwargs": kwargs})
     except (ValueError, TypeError) as exc:
-        raise reword(exc, "experiment.env_kwargs", env_kwargs, {}) from None
+        raise at_key(exc, "experiment.env_kwargs") from None
     try:
         n = getattr(built.action_space, "n", None)
         if n is None:

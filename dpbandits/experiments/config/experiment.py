@@ -6,12 +6,12 @@ import copy
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
+from dpbandits.core.files import jsonable
 from dpbandits.experiments.config.agent_spec import build_agent, check_kind, probe_agent
 from dpbandits.experiments.config.environment import probe_env, resolve_env
 from dpbandits.experiments.config.grid import (
-    Cell,
     assign,
     canonical_json,
     cell_seed,
@@ -31,9 +31,8 @@ from dpbandits.experiments.config.schema import (
     unknown_key,
 )
 from dpbandits.experiments.config.toml_io import read_toml, to_toml
-
-if TYPE_CHECKING:
-    from dpbandits.experiments.results import Results
+from dpbandits.experiments.engine import run as engine_run
+from dpbandits.experiments.results import Results
 
 __all__ = ["EXAMPLE_TOML", "Experiment"]
 
@@ -66,7 +65,8 @@ class Experiment:
     """One regret experiment (and optionally a sweep grid), validated.
 
     Build it with :meth:`from_dict` / :meth:`from_toml` (or
-    :func:`dpbandits.experiments.config.load_experiment`); run it with :meth:`run`; :meth:`to_toml` prints
+    :func:`dpbandits.experiments.config.load_config`); run it with :meth:`run`; :meth:`to_toml`
+    prints
     it back. ``sweep`` maps key paths (``"agents.mGEM.epsilon_select"``,
     ``"experiment.env_kwargs.horizon"``; ``agents.*.key`` sets ``key`` of every agent that has
     it) to lists of values; :meth:`cells` expands it. :data:`EXAMPLE_TOML` shows every section.
@@ -84,6 +84,9 @@ class Experiment:
     name: str | None = None
     description: str | None = None
     sweep: dict[str, list[Any]] = field(default_factory=dict)
+    #: The agents :meth:`check` built and probed, by label: :meth:`run` runs these (each agent
+    #: is built once and reset once before any work).
+    built: dict[str, Any] = field(default_factory=dict, compare=False, repr=False)
 
     # -- reading --------------------------------------------------------------------------
     @classmethod
@@ -234,13 +237,15 @@ class Experiment:
         n_arms, horizon = probe_env(self.env, self.env_kwargs, self.horizon, probes)
         for label, spec in self.agents.items():
             key = canonical_json(["agent", label, spec, n_arms, horizon])
-            if key not in probes:
-                probe_agent(label, spec, n_arms, horizon)
-                probes[key] = True
+            if key not in probes:  # sweep cells with the same agent table share one probe
+                agent = build_agent(label, spec)
+                probe_agent(label, agent, n_arms, horizon)
+                probes[key] = agent
+            self.built[label] = probes[key]
 
     # -- sweeps ---------------------------------------------------------------------------
     def cells(self, *, check: bool = True) -> list[Cell]:
-        """The grid: one :class:`~dpbandits.experiments.config.grid.Cell` per combination of the sweep's
+        """The grid: one :class:`Cell` per combination of the sweep's
         values (in the order given, the last key varying fastest); a single cell without
         ``[sweep]``."""
         base = self.to_dict()
@@ -251,7 +256,8 @@ class Experiment:
                 exp = Experiment.from_dict(cfg, check=False)
             else:
                 exp = Experiment._from_tables(cfg["experiment"], cfg["agents"])
-            out.append(Cell(index=i, params=params, experiment=exp, seed=cell_seed(exp, params)))
+            out.append(Cell(index=i, params=params, experiment=exp, seed=cell_seed(exp.seed,
+            params)))
         return out
 
     def with_values(self, values: Mapping[str, Any]) -> Experiment:
@@ -264,8 +270,10 @@ class Experiment:
 
     # -- running --------------------------------------------------------------------------
     def agent_objects(self) -> dict[str, Any]:
-        """``{label: agent}``, new objects built from the config."""
-        return {label: build_agent(label, spec) for label, spec in self.agents.items()}
+        """``{label: agent}``: the agents :meth:`check` built, else new ones built from the
+        config. The engine copies them for every chunk and never mutates them."""
+        return {label: self.built.get(label) or build_agent(label, spec)
+                for label, spec in self.agents.items()}  # fmt: skip
 
     def env_config(self) -> dict[str, Any]:
         """``{"id": ..., **env_kwargs}`` as :func:`dpbandits.experiments.engine.run` takes it."""
@@ -285,11 +293,8 @@ class Experiment:
         overrides the config's (a sweep cell's derived seed).
         """
         if self.sweep:
-            raise ValueError("this experiment has a [sweep] table: run it with dpbandits.experiments.sweep "
-                             "(or `dpbandits sweep`)")  # fmt: skip
-        from dpbandits.experiments.engine import run as engine_run
-        from dpbandits.core.files import jsonable
-
+            raise ValueError("this experiment has a [sweep] table: run it with "
+                             "dpbandits.sweep (or `dpbandits sweep`)")  # fmt: skip
         results = engine_run(
             self.env_config(),
             self.agent_objects(),
@@ -305,3 +310,13 @@ class Experiment:
         )
         results.config["experiment_config"] = jsonable(self.to_dict())
         return results
+
+
+@dataclass(frozen=True)
+class Cell:
+    """One point of a sweep grid: the swept values, the resolved experiment and its seed."""
+
+    index: int
+    params: dict[str, Any]
+    experiment: Experiment
+    seed: int

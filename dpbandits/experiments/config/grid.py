@@ -7,9 +7,9 @@ import hashlib
 import itertools
 import json
 from collections.abc import Mapping
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
+from dpbandits.core.files import jsonable
 from dpbandits.experiments.config.schema import (
     EXPERIMENT_DEFAULTS,
     ConfigError,
@@ -18,11 +18,7 @@ from dpbandits.experiments.config.schema import (
     show,
 )
 
-if TYPE_CHECKING:
-    from dpbandits.experiments.config.experiment import Experiment
-
 __all__ = [
-    "Cell",
     "assign",
     "canonical_json",
     "cell_seed",
@@ -32,33 +28,22 @@ __all__ = [
 ]
 
 
-@dataclass(frozen=True)
-class Cell:
-    """One point of a sweep grid: the swept values, the resolved experiment and its seed."""
-
-    index: int
-    params: dict[str, Any]
-    experiment: Experiment
-    seed: int
-
-
 def canonical_json(x: Any) -> str:
     """Sorted-key, compact JSON: the text hashed for cell seeds and store keys."""
-    from dpbandits.core.files import jsonable
-
     return json.dumps(jsonable(x), sort_keys=True, separators=(",", ":"), allow_nan=True)
 
 
-def cell_seed(exp: Experiment, params: Mapping[str, Any]) -> int:
+def cell_seed(seed: int, params: Mapping[str, Any]) -> int:
     """The seed of a sweep cell: derived from the root seed and the cell's swept values (not
     its position in the grid), so adding a value to a list leaves every other cell unchanged.
 
-    Without swept values (or sweeping the seed alone) it is the experiment's own seed.
+    ``seed`` is the experiment's root seed. Without swept values (or sweeping the seed alone)
+    it is that seed.
     """
     others = {k: v for k, v in params.items() if k != "experiment.seed"}
     if not others:
-        return exp.seed
-    blob = canonical_json({"seed": exp.seed, "params": others}).encode("utf-8")
+        return seed
+    blob = canonical_json({"seed": seed, "params": others}).encode("utf-8")
     return int.from_bytes(hashlib.sha256(blob).digest()[:8], "big") >> 1
 
 

@@ -7,12 +7,14 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+import agents as agents_pkg
 from dpbandits.experiments.config.experiment import Experiment
 from dpbandits.experiments.config.grid import assign, check_key_path
 from dpbandits.experiments.config.schema import ConfigError, ConfigTypeError, show
 from dpbandits.experiments.config.toml_io import parse_value, read_toml
+from dpbandits.experiments.results import Results
 
-__all__ = ["load_experiment", "parse_agent_option", "parse_assignments", "split_values"]
+__all__ = ["load_config", "parse_agent_option", "parse_assignments", "split_values"]
 
 
 def split_values(text: str) -> list[str]:
@@ -58,8 +60,6 @@ def parse_agent_option(items: list[str] | None) -> dict[str, dict[str, Any]]:
     ``UCB=ucb,mGEM=private:selector=mgem,epsilon_select=2`` (an item ``LABEL=KIND`` whose
     ``KIND`` is a registered agent starts a new agent).
     """
-    import agents as agents_pkg
-
     kinds = set(agents_pkg.available())
     out: dict[str, dict[str, Any]] = {}
     current: dict[str, Any] | None = None
@@ -92,7 +92,7 @@ def parse_agent_option(items: list[str] | None) -> dict[str, dict[str, Any]]:
     return out
 
 
-def load_experiment(
+def load_config(
     source: str | os.PathLike[str] | None = None,
     *,
     env: str | None = None,
@@ -115,8 +115,6 @@ def load_experiment(
     cfg: dict[str, Any]
     if source is not None and str(source).endswith(".npz"):
         # a results file: the experiment that produced it
-        from dpbandits.experiments.results import Results
-
         if not Path(source).is_file():
             raise ConfigError("", f"no results file {str(source)!r}")
         cfg = Experiment.from_results(Results.load(source)).to_dict()

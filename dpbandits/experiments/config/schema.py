@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 import math
-import re
 from collections.abc import Mapping
 from typing import Any
 
@@ -26,7 +25,7 @@ __all__ = [
     "check_positive",
     "check_string",
     "check_table",
-    "reword",
+    "at_key",
     "show",
     "unknown_key",
 ]
@@ -119,27 +118,16 @@ def unknown_key(path: str, key: str, known: Any) -> ConfigError:
     return ConfigError(where, f"unknown key (known: {', '.join(sorted(known))})")
 
 
-def reword(exc: BaseException, prefix: str, names: Any, aliases: Mapping[str, str]) -> ConfigError:
-    """A constructor's error at the key path of the parameter it names (``prefix.name``).
-
-    ``names`` are the keys the config gave; ``aliases`` maps a name the constructor reports to
-    the config's key (a private agent's selector calls ``epsilon_select`` ``epsilon``).
-    """
-    msg = str(exc).strip()
+def at_key(exc: BaseException, path: str) -> ConfigError:
+    """A constructor's error placed at the key of the parameter it names (``exc.param``, set
+    by :class:`dpbandits.core.checks.ParameterError`), else at ``path``."""
     cls = ConfigTypeError if isinstance(exc, TypeError) else ConfigError
-    m = re.search(r"unknown parameter\(s\) \['([^']+)'", msg) or re.search(
-        r"unexpected keyword argument '([^']+)'", msg
-    )
-    if m:
-        return cls(f"{prefix}.{m.group(1)}", msg)
-    if msg.startswith("unknown selector") and "selector" in names:
-        return cls(f"{prefix}.selector", msg)
-    first = re.match(r"([A-Za-z_]\w*) (.*)", msg, flags=re.S)
-    if first:
-        name = aliases.get(first.group(1), first.group(1))
-        if name in names:
-            return cls(f"{prefix}.{name}", first.group(2))
-    return cls(prefix, msg)
+    param = getattr(exc, "param", None)
+    msg = str(exc).strip()
+    if isinstance(param, str) and param:
+        rule = msg[len(param):].lstrip() if msg.startswith(param + " ") else msg
+        return cls(f"{path}.{param}", rule)
+    return cls(path, msg)
 
 
 def _rule(exc: BaseException, path: str) -> str:

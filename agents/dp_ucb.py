@@ -1,0 +1,500 @@
+"""DP-UCB: UCB on private per-arm reward sums released by continual-release mechanisms.
+
+The private UCB agents of the literature, eps-global DP (two reward sequences are neighbours
+when they differ in one step's reward), for rewards in ``[0, 1]``:
+
+- :class:`DPUCB` (``"dp_ucb"``): Mishra & Thakurta, "(Nearly) Optimal Differentially Private
+  Stochastic Multi-Arm Bandits", UAI 2015, Alg. 1 (private UCB): each arm's reward sum is
+  released by the binary tree mechanism, and the UCB index gets a third term for the tree noise.
+- :class:`DPUCBBound` (``"dp_ucb_bound"``), :class:`DPUCBHybrid` (``"dp_ucb_hybrid"``) and
+  :class:`DPUCBInt` (``"dp_ucb_int"``): Tossou & Dimitrakakis, "Algorithms for Differentially
+  Private Multi-Armed Bandits", AAAI 2016, Alg. 1 (DP-UCB-BOUND), DP-UCB and Alg. 3
+  (DP-UCB-INT): the hybrid mechanism of Chan, Shi & Song (2011), which needs no horizon; with
+  and without the noise term in the index; and the lazy variant, whose private means change
+  only every ``f`` pulls of an arm.
+
+One class, :class:`DPUCB`, implements all four (the others only change its defaults). Every
+arm of every replication is a stream of *items*, the sums of consecutive blocks of ``f``
+pulls (``interval``; ``f = 1`` except in DP-UCB-INT). When an arm completes a block, its item
+enters the arm's mechanism and the arm's private mean is released again:
+``mu~_a = (S_a + Z_a) / n_a`` over the ``n_a = j f`` pulls of its ``j`` items. The index is
+
+    ``mu~_a + sqrt(2 ln t / n_a) + B_a / n_a``      (``+inf`` for an arm with no release yet)
+
+with ``t`` the number of steps played (UCB1, Auer et al. 2002) and ``B_a`` a high-probability
+bound on ``|Z_a|`` (``bound=True``) or 0. The mechanisms are the project's
+(:mod:`dpbandits.continual`): the binary mechanism's noise node by node
+(:func:`~dpbandits.continual.kernels.binary_noise_push`; the release is ``S + Z``) and the
+hybrid mechanism's noise blocks of :class:`~dpbandits.continual.PrivateMeans`; see
+``docs/private-bandits.md``.
+
+Privacy (the whole run, reported by ``privacy_report()``): a reward enters exactly one item of
+one arm's mechanism, and that mechanism is eps-DP for its whole stream of items; the actions
+are functions of the releases only (and of the counts, themselves functions of past actions),
+so the run is eps-DP with nothing treated as public.
+
+Both ways of playing (``act``/``update`` and the engine's ``play``) run the same compiled
+functions with the same Generator in the same order, so they give identical results.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+from agents.base import Agent, in_unit_interval, unit_interval_error
+from dpbandits.continual.kernels import binary_noise_push, means_push
+from dpbandits.continual.tree_noise import set_bits, top_bit
+from dpbandits.core import checks
+from dpbandits.core.jit import beats, generator_address, generator_at, inline_kernel, kernel
+from dpbandits.core.params import Param
+from dpbandits.core.samplers import standard_laplace
+
+__all__ = ["DPUCB", "DPUCBBound", "DPUCBHybrid", "DPUCBInt"]
+
+MECHANISMS = ("tree", "hybrid")
+# UCB1's exploration term sqrt(2 ln t / n), written as UCB's sqrt(ln t / n) * sqrt(2)
+_UCB_ALPHA = math.sqrt(2.0)
+# the state of the mechanism an agent does not use: never read, of the same types (one
+# compiled kernel for every variant)
+_NO_TREE = (np.zeros((0, 1)), np.zeros(0, dtype=np.int64), np.zeros(0), np.zeros(0))
+_NO_HYBRID = (np.zeros(0, dtype=np.int64), np.zeros(0), np.zeros(0), np.zeros(0), 0, 0, 0.0)
+
+
+# -- the compiled step (dpbandits.core.jit): one implementation for choose/observe and play -------
+# Per stream r K + a (DPUCB._stats): ``pulls``, ``pending`` the sum of the block not complete
+# yet, ``mean`` the released private mean and ``count`` the pulls it covers, ``bsig``/``bmax``
+# the two parts of the noise bound (bound_factors). Then the binary mechanism's state (its
+# open nodes' noise for binary_noise_push, its item counts, exact item sums and releases) and
+# the hybrid one's (PrivateMeans.kernel_args()), of which an agent uses one. Arrays are passed
+# one by one and the kernels are called once per step, not per pull: numba counts the
+# references of every array a compiled function receives (about 6 ns each), more than a pull
+# costs.
+@kernel
+def hybrid_noise_scales(j: int, eps: float) -> tuple[float, float]:
+    """``sqrt(sum_i b_i^2)`` and ``max_i b_i`` of the independent Laplace terms ``Lap(b_i)`` whose
+    sum is the hybrid mechanism's noise at count ``j`` for items of sensitivity 1 (``eps``):
+    ``k + 1`` terms ``Lap(2 / eps)`` and ``popcount(j - 2^k)`` terms ``Lap(2 k / eps)``,
+    ``k = floor(log2 j)`` (:mod:`dpbandits.continual`)."""
+    k = top_bit(j)
+    nodes = set_bits(j - (1 << k))
+    b_log = 2.0 / eps
+    b_bin = 2.0 * k / eps
+    total = (k + 1) * (b_log * b_log) + nodes * (b_bin * b_bin)
+    return math.sqrt(total), (b_bin if nodes > 0 else b_log)
+
+
+@kernel
+def bound_factors(t: int, hybrid_bound: bool) -> tuple[float, float]:
+    """``(c1, c2)`` of the noise bound ``B = c1 max(bsig, bmax c2)`` at step ``t``: Chan et al.
+    (2011), Cor. 2.9, for a sum of Laplace terms with ``sqrt(sum b^2) = bsig`` and ``max b =
+    bmax``, ``|Z| <= sqrt(8 ln(2/delta)) max(bsig, bmax sqrt(ln(2/delta)))`` with probability
+    ``1 - delta``, ``delta = 1 / (2 t^4)`` (DP-UCB-BOUND); ``(1, 0)`` otherwise, so that
+    ``B = bsig`` (the tree's constant bound, or 0)."""
+    if not hybrid_bound:
+        return 1.0, 0.0
+    lt = math.log(4.0 * float(t) ** 4)
+    return math.sqrt(8.0 * lt), math.sqrt(lt)
+
+
+@inline_kernel
+def _index(mean: float, n: float, bsig: float, bmax: float, log_t: float, alpha: float,
+           c1: float, c2: float) -> float:  # fmt: skip
+    """``mean + sqrt(ln t / n) alpha + B / n``; ``+inf`` for an arm with no release."""
+    if n == 0.0:
+        return math.inf
+    return mean + math.sqrt(log_t / n) * alpha + c1 * max(bsig, bmax * c2) / n
+
+
+@kernel
+def _choose(mean: Any, count: Any, bsig: Any, bmax: Any, alpha: float, hybrid_bound: bool,
+            t: int, out: Any) -> None:  # fmt: skip
+    """The arm of highest index of every replication at step ``t >= K`` (``numpy.argmax``'s
+    rule: the first maximum)."""
+    n_runs = out.shape[0]
+    n_arms = mean.shape[0] // n_runs
+    log_t = math.log(t)
+    c1, c2 = bound_factors(t, hybrid_bound)
+    for r in range(n_runs):
+        s = r * n_arms
+        best_a = 0
+        best = _index(mean[s], count[s], bsig[s], bmax[s], log_t, alpha, c1, c2)
+        for a in range(1, n_arms):
+            s += 1
+            v = _index(mean[s], count[s], bsig[s], bmax[s], log_t, alpha, c1, c2)
+            if beats(v, best):
+                best_a, best = a, v
+        out[r] = best_a
+
+
+@kernel
+def _observe(pulls: Any, pending: Any, mean: Any, count: Any, bsig: Any, bmax: Any, f: int,
+             use_tree: bool, hybrid_bound: bool, eps_items: float, node_scale: float,
+             nodes: Any, t_counts: Any, t_sums: Any, release: Any, h_counts: Any, h_sums: Any,
+             h_means: Any, noise: Any, shift: int, mask: int, gamma: float, bits: Any,
+             actions: Any, x: Any) -> None:  # fmt: skip
+    """Replication ``r`` pulled ``actions[r]`` and got ``x[r]`` in ``[0, 1]``, for every ``r``
+    in order. A pull that completes a block of ``f`` puts the block's sum into the stream's
+    mechanism and releases its mean again."""
+    n_runs = actions.shape[0]
+    n_arms = pulls.shape[0] // n_runs
+    for r in range(n_runs):
+        s = r * n_arms + actions[r]
+        n = pulls[s] + 1
+        pulls[s] = n
+        pending[s] += x[r]
+        if n % f != 0:
+            continue
+        item = pending[s]
+        pending[s] = 0.0
+        if use_tree:  # binary mechanism on block sums (sensitivity 1): node noise Lap(L / eps)
+            z = binary_noise_push(nodes, t_counts, s, standard_laplace(bits) * node_scale)
+            t_sums[s] += item
+            release[s] = t_sums[s] + z
+            mean[s] = release[s] / n
+        else:  # hybrid mechanism on block means (sensitivity 1/f) at eps f
+            means_push(h_counts, h_sums, h_means, noise, shift, mask, gamma, s, item / f)
+            mean[s] = h_means[s]
+            if hybrid_bound:  # the bound on the sum of the n pulls: f times the means'
+                sig, big = hybrid_noise_scales(n // f, eps_items)
+                bsig[s] = f * sig
+                bmax[s] = f * big
+        count[s] = n
+
+
+@kernel
+def _observe_at(pulls: Any, pending: Any, mean: Any, count: Any, bsig: Any, bmax: Any, f: int,
+                use_tree: bool, hybrid_bound: bool, eps_items: float, node_scale: float,
+                nodes: Any, t_counts: Any, t_sums: Any, release: Any, h_counts: Any,
+                h_sums: Any, h_means: Any, noise: Any, shift: int, mask: int, gamma: float,
+                address: int, actions: Any, x: Any) -> None:  # fmt: skip
+    """:func:`_observe` drawing from the Generator at ``address`` (the step protocol)."""
+    bits = generator_at(address).bit_generator
+    _observe(pulls, pending, mean, count, bsig, bmax, f, use_tree, hybrid_bound, eps_items,
+             node_scale, nodes, t_counts, t_sums, release, h_counts, h_sums, h_means, noise,
+             shift, mask, gamma, bits, actions, x)  # fmt: skip
+
+
+@kernel
+def _play(pulls: Any, pending: Any, mean: Any, count: Any, bsig: Any, bmax: Any, f: int,
+          use_tree: bool, hybrid_bound: bool, eps_items: float, node_scale: float,
+          nodes: Any, t_counts: Any, t_sums: Any, release: Any, h_counts: Any, h_sums: Any,
+          h_means: Any, noise: Any, shift: int, mask: int, gamma: float, address: int,
+          ucb_alpha: float, t0: int, rows: Any, actions: Any, rewards: Any, chosen: Any,
+          x: Any) -> int:  # fmt: skip
+    """Steps ``t0 .. t0 + len(rows) - 1`` (see ``Agent.play``), each as :meth:`DPUCB.choose`
+    and :meth:`DPUCB.observe` take it (the same kernels, one call of each per step). Returns
+    the number of steps played: fewer than ``len(rows)`` when a step met a reward outside
+    ``[0, 1]`` (nothing learnt from it)."""
+    bits = generator_at(address).bit_generator
+    n_runs = actions.shape[1]
+    n_arms = rows.shape[1] // n_runs
+    for i in range(rows.shape[0]):
+        t = t0 + i
+        if t < n_arms:
+            chosen[:] = t
+        else:
+            _choose(mean, count, bsig, bmax, ucb_alpha, hybrid_bound, t, chosen)
+        for r in range(n_runs):
+            x[r] = rows[i, chosen[r] * n_runs + r]
+        if not in_unit_interval(x):
+            return i
+        for r in range(n_runs):
+            actions[i, r] = chosen[r]
+            rewards[i, r] = x[r]
+        _observe(pulls, pending, mean, count, bsig, bmax, f, use_tree, hybrid_bound, eps_items,
+                 node_scale, nodes, t_counts, t_sums, release, h_counts, h_sums, h_means,
+                 noise, shift, mask, gamma, bits, chosen, x)  # fmt: skip
+    return rows.shape[0]
+
+
+class DPUCB(Agent):
+    """DP-UCB (Mishra & Thakurta, UAI 2015, Alg. 1): UCB on tree-mechanism private sums.
+
+    By default Mishra & Thakurta's private UCB: each arm's sum by the binary tree mechanism,
+    the noise's bound in the index; the other defaults give Tossou & Dimitrakakis's variants
+    (:class:`DPUCBBound`, :class:`DPUCBHybrid`, :class:`DPUCBInt`).
+
+    Rewards must lie in ``[0, 1]`` (``ValueError`` otherwise). Every arm is pulled once first
+    (App. H); those rewards enter the mechanisms too. The index is given in the module
+    docstring; ties go to the lowest arm.
+
+    Parameters
+    ----------
+    epsilon:
+        The eps of the whole run (eps-global DP), ``> 0``.
+    mechanism:
+        ``"tree"``: each arm's items go to a binary mechanism for ``N = floor(T / f)`` items
+        (``L = floor(log2 N) + 1`` levels, node noise ``Lap(L / eps)``; a reward is in at
+        most ``L`` nodes, so the tree is eps-DP); it needs the horizon (``reset(...,
+        horizon=T)``), and the agent refuses to play past it. ``"hybrid"``: the hybrid
+        mechanism (Chan et al. 2011; :class:`~dpbandits.continual.PrivateMeans`), no horizon
+        needed.
+    bound:
+        Add ``B_a / n_a`` to the index, ``B_a`` a bound on the noise of the release that holds
+        with high probability. Tree (Mishra & Thakurta's noise term, of the form
+        ``L^2 ln(K T L / delta) / eps`` for their ``L = log T``): each of the at most ``2 K N``
+        nodes exceeds ``(L / eps) ln(K N L T)`` with probability at most ``1 / (K N L T)``, and
+        a release sums at most ``L`` nodes, so ``B = L (L / eps) ln(K N L / delta)`` with
+        ``delta = 1 / T`` (our choice). Hybrid (Tossou & Dimitrakakis, Alg. 1, DP-UCB-BOUND):
+        Chan et al. (2011), Cor. 2.9, applied to the Laplace terms of the release's noise at
+        its count (:func:`hybrid_noise_scales`), with ``delta = 1 / (2 t^4)`` at step ``t``
+        (:func:`bound_factors`; our choice of the constants).
+    interval:
+        ``f``, the pulls per item (``None``: ``ceil(1 / eps)``, Tossou & Dimitrakakis's
+        choice in DP-UCB-INT). ``f > 1`` releases an arm's mean only when it completes a
+        block of ``f`` pulls; the pulls of a block not yet complete are not used.
+
+    Choices where the papers leave room, each tested (``tests/agents/test_literature_dp_ucb.py``):
+
+    - Mishra & Thakurta give each of the ``K`` trees ``eps / K``. A reward enters only the tree
+      of the arm pulled at its step, so the ``K`` trees compose in parallel: we give each tree
+      the whole eps, and the run is still eps-DP. Their algorithm at ``eps`` is this one at
+      ``epsilon = eps / K`` (the noise term then has their factor ``K``).
+    - Each arm's tree is indexed by the arm's own items (pull count), not by the global time,
+      so a step changes one tree; the tree has enough leaves for ``N = floor(T / f)`` items.
+    - The index's exploration term is UCB1's ``sqrt(2 ln t / n_a)``, ``t`` the number of steps
+      played; ``n_a`` is the number of pulls the release covers.
+    - DP-UCB-INT (Tossou & Dimitrakakis, Alg. 3) adds fresh Laplace noise to the whole mean at
+      every ``f``-th pull; a reward then enters every later release of its arm, so its total is
+      not a finite pure eps (the paper states an (eps, delta) guarantee). We keep its lazy
+      schedule (a new mean every ``f`` pulls, ``f = ceil(1 / eps)``, no noise term) but release
+      through the hybrid mechanism on the blocks' means: a reward is in one item of one
+      stream, and the run is eps-DP.
+    """
+
+    name = "dp_ucb"
+    #: the algorithm's name in reports
+    algorithm = "DP-UCB (Mishra & Thakurta 2015, Alg. 1)"
+    #: Relative cost of a step (UCB ~ 1), for the engine's scheduling (docs/performance.md):
+    #: 25-45 ns per agent-step at R = 100 against UCB's 10 (benchmarks/bench_scaling.py).
+    cost_hint = 4.0
+
+    parameter_constraints = {
+        "epsilon": Param(low=0, low_open=True, doc="eps of the whole run (eps-global DP)"),
+        "mechanism": Param("str", options=MECHANISMS, doc="binary tree (needs T) or hybrid"),
+        "bound": Param("bool", doc="add the noise's high-probability bound to the index"),
+        "interval": Param("int", low=1, none=True,
+                          doc="pulls per release; None: ceil(1/eps) (DP-UCB-INT)"),
+    }  # fmt: skip
+
+    def __init__(
+        self,
+        epsilon: float = 1.0,
+        mechanism: str = "tree",
+        bound: bool = True,
+        interval: int | None = 1,
+    ) -> None:
+        self.epsilon = epsilon
+        self.mechanism = mechanism
+        self.bound = bound
+        self.interval = interval
+
+    def setup(self) -> None:
+        eps, bound = float(self.epsilon), bool(self.bound)  # (checked: parameter_constraints)
+        f = max(1, math.ceil(1.0 / eps)) if self.interval is None else int(self.interval)
+        use_tree = self.mechanism == "tree"
+        if use_tree and self.horizon is None:
+            raise ValueError(f"{type(self).__name__}(mechanism='tree') needs the horizon: "
+                             "reset(..., horizon=T)")  # fmt: skip
+        r, k = self.n_runs, self.n_arms
+        s = r * k
+        n_items = None if self.horizon is None else max(self.horizon // f, 1)
+        self._f = f
+        self._stats = (np.zeros(s, dtype=np.int64), np.zeros(s), np.zeros(s), np.zeros(s),
+                       np.zeros(s), np.zeros(s))  # fmt: skip
+        self._tree: tuple[Any, ...] = _NO_TREE
+        self._means: Any = None
+        node_scale = eps_items = 0.0
+        if use_tree:
+            assert n_items is not None and self.horizon is not None
+            levels = n_items.bit_length()  # floor(log2 N) + 1
+            node_scale = checks.noise_scale(float(levels), eps, "the binary mechanism")
+            checks.memory(s * levels, f"n_runs * n_arms * tree levels = {s} * {levels}")
+            self._levels = levels
+            self._tree = (np.zeros((s, levels)), np.zeros(s, dtype=np.int64), np.zeros(s),
+                          np.zeros(s))  # fmt: skip
+            if bound:
+                log_term = math.log(k * n_items * levels * float(self.horizon))
+                self._stats[4][:] = levels * node_scale * log_term
+        else:
+            from dpbandits.continual import PrivateMeans
+
+            eps_items = eps * f  # block means move by at most 1 / f when one reward changes
+            self._means = PrivateMeans(r, k, eps_items, lo=0.0, hi=1.0, n_max=n_items,
+                                       rng=self.rng)  # fmt: skip
+        self._cfg = (f, use_tree, bound and not use_tree, eps_items, node_scale)
+        self._layout_base = np.arange(r, dtype=np.int64) * k
+        self._chosen = np.empty(r, dtype=np.int64)  # work space of play
+        self._x = np.empty(r)
+
+    # -- the protocol -------------------------------------------------------------------------
+    def _args(self) -> tuple[Any, ...]:
+        """The arguments of :func:`_observe` before its Generator."""
+        hybrid = _NO_HYBRID if self._means is None else self._means.kernel_args()
+        return self._stats + self._cfg + self._tree + hybrid
+
+    def _check_horizon(self, steps: int) -> None:
+        """The tree has leaves for ``T`` steps: refuse more, before any state changes."""
+        if self._means is None and self.horizon is not None and self.t + steps > self.horizon:
+            raise ValueError(
+                f"{type(self).__name__}(mechanism='tree') was reset for horizon={self.horizon} "
+                f"and cannot play step {self.t + steps}"
+            )
+
+    def choose(self) -> NDArray[np.int64]:
+        out = np.empty(self.n_runs, dtype=np.int64)
+        stats = self._stats
+        _choose(stats[2], stats[3], stats[4], stats[5], _UCB_ALPHA, self._cfg[2], self.t, out)
+        return out
+
+    def observe(self, actions: NDArray[np.int64], rewards: NDArray[np.float64]) -> None:
+        x = np.asarray(rewards, dtype=np.float64)
+        if not in_unit_interval(x):
+            raise unit_interval_error(type(self).__name__, x)
+        self._check_horizon(1)
+        a = np.asarray(actions, dtype=np.int64)
+        if self._means is not None:
+            # the streams that complete a block take an item: reserve the noise of one step
+            flat = self._layout_base + a
+            due = (self._stats[0][flat] + 1) % self._f == 0
+            self._means.reserve_step(flat[due])
+        args = self._args() + (generator_address(self.rng), a, x)
+        _observe_at(*args)
+
+    def play(self, rows: Any, actions: Any, rewards: Any) -> None:
+        """Play ``len(rows)`` steps against reward rows (see ``agents.base``): with the hybrid
+        mechanism, the steps whose noise is drawn already in one compiled call, the others (a
+        new noise block) through :meth:`act` and :meth:`update`, as ``PrivateAgent.play``."""
+        m, i = rows.shape[0], 0
+        self._check_horizon(m)
+        while i < m:
+            n = m - i if self._means is None else min(m - i, self._means.ready_steps)
+            if n > 0:
+                done = self._play_compiled(rows[i : i + n], actions[i : i + n],
+                                           rewards[i : i + n])  # fmt: skip
+                i += done
+                if done < n:
+                    raise unit_interval_error(type(self).__name__, self._x)
+                continue
+            a = self.act()  # draws the next noise block
+            x = rows[i, a * self.n_runs + np.arange(self.n_runs)]
+            self.update(a, x)
+            actions[i], rewards[i] = a, x
+            i += 1
+
+    def _play_compiled(self, rows: Any, actions: Any, rewards: Any) -> int:
+        if actions.dtype != np.int64:  # one compiled loop for every dtype of the engine's
+            wide = np.empty(actions.shape, dtype=np.int64)
+            done = self._play_compiled(rows, wide, rewards)
+            actions[:done] = wide[:done]
+            return done
+        args = self._args() + (generator_address(self.rng), _UCB_ALPHA, self.t, rows, actions,
+                               rewards, self._chosen, self._x)  # fmt: skip
+        done = int(_play(*args))
+        if self._means is not None:
+            self._means.took_steps(done)
+        self.played(done)
+        return done
+
+    # -- hooks for plots, reports and tests ---------------------------------------------------
+    def private_means(self) -> NDArray[np.float64]:
+        """The ``(R, K)`` private means released so far (NaN for an arm with no release)."""
+        mean, count = self._stats[2], self._stats[3]
+        out = np.where(count > 0, mean, np.nan)
+        return out.reshape(self.n_runs, self.n_arms)
+
+    def private_sums(self) -> NDArray[np.float64]:
+        """The ``(R, K)`` private sums ``S + Z`` of the pulls each arm's last release covers
+        (0 before the first release)."""
+        if self._means is None:
+            return self._tree[3].reshape(self.n_runs, self.n_arms).copy()
+        return np.asarray(self._means.releases) * self._f
+
+    def released_counts(self) -> NDArray[np.int64]:
+        """The ``(R, K)`` numbers of pulls the last releases cover (``j f`` for ``j`` items)."""
+        return self._stats[3].astype(np.int64).reshape(self.n_runs, self.n_arms)
+
+    def privacy_report(self) -> dict[str, Any]:
+        """The eps of the whole run (module docstring), as a JSON-able dict."""
+        from dpbandits.accounting import global_dp_report
+
+        eps, f = float(self.epsilon), getattr(self, "_f", 1)
+        block = "" if f == 1 else f" of blocks of {f} pulls"
+        if self.mechanism == "tree":
+            levels = getattr(self, "_levels", None)
+            mechanism = (f"each arm's sums{block} by the binary tree mechanism "
+                         f"(L = {levels} levels, node noise Lap(L/eps))")  # fmt: skip
+            composition = ("a reward enters one item of one arm's tree, so at most L nodes, "
+                           "each with Laplace noise of scale L/eps: eps")  # fmt: skip
+        else:
+            item = "rewards" if f == 1 else f"means of blocks of {f} pulls (run at eps*{f})"
+            mechanism = f"each arm's {item} by the hybrid mechanism (Chan, Shi & Song 2011)"
+            composition = ("a reward enters one item of one arm's hybrid mechanism, eps-DP "
+                           "for its whole stream (eps/2 + eps/2): eps")  # fmt: skip
+        return global_dp_report(self.algorithm, eps, mechanism, composition)
+
+
+class DPUCBBound(DPUCB):
+    """DP-UCB-BOUND (Tossou & Dimitrakakis, AAAI 2016, Alg. 1): hybrid sums, noise term.
+
+    :class:`DPUCB` with the hybrid mechanism and the noise term of Chan et al.'s bound (see
+    ``bound``); no horizon needed."""
+
+    name = "dp_ucb_bound"
+    algorithm = "DP-UCB-BOUND (Tossou & Dimitrakakis 2016, Alg. 1)"
+
+    def __init__(
+        self,
+        epsilon: float = 1.0,
+        mechanism: str = "hybrid",
+        bound: bool = True,
+        interval: int | None = 1,
+    ) -> None:
+        super().__init__(epsilon, mechanism, bound, interval)
+
+
+class DPUCBHybrid(DPUCB):
+    """DP-UCB (Tossou & Dimitrakakis, AAAI 2016): UCB1 on hybrid-mechanism private means.
+
+    :class:`DPUCB` with the hybrid mechanism and no noise term in the index; no horizon needed.
+    Without the noise term a low first release can lock the better arm out for a long time:
+    on Bernoulli(0.5, 0.8) at eps = 1, 28% of 50 runs still played the worse arm in the second
+    half of T = 2^17 steps (``tests/agents/test_literature_dp_ucb.py`` checks learning at
+    eps = 4)."""
+
+    name = "dp_ucb_hybrid"
+    algorithm = "DP-UCB (Tossou & Dimitrakakis 2016)"
+
+    def __init__(
+        self,
+        epsilon: float = 1.0,
+        mechanism: str = "hybrid",
+        bound: bool = False,
+        interval: int | None = 1,
+    ) -> None:
+        super().__init__(epsilon, mechanism, bound, interval)
+
+
+class DPUCBInt(DPUCB):
+    """DP-UCB-INT (Tossou & Dimitrakakis, AAAI 2016, Alg. 3): private means every f pulls.
+
+    Made eps-DP: an arm's private mean changes only when it completes a block of
+    ``f = ceil(1 / eps)`` pulls, released by the hybrid mechanism on the blocks' means (see
+    :class:`DPUCB`, ``interval``). For ``eps >= 1``, ``f = 1`` and it is :class:`DPUCBHybrid`;
+    like it, it has no noise term and can lock an arm out at small eps."""
+
+    name = "dp_ucb_int"
+    algorithm = "DP-UCB-INT (Tossou & Dimitrakakis 2016, Alg. 3; hybrid releases)"
+
+    def __init__(
+        self,
+        epsilon: float = 1.0,
+        mechanism: str = "hybrid",
+        bound: bool = False,
+        interval: int | None = None,
+    ) -> None:
+        super().__init__(epsilon, mechanism, bound, interval)

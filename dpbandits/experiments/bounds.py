@@ -1,0 +1,168 @@
+"""Regret lower bounds on the arms of a run, per stationary segment, for the regret plots.
+
+:func:`bound_curves` reads the arms' laws a :class:`~dpbandits.experiments.results.Results`
+records (:mod:`dpbandits.experiments.arm_laws`) and evaluates the bounds of
+:mod:`dpbandits.theory.lower_bounds` at the recorded steps;
+``plotting.plot_cumulative(results, bounds=True)`` draws them (docs/private-bandits.md, "Lower
+bounds"). Each is the asymptotic bound ``c log T`` read at finite ``T``: a reference curve, not
+a finite-time guarantee.
+
+Which bounds, by reward family:
+
+- Bernoulli arms: all four, Lai--Robbins and, at each eps, Shariff & Sheffet (2018), Azize &
+  Basu (2022) and Azize et al. (2025).
+- Gaussian arms clipped to ``[lo, hi]`` (the project's Gaussian environments, e.g. Fig. 9):
+  Lai--Robbins and Azize & Basu (2022) only, the other two being stated for Bernoulli arms. The
+  regret is measured against the *clipped* means, so the gaps are theirs, and the model class
+  of arm ``a`` is ``{clip(N(m, s_a^2), lo, hi) : m real}`` with ``s_a`` known. Its
+  distinguishability gaps have no closed form; the curves use upper bounds of them, which keep
+  the bound valid (and lower than the exact one): the clipped reward is a function of the
+  Gaussian one, so by the data-processing inequality KL and TV between clipped laws are at most
+  those between the Gaussians, ``kl_inf(a) <= (m'_a - m_a)^2 / (2 s_a^2)`` and
+  ``tv_inf(a) <= 2 Phi(|m'_a - m_a| / (2 s_a)) - 1``, where ``m'_a`` is the mean before
+  clipping at which arm ``a``'s clipped mean reaches ``mu*`` (Brent's method,
+  ``xtol = 1e-12``). Where clipping is negligible this is the Gaussian bound.
+
+Non-stationary runs (change points): the curve is the sum over segments of each segment's bound
+at its length, ``B(t) = sum_{i < j} c_i log L_i + c_j log(t - start_j)`` for ``t`` in segment
+``j``. The reason: an algorithm told the change points could restart at each one and meet every
+segment as a fresh stationary problem; knowing the change points can only help, so an algorithm
+that does not know them cannot do better, asymptotically in every segment's length. When the
+means drift within segments there is no stationary segment and no curve
+(:func:`~dpbandits.experiments.arm_laws.laws_of` says so).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+from scipy.optimize import brentq
+
+from dpbandits.core import checks
+from dpbandits.experiments.arm_laws import ArmLaws, SegmentLaw, laws_of, record_laws
+from dpbandits.experiments.envspec import env_spec, make_env
+from dpbandits.theory import lower_bounds as lb
+from envs.core import expected_clipped_normal
+
+__all__ = ["BoundCurve", "bound_curves", "check_bounds_drawable", "segment_coefficients"]
+
+#: Absolute tolerance of the root search for the pre-clipping alternative mean ``m'_a``.
+XTOL = 1e-12
+
+
+@dataclass(frozen=True)
+class BoundCurve:
+    """One lower-bound curve: ``key`` (a name of :data:`dpbandits.theory.BOUND_LABELS`), its
+    ``epsilon`` (``inf`` for Lai--Robbins), legend ``label`` and ``values`` at
+    ``results.steps``."""
+
+    key: str
+    epsilon: float
+    label: str
+    values: NDArray[np.float64]
+
+
+def _clipped_divergences(
+    seg: SegmentLaw, lo: float, hi: float
+) -> tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.float64]]:
+    """Gaps of the clipped means and upper bounds of ``kl_inf``, ``tv_inf`` (module doc)."""
+    assert seg.sds is not None
+    m, s = seg.means, seg.sds
+    mu = expected_clipped_normal(m, s, lo, hi)
+    best = float(mu.max())
+    gaps = best - mu
+    kl = np.zeros_like(m)
+    tv = np.zeros_like(m)
+    for a in np.flatnonzero(gaps > 0):
+        shift = _alternative_shift(float(m[a]), float(s[a]), best, lo, hi)
+        kl[a] = float(lb.kl_gaussian(0.0, shift, s[a])) if math.isfinite(shift) else math.inf
+        tv[a] = float(lb.tv_gaussian(0.0, shift, s[a])) if math.isfinite(shift) else math.inf
+    return gaps, kl, tv
+
+
+def _alternative_shift(m: float, s: float, target: float, lo: float, hi: float) -> float:
+    """``m' - m`` where ``E clip(N(m', s^2), lo, hi) = target`` (> the clipped mean at ``m``);
+    ``inf`` when no mean reaches it (``target`` at the upper clipping bound)."""
+
+    def excess(x: float) -> float:
+        return float(expected_clipped_normal(x, s, lo, hi)) - target
+
+    upper, step = max(m, hi), s
+    for _ in range(64):  # the clipped mean tends to hi: a target below it is bracketed soon
+        if excess(upper) > 0:
+            return float(brentq(excess, m, upper, xtol=XTOL)) - m
+        upper, step = upper + step, 2.0 * step
+    return math.inf
+
+
+def segment_coefficients(laws: ArmLaws, epsilon: float) -> list[dict[str, float]]:
+    """The coefficient ``c`` of every bound that applies (module doc) in each segment."""
+    eps = checks.positive_number(epsilon, "epsilon", allow_inf=True)
+    out = []
+    for seg in laws.segments:
+        if laws.arm == "bernoulli":
+            out.append(lb.coefficients(seg.means, eps))
+        else:
+            gaps, kl, tv = _clipped_divergences(seg, laws.lo, laws.hi)
+            out.append(lb.coefficients_from_divergences(gaps, kl, tv, eps))
+    return out
+
+
+def _curve(steps: NDArray[np.int64], segments: list[SegmentLaw], coefs: list[float]) -> Any:
+    """``sum_{i<j} c_i log L_i + c_j log(t - start_j)`` at each step count ``t`` (segment j)."""
+    t = np.asarray(steps, dtype=np.float64)
+    out = np.zeros_like(t)
+    offset = 0.0
+    for seg, c in zip(segments, coefs, strict=True):
+        inside = (t > seg.start) & (t <= seg.end)
+        n = t[inside] - seg.start
+        with np.errstate(invalid="ignore"):  # c = inf at n = 1 (log 1 = 0): no regret yet
+            out[inside] = offset + np.where(n > 1, c * np.log(n), 0.0)
+        offset += c * math.log(seg.end - seg.start) if seg.end - seg.start > 1 else 0.0
+    return out
+
+
+def bound_curves(results: Any, epsilons: Sequence[float] = (1.0,)) -> list[BoundCurve]:
+    """The lower-bound curves of ``results`` at its recorded steps: Lai--Robbins, then every
+    eps-global-DP bound that applies at each of ``epsilons`` (module doc). A ``ValueError``
+    when the results do not record stationary laws of the arms."""
+    eps_list = [checks.positive_number(e, "epsilon", allow_inf=True) for e in epsilons]
+    laws = laws_of(results)
+    steps = results.steps
+    per_segment = ", per segment" if len(laws.segments) > 1 else ""
+    curves = []
+    for j, eps in enumerate([math.inf, *eps_list]):
+        coefs = segment_coefficients(laws, eps)
+        for key in coefs[0]:
+            if (key == "lai_robbins") != (j == 0):
+                continue  # Lai--Robbins once (it has no eps), the private bounds at each eps
+            eps_text = "" if key == "lai_robbins" else f", ε={eps:g}"
+            label = f"lower bound: {lb.BOUND_LABELS[key]}{eps_text}{per_segment}"
+            values = _curve(steps, laws.segments, [c[key] for c in coefs])
+            curves.append(BoundCurve(key, eps, label, values))
+    return curves
+
+
+def check_bounds_drawable(env: Any) -> None:
+    """Refuse, before a run, an environment (an id, a config ``{"id": ..., **kwargs}`` or an
+    environment) on whose results no lower bound can be drawn: one that does not expose its
+    arms' laws, or whose means drift within the segments between change points."""
+    spec = env_spec(env)
+    probe = make_env(spec)
+    try:
+        u = probe.unwrapped
+        horizon = getattr(u, "horizon", None)
+        cps = [int(c) for c in getattr(u, "change_points", ())]
+        rec = None if horizon is None else record_laws(u, int(horizon), cps)
+    finally:
+        probe.close()
+    if rec is None:
+        raise ValueError(
+            f"no regret lower bound applies to {spec['id']}: its arms' reward laws are not "
+            "stationary between change points (drifting means) or it does not expose them"
+        )

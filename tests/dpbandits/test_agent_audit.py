@@ -1,0 +1,276 @@
+"""The end-to-end privacy audit of a whole agent (dpbandits.testing.agent_audit).
+
+Sizes are chosen so that each verdict is certain, not lucky: the numbers in each docstring are
+the bounds' closed forms or were measured over 20 seeds, and the margins are derived from the
+Clopper-Pearson bounds at the audit's per-bound level ``alpha / 12`` (``alpha = 1e-3``).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+
+import numpy as np
+import pytest
+
+import agents
+from dpbandits.cli import main
+from dpbandits.testing import audit_agent
+from dpbandits.testing.agent_audit import FAMILIES, claimed_epsilon, default_steps, play_table
+
+ALPHA_EACH = 1e-3 / (2 * len(FAMILIES) * 2)  # the default per-bound level
+
+
+class BrokenMeans(agents.PrivateAgent):
+    """The App. H agent with 10x too little Laplace noise in its private means (the hybrid
+    mechanism runs at 10 eps_M), while its ledger still reports eps_M."""
+
+    def setup(self) -> None:
+        claimed = self.epsilon_means
+        self.epsilon_means = 10 * claimed
+        try:
+            super().setup()
+        finally:
+            self.epsilon_means = claimed
+
+
+class RandomizedResponse(agents.Agent):
+    """Plays, after the initial round, one eps-randomized-response bit of ``[x_0 >= 1/2]`` (the
+    first reward) at every step: exactly eps-DP, and the event "plays arm 1" has probabilities
+    ``e^eps / (1 + e^eps)`` and ``1 / (1 + e^eps)`` on tables whose first rewards are 1 and 0."""
+
+    name = "randomized_response"
+
+    def __init__(self, epsilon: float = 1.0) -> None:
+        self.epsilon = epsilon
+
+    def setup(self) -> None:
+        self._bit = np.zeros(self.n_runs, dtype=np.int64)
+
+    def choose(self) -> np.ndarray:
+        return self._bit.copy()
+
+    def observe(self, actions: np.ndarray, rewards: np.ndarray) -> None:
+        if self.t == 0:
+            truth = (rewards >= 0.5).astype(np.int64)
+            keep = self.rng.random(self.n_runs) < 1 / (1 + math.exp(-self.epsilon))
+            self._bit = np.where(keep, truth, 1 - truth)
+
+    def privacy_report(self) -> dict:
+        return {"epsilon_total": float(self.epsilon)}
+
+
+def _ceiling(n: int, alpha_each: float = ALPHA_EACH) -> float:
+    """The largest bound ``n`` held-out runs per table give: an event seen in all ``n`` runs on
+    one table (Clopper-Pearson lower bound ``alpha^(1/n)``) and in none on the other (upper
+    bound ``1 - alpha^(1/n)``)."""
+    root = alpha_each ** (1 / n)
+    return math.log(root) - math.log1p(-root)
+
+
+def test_ucb_loss_is_the_ceiling_of_the_runs():
+    """UCB is deterministic: on the default table (arm 0 pays 0, arm 1 pays 1) it plays arm 1 at
+    step 2, and arm 0 when step 0's reward becomes 1 (a tie, broken towards arm 0). Every event
+    of every family is then seen in all held-out runs on one table and in none on the other, so
+    ``eps_lower`` is exactly the closed-form ceiling, 3.97 at 500 held-out runs."""
+    r = audit_agent(agents.UCB(), runs=1000, horizon=100, rng=0)
+    assert r.epsilon is None and r.passed is None
+    assert r.eps_lower == pytest.approx(_ceiling(500), rel=1e-9)
+    assert r.eps_lower > 3.9
+    assert {e.family for e in r.events} == set(FAMILIES)
+    assert all(e.lower == pytest.approx(_ceiling(500)) for e in r.events)
+    assert any("deterministic" in n for n in r.notes)
+
+
+def test_thompson_sampling_is_flagged():
+    """Thompson sampling's loss is far above 1: 4000 runs certify 2.75-3.62 (20 seeds, median
+    3.17); the best events are tails of the first pull of arm 0 (p about 0.3 against < 0.01)."""
+    r = audit_agent(agents.ThompsonSampling(), runs=4000, horizon=100, rng=0)
+    assert r.epsilon is None
+    assert r.eps_lower > 2.0
+
+
+def test_the_bound_is_valid_and_tight_on_a_known_loss():
+    """An agent whose whole output is one eps-randomized-response bit has loss exactly eps = 1.
+    The audit must not exceed it (probability <= alpha) and, with 10 000 held-out runs, certify
+    at least 0.80: the expected bound is 0.916 and it stays above 0.807 while both held-out
+    counts are within 5 standard deviations of their means."""
+    r = audit_agent(RandomizedResponse(1.0), runs=20_000, horizon=4, rng=0)
+    assert r.epsilon == 1.0 and r.passed
+    assert 0.80 < r.eps_lower <= 1.0
+    best = r.worst
+    assert best is not None and best.step == 0
+    assert best.estimate == pytest.approx(1.0, abs=0.1)
+
+
+@pytest.mark.parametrize("selector", ["rnm", "mgem", "krr", "rs", "gem"])
+def test_app_h_agents_pass_at_their_ledger_total(selector):
+    """The App. H agents (means, quantile windows and selection) pass at the ledger's total
+    ``epsilon_total = eps_M + eps_p`` (``eps_M`` for kRR, which estimates no sensitivities);
+    windows of 20 rewards make the quantile mechanism release within the 100 steps."""
+    agent = agents.PrivateAgent(selector, window=20)
+    r = audit_agent(agent, runs=2000, horizon=100, rng=0)
+    assert r.epsilon == (1.0 if selector == "krr" else 2.0)
+    assert r.epsilon_source == "privacy_report()['epsilon_total']"
+    assert r.passed, str(r)
+
+
+def _private_kinds() -> list[str]:
+    """Every registered agent whose class has a privacy report (new ones are picked up)."""
+    out = []
+    for name in agents.available():
+        cls = agents.describe(name).cls
+        if cls is not None and callable(getattr(cls, "privacy_report", None)):
+            out.append(name)
+    return out
+
+
+@pytest.mark.parametrize("kind", _private_kinds())
+def test_registered_private_agents_pass_at_their_claim(kind):
+    """Every registered private agent, built with its defaults, passes at the total its own
+    privacy report claims (a bug in an agent or its ledger that shows in the actions fails)."""
+    r = audit_agent(agents.make(kind), runs=2000, horizon=100, rng=0)
+    assert r.epsilon is not None and r.epsilon < math.inf
+    assert r.passed, str(r)
+
+
+def test_means_with_a_tenth_of_the_noise_are_caught():
+    """The Fig. 9 kRR agent (eps_S = 4, no sensitivities, claim eps_M = 1) with its means' Laplace
+    scale divided by 10: over 20 seeds 2000 runs certify 2.48-3.27 (median 2.95) against the
+    claim 1. The best events (e.g. 'arm 0 played more than 3 times in steps 2..5': about 0.003
+    against 0.33) stay above 1.8 while their counts are within 5 standard deviations. The
+    correct agent passes on the same table and seed."""
+    broken = audit_agent(BrokenMeans("krr", epsilon_select=4), runs=2000, horizon=100, rng=0)
+    assert broken.epsilon == 1.0
+    assert broken.passed is False
+    assert broken.eps_lower > 2.0
+    correct = audit_agent(agents.PrivateAgent("krr", epsilon_select=4), runs=2000, horizon=100,
+                          rng=0)  # fmt: skip
+    assert correct.passed
+
+
+def test_same_seed_same_result():
+    """Every draw (the table, each batch of runs) comes from ``rng``."""
+    kw = dict(runs=400, horizon=50, chunk=128)
+    a = audit_agent(agents.ThompsonSampling(), rng=3, **kw).to_dict()
+    b = audit_agent(agents.ThompsonSampling(), rng=3, **kw).to_dict()
+    c = audit_agent(agents.ThompsonSampling(), rng=4, **kw).to_dict()
+    for d in (a, b, c):
+        d.pop("seconds")
+    assert a == b
+    assert a != c
+
+
+def test_the_agent_given_is_left_alone():
+    agent = agents.ThompsonSampling()
+    audit_agent(agent, runs=100, horizon=20, rng=0)
+    with pytest.raises(RuntimeError, match="reset"):
+        agent.act()
+
+
+def test_play_table_gives_the_step_protocol_actions():
+    """The block path and the step path play the same runs (same seed, same table)."""
+    table = np.random.default_rng(0).random((60, 3))
+    block = play_table(agents.PrivateAgent("mgem"), table, 50, rng=1)
+
+    class Stepwise(agents.PrivateAgent):  # overrides choose: played through act/update
+        def choose(self):
+            return super().choose()
+
+    step = play_table(Stepwise("mgem"), table, 50, rng=1)
+    assert block.shape == (50, 60)
+    np.testing.assert_array_equal(block, step)
+
+
+def test_default_steps_and_claims():
+    assert default_steps(500, 2) == (0, 1, 4, 125)
+    assert default_steps(4, 2) == (0, 1)
+    assert claimed_epsilon(agents.UCB()) is None
+    agent = agents.PrivateAgent("krr")
+    agent.reset(1, 2, horizon=10, rng=0)
+    assert claimed_epsilon(agent) == 1.0
+
+    class NoTotal(agents.UCB):
+        def privacy_report(self):
+            return {"means": {"epsilon": 1.0}}
+
+    with pytest.raises(ValueError, match="epsilon_total"):
+        audit_agent(NoTotal(), runs=10, horizon=10)
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "error", "match"),
+    [
+        ({"runs": 2}, ValueError, "runs"),
+        ({"runs": 10.0}, TypeError, "runs"),
+        ({"alpha": 0.0}, ValueError, "alpha"),
+        ({"epsilon": -1.0}, ValueError, "epsilon"),
+        ({"horizon": 1}, ValueError, "horizon"),
+        ({"steps": [99]}, ValueError, "steps"),
+        ({"steps": []}, ValueError, "steps"),
+        ({"table": np.zeros(3)}, ValueError, "table"),
+        ({"table": np.full((5, 2), 2.0)}, ValueError, "reward_range"),
+        ({"table": np.zeros((5, 2)), "env": "dpbandits/KArmedBernoulli-v0"}, ValueError, "env"),
+        ({"reward_range": (0.0, 1.0)}, ValueError, "reward_range"),
+        ({"env": "dpbandits/NoSuchEnv-v0"}, ValueError, "env"),
+        ({"events_per_family": 0}, ValueError, "events_per_family"),
+        ({"rng": "x"}, TypeError, "rng"),
+    ],
+)
+def test_bad_input_is_refused_before_any_work(kwargs, error, match):
+    kwargs = {"runs": 10, "horizon": 10} | kwargs
+    with pytest.raises(error, match=match):
+        audit_agent(agents.UCB(), **kwargs)
+    with pytest.raises(TypeError, match="protocol"):
+        audit_agent(object(), runs=10, horizon=10)
+
+
+PLUGIN = '''
+import agents
+
+
+class BrokenKRR(agents.PrivateAgent):
+    def setup(self):
+        claimed = self.epsilon_means
+        self.epsilon_means = 10 * claimed
+        try:
+            super().setup()
+        finally:
+            self.epsilon_means = claimed
+
+
+agents.register("broken_krr_cli_test", lambda: BrokenKRR("krr", epsilon_select=4))
+'''
+
+
+def test_cli(tmp_path, capsys):
+    """``dpbandits audit-agent`` at a tiny size: the verdict is the exit status (0 within the
+    claim or no claim, 1 above it), ``--json`` holds the result, bad input is one line naming
+    the option (exit 2) before any work."""
+    path = tmp_path / "ucb.json"
+    assert main(["audit-agent", "ucb", "--runs", "200", "--horizon", "40", "--no-progress",
+                 "--json", str(path)]) == 0  # fmt: skip
+    out = capsys.readouterr().out
+    assert "no privacy claim" in out
+    data = json.loads(path.read_text())
+    assert data["eps_lower"] == pytest.approx(_ceiling(100)) and data["passed"] is None
+    assert main(["audit-agent", "private:selector=krr,epsilon_select=4", "--runs", "400",
+                 "--horizon", "60", "--step", "0,1", "--no-progress"]) == 0  # fmt: skip
+    assert "PASS" in capsys.readouterr().out
+    plugin = tmp_path / "broken.py"
+    plugin.write_text(PLUGIN)
+    try:
+        # 1000 runs: the broken kRR agent's bound is 2.12-2.73 (claim 1) over 20 seeds
+        assert main(["audit-agent", "broken_krr_cli_test", "--plugin", str(plugin), "--runs",
+                     "1000", "--horizon", "60", "--no-progress"]) == 1  # fmt: skip
+        assert "FAIL" in capsys.readouterr().out
+    finally:
+        agents.unregister("broken_krr_cli_test")
+    for argv, option in [(["ucb", "--runs", "1"], "--runs"), (["ucb", "--step", "x"], "--step"),
+                         (["ucb", "--alpha", "1.5"], "--alpha"), (["nosuch"], "AGENT"),
+                         (["private:epsilon_means=0"], "epsilon_means"),
+                         (["ucb", "--horizon", "5000", "--env", "dpbandits/KArmedBernoulli-v0"],
+                          "--horizon")]:  # fmt: skip
+        assert main(["audit-agent", *argv, "--no-progress"]) == 2
+        err = capsys.readouterr().err
+        assert err.count("\n") == 1 and option in err, err
