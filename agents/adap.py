@@ -213,7 +213,9 @@ class AdaPUCB(_AdaP):
     its first episode (its reward is released with ``Lap(1 / eps)`` like any other, as in the
     paper's Example 2); ties of the index go to the lowest arm; an episode cut by the end of
     the run releases nothing. The noise is ``Lap(1 / eps)`` on the episode's sum, which is
-    ``Lap(1 / (eps n_a))`` on its mean as in the paper. Rewards outside ``[0, 1]`` raise
+    ``Lap(1 / (eps n_a))`` on its mean as in the paper. Eq. (7) is as the text we could read
+    writes it (the submitted version, with ``ln(2 t_l)`` under the root); the published
+    version may differ in such constants. Rewards outside ``[0, 1]`` raise
     ``ValueError`` at the first such step, before anything is learnt from it. Anytime: no
     horizon needed. ``update`` must get the actions ``act`` returned (an episode commits to
     its arm).
@@ -236,7 +238,8 @@ class AdaPKLUCB(_AdaP):
         <= alpha ln(t_l) / n_a}``,
 
     ``clip`` to ``[0, 1]``, ``kl`` the Bernoulli divergence (:func:`agents.kl.kl_upper`,
-    accurate to 1e-10).
+    accurate to 1e-10; indices are compared by their log-odds, which keeps apart indices within
+    1e-16 of 1).
 
     Parameters
     ----------

@@ -249,6 +249,7 @@ class _DPKL(LaplaceBatchAgent):
     batches = "phase"
     citation = "Azize et al. 2025, Proposition 2"
     bernoulli_only = True
+    cost_hint = 6.0
     parameter_constraints = {
         **LaplaceBatchAgent.parameter_constraints,
         "alpha": Param(low=1, low_open=True, doc="growth ratio of the phases"),
@@ -321,12 +322,19 @@ _COMMON_DOC = """
         144 +- 6 at 1.5, 162 +- 4 at 2 and 202 +- 6 at 3 (worst runs 6385, 623, 320, 557);
         DP-IMED's 789 +- 192, 258 +- 87, 303 +- 97 and 139 +- 10.
 
-    Choices where the paper leaves a detail open, or where we could not read it (tested): the
-    action is chosen at every step from the statistics released so far (an arm's current
-    phase is not used until it ends); the phase ends are ``ceil(alpha n_m)`` as above; ``t``
-    in ``ln t`` is the 1-based round being played; ties go to the lowest arm. The algorithm is
-    defined for Bernoulli bandits: a reward other than 0 or 1 raises ``ValueError`` at the
-    first such step, before anything is learnt from it. Anytime: no horizon needed.
+    What comes from where. The paper's full text was not available to us: the indices, the
+    divergence ``d_eps``, the arm-dependent geometric phases of ratio ``alpha > 1`` and the
+    private sums that keep past rewards and gain one Laplace variable per phase are as its
+    abstract and a published summary of it state them (Theorem and Proposition numbers from
+    there too). Our choices for the rest (tested: the step protocol against a plain
+    implementation of this reading, and the limit eps -> inf, alpha -> 1, which is KL-UCB,
+    resp. IMED): the action is chosen at every step from the statistics released so far (an
+    arm's current phase is not used until it ends); the phase ends are ``ceil(alpha n_m)`` as
+    above; ``t`` in ``ln t`` is the 1-based round being played; ties go to the lowest arm
+    (indices are compared by their log-odds). The algorithm is defined for Bernoulli bandits: a
+    reward other than 0 or 1 raises ``ValueError`` at the first such step, before anything is
+    learnt from it (the class attribute ``bernoulli_only`` says so, for a caller that checks
+    the environment before a run). Anytime: no horizon needed.
 """
 
 

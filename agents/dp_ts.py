@@ -156,7 +156,7 @@ class LazyDPTS(LaplaceBatchAgent):
     batches = "epoch"
     citation = "Hu & Hegde 2022, Theorem 3"
     #: Relative cost of a step (UCB ~ 1): 2 K Gamma draws per step.
-    cost_hint = 3.0
+    cost_hint = 6.0
 
     def __init__(self, epsilon: float = 1.0) -> None:
         self.epsilon = epsilon

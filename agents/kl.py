@@ -4,12 +4,16 @@ DP-IMED (Azize, Wu, Honda, Orabona, Ito & Basu 2025).
 
 - :func:`kl_bernoulli` ``kl(p, q) = p ln(p/q) + (1-p) ln((1-p)/(1-q))`` (``0 ln 0 = 0``);
 - :func:`kl_upper` ``max{q in [p, 1] : kl(p, q) <= level}``, the index of KL-UCB (Garivier &
-  Cappé 2011, §2, the "kl-UCB" index) and of AdaP-KLUCB (Azize & Basu 2022, eq. (7));
+  Cappé 2011, Algorithm 1) and of AdaP-KLUCB (Azize & Basu 2022, eq. (7));
 - :func:`d_eps` ``d_eps(x, y) = inf_{z between x and y} eps |z - x| + kl(z, y)``, the
   divergence of Azize et al. (2025) that interpolates between ``kl`` (large ``eps``) and
   ``eps`` times the total variation (small ``eps``), for ``y >= x`` (``0`` for ``y <= x``,
   the one-sided convention of KL-UCB and IMED);
 - :func:`d_eps_upper` ``max{q in [x, 1] : d_eps(x, q) <= level}``, the index of DP-KLUCB.
+
+These are scalar kernels for the agents' compiled steps. The lower bounds of
+:mod:`dpbandits.theory` compute ``kl`` and ``d_eps`` on arrays, with validation and for ``x >
+y`` too (``d_epsilon_bernoulli``); the tests check that the two agree.
 
 How :func:`kl_upper` is computed (the documented tolerance). ``kl(p, q)`` is increasing and
 convex in ``q`` on ``[p, 1)``, and so is ``g(y) = kl(p, sigma(y)) - level = softplus(y) - p y
@@ -29,10 +33,11 @@ exp(-level)`` and ``1``).
 ``d_eps`` (Azize et al. 2025). For ``y > x`` the infimum over ``z in [x, y]`` of ``eps (z - x) +
 kl(z, y)`` is at ``z* = y e^-eps / (y e^-eps + 1 - y)`` when ``z* > x`` -- then ``d_eps(x, y) =
 -eps x - ln(1 - y (1 - e^-eps))`` -- and at ``z = x`` (``d_eps = kl(x, y)``) otherwise, i.e. for
-``y <= y_c = x / (x + (1 - x) e^-eps)``. Both pieces are increasing in ``y`` and agree at
-``y_c``, so :func:`d_eps_upper` is :func:`kl_upper` below ``kl(x, y_c)`` and the closed form
-``(1 - e^(-eps x - level)) / (1 - e^-eps)`` (capped at 1) above it. ``d_eps(x, 1) = eps (1 -
-x)`` is finite: a level above it gives the index 1.
+``y <= y_c = x / (x + (1 - x) e^-eps)``, where ``kl(x, y)`` is at most ``kl(x, y_c) = ln(x + (1
+- x) e^-eps) + eps (1 - x)`` (:func:`kink_level`). Both pieces are increasing in ``y`` and
+agree at ``y_c``, so :func:`d_eps_upper` is :func:`kl_upper` below ``kl(x, y_c)`` and the
+closed form ``(1 - e^(-eps x - level)) / (1 - e^-eps)`` (capped at 1) above it. ``d_eps(x, 1) =
+eps (1 - x)`` is finite: a level above it gives the index 1.
 """
 
 from __future__ import annotations

@@ -122,20 +122,21 @@ def _play(arms: Any, last: Any, c: float, t0: int, rows: Any, actions: Any, rewa
 
 class KLUCB(Agent):
     """KL-UCB (Garivier & Cappé 2011, "The KL-UCB algorithm for bounded stochastic bandits and
-    beyond", COLT, Fig. 1 / eq. (2)) with the Bernoulli divergence ``kl``: at round ``t + 1``
-    play the arm of largest index
+    beyond", COLT, arXiv 1102.2490, Algorithm 1) with the Bernoulli divergence ``kl``: at round
+    ``t + 1`` play the arm of largest index
 
         ``u_a = max{q in [p_a, 1] : N_a kl(p_a, q) <= ln t + c ln ln t}``,
 
-    ``p_a`` the mean and ``N_a`` the number of the arm's ``t`` rewards so far. It is
-    asymptotically optimal for Bernoulli arms and valid (their Theorem 1) for any rewards in
-    ``[0, 1]``; rewards outside ``[0, 1]`` raise ``ValueError`` (at the first such step).
+    ``p_a`` the mean and ``N_a`` the number of the arm's rewards among the ``t`` so far. It is
+    asymptotically optimal for Bernoulli arms, and the paper's bounded-reward setting is any
+    rewards in ``[0, 1]``; rewards outside ``[0, 1]`` raise ``ValueError`` (at the first such
+    step, before anything is learnt from it).
 
     Parameters
     ----------
     c:
-        The ``c`` of the exploration function; 0 (default) is what Garivier & Cappé recommend
-        in practice and use in their experiments, ``c = 3`` what their regret bound needs.
+        The ``c`` of the exploration function; 0 (default) is what Garivier & Cappé use in
+        their experiments, ``c = 3`` what their regret bound (Theorem 1) needs.
         ``c ln ln t`` counts as 0 while ``ln t <= 1``.
 
     Every arm is pulled once first (common to all agents). The index is computed by
@@ -145,8 +146,9 @@ class KLUCB(Agent):
     """
 
     name = "klucb"
-    #: Relative cost of a step (UCB ~ 1), for the engine's scheduling (docs/performance.md).
-    cost_hint = 1.5
+    #: Relative cost of a step (UCB ~ 1), for the engine's scheduling (docs/performance.md):
+    #: ~90 ns per agent-step at R = 100 against UCB's ~12 (benchmarks/bench_scaling.py).
+    cost_hint = 7.0
 
     parameter_constraints = {
         "c": Param(low=0, doc="the c of the exploration function ln t + c ln ln t"),

@@ -32,6 +32,8 @@ from pathlib import Path
 
 from reference import repository_root
 
+from dpbandits.core.docs import docs_title
+
 log = logging.getLogger("mkdocs.plugins.dpbandits.gallery")
 
 ROOT = repository_root()
@@ -177,9 +179,9 @@ _DOCS_PAGE = re.compile(r"(``)?\bdocs/([A-Za-z0-9_-]+)\.md(#[A-Za-z0-9_-]+)?(``)
 
 
 def _markdown(text: str) -> str:
-    """A script docstring as markdown: page paths become links."""
+    """A script docstring as markdown: page paths become links titled by the page."""
     return _DOCS_PAGE.sub(
-        lambda m: f"[{m.group(2)}](../{m.group(2)}.md{m.group(3) or ''})", text
+        lambda m: f"[{docs_title(m.group(2))}](../{m.group(2)}.md{m.group(3) or ''})", text
     )
 
 
@@ -202,9 +204,9 @@ def page(script: Script, run: Run) -> str:
         out += ['!!! note "Run here at a reduced size"',
                 f"    The site ran this script with `{SIZE_VARIABLE}=small`, at the reduced "
                 "size the script states; run it as below for the full size.", ""]  # fmt: skip
-    out += [f"Run it: `python {script.relative}` (this page's run took {run.seconds:.1f} s on "
-            "the build machine).", "", "```python", _without_docstring(script.source), "```",
-            ""]  # fmt: skip
+    out += [f"Run it: `python {script.relative}` (for this page it took {run.seconds:.1f} s, "
+            f"{run.cpu_seconds:.1f} s of CPU).", "", "```python",
+            _without_docstring(script.source), "```", ""]  # fmt: skip
     lines = run.output.rstrip().splitlines()
     if lines:
         if len(lines) > MAX_OUTPUT_LINES:

@@ -24,9 +24,12 @@ import importlib
 import os
 import pkgutil
 import sys
+import warnings
 from collections.abc import Sequence
+from typing import TextIO
 
 from dpbandits import __version__
+from dpbandits.core.checks import MemoryWarning
 from dpbandits.core.signals import Terminated, handle_termination
 
 
@@ -79,7 +82,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         print("dpbandits: error: give a COMMAND (listed above)", file=sys.stderr)
         return 2
     try:
-        with handle_termination():
+        with handle_termination(), warnings.catch_warnings():
+            warnings.showwarning = _show_warning
             return int(func(args) or 0)
     except BaseException as exc:  # noqa: BLE001 (each outcome is one line: see _OUTCOMES)
         outcome = next((o for o in _OUTCOMES if isinstance(exc, o[0])), None)
@@ -112,6 +116,21 @@ _OUTCOMES: tuple[tuple[tuple[type[BaseException], ...], int, str], ...] = (
     ((OSError,), 1, "dpbandits: error: {exc}"),
     ((Terminated,), 143, "dpbandits: terminated (outputs left incomplete)"),
 )
+
+
+def _show_warning(message: Warning | str, category: type[Warning], filename: str, lineno: int,
+                  file: TextIO | None = None, line: str | None = None) -> None:  # fmt: skip
+    """Show the library's own warnings to a user of the command line as one line,
+    ``dpbandits: warning: ...`` (a run that takes much memory: ``MemoryWarning``); others as
+    Python shows them."""
+    if issubclass(category, MemoryWarning):
+        print(f"dpbandits: warning: {message}", file=sys.stderr if file is None else file,
+              flush=True)  # fmt: skip
+    else:
+        _python_show_warning(message, category, filename, lineno, file, line)
+
+
+_python_show_warning = warnings.showwarning
 
 
 def _where(exc: BaseException) -> str:

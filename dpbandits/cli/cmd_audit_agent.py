@@ -3,9 +3,9 @@
 Fixes one reward table (drawn once from --env), changes the rewards of one step at a time, runs
 the agent --runs times on the table and on every such neighbour, and bounds the privacy loss of
 its action sequence from below with Clopper-Pearson intervals over events picked on half of
-the runs and evaluated on the other half (dpbandits.testing.agent_audit; docs/selectors.md,
-"Auditing an agent"). The bound is compared with the agent's claimed total eps, its privacy
-report's epsilon_total, or --epsilon.
+the runs and evaluated on the other half (dpbandits.testing.agent_audit; how strong it is:
+docs/selectors.md#auditing-an-agent). The bound is compared with the agent's claimed total
+eps, its privacy report's epsilon_total, or --epsilon.
 
 AGENT is an agent kind with optional parameters, KIND[:key=value,...] (see `dpbandits list
 agents`), or a label of the Fig. 9 preset:
@@ -57,10 +57,18 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                         f"half to bound them ({RUNS})")  # fmt: skip
     parser.add_argument("--horizon", type=int, default=HORIZON,
                         help=f"steps of every run ({HORIZON})")  # fmt: skip
-    add_list_option(parser, "--step", metavar="T",
-                    help="a changed step to try (default: 0, K-1, 2K and horizon/4)")
-    parser.add_argument("--epsilon", type=float, default=None,
-                        help="the eps to compare with (default: the agent's claim)")
+    add_list_option(
+        parser,
+        "--step",
+        metavar="T",
+        help="a changed step to try (default: 0, K-1, 2K and horizon/4)",
+    )
+    parser.add_argument(
+        "--epsilon",
+        type=float,
+        default=None,
+        help="the eps to compare with (default: the agent's claim)",
+    )
     parser.add_argument("--alpha", type=float, default=ALPHA,
                         help=f"overall error level of the bound ({ALPHA:g})")  # fmt: skip
     parser.add_argument("--seed", type=int, default=0, help="random seed (default 0)")

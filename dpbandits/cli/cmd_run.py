@@ -24,6 +24,7 @@ from typing import Any
 from dpbandits.cli.experiment_options import (
     add_experiment_arguments,
     experiment_from_args,
+    memory_options,
     print_example,
 )
 from dpbandits.cli.options import (
@@ -74,9 +75,11 @@ def run(args: argparse.Namespace) -> int:
 
 def _run_and_write(args: argparse.Namespace, exp: Any, out: Path) -> list[Path]:
     from dpbandits.core.files import atomic_open, atomic_write, write_csv, write_json
+    from dpbandits.experiments.memory import option_names
     from dpbandits.experiments.sweep import summary_rows
 
-    results = exp.run(n_jobs=args.jobs, progress=not args.no_progress)
+    with option_names(memory_options(args, exp)):  # the memory check's messages name options
+        results = exp.run(n_jobs=args.jobs, progress=not args.no_progress)
     written = [results.save(out / "results.npz")]
     written.append(atomic_write(out / "config.toml", exp.to_toml()))
     rows = summary_rows(results, {})

@@ -10,6 +10,7 @@ privacy report; writes the results file and the figures to ``--out``.
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from pathlib import Path
 from typing import Any
@@ -20,8 +21,8 @@ from dpbandits.cli.options import (
     add_list_option,
     add_output_options,
     add_plugin_argument,
-    check_runs_fit_in_memory,
     check_writable_file,
+    count,
     output_directory,
     parse_bounds_epsilons,
     split_list,
@@ -36,11 +37,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser = add_command(
         subparsers, "shift", HELP, __doc__, formatter_class=argparse.ArgumentDefaultsHelpFormatter
     )
-    parser.add_argument("--runs", type=int, default=100, help="replications per agent")
-    parser.add_argument("--horizon", type=int, default=50_000, help="steps T")
+    parser.add_argument("--runs", type=count, default=100, help="replications per agent")
+    parser.add_argument("--horizon", type=count, default=50_000, help="steps T")
     parser.add_argument(
-        "--t-shift", type=int, default=30_000, help="first (0-based) step after the shift"
-    )
+        "--t-shift", type=count, default=None,
+        help="first (0-based) step after the shift (default: 3/5 of the horizon, 30000 for "
+        "the default horizon, as in Fig. 9)",
+    )  # fmt: skip
     parser.add_argument("--eps-means", type=float, default=1.0, help="eps_M of the private means")
     parser.add_argument(
         "--eps-select", type=float, default=1.0, help="eps_S of each action (all but kRR)"
@@ -66,9 +69,16 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.set_defaults(func=run)
 
 
+#: The sizes of :mod:`dpbandits.experiments.memory` as this command's options (``None``: none).
+SHIFT_OPTIONS = {"n_runs": "--runs", "horizon": "--horizon", "workers": "--jobs",
+                 "record_stride": None, "trace": None, "chunk_size": None}  # fmt: skip
+
+
 def run(args: argparse.Namespace) -> int:
     from dpbandits.core.files import write_json
+    from dpbandits.experiments.agentspec import is_private
     from dpbandits.experiments.engine import run as run_experiment
+    from dpbandits.experiments.memory import RunSizes, check_memory, option_names
     from dpbandits.experiments.presets import shift_agents, shift_env
 
     load_plugins(args.plugins)
@@ -82,14 +92,23 @@ def run(args: argparse.Namespace) -> int:
         epsilon_krr=args.eps_krr,
         window=args.window,
     )
-    check_runs_fit_in_memory(args.runs, len(agent_map))
     if args.horizon <= 0:
         raise ValueError(f"--horizon must be > 0, got {args.horizon}")
+    if args.t_shift is None:  # the paper's proportion: 30 000 of 50 000
+        args.t_shift = max(1, args.horizon * 3 // 5)
     if not 0 < args.t_shift < args.horizon:
         raise ValueError(
             f"--t-shift must lie in (0, horizon) = (0, {args.horizon}), got {args.t_shift}"
         )
-    with output_directory(args.out, "shift") as out:
+    # before any work, with this command's options in the message; the engine checks again
+    # and warns about a large run (dpbandits.experiments.memory)
+    sizes = RunSizes(args.runs, args.horizon, 2, len(agent_map),
+                     sum(is_private(a) for a in agent_map.values()),
+                     workers=args.jobs or os.cpu_count() or 1, n_segments=2)  # fmt: skip
+    if args.runs >= 1:  # (other values: the engine's message)
+        with option_names(SHIFT_OPTIONS):
+            check_memory(sizes, warn=False)
+    with output_directory(args.out, "shift") as out, option_names(SHIFT_OPTIONS):
         results = run_experiment(
             shift_env(t_shift=args.t_shift, horizon=args.horizon),
             agent_map,

@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from typing import Any
 
-from dpbandits.cli.options import add_plugin_argument, check_runs_fit_in_memory
+from dpbandits.cli.options import add_plugin_argument, count
 from dpbandits.core.docs import docs_reference
 from dpbandits.core.plugins import load_plugins
 
@@ -28,7 +29,7 @@ def add_experiment_arguments(parser: argparse.ArgumentParser, command: str) -> N
                         metavar="LABEL=KIND:key=value,...",
                         help="an agent, e.g. 'mGEM=private:selector=mgem,epsilon_select=1' or "
                         "'UCB=ucb'; repeatable (replaces the config's agents)")  # fmt: skip
-    parser.add_argument("--runs", type=int, default=None, help="replications per agent")
+    parser.add_argument("--runs", type=count, default=None, help="replications per agent")
     parser.add_argument("--seed", type=int, default=None, help="root seed")
     parser.add_argument("--set", dest="sets", action="append", default=[], metavar="KEY=VALUE",
                         help="set any key path, e.g. agents.mGEM.epsilon_select=2 or "
@@ -108,8 +109,14 @@ def experiment_from_args(
     (:data:`~dpbandits.experiments.examples.DEFAULT_RUN` or ``DEFAULT_SWEEP``) is the config,
     with the other options applied, and a line on stderr says so."""
     from dpbandits.core import checks
+    from dpbandits.experiments.config import (
+        Experiment,
+        load_config,
+        parse_agent_option,
+        parse_assignments,
+    )
     from dpbandits.experiments.examples import DEFAULT_RUN, DEFAULT_SWEEP, example_text
-    from dpbandits.experiments.config import load_config, parse_agent_option, parse_assignments
+    from dpbandits.experiments.memory import RunSizes, check_memory, option_names
     from dpbandits.experiments.sweep import mark_plugins_loaded
 
     load_plugins(args.plugins)
@@ -135,8 +142,32 @@ def experiment_from_args(
         seed=args.seed,
         sets=parse_assignments(args.sets, "--set"),
         grid=grid,
+        check=False,
     )
-    option = "--runs" if args.runs is not None else "experiment.n_runs"
+    # Sizes are checked against memory before the environments are built (the check below
+    # builds each cell's, with its (T, K) tables): the number of arms is not known yet, so
+    # this is a lower bound; the engine checks the whole run again (memory_options).
+    jobs = args.jobs or os.cpu_count() or 1
     for cell in exp.cells(check=False):
-        check_runs_fit_in_memory(cell.experiment.n_runs, len(cell.experiment.agents), option)
-    return exp
+        e = cell.experiment
+        horizon = e.horizon if e.horizon is not None else e.env_kwargs.get("horizon")
+        if isinstance(horizon, int) and not isinstance(horizon, bool) and horizon >= 1:
+            sizes = RunSizes(e.n_runs, horizon, 1, len(e.agents), 0, e.record_stride,
+                             e.trace, None, e.chunk_size, jobs)  # fmt: skip
+            with option_names(memory_options(args, e)):
+                check_memory(sizes, at_least=True)
+    return Experiment.from_dict(exp.to_dict())  # every value checked, environments built
+
+
+def memory_options(args: argparse.Namespace, exp: Any) -> dict[str, str | None]:
+    """What the memory messages (:mod:`dpbandits.experiments.memory`) call the sizes of the
+    experiment ``exp``: the option or config key that sets each."""
+    return {
+        "n_runs": "--runs" if args.runs is not None else "experiment.n_runs",
+        "horizon": "experiment.horizon" if exp.horizon is not None
+        else "experiment.env_kwargs.horizon",
+        "workers": "--jobs",
+        "record_stride": "experiment.record_stride",
+        "trace": "experiment.trace = false",
+        "chunk_size": None,  # part of the random stream: not a knob for memory
+    }

@@ -41,8 +41,8 @@ __all__ = [
     "add_output_options",
     "add_plugin_argument",
     "check_at_least_one",
-    "check_runs_fit_in_memory",
     "check_writable_file",
+    "count",
     "output_directory",
     "parse_bounds_epsilons",
     "parse_epsilons",
@@ -96,27 +96,21 @@ def check_at_least_one(args: argparse.Namespace, *dests: str) -> None:
             raise ValueError(f"--{dest.replace('_', '-')} must be >= 1, got {value}")
 
 
-#: Numbers the engine keeps per run and agent whatever else is recorded (total regret and reward,
-#: regret before and after the first change point): a lower bound of a run's memory.
-PER_RUN_VALUES = 4
-
-
-def check_runs_fit_in_memory(n_runs: int, n_agents: int, option: str = "--runs") -> None:
-    """Refuse, before any work, more runs than this machine's memory could ever hold.
-
-    The per-run results alone take ``8 * PER_RUN_VALUES`` bytes per run and agent; a run that
-    needs more than the physical memory could only exhaust the machine or fail much later.
-    """
+def count(text: str) -> int:
+    """An argparse ``type`` for sizes: an integer, also written ``2e8`` or ``200_000_000``
+    (``2.5`` and ``1e-3`` are refused: not whole numbers)."""
+    t = text.strip().replace("_", "")
     try:
-        total = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
-    except (AttributeError, ValueError, OSError):  # not a POSIX system: nothing to compare with
-        return
-    need = 8 * PER_RUN_VALUES * n_runs * max(n_agents, 1)
-    if need > total:
-        raise ValueError(
-            f"{option} {n_runs}: the per-run results of {n_agents} agent(s) alone need "
-            f"{need / 2**30:.3g} GiB, more than this machine's {total / 2**30:.3g} GiB of memory"
-        )
+        return int(t)
+    except ValueError:
+        pass
+    try:
+        value = float(t)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected an integer, got {text!r}") from None
+    if not math.isfinite(value) or value != int(value) or abs(value) > 2**63:
+        raise argparse.ArgumentTypeError(f"expected an integer, got {text!r}")
+    return int(value)
 
 
 def progress_printer(enabled: bool) -> Callable[[str], None]:

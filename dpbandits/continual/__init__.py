@@ -336,7 +336,8 @@ class PrivateMeans:
     smallest power of two above ``n_max``), two blocks held per stream, so memory is
     ``2 R K block`` float64 (6.5 MB for R=100, K=2; ``3 R K block`` while it is built,
     which is what the constructor checks against the machine's memory) whatever the horizon,
-    instead of the ``R K n_max`` of a full table (80 MB for n_max=50_000): several agents run side by side in
+    instead of the ``R K n_max`` of a full table (80 MB for n_max=50_000): several agents run side
+    by side in
     the engine.  ``block=None`` (default) takes 2048, or, when ``n_max`` is given, the power of
     two above ``2 n_max / K`` if that is smaller (but at least 64): with many arms each arm is
     pulled about ``n_max / K`` times, and a fixed 2048 would cost 3.3 GB at R=100, K=1000.

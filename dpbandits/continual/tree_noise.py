@@ -503,7 +503,8 @@ class HybridNoiseBlocks:
         ``block`` counts: per stream the two slots (``buf``, ``2 block`` float64) and the first
         block's table (``block - 1`` float64, alive while it is copied in), the high-level nodes
         (63 float64) and two counters -- the peak ``tracemalloc`` measures. What a caller checks
-        against the machine's memory before building one (:class:`dpbandits.continual.PrivateMeans`)."""
+        against the machine's memory before building one
+        (:class:`dpbandits.continual.PrivateMeans`)."""
         return 8 * n_streams * (3 * block + _MAX_LEVELS + 2)
 
     def __getstate__(self) -> dict[str, Any]:

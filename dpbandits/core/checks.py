@@ -33,8 +33,10 @@ from numpy.typing import ArrayLike, NDArray
 
 __all__ = [
     "MAX_NOISE_SCALE",
+    "MemoryWarning",
     "ParameterError",
     "ParameterTypeError",
+    "available_memory",
     "bounds",
     "flag",
     "format_bytes",
@@ -210,6 +212,24 @@ def physical_memory() -> int:
         return int(os.sysconf("SC_PAGE_SIZE")) * int(os.sysconf("SC_PHYS_PAGES"))
     except (AttributeError, OSError, ValueError):  # not POSIX: assume a large machine
         return 1 << 40
+
+
+def available_memory() -> int:
+    """The memory available now without swapping (``MemAvailable`` of ``/proc/meminfo``), in
+    bytes; :func:`physical_memory` where the system does not say."""
+    try:
+        with open("/proc/meminfo", encoding="ascii") as f:
+            for line in f:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        pass
+    return physical_memory()
+
+
+class MemoryWarning(UserWarning):
+    """A run will take much of this machine's memory: it starts, and the warning says how much
+    it needs and which option lowers it (the command line shows it as one line)."""
 
 
 def format_bytes(n: float) -> str:

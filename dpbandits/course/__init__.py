@@ -124,7 +124,9 @@ def check_namespace(
         raise TypeError(f"namespace must be a mapping such as globals(), got {type(namespace)}")
     chosen = _chosen_tasks(ex, tasks)
     index = {t.name: i for i, t in enumerate(ex.tasks)}
-    return run_checks_on_namespace(ex.number, namespace, chosen, seed, [index[t.name] for t in chosen])
+    return run_checks_on_namespace(
+        ex.number, namespace, chosen, seed, [index[t.name] for t in chosen]
+    )
 
 
 def start(

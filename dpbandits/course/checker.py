@@ -355,9 +355,12 @@ def run_checks(
     except StudentImportError as exc:
         return [
             TaskResult(
-                exercise, t.name, FAILED,
+                exercise,
+                t.name,
+                FAILED,
                 str(exc) if i == 0 else "not checked: your file could not be imported (above)",
-                0.0, max_points=t.points,
+                0.0,
+                max_points=t.points,
             )  # fmt: skip
             for i, t in enumerate(tasks)
         ]
@@ -429,8 +432,15 @@ def _run_all(
         start = time.perf_counter()
         status, message, cause = _run_one(task.check, student, rng)
         results.append(
-            TaskResult(exercise, task.name, status, message, time.perf_counter() - start,
-                       cause, task.points)  # fmt: skip
+            TaskResult(
+                exercise,
+                task.name,
+                status,
+                message,
+                time.perf_counter() - start,
+                cause,
+                task.points,
+            )  # fmt: skip
         )
     return results
 
@@ -456,8 +466,12 @@ def _run_one(
         if described is not None:
             return FAILED, described, None
         text = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
-        return ERROR, (
-            f"the check could not run ({type(exc).__name__}: {text}); "
-            "if your code looks right, tell your teacher"
-        ), None
+        return (
+            ERROR,
+            (
+                f"the check could not run ({type(exc).__name__}: {text}); "
+                "if your code looks right, tell your teacher"
+            ),
+            None,
+        )
     return OK, "ok", None

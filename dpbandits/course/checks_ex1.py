@@ -110,8 +110,7 @@ def check_pull_arm_repeatedly(student: Student, rng: np.random.Generator) -> Non
     )  # fmt: skip
     if again != first:
         raise CheckFailed(
-            f"two calls with the same seed gave total rewards {fmt(first, 6)} and "
-            f"{fmt(again, 6)}",
+            f"two calls with the same seed gave total rewards {fmt(first, 6)} and {fmt(again, 6)}",
             cause="the environment is not reset with the seed: call env.reset(seed=seed)",
         )
 
@@ -164,7 +163,9 @@ def check_update_estimates(student: Student, rng: np.random.Generator) -> None:
         new_counts = Student.floats(out[0], (r, k), "update_estimates (counts)")
         new_means = Student.floats(out[1], (r, k), "update_estimates (means)")
     except CheckFailed as exc:
-        raise CheckFailed(str(exc), cause=causes[0][0] if "NaN" in str(exc) else exc.cause) from None
+        raise CheckFailed(
+            str(exc), cause=causes[0][0] if "NaN" in str(exc) else exc.cause
+        ) from None
     if np.array_equal(new_counts, exp_means) and np.array_equal(new_means, exp_counts):
         raise CheckFailed(
             "`update_estimates` returned the means first",

@@ -35,10 +35,12 @@ def _ucb_causes(
         (NOT_SHRINKING + " (N, not t, under the root)", mean + alpha * np.sqrt(log / t)),
         ("the square root is missing: the bonus is alpha * sqrt(ln t / N)",
          mean + alpha * log / counts),
-        ("the square root must cover ln t / N, not only ln t", mean + alpha * np.sqrt(log) / counts),
+        ("the square root must cover ln t / N, not only ln t", mean + alpha * np.sqrt(log) /
+        counts),
         ("alpha multiplies the square root; it is not inside it",
          mean + np.sqrt(alpha * log / counts)),
-        ("the mean is S / N (the arm's own pulls), not S / t", sums / t + alpha * np.sqrt(log / counts)),
+        ("the mean is S / N (the arm's own pulls), not S / t", sums / t + alpha * np.sqrt(log /
+        counts)),
         ("ln is the natural logarithm (np.log), not log10 or log2",
          mean + alpha * np.sqrt(np.log10(t) / counts)),
         ("ln is the natural logarithm (np.log), not log10 or log2",

@@ -59,7 +59,9 @@ def check_window_counts_sums(student: Student, rng: np.random.Generator) -> None
         sums = Student.floats(out[1], (r, k), "window_counts_sums (sums)")
         n_last = min(window, t)
         exp_counts, exp_sums = _window_stats(actions, rewards, k, slice(t - n_last, t))
-        for j, (got, exp, what) in enumerate(((counts, exp_counts, "counts"), (sums, exp_sums, "sums"))):
+        for j, (got, exp, what) in enumerate(
+            ((counts, exp_counts, "counts"), (sums, exp_sums, "sums"))
+        ):
             bad = ~np.isclose(got, exp, rtol=1e-9, atol=1e-9).all(axis=1)
             if bad.any():
                 i = int(np.flatnonzero(bad)[0])
@@ -149,7 +151,8 @@ def check_ts_stale_probability(student: Student, rng: np.random.Generator) -> No
                 ("the posterior mean is S / (N + 1), not S / N", stats.norm.sf(thr, s / n, sd)),
                 ("you computed P(theta <= threshold): the chance to exceed it is the upper tail, "
                  "norm.sf", stats.norm.cdf(thr, mean, sd)),
-                ("the variance is 1 / (N + 1), not 1 / N", stats.norm.sf(thr, mean, 1 / np.sqrt(n))),
+                ("the variance is 1 / (N + 1), not 1 / N", stats.norm.sf(thr, mean, 1 /
+                np.sqrt(n))),
                 ("the posterior is Normal(S/(N+1), 1/(N+1)): give norm its loc and scale",
                  stats.norm.sf(thr - mean)),
             ],

@@ -25,9 +25,9 @@ N_DRAWS = 100_000
 def _distinct_rows(rng: np.random.Generator, n: int, k: int) -> np.ndarray:
     """``n`` random score rows with distinct entries (no ties)."""
     # rng.permuted: an order of its own for each row (rng.permutation would share one)
-    return rng.permuted(
-        np.tile(np.arange(k, dtype=float) / k, (n, 1)), axis=1
-    ) + 0.01 * rng.random((n, 1))
+    return rng.permuted(np.tile(np.arange(k, dtype=float) / k, (n, 1)), axis=1) + 0.01 * rng.random(
+        (n, 1)
+    )
 
 
 def _rr_law(k: int, p_best: float, worst: bool = False) -> np.ndarray:
@@ -117,8 +117,9 @@ def _rnm_causes(q: np.ndarray, d: np.ndarray, eps: float) -> Iterator[tuple[str,
     """Laws of typical mistakes, computed only when asked (a failed test)."""
     big = d.max()
     gumbel, laplace = stats.gumbel_r, stats.laplace
-    yield WRONG_SCALE + " (yours looks like D / eps: the factor 2 is missing)", softmax_pmf(
-        q, d / 2, eps
+    yield (
+        WRONG_SCALE + " (yours looks like D / eps: the factor 2 is missing)",
+        softmax_pmf(q, d / 2, eps),
     )
     yield (
         WRONG_SCALE + " (yours ignores the sensitivities, as if D = 1)",
@@ -130,20 +131,25 @@ def _rnm_causes(q: np.ndarray, d: np.ndarray, eps: float) -> Iterator[tuple[str,
         "which is not eps-DP): every candidate of a row gets the scale 2 D / eps, D = max d",
         argmax_pmf(q, 2 * d / eps, gumbel),
     )
-    yield "Laplace noise: report noisy max here adds Gumbel noise (rng.gumbel)", argmax_pmf(
-        q, 2 * big / eps, laplace
+    yield (
+        "Laplace noise: report noisy max here adds Gumbel noise (rng.gumbel)",
+        argmax_pmf(q, 2 * big / eps, laplace),
     )
-    yield WRONG_SCALE + " (yours uses the mean sensitivity, not the largest)", softmax_pmf(
-        q, np.full_like(d, d.mean()), eps
+    yield (
+        WRONG_SCALE + " (yours uses the mean sensitivity, not the largest)",
+        softmax_pmf(q, np.full_like(d, d.mean()), eps),
     )
-    yield WRONG_SCALE + " (yours multiplies by eps instead of dividing)", argmax_pmf(
-        q, 2 * big * eps, gumbel
+    yield (
+        WRONG_SCALE + " (yours multiplies by eps instead of dividing)",
+        argmax_pmf(q, 2 * big * eps, gumbel),
     )
-    yield "the noise is added to the scores, not subtracted", argmax_pmf(
-        q, 2 * big / eps, stats.gumbel_l
+    yield (
+        "the noise is added to the scores, not subtracted",
+        argmax_pmf(q, 2 * big / eps, stats.gumbel_l),
     )
-    yield "the argmin: report the candidate with the largest noisy score", argmax_pmf(
-        -q, 2 * big / eps, stats.gumbel_l
+    yield (
+        "the argmin: report the candidate with the largest noisy score",
+        argmax_pmf(-q, 2 * big / eps, stats.gumbel_l),
     )
 
 
@@ -308,7 +314,11 @@ def check_audit(student: Student, rng: np.random.Generator) -> None:
 
 
 def check_expected_utility_krr(student: Student, rng: np.random.Generator) -> None:
-    for q, eps in (((0.9, 0.8, 0.5, 0.2, 0.1), 1.0), ((0.3, 0.7, 0.2), 0.5), ((0.1, 0.4, 0.2), 3.0)):
+    for q, eps in (
+        ((0.9, 0.8, 0.5, 0.2, 0.1), 1.0),
+        ((0.3, 0.7, 0.2), 0.5),
+        ((0.1, 0.4, 0.2), 3.0),
+    ):
         a = np.array(q)
         got = Student.number(
             student.call("expected_utility_krr", a.copy(), eps), "expected_utility_krr"
@@ -325,7 +335,8 @@ def check_expected_utility_krr(student: Student, rng: np.random.Generator) -> No
             causes=[
                 ("the other candidates are the K - 1 *others*: average them without the best "
                  "one", utility(pb, a.mean())),
-                ("the denominator is e^eps + K - 1", utility(float(np.exp(eps) / (np.exp(eps) + k)))),
+                ("the denominator is e^eps + K - 1", utility(float(np.exp(eps) / (np.exp(eps) +
+                k)))),
                 ("the other candidates also score: add (1 - p) times their average",
                  float(pb * best)),
                 ("the other candidates are drawn uniformly: use their average, not the worst",

@@ -15,7 +15,7 @@ from dpbandits.course.stats import ALPHA, fmt_p, ks_pvalue, laplace_square_momen
 #: Horizon of the noise checks: a power of two, where floor(log2 T) + 1 != ceil(log2 T).
 T_NOISE = 32
 #: Calls of the student's mechanism for the noise checks.
-N_CALLS = 2000
+N_CALLS = 4000
 
 WRONG_SPLIT = (
     "the wrong eps split: every item lies in one node per level, so each of the L levels gets "
@@ -251,7 +251,8 @@ def check_naive_prefix_sums(student: Student, rng: np.random.Generator) -> None:
             (wrong + " (yours looks like eps, not 1 / eps)", _laplace_cdf(eps)),
             (wrong + f" (yours looks like T / eps = {T_NOISE} / eps: each item is used once, "
              "so it gets the whole budget)", _laplace_cdf(T_NOISE / eps)),
-            ("Gaussian noise: use Laplace noise (rng.laplace)", _normal_cdf(float(np.std(z[:, 0])))),
+            ("Gaussian noise: use Laplace noise (rng.laplace)", _normal_cdf(float(np.std(z[:,
+            0])))),
         ],
     )  # fmt: skip
     if np.allclose(z[:, -1], T_NOISE * z[:, 0]):

@@ -54,7 +54,9 @@ NO_RANDOM_ORDER = (
     "no random order per row: each row goes through the candidates in a uniformly random order "
     "of its own, np.argsort(rng.random((R, K)), axis=1); yours looks fixed, or shared by the rows"
 )
-WRONG_SCALE = "noise on the wrong scale: accept with p_a = exp(eps (q_a - max q) / (2 D)), D = max d"
+WRONG_SCALE = (
+    "noise on the wrong scale: accept with p_a = exp(eps (q_a - max q) / (2 D)), D = max d"
+)
 
 
 def _pf_causes(q: np.ndarray, d: np.ndarray, eps: float) -> Iterator[tuple[str, np.ndarray]]:
@@ -63,16 +65,22 @@ def _pf_causes(q: np.ndarray, d: np.ndarray, eps: float) -> Iterator[tuple[str, 
     orders = list(itertools.permutations(range(k)))
     big = d.max()
     yield (NO_RANDOM_ORDER, _flip_law(_accept(q, 2 * big, eps), [tuple(range(k))]))
-    yield WRONG_SCALE + " (yours looks like D: the factor 2 is missing)", _flip_law(
-        _accept(q, big, eps), orders
+    yield (
+        WRONG_SCALE + " (yours looks like D: the factor 2 is missing)",
+        _flip_law(_accept(q, big, eps), orders),
     )
-    yield WRONG_SCALE + " (yours uses the smallest d, not the largest)", _flip_law(
-        _accept(q, 2 * d.min(), eps), orders
+    yield (
+        WRONG_SCALE + " (yours uses the smallest d, not the largest)",
+        _flip_law(_accept(q, 2 * d.min(), eps), orders),
     )
-    yield WRONG_SCALE + " (yours uses each candidate's own d_a: use the row's D)", _flip_law(
-        _accept(q, 2 * d, eps), orders
+    yield (
+        WRONG_SCALE + " (yours uses each candidate's own d_a: use the row's D)",
+        _flip_law(_accept(q, 2 * d, eps), orders),
     )
-    yield WRONG_SCALE + " (yours ignores the sensitivities)", _flip_law(_accept(q, 2.0, eps), orders)
+    yield (
+        WRONG_SCALE + " (yours ignores the sensitivities)",
+        _flip_law(_accept(q, 2.0, eps), orders),
+    )
     yield (
         "you return the position in the order, not the candidate: return order[row, first]",
         _flip_law(_accept(q, 2 * big, eps), orders, position=True),
@@ -208,8 +216,7 @@ def check_make_agent(student: Student, rng: np.random.Generator) -> None:
 
         if not isinstance(sel, FunctionSelector):
             raise CheckFailed(
-                f"make_agent({eps})'s selector is the library's {sel!r}, not your "
-                "permute_and_flip",
+                f"make_agent({eps})'s selector is the library's {sel!r}, not your permute_and_flip",
                 cause="a library selector: wrap your own function, "
                 "selectors.from_function(permute_and_flip, name=..., epsilon=epsilon)",
             )

@@ -44,7 +44,8 @@ class Checker:
         return f"Checker({self.exercise.number}, <namespace>)"
 
     def results(self, task: str | None = None, seed: int = 0) -> list[course.TaskResult]:
-        """The results of ``task`` (default: every task) -- :func:`dpbandits.course.check_namespace`."""
+        """The results of ``task`` (default: every task) --
+        :func:`dpbandits.course.check_namespace`."""
         tasks = None if task is None else [self.exercise.task(task).name]
         return course.check_namespace(self.exercise.number, self.namespace, seed, tasks)
 

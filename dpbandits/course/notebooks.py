@@ -6,7 +6,8 @@ extra ``pip install "dpbandits[course]"``); there is no second copy in the repos
 
 :func:`notebook_script` does the way back for grading, with the standard library only: the
 code cells of a notebook, in order, as one Python script, IPython-only lines (``%magic``,
-``!shell``) commented out and ``from __future__`` imports moved to the top, plus a map from the script's lines to the notebook's cells, so that
+``!shell``) commented out and ``from __future__`` imports moved to the top, plus a map from the
+script's lines to the notebook's cells, so that
 the checker says ``ex1_bandit_basics.ipynb, cell 7, line 3`` (cells counted from 1, markdown
 cells included, as they appear on screen).
 """

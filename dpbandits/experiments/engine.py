@@ -50,7 +50,8 @@ import math
 import os
 import pickle
 import time
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 import gymnasium
@@ -59,10 +60,16 @@ from numpy.typing import NDArray
 
 from dpbandits.core.files import jsonable
 from dpbandits.core.version import __version__
-from dpbandits.experiments.agentspec import agent_config, probe_agent, resolve_agents
+from dpbandits.experiments.agentspec import (
+    agent_config,
+    is_private,
+    probe_agent,
+    resolve_agents,
+)
 from dpbandits.experiments.arm_laws import record_laws
 from dpbandits.experiments.chunk import ChunkTask, chunk_seeds, run_chunk
 from dpbandits.experiments.envspec import env_spec, make_env, vector_class
+from dpbandits.experiments.memory import RunSizes, agent_state_bytes, check_memory
 from dpbandits.experiments.parallel import TaskTime, run_tasks
 from dpbandits.experiments.results import Results
 from envs.base import BanditVectorEnv
@@ -205,6 +212,8 @@ def run(
     trace:
         Record traces of the agents' private means and sensitivities (agents with a
         ``private_means()`` hook) every ``trace_stride`` steps (default ``record_stride``).
+        When the traces alone would not fit in memory the run goes without them, with a
+        :class:`~dpbandits.core.checks.MemoryWarning`.
     n_jobs:
         Worker processes (default ``os.cpu_count()``); 1 runs in this process. Results do not
         depend on it. Ignored when ``executor`` is given.
@@ -226,6 +235,10 @@ def run(
     chunk, worker process, start and end in seconds after the call, CPU seconds) and
     ``merge_seconds`` (building the results after the last task).
 
+    Memory is checked before any work (:mod:`dpbandits.experiments.memory`): a run that would
+    not fit in this machine's memory raises ``ValueError`` (the sizes, the estimate by part, the
+    argument that lowers it), one that takes much of it warns (``MemoryWarning``).
+
     The steps, each a function of this module: :func:`check_run_arguments`,
     :func:`probe_environment`, :func:`recording_plan`, :func:`make_tasks` (agents resolved and
     probed once), :func:`run_in_parallel`, :func:`merge_outputs`, :func:`run_config`.
@@ -233,9 +246,25 @@ def run(
     t_enter = time.time()
     n_runs, chunk_size, seed, n_jobs = check_run_arguments(n_runs, chunk_size, seed, n_jobs)
     spec = env_spec(env)
+    # memory (dpbandits.experiments.memory): what is known before building the environment,
+    # then everything, before any task is made: refused, run without traces, or announced
+    sizes = RunSizes(n_runs, 1, 1, len(agents) if isinstance(agents, (Mapping, list, tuple))
+                     else 1, 0, record_stride, trace, trace_stride, chunk_size,
+                     0 if executor is not None else n_jobs, keep_actions)  # fmt: skip
+    known = horizon if horizon is not None else spec["kwargs"].get("horizon")
+    if isinstance(known, (int, np.integer)) and not isinstance(known, bool) and known > 0:
+        check_memory(replace(sizes, horizon=int(known)), at_least=True)
     facts = probe_environment(spec, horizon, trace, quantile_levels)
-    plan = recording_plan(facts, record_stride, trace_stride, trace)
     agent_map = resolve_agents(agents)
+    sizes = replace(
+        sizes, horizon=facts.horizon, n_arms=facts.n_arms, n_agents=len(agent_map),
+        n_traced=sum(is_private(a) for a in agent_map.values()),
+        n_segments=len(facts.change_points) + 1,
+        agent_bytes_per_run=max(agent_state_bytes(a, facts.n_arms, facts.horizon)
+                                for a in agent_map.values()),
+    )  # fmt: skip
+    trace = check_memory(sizes).sizes.trace  # False: the traces alone do not fit
+    plan = recording_plan(facts, record_stride, trace_stride, trace)
     tasks = make_tasks(agent_map, spec, facts, plan, n_runs, chunk_size, seed, keep_actions)
     t_start = time.time()
     outputs, timeline, workers = run_in_parallel(

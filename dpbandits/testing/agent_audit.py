@@ -52,6 +52,7 @@ from numpy.typing import ArrayLike, NDArray
 
 import agents as agents_pkg
 from dpbandits.core import checks
+from dpbandits.core.docs import docs_reference
 from dpbandits.experiments.envspec import env_spec, make_vector_env
 from dpbandits.testing.audit import clopper_pearson
 from envs.base import BanditVectorEnv
@@ -74,6 +75,8 @@ __all__ = [
 #: hardest table found for UCB, Thompson sampling and the App. H agents (docs/selectors.md).
 DEFAULT_ENV: dict[str, Any] = {"id": "dpbandits/KArmedBernoulli-v0", "means": [0.0, 1.0]}
 
+#: The section of docs/selectors.md that documents the audit.
+AUDIT_DOCS = "auditing-an-agent"
 #: The event families, in the order they are reported.
 FAMILIES = ("actions", "counts", "learned")
 
@@ -330,7 +333,7 @@ def claimed_epsilon(agent: Any) -> float | None:
         keys = sorted(report) if isinstance(report, Mapping) else type(report).__name__
         raise ValueError(
             f"{type(agent).__name__}.privacy_report() has no 'epsilon_total' (the total eps of "
-            "global DP that the agent audit checks; docs/selectors.md, 'Auditing an agent'); "
+            f"global DP that the agent audit checks: {docs_reference('selectors', AUDIT_DOCS)}); "
             f"it has {keys}"
         )
     eps = checks.number(report["epsilon_total"], "privacy_report()['epsilon_total']",
@@ -355,6 +358,15 @@ class _Feature:
     label: Callable[[int], str] | None = None
 
 
+def _label(template: str, offset: int = 0) -> Callable[[int], str]:
+    """``v -> template.format(v + offset)``: how an event names a value of a feature."""
+
+    def label(v: int) -> str:
+        return template.format(v + offset)
+
+    return label
+
+
 def _windows(span: int) -> list[int]:
     """Window lengths ``1, 2, 4, ...`` and ``span`` itself."""
     out, h = [], 1
@@ -377,9 +389,8 @@ def _features(
     first = after[:, :j_max].astype(np.int64)
     feats: list[_Feature] = []
     for j in range(j_max):
-        s = step + 1 + j
-        feats.append(_Feature("actions", step, f"a[{s}]", first[:, j], n_arms, False,
-                              lambda v, s=s: f"a[{s}]={v}"))  # fmt: skip
+        feats.append(_Feature("actions", step, f"a[{step + 1 + j}]", first[:, j], n_arms, False,
+                              _label(f"a[{step + 1 + j}]={{}}")))  # fmt: skip
     m = 1
     while m < j_max and n_arms ** (m + 1) <= PATTERN_VALUES:
         m += 1
@@ -405,7 +416,7 @@ def _features(
         # selector the evidence is in the tail of this waiting time
         wait = np.where(pulled.any(axis=1), pulled.argmax(axis=1), span).astype(np.int64)
         feats.append(_Feature("counts", step, f"wait{a}", wait, span + 1, True,
-                              lambda v, a=a: f"first {a} at step {step + 1 + v}"))  # fmt: skip
+                              _label(f"first {a} at step {{}}", step + 1)))  # fmt: skip
         columns.append((wait / span)[:, None])
         counts = np.zeros(after.shape[0], dtype=np.int64)
         prev = 0
@@ -518,7 +529,8 @@ def _best_event(feat: _Feature, n_sel: int, alpha_each: float) -> _Event | None:
         _log_ratio_lower(n_sel - kp, n_sel - k, n_sel, alpha_each),
     ])  # fmt: skip
     kind, i = np.unravel_index(int(np.argmax(scores)), scores.shape)
-    return _Event(feat, ranks, int(useful[i]), kind >= 2, kind % 2 == 1, float(scores[kind, i]))
+    return _Event(feat, ranks, int(useful[i]), bool(kind >= 2), bool(kind % 2 == 1),
+                  float(scores[kind, i]))  # fmt: skip
 
 
 # -- the audit ----------------------------------------------------------------------------------

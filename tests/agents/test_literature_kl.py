@@ -29,6 +29,7 @@ from agents.kl import (
 )
 from dpbandits.core.jit import generator_address
 from dpbandits.core.samplers import fill_standard_laplace
+from dpbandits.theory import d_epsilon_bernoulli
 from tests.agents.test_literature_dp_ucb import bernoulli_rows, play_rows
 from tests.stats import assert_same_distribution
 
@@ -143,6 +144,13 @@ def test_d_eps_is_its_definition_and_the_kink_is_where_the_pieces_meet():
             y_c = x / (x + (1 - x) * math.exp(-eps))
             assert kink_level(x, eps) == pytest.approx(kl_ref(x, y_c), abs=1e-12)
     assert d_eps(0.2, 0.7, 50.0) == pytest.approx(kl_ref(0.2, 0.7), rel=1e-12)
+    # the same quantity as the lower bounds' (dpbandits.theory, numpy) for y >= x
+    rng = np.random.default_rng(0)
+    x, y, eps = rng.random(300), rng.random(300), rng.exponential(1.0, 300)
+    x, y = np.minimum(x, y), np.maximum(x, y)
+    for xi, yi, ei in zip(x, y, eps, strict=True):
+        want = float(d_epsilon_bernoulli(xi, yi, ei))
+        assert d_eps(xi, yi, ei) == pytest.approx(want, rel=1e-9, abs=1e-15)
     assert d_eps(0.2, 0.7, 1e-6) == pytest.approx(1e-6 * 0.5, rel=1e-5)
 
 

@@ -85,8 +85,10 @@ def test_failed_task_shows_cause_and_progressive_hints(tmp_path: Path, capsys) -
     lines = capsys.readouterr().out.splitlines()
     assert lines[1].split()[:2] == ["pull_arm_repeatedly", "0/2"]
     assert "total regret after 3000 pulls" in lines[1]
-    assert lines[2].strip() == "likely cause: an off-by-one in the pull count: your loop pulls " \
+    assert (
+        lines[2].strip() == "likely cause: an off-by-one in the pull count: your loop pulls "
         "2999 times, not 3000"
+    )
     assert lines[3] == "Score: 0 of 2 points (0 of 1 tasks ok)."
     for k in (1, 2, len(hints), len(hints) + 3):
         assert main([*argv, "--hint", str(k)] if k != 1 else [*argv, "--hint"]) == 1
@@ -114,7 +116,7 @@ def test_check_namespace_and_notebook_checker(capsys) -> None:
     check("sw_ucb_index", hint=1)
     out = capsys.readouterr().out
     assert out.startswith("  sw_ucb_index") and "0/2" in out and "likely cause:" in out
-    assert 'hint 1/3:' in out and '(next hint: check("sw_ucb_index", hint=2))' in out
+    assert "hint 1/3:" in out and '(next hint: check("sw_ucb_index", hint=2))' in out
     assert check.score("window_counts_sums") == 2.0 and check.score("sw_ucb_index") == 0.0
     # an exception in the student's code points at the line of the cell
     broken = text.replace("safe = np.maximum(counts, 1.0)", "safe = np.maximum(counts, 1.0)[9]")

@@ -225,7 +225,7 @@ def test_bad_input_is_refused_before_any_work(kwargs, error, match):
         audit_agent(object(), runs=10, horizon=10)
 
 
-PLUGIN = '''
+PLUGIN = """
 import agents
 
 
@@ -240,7 +240,7 @@ class BrokenKRR(agents.PrivateAgent):
 
 
 agents.register("broken_krr_cli_test", lambda: BrokenKRR("krr", epsilon_select=4))
-'''
+"""
 
 
 def test_cli(tmp_path, capsys):

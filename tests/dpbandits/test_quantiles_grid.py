@@ -255,7 +255,7 @@ def test_grid_bad_input() -> None:
     with pytest.raises(ValueError, match="method"):
         WindowedSensitivity(2, 2, 1.0, method="Smith")
     with pytest.raises(ValueError, match="quantile_method"):
-        agents.PrivateAgent("rnm", quantile_method="grids")
+        agents.PrivateAgent("rnm", quantile_method="grids").reset(2, 2, horizon=10)
 
 
 def test_grid_extreme_epsilon_and_no_nan() -> None:

@@ -94,9 +94,9 @@ def test_continual_release_refuses_bool_and_numeric_strings(bad):
 @pytest.mark.parametrize(
     "agent, message",
     [
-        (agents.UCB(alpha=-1), "alpha must be finite and > 0"),
+        (agents.UCB(alpha=-1), "alpha must be > 0"),
         (agents.SlidingWindowUCB(window=0), "window must be >= 1"),
-        (agents.DiscountedUCB(xi=0.0), "xi must be finite and > 0"),
+        (agents.DiscountedUCB(xi=0.0), "xi must be > 0"),
     ],
 )
 def test_engine_refuses_a_bad_agent_before_any_work(agent, message):
@@ -122,9 +122,11 @@ def test_extreme_but_accepted_epsilon_never_gives_nan(selector, eps):
     assert d["actions"].min() >= 0 and d["actions"].max() <= 1
 
 
-def test_private_agent_validates_at_construction():
+def test_private_agent_validates_at_reset():
+    """The one place an agent checks its parameters is reset (its parameter table)."""
+    agent = agents.PrivateAgent("rnm", epsilon_means=True)
     with pytest.raises(TypeError, match="epsilon_means must be a real number"):
-        agents.PrivateAgent("rnm", epsilon_means=True)
+        agent.reset(2, 2, horizon=10, rng=0)
 
 
 @pytest.mark.parametrize(

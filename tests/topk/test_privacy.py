@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 
 from dpbandits import topk
-from dpbandits.topk import exact
 from dpbandits.testing.topk_audit import HARD_TOPK_PAIRS, TopKPair, audit_topk
+from dpbandits.topk import exact
 
 
 def _pairs(n: int, seed: int):
