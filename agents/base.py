@@ -10,7 +10,9 @@ experiment engine (:func:`dpbandits.experiments.run`) drives it::
         agent.update(actions, rewards)
 
 Optional hooks, used for plots and reports when present: ``private_means() -> (R, K)``,
-``sensitivities() -> (R, K)``, ``privacy_report() -> dict``.
+``sensitivities() -> (R, K)``, ``privacy_report() -> dict``. A private agent's report holds
+``"epsilon_total"``: the eps of global DP of its whole run (reward sequences that differ in one
+step are neighbours), the claim ``dpbandits.testing.audit_agent`` checks end to end.
 
 :class:`Agent` implements the protocol and the part every agent shares: the first ``K`` steps
 pull each arm once, in order (App. H: data independent, no privacy cost). A subclass writes

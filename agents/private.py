@@ -110,7 +110,7 @@ def _as_agent_parameter(exc: BaseException) -> BaseException:
     ``epsilon_select``, and an error without a parameter is about ``selector``."""
     msg = str(exc)
     param = getattr(exc, "param", None)
-    if param == "epsilon":
+    if param == "epsilon" or (isinstance(param, str) and param.startswith("epsilon ")):
         param, msg = "epsilon_select", "epsilon_select" + msg[len("epsilon"):]
     cls = ParameterTypeError if isinstance(exc, TypeError) else ParameterError
     return cls(msg, param or "selector")
@@ -164,6 +164,9 @@ class PrivateAgent(Agent):
     """
 
     name = "private"
+    #: Names a user may reach for that this agent spells otherwise (the selector's epsilon is
+    #: this agent's eps_S): error messages suggest the right one.
+    renamed_parameters = {"epsilon": "epsilon_select"}
     parameter_constraints = {
         "epsilon_select": Param(low=0, low_open=True, none=True,
                                 doc="eps_S of each selection (None: the selector's)"),
@@ -215,19 +218,7 @@ class PrivateAgent(Agent):
         self.means = means
         self.sensitivity = sensitivity
         self.extra_params = dict(selector_params)
-        if "epsilon" in selector_params:
-            # the selector's epsilon is this agent's epsilon_select (eps_S): one name for it
-            raise ParameterTypeError(
-                "epsilon: a private agent's selection budget is epsilon_select (eps_S), "
-                "not epsilon", "epsilon"
-            )
-        # The selector is a part the agent is built from (its name, privacy and cost are
-        # known before reset): an unknown name or a bad selector parameter fails here. Every
-        # other parameter is checked at reset (parameter_constraints, then setup).
-        try:
-            self._selector = resolve_selector(selector, epsilon_select, **self.extra_params)
-        except (ValueError, TypeError) as exc:
-            raise _as_agent_parameter(exc) from None
+        self._resolved: Any = None  # the selector object, built at reset (_selector)
 
     @classmethod
     def accepted_parameters(cls, params: Mapping[str, Any]) -> list[str]:
@@ -245,6 +236,26 @@ class PrivateAgent(Agent):
             factory = selectors.REGISTRY.lookup(parse_selector_spec(selector)[0])
             names = list(getattr(factory, "param_names", lambda: [])())
         return own + [n for n in names if n != "epsilon" and n not in own]
+
+    @property
+    def _selector(self) -> Any:
+        """The selector object, built from ``selector``, ``epsilon_select`` and the selector's
+        parameters on first use (at the latest at :meth:`reset`, the one place this agent
+        checks its parameters): an unknown name or a bad value raises there, named."""
+        if self._resolved is None:
+            if "epsilon" in self.extra_params:
+                # the selector's epsilon is this agent's epsilon_select (eps_S): one name for it
+                raise ParameterTypeError(
+                    "epsilon: a private agent's selection budget is epsilon_select (eps_S), "
+                    "not epsilon", "epsilon"
+                )
+            try:
+                self._resolved = resolve_selector(
+                    self.selector, self.epsilon_select, **self.extra_params
+                )
+            except (ValueError, TypeError) as exc:
+                raise _as_agent_parameter(exc) from None
+        return self._resolved
 
     @property
     def selector_(self) -> Any:

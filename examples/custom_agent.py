@@ -3,7 +3,9 @@
 An agent subclasses ``agents.Agent`` and writes ``setup`` (state for R replications),
 ``choose`` (one action per replication) and ``observe`` (learn from the step). The base class
 pulls every arm once first and handles seeding. Everything is a numpy array over the R
-replications, so the engine runs all of them at once.
+replications, so the engine runs all of them at once. Its parameters are declared once, in
+``parameter_constraints``: ``reset`` checks them, and configs and ``dpbandits list`` read them.
+``dpbandits.testing.check_agent`` checks the agent against the protocol before it is used.
 
 Run:  python examples/custom_agent.py      (about 10 seconds; writes custom_agent.png)
 """
@@ -13,13 +15,16 @@ from __future__ import annotations
 import numpy as np
 
 import agents
+from dpbandits.core.params import Param
 from dpbandits.experiments import plotting, run, shift_env
+from dpbandits.testing import check_agent
 
 
 class EpsilonGreedy(agents.Agent):
     """Play the best empirical mean, except with probability epsilon a uniform arm."""
 
     name = "eps_greedy"
+    parameter_constraints = {"epsilon": Param(low=0, high=1, doc="exploration probability")}
 
     def __init__(self, epsilon: float = 0.05) -> None:
         self.epsilon = epsilon
@@ -37,6 +42,7 @@ class EpsilonGreedy(agents.Agent):
 
 
 if __name__ == "__main__":
+    print(check_agent(EpsilonGreedy(0.05)))  # protocol, determinism, params, validation
     results = run(
         shift_env(t_shift=6_000, horizon=10_000),
         {"UCB": agents.UCB(), "TS": agents.ThompsonSampling(), "eps-greedy": EpsilonGreedy(0.05)},

@@ -144,7 +144,3 @@ def test_course_pages_show_no_solution():
         assert not shown, f"{ex.filename}: the page shows solution lines {shown[:3]}"
         checked += 1
     assert checked == len(exercises()) >= 6
-
-
-pytestmark = pytest.mark.xfail(reason="API reference pages: work in progress (issue 31)",
-strict=False)

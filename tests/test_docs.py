@@ -56,3 +56,74 @@ def test_example_script_runs(script, tmp_path):
     )
     assert out.returncode == 0, out.stderr[-3000:]
     assert out.stdout.strip()
+
+
+# --------------------------------------------------------------------------------------------
+# Blocks marked runnable in README.md and docs/*.md (issue 30, item 7)
+# --------------------------------------------------------------------------------------------
+#
+# The marker is an HTML comment on the line before the fence, invisible on the page:
+#
+#     <!-- runnable -->                    the block runs as written
+#     <!-- runnable: --runs 4 -->          ARGS are appended to each `dpbandits ...` command of
+#                                          a bash block (before a comment, `>` or `|`), except
+#                                          `--example` ones (they print a file): a small size
+#
+# The python blocks of a page run in order as one script (a later block may use an earlier
+# one's names), the bash blocks each as a `bash -e` script; all in one temporary directory in
+# which `examples/` is the repository's, as in a clone. Every command must exit 0.
+
+RUNNABLE = re.compile(
+    r"<!-- runnable(?::(?P<args>[^>]*?))? -->\n```(?P<lang>python|bash)\n(?P<code>.*?)```", re.S
+)
+PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
+
+
+def _runnable(page: Path) -> list[tuple[int, str, str, str]]:
+    """``(line, lang, args, code)`` of every block of ``page`` marked runnable."""
+    text = page.read_text(encoding="utf-8")
+    return [(text[: m.start()].count("\n") + 1, m["lang"], (m["args"] or "").strip(), m["code"])
+            for m in RUNNABLE.finditer(text)]  # fmt: skip
+
+
+def _small(code: str, args: str) -> str:
+    """``code`` (bash) with ``args`` appended to every ``dpbandits`` command but ``--example``."""
+    if not args:
+        return code
+    lines = []
+    for line in code.replace("\\\n", " ").splitlines():
+        if line.lstrip().startswith("dpbandits ") and "--example" not in line:
+            cut = min((i for i in (line.find(" #"), line.find(" >"), line.find(" |")) if i >= 0),
+                      default=len(line))  # fmt: skip
+            line = f"{line[:cut]} {args}{line[cut:]}"
+        lines.append(line)
+    return "\n".join(lines) + "\n"
+
+
+def test_the_runnable_markers_are_spelled_right_and_used():
+    """A misspelled marker would silently leave its block out."""
+    for page in PAGES:
+        text = page.read_text(encoding="utf-8")
+        assert text.count("<!-- runnable") == len(_runnable(page)), page.name
+    assert sum(len(_runnable(p)) for p in PAGES) >= 15
+
+
+@pytest.mark.parametrize("page", [p for p in PAGES if _runnable(p)], ids=lambda p: p.name)
+def test_the_runnable_blocks_of_a_page_run(page, tmp_path):
+    (tmp_path / "examples").symlink_to(ROOT / "examples")
+    env = {**os.environ, "MPLBACKEND": "Agg", "PYTHONPATH": str(ROOT),
+           "PATH": os.pathsep.join([str(Path(sys.executable).parent), os.environ["PATH"]])}
+    blocks = _runnable(page)
+    for line, lang, args, code in blocks:
+        if lang != "bash":
+            continue
+        out = subprocess.run(["bash", "-e", "-o", "pipefail", "-c", _small(code, args)],
+                             cwd=tmp_path, env=env, capture_output=True, text=True, timeout=600)
+        assert out.returncode == 0, f"{page.name}:{line}\n{out.stderr[-3000:]}"
+    script = "\n".join(f"# {page.name}:{line}\n{code}" for line, lang, _, code in blocks
+                       if lang == "python")  # fmt: skip
+    if script:
+        (tmp_path / "page_blocks.py").write_text(script, encoding="utf-8")
+        out = subprocess.run([sys.executable, "page_blocks.py"], cwd=tmp_path, env=env,
+                             capture_output=True, text=True, timeout=600)  # fmt: skip
+        assert out.returncode == 0, f"{page.name}\n{out.stderr[-3000:]}"

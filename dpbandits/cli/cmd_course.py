@@ -32,8 +32,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p_start.add_argument("directory", help="directory to write the file into (created if needed)")
     p_start.add_argument(
         "--format", dest="fmt", choices=("ipynb", "py"), default="ipynb",
-        help="ipynb: a Jupyter notebook (default; needs jupytext: pip install "
-        "\"dpbandits[course]\"); py: the jupytext percent script",
+        help="ipynb: a Jupyter notebook (default; needs jupytext: pip install jupytext); "
+        "py: the jupytext percent script",
     )  # fmt: skip
     p_start.add_argument(
         "--solution", action="store_true",
@@ -55,7 +55,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p_check.add_argument(
         "--hint", type=int, nargs="?", const=1, default=0, metavar="K",
         help="add hint K (default 1) to every task that is not ok; each task has a few, from "
-        "a nudge to nearly the answer",
+        "a nudge to the steps spelled out",
     )  # fmt: skip
     p_check.add_argument(
         "--json", dest="json_path", default=None, metavar="PATH",

@@ -48,8 +48,11 @@ def _value(v: Any) -> str:
     return repr(v)
 
 
-def _signature_params(factory: Callable[..., Any], overrides: dict[str, Any]) -> str:
-    """``name=default, ...`` of a constructor (``overrides`` replace defaults)."""
+def _signature_params(
+    factory: Callable[..., Any], overrides: dict[str, Any], rules: Any = None
+) -> str:
+    """``name=default, ...`` of a constructor (``overrides`` replace defaults); with ``rules``
+    (a class's ``parameter_constraints``), each declared parameter's rule in brackets."""
     try:
         sig = inspect.signature(factory)
     except (TypeError, ValueError):
@@ -68,6 +71,8 @@ def _signature_params(factory: Callable[..., Any], overrides: dict[str, Any]) ->
             parts.append(p.name)
         else:
             parts.append(f"{p.name}={_value(p.default)}")
+        if rules and p.name in rules and parts:
+            parts[-1] += f" [{rules[p.name].describe()}]"
     return ", ".join(parts) or "(none)"
 
 
@@ -97,7 +102,8 @@ def _agents() -> list[tuple[str, str, str]]:
             rows.append((name, "?", f"(cannot build with defaults: {kind.error})"))
             continue
         rows.append(
-            (name, f"{kind.cls.__name__}: {_summary(kind.cls)}", _signature_params(kind.cls, {}))
+            (name, f"{kind.cls.__name__}: {_summary(kind.cls)}",
+             _signature_params(kind.cls, {}, getattr(kind.cls, "parameter_constraints", None)))
         )
     return rows
 

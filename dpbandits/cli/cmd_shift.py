@@ -25,6 +25,8 @@ from dpbandits.cli.options import (
     count,
     output_directory,
     parse_bounds_epsilons,
+    positive_count,
+    positive_float,
     split_list,
 )
 from dpbandits.core.docs import docs_reference
@@ -37,22 +39,25 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser = add_command(
         subparsers, "shift", HELP, __doc__, formatter_class=argparse.ArgumentDefaultsHelpFormatter
     )
-    parser.add_argument("--runs", type=count, default=100, help="replications per agent")
+    parser.add_argument("--runs", type=positive_count, default=100,
+                        help="replications per agent")
     parser.add_argument("--horizon", type=count, default=50_000, help="steps T")
     parser.add_argument(
         "--t-shift", type=count, default=None,
         help="first (0-based) step after the shift (default: 3/5 of the horizon, 30000 for "
         "the default horizon, as in Fig. 9)",
     )  # fmt: skip
-    parser.add_argument("--eps-means", type=float, default=1.0, help="eps_M of the private means")
+    parser.add_argument("--eps-means", type=positive_float, default=1.0,
+                        help="eps_M of the private means")
     parser.add_argument(
-        "--eps-select", type=float, default=1.0, help="eps_S of each action (all but kRR)"
+        "--eps-select", type=positive_float, default=1.0, help="eps_S of each action (all but kRR)"
     )
-    parser.add_argument("--eps-krr", type=float, default=4.0, help="eps_S of kRR")
+    parser.add_argument("--eps-krr", type=positive_float, default=4.0, help="eps_S of kRR")
     parser.add_argument(
-        "--eps-quantiles", type=float, default=1.0, help="eps_p of each pair of quantiles"
+        "--eps-quantiles", type=positive_float, default=1.0, help="eps_p of each pair of quantiles"
     )
-    parser.add_argument("--window", type=int, default=200, help="rewards per sensitivity estimate")
+    parser.add_argument("--window", type=positive_count, default=200,
+                        help="rewards per sensitivity estimate")
     add_list_option(
         parser, "--agent", "--agents", metavar="LABEL",
         help="agent labels: UCB, TS, kRR, RNM, RS, GEM, mGEM (default: all seven); also UCB1, "

@@ -7,7 +7,7 @@ import os
 import sys
 from typing import Any
 
-from dpbandits.cli.options import add_plugin_argument, count
+from dpbandits.cli.options import add_plugin_argument, positive_count
 from dpbandits.core.docs import docs_reference
 from dpbandits.core.plugins import load_plugins
 
@@ -29,7 +29,8 @@ def add_experiment_arguments(parser: argparse.ArgumentParser, command: str) -> N
                         metavar="LABEL=KIND:key=value,...",
                         help="an agent, e.g. 'mGEM=private:selector=mgem,epsilon_select=1' or "
                         "'UCB=ucb'; repeatable (replaces the config's agents)")  # fmt: skip
-    parser.add_argument("--runs", type=count, default=None, help="replications per agent")
+    parser.add_argument("--runs", type=positive_count, default=None,
+                        help="replications per agent")
     parser.add_argument("--seed", type=int, default=None, help="root seed")
     parser.add_argument("--set", dest="sets", action="append", default=[], metavar="KEY=VALUE",
                         help="set any key path, e.g. agents.mGEM.epsilon_select=2 or "

@@ -113,6 +113,26 @@ def count(text: str) -> int:
     return int(value)
 
 
+def positive_count(text: str) -> int:
+    """An argparse ``type`` for a count that must be at least 1 (runs, horizons): the same
+    words for every command (``must be >= 1``)."""
+    value = count(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be >= 1, got {text!r}")
+    return value
+
+
+def positive_float(text: str) -> float:
+    """An argparse ``type`` for an epsilon: a finite number > 0 (argparse names the option)."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
+    if not (math.isfinite(value) and value > 0):
+        raise argparse.ArgumentTypeError(f"must be finite and > 0, got {text!r}")
+    return value
+
+
 def progress_printer(enabled: bool) -> Callable[[str], None]:
     """``say(message)``: one progress line on stderr, or nothing with ``--no-progress``."""
 

@@ -60,8 +60,9 @@ def check_sibling_packages(names: tuple[str, ...] = ("agents", "envs")) -> None:
             f"dpbandits needs its own top-level package {name!r}, but {name!r} {problem}{by}. "
             f"Another distribution or a local folder named {name!r} is shadowing or has "
             "overwritten it. Fix: install dpbandits in a separate virtual environment "
-            "(python -m venv .venv && .venv/bin/pip install dpbandits), without the other "
-            f"package, and do not run from a directory that contains a folder {name!r}."
+            "(python -m venv .venv && .venv/bin/python -m pip install PATH/TO/dpbandits, the "
+            "folder of your clone), without the other package, and do not run from a "
+            f"directory that contains a folder {name!r}."
         )
 
 

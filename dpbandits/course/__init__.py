@@ -139,7 +139,7 @@ def start(
     solutions: str | os.PathLike[str] | None = None,
 ) -> Path:
     """Write exercise ``number`` into ``directory`` as ``fmt`` (``"ipynb"``: a notebook, needs
-    jupytext, ``pip install "dpbandits[course]"``; ``"py"``: the jupytext percent script); return
+    jupytext, ``pip install ".[course]"`` in a clone; ``"py"``: the jupytext percent script); return
     the path.
 
     ``solution=True`` writes the complete reference notebook instead (for teachers: it needs

@@ -206,9 +206,9 @@ def check_report_noisy_max(student: Student, rng: np.random.Generator) -> None:
                 cause="D taken over the whole batch: each row's D is the largest sensitivity "
                 "of that row, d.max(axis=1, keepdims=True)",
             ) from None
-    q, d = _distinct_rows(rng, 100, 4), rng.random((100, 4)) + 0.5
+    q_rows, d_rows = _distinct_rows(rng, 100, 4), rng.random((100, 4)) + 0.5
     require_same_draws(
-        lambda g: student.call("report_noisy_max", q.copy(), d.copy(), 1.0, g),
+        lambda g: student.call("report_noisy_max", q_rows.copy(), d_rows.copy(), 1.0, g),
         "report_noisy_max", seed_from(rng),
     )  # fmt: skip
 
@@ -326,7 +326,7 @@ def check_expected_utility_krr(student: Student, rng: np.random.Generator) -> No
         k = a.size
         best, rest = a.max(), (a.sum() - a.max()) / (k - 1)
 
-        def utility(p: float, others: float = rest) -> float:
+        def utility(p: float, others: float = rest, best: float = best) -> float:
             return float(p * best + (1 - p) * others)
 
         pb = float(np.exp(eps) / (np.exp(eps) + k - 1))

@@ -52,7 +52,7 @@ class Checker:
     def __call__(self, task: str | None = None, *, hint: int = 0, seed: int = 0) -> None:
         results = self.results(task, seed)
         lines = report_lines(
-            self.exercise, results, hint, more=lambda k: f'check("{task or "NAME"}", hint={k})'
+            self.exercise, results, hint, more=lambda name, k: f'check("{name}", hint={k})'
         )
         if task is not None:
             lines = lines[:-1]  # one task: its line says it all, no total

@@ -2,7 +2,8 @@
 
 Each exercise is written once, as a jupytext "percent" script (``# %%`` cells). :func:`to_ipynb`
 turns it into a notebook with `jupytext <https://jupytext.readthedocs.io>`_ (the optional
-extra ``pip install "dpbandits[course]"``); there is no second copy in the repository.
+extra ``course``: ``pip install ".[course]"`` in a clone of the repository); there is no
+second copy in the repository.
 
 :func:`notebook_script` does the way back for grading, with the standard library only: the
 code cells of a notebook, in order, as one Python script, IPython-only lines (``%magic``,
@@ -20,10 +21,12 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
+from dpbandits.core.extras import install_hint
+
 __all__ = ["COURSE_HINT", "NotebookScript", "notebook_script", "to_ipynb"]
 
 #: How to get what writing notebooks needs.
-COURSE_HINT = 'pip install "dpbandits[course]"'
+COURSE_HINT = install_hint("course")
 
 # An IPython line magic, shell escape or help request: not Python, so it is commented out.
 _IPYTHON_LINE = re.compile(r"^\s*(%|!|\?)|\?\s*$")

@@ -64,7 +64,7 @@ EXERCISE_MODULES: tuple[str, ...] = tuple(
 @dataclass(frozen=True)
 class Task:
     """A function (or class) the student writes, the check that grades it, its points and its
-    hints (from a nudge to nearly the answer, shown one at a time by ``--hint``)."""
+    hints (from a nudge to the steps spelled out, shown one at a time by ``--hint``)."""
 
     name: str
     title: str

@@ -24,20 +24,24 @@ __all__ = ["gradescope_results", "hint_text", "report_lines", "summary_line", "t
 _NAME = 26
 
 
-def hint_text(ex: Exercise, task: str, level: int, more: Callable[[int], str] | None) -> str:
-    """``"hint K/N: ..."`` of ``task`` at ``level`` (capped at the last hint); ``more(K + 1)``
-    says how to get the next one (``None``: not said)."""
+#: How to ask for hint ``K`` of a task: ``more(task, K)``, e.g. ``"--hint 2"``.
+More = Callable[[str, int], str]
+
+
+def hint_text(ex: Exercise, task: str, level: int, more: More | None) -> str:
+    """``"hint K/N: ..."`` of ``task`` at ``level`` (capped at the last hint); ``more(task,
+    K + 1)`` says how to get the next one (``None``: not said)."""
     hints = ex.task(task).hints
     k = min(max(level, 1), len(hints))
-    tail = f" (next hint: {more(k + 1)})" if more is not None and k < len(hints) else ""
+    tail = f" (next hint: {more(task, k + 1)})" if more is not None and k < len(hints) else ""
     return f"hint {k}/{len(hints)}: {hints[k - 1]}{tail}"
 
 
 def task_feedback(
-    ex: Exercise, r: TaskResult, hint: int = 0, more: Callable[[int], str] | None = None
+    ex: Exercise, r: TaskResult, hint: int = 0, more: More | None = None
 ) -> list[str]:
     """The message of ``r``, its likely cause, and (``hint >= 1``, task not ok) the hint;
-    ``more(K)`` says how to ask for hint K (``None``: not said)."""
+    ``more(task, K)`` says how to ask for hint K (``None``: not said)."""
     lines = [r.message]
     if r.cause:
         lines.append(f"likely cause: {r.cause}")
@@ -50,13 +54,13 @@ def report_lines(
     ex: Exercise,
     results: Sequence[TaskResult],
     hint: int = 0,
-    more: Callable[[int], str] | None = None,
+    more: More | None = None,
 ) -> list[str]:
     """One block per task: ``  name   points/max  message`` then, indented, the likely cause
     and the hint; then :func:`summary_line`."""
     out = []
     for r in results:
-        first, *rest = task_feedback(ex, r, hint, more or (lambda k: f"--hint {k}"))
+        first, *rest = task_feedback(ex, r, hint, more or (lambda _task, k: f"--hint {k}"))
         mark = f"{r.points}/{r.max_points}"
         out.append(f"  {r.task:<{_NAME}} {mark:>5}  {first}")
         out.extend(" " * (_NAME + 10) + line for line in rest)

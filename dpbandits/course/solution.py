@@ -7,7 +7,8 @@ is the whole notebook (text, imports, experiments, questions) with every task's 
     raise NotImplementedError("TODO")
 
 and every answer to the questions by ``# Your answer:``. The file of the same name in
-``exercises/solutions/`` holds only the solved parts: after a header line
+the repository's ``examples/course-solutions/`` (never in the package) holds only the solved
+parts: after a header line
 ``# Reference solution of exercise <N>: the solved parts only.``, one function per task, with
 the task's parameter names and its solved body (the types, defaults and docstring are the
 exercise file's), and the answers as comment lines between ``# BEGIN ANSWER`` and
@@ -15,7 +16,7 @@ exercise file's), and the answers as comment lines between ``# BEGIN ANSWER`` an
 
 :func:`solution_text` fills the exercise file with those parts: the complete, runnable
 reference notebook that ``dpbandits course start N DIR --solution`` writes and that
-``dpbandits course check N exercises/solutions/ex<N>_<slug>.py`` grades.
+``dpbandits course check N examples/course-solutions/ex<N>_<slug>.py`` grades.
 """
 
 from __future__ import annotations

@@ -194,7 +194,8 @@ def _largest_fitting(sizes: RunSizes, knob: str, limit: int) -> int | None:
     current = getattr(sizes, knob)
 
     def fits(v: int) -> bool:
-        return memory_estimate(replace(sizes, **{knob: v})).total <= limit
+        changes: dict[str, Any] = {knob: v}
+        return memory_estimate(replace(sizes, **changes)).total <= limit
 
     if not isinstance(current, int) or current <= 1 or not fits(1):
         return None

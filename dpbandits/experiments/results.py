@@ -15,6 +15,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
+from dpbandits.core.extras import install_hint
 from dpbandits.core.files import atomic_open, strict_json
 from dpbandits.core.formatting import fixed
 
@@ -63,6 +64,10 @@ def _privacy_short(report: Any) -> str:
             x = x.get(k) if isinstance(x, dict) else None
         return x
 
+    total = report.get("epsilon_total")
+    if report.get("model") == "global" and isinstance(total, (int, float)):
+        # a literature agent: one eps-global-DP guarantee for the whole run
+        return f"eps={total:g} (whole run)"
     parts = []
     eps_m = get("means", "epsilon")
     if isinstance(eps_m, (int, float)):
@@ -75,6 +80,8 @@ def _privacy_short(report: Any) -> str:
     eps_s = get("selection", "epsilon_per_action")
     if isinstance(eps_s, (int, float)):
         parts.append(f"eps_S={eps_s:g}/action")
+    if isinstance(total, (int, float)) and parts:
+        parts.append(f"total eps={total:g}")
     if report.get("selector_private") is False:
         parts.append("selector NOT DP")
     return ", ".join(parts) if parts else "see privacy report"
@@ -321,7 +328,7 @@ class Results:
         try:
             import pandas as pd
         except ImportError as exc:  # pragma: no cover - depends on the installation
-            raise ImportError("to_frame() needs pandas: pip install 'dpbandits[pandas]'") from exc
+            raise ImportError(f"to_frame() needs pandas: {install_hint('pandas')}") from exc
         frames = []
         for label in self.labels:
             if kind == "curves":

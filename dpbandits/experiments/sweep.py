@@ -42,6 +42,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from dpbandits.core import checks
+from dpbandits.core.extras import install_hint
 from dpbandits.core.files import (
     atomic_write,
     mark_incomplete,
@@ -60,7 +61,7 @@ if TYPE_CHECKING:
 __all__ = ["SweepResult", "check_scheduler", "summary_rows", "sweep"]
 
 SCHEDULERS = ("processes", "local", "serial", "tcp://HOST:PORT")
-DASK_HINT = "pip install 'dpbandits[dask]'"
+DASK_HINT = install_hint("dask")
 
 _loaded_plugins: set[str] = set()  # per process: a plug-in registers its names once
 

@@ -54,6 +54,7 @@ from numpy.typing import ArrayLike, NDArray
 
 from dpbandits import selectors as _selectors
 from dpbandits.core import checks
+from dpbandits.core.extras import install_hint
 from dpbandits.recommendation.local import cutoff_mask, select_among
 from dpbandits.recommendation.local_experiments import MECHANISMS, local_selector
 from dpbandits.recommendation.synthetic import generate_requests
@@ -504,9 +505,9 @@ def load_auctions(path: str | os.PathLike[str], *, max_candidates: int | None = 
     rows with the same id form one auction, in file order), ``bid`` (click bid >= 0),
     ``pclick_server`` and ``pclick_device`` (in [0, 1]); optional ``click`` (logged 0/1 click
     of that ad, for ``outcome="click"``) and ``reserve`` (per-click reserve, constant within an
-    auction; default 0). ``.parquet`` files need pandas with pyarrow
-    (``pip install 'dpbandits[parquet]'``). ``max_candidates`` keeps each auction's top ads by
-    ``s_server`` (the paper limits its internal auctions to 15).
+    auction; default 0). ``.parquet`` files need pandas with pyarrow (the extra ``parquet``:
+    ``pip install ".[parquet]"`` in a clone of the repository). ``max_candidates`` keeps each
+    auction's top ads by ``s_server`` (the paper limits its internal auctions to 15).
     """
     p = os.fspath(path)
     if not os.path.isfile(p):
@@ -597,6 +598,6 @@ def _read_parquet(path: str) -> dict[str, Any]:
         frame = pd.read_parquet(path)
     except ImportError as exc:
         raise ImportError(
-            "reading Parquet needs pandas and pyarrow: pip install 'dpbandits[parquet]'"
+            f"reading Parquet needs pandas and pyarrow: {install_hint('parquet')}"
         ) from exc
     return {str(c): frame[c].to_numpy() for c in frame.columns}

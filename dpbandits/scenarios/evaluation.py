@@ -37,6 +37,7 @@ from numpy.typing import ArrayLike, NDArray
 from dpbandits import scenarios as _scenarios
 from dpbandits import selectors
 from dpbandits.core import checks
+from dpbandits.core.extras import install_hint
 from dpbandits.core.files import write_csv
 from dpbandits.core.formatting import significant
 from dpbandits.scenarios import PAPER_EPSILONS, Scenario, ScenarioData
@@ -256,13 +257,13 @@ class Evaluation:
 
     def to_frame(self) -> Any:
         """A tidy :class:`pandas.DataFrame` (columns scenario, selector, private, epsilon, mse,
-        se, n_trials). Needs pandas (``pip install dpbandits[pandas]``)."""
+        se, n_trials). Needs pandas (:func:`dpbandits.core.extras.install_hint` says how to get
+        it: ``pip install ".[pandas]"`` in a clone of the repository)."""
         try:
             import pandas as pd
         except ImportError as exc:  # pragma: no cover - depends on the environment
-            raise ImportError(
-                "Evaluation.to_frame needs pandas: pip install 'dpbandits[pandas]'"
-            ) from exc
+            hint = install_hint("pandas")
+            raise ImportError(f"Evaluation.to_frame needs pandas: {hint}") from exc
         return pd.DataFrame.from_records(self.records())
 
     def to_csv(self, path: str) -> None:

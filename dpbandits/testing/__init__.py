@@ -86,6 +86,7 @@ the total eps of its privacy report (docs/selectors.md, "Auditing an agent").
 from typing import TYPE_CHECKING
 
 from dpbandits.core.sibling_packages import lazy_attributes
+from dpbandits.testing.agent_kit import AGENT_CHECK_NAMES, AgentCheckError, AgentReport, check_agent
 from dpbandits.testing.harness import P_MIN
 from dpbandits.testing.kit import CHECK_NAMES, GROUPS, check_selector
 from dpbandits.testing.report import CheckResult, SelectorCheckError, SelectorReport
@@ -103,6 +104,9 @@ __getattr__ = lazy_attributes(
 )  # fmt: skip
 
 __all__ = [
+    "AGENT_CHECK_NAMES",
+    "AgentCheckError",
+    "AgentReport",
     "CHECK_NAMES",
     "AgentAuditResult",
     "GROUPS",
@@ -111,5 +115,6 @@ __all__ = [
     "SelectorCheckError",
     "SelectorReport",
     "audit_agent",
+    "check_agent",
     "check_selector",
 ]

@@ -1,11 +1,12 @@
 """End-to-end empirical privacy audit of a whole bandit agent (docs/selectors.md, "Auditing an
 agent").
 
-An agent is eps-DP -- global differential privacy for bandits: Shariff & Sheffet (NeurIPS
-2018), Azize & Basu (NeurIPS 2022, Def. 2) -- when, for any two reward tables that differ in
-the rewards of one step, the law of everything it outputs changes by a factor of at most
-``e^eps`` on every event. :func:`audit_agent` checks the action sequence, from the outside,
-through the agent protocol only (:mod:`agents.base`):
+An agent is eps-DP -- eps-global differential privacy for bandits (Shariff & Sheffet, NeurIPS
+2018; Azize & Basu, "When Privacy Meets Partial Information", NeurIPS 2022, whose reward-table
+model this follows) -- when, for any two reward tables that differ in the rewards of one step,
+the law of everything it outputs changes by a factor of at most ``e^eps`` on every event.
+:func:`audit_agent` checks the action sequence, from the outside, through the agent protocol
+only (:mod:`agents.base`):
 
 1. It fixes one reward table ``x`` of shape ``(T, K)`` (drawn once from an environment with a
    seed, or given) and builds neighbours ``x'``, each changing the rewards of one step ``t0``:
@@ -581,8 +582,9 @@ def audit_agent(
     rng:
         A seed or Generator: the drawn table and every run come from it (same seed, same result).
     chunk:
-        Replications per batch (memory; the result does not depend on it when ``runs / 2`` is
-        a multiple of it, and is always a valid bound).
+        Replications per batch (memory: the agent's state for ``chunk`` replications). Other
+        batches draw other numbers, so the result depends on it; every value gives a valid
+        bound.
     progress:
         Show a ``tqdm`` progress bar over the agent-steps.
     """

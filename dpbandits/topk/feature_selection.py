@@ -58,6 +58,7 @@ from numpy.typing import ArrayLike, NDArray
 
 from dpbandits import topk as _topk
 from dpbandits.core import checks
+from dpbandits.core.extras import install_hint
 from dpbandits.selectors.base import RNGLike
 
 __all__ = [
@@ -78,8 +79,7 @@ __all__ = [
 ]
 
 SKLEARN_HINT = (
-    "the two-stage baseline and LASSO need scikit-learn; install the optional extra: "
-    "pip install 'dpbandits[sklearn]'"
+    f"the two-stage baseline and LASSO need scikit-learn: {install_hint('sklearn')}"
 )
 
 FloatArray = NDArray[np.float64]

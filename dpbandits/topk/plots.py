@@ -52,14 +52,24 @@ def _groups(records: Records) -> list[tuple[str, int]]:
     return list(dict.fromkeys((r["dataset"], int(r["k"])) for r in records))
 
 
+def _panels(n: int) -> tuple[Figure, list[Any]]:
+    """A figure with ``n`` panels, at most 4 per row (data sets x k can be many)."""
+    cols = min(4, max(1, n))
+    rows = -(-max(1, n) // cols)
+    fig = Figure(figsize=(5.0 * cols, 3.8 * rows), layout="constrained")
+    axes = list(fig.subplots(rows, cols, squeeze=False).flat)
+    for ax in axes[n:]:
+        ax.set_visible(False)
+    return fig, axes
+
+
 def plot_accuracy(records: Records) -> Figure:
     """Figures 2-5: top-k accuracy against eps, one panel per (data set, k), +-2 s.e. bands.
 
     Non-private references (``epsilon = inf``) are dashed horizontal lines.
     """
     groups = _groups(records)
-    fig = Figure(figsize=(5.0 * len(groups), 3.8), layout="constrained")
-    axes = fig.subplots(1, max(1, len(groups)), squeeze=False)[0]
+    fig, axes = _panels(len(groups))
     for ax, (ds, k) in zip(axes, groups, strict=False):
         rows = [r for r in records if r["dataset"] == ds and int(r["k"]) == k]
         labels = list(dict.fromkeys((r["method"], r["mechanism"]) for r in rows))
@@ -91,8 +101,7 @@ def plot_order_metrics(records: Records, method: str = "DP-SIS") -> Figure:
     """Figure 8: TOP / GREAT / GOOD of ``method`` against eps, one panel per (data set, k)."""
     rows_all = [r for r in records if r["method"] == method and not math.isinf(r["epsilon"])]
     groups = _groups(rows_all)
-    fig = Figure(figsize=(5.0 * max(1, len(groups)), 3.8), layout="constrained")
-    axes = fig.subplots(1, max(1, len(groups)), squeeze=False)[0]
+    fig, axes = _panels(len(groups))
     for ax, (ds, k) in zip(axes, groups, strict=False):
         rows = [r for r in rows_all if r["dataset"] == ds and int(r["k"]) == k]
         mechs = list(dict.fromkeys(r["mechanism"] for r in rows))
@@ -165,7 +174,10 @@ def plot_differences(records: Records, title: str = "") -> Figure:
     for r in records:
         i, j = names.index(r["dataset"]), eps.index(float(r["epsilon"]))
         grid[i, j], sig[i, j] = r["difference"], r["significant"]
-    fig = Figure(figsize=(1.2 + 0.55 * max(1, len(eps)), 1.2 + 0.4 * max(1, len(names))))
+    fig = Figure(
+        figsize=(2.5 + 0.55 * max(1, len(eps)), 1.5 + 0.3 * max(1, len(names))),
+        layout="constrained",
+    )
     ax = fig.subplots()
     im = ax.imshow(grid, cmap="RdBu", vmin=-1, vmax=1, aspect="auto")
     ii, jj = np.nonzero(sig)
@@ -176,5 +188,4 @@ def plot_differences(records: Records, title: str = "") -> Figure:
     ks = sorted({int(r["k"]) for r in records})
     ax.set_title(title or f"DP-SIS minus two-stage accuracy (k = {', '.join(map(str, ks))})")
     fig.colorbar(im, ax=ax, label="accuracy difference")
-    fig.set_layout_engine("constrained")
     return fig

@@ -1,11 +1,12 @@
 # Reference solution of exercise 1: the solved parts only.
 #
-# The rest of the notebook is the exercise file, ../ex1_bandit_basics.py: each function
+# The rest of the notebook is the exercise file, dpbandits/course/exercises/ex1_bandit_basics.py
+# (examples/course/ex1_bandit_basics.py): each function
 # below is the solved body of the task of the same name there (which has its types,
 # defaults and docstring), and the lines between BEGIN ANSWER and END ANSWER replace
 # its "# Your answer:".
 #   dpbandits course start 1 DIR --solution   writes the complete, runnable notebook;
-#   dpbandits course check 1 solutions/ex1_bandit_basics.py   grades it.
+#   dpbandits course check 1 examples/course-solutions/ex1_bandit_basics.py   grades it.
 
 from __future__ import annotations
 

@@ -1,11 +1,12 @@
 # Reference solution of exercise 2: the solved parts only.
 #
-# The rest of the notebook is the exercise file, ../ex2_ucb_thompson.py: each function
+# The rest of the notebook is the exercise file, dpbandits/course/exercises/ex2_ucb_thompson.py
+# (examples/course/ex2_ucb_thompson.py): each function
 # below is the solved body of the task of the same name there (which has its types,
 # defaults and docstring), and the lines between BEGIN ANSWER and END ANSWER replace
 # its "# Your answer:".
 #   dpbandits course start 2 DIR --solution   writes the complete, runnable notebook;
-#   dpbandits course check 2 solutions/ex2_ucb_thompson.py   grades it.
+#   dpbandits course check 2 examples/course-solutions/ex2_ucb_thompson.py   grades it.
 
 from __future__ import annotations
 

@@ -1,11 +1,12 @@
 # Reference solution of exercise 3: the solved parts only.
 #
-# The rest of the notebook is the exercise file, ../ex3_shift.py: each function
+# The rest of the notebook is the exercise file, dpbandits/course/exercises/ex3_shift.py
+# (examples/course/ex3_shift.py): each function
 # below is the solved body of the task of the same name there (which has its types,
 # defaults and docstring), and the lines between BEGIN ANSWER and END ANSWER replace
 # its "# Your answer:".
 #   dpbandits course start 3 DIR --solution   writes the complete, runnable notebook;
-#   dpbandits course check 3 solutions/ex3_shift.py   grades it.
+#   dpbandits course check 3 examples/course-solutions/ex3_shift.py   grades it.
 
 from __future__ import annotations
 

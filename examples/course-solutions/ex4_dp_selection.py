@@ -1,11 +1,12 @@
 # Reference solution of exercise 4: the solved parts only.
 #
-# The rest of the notebook is the exercise file, ../ex4_dp_selection.py: each function
+# The rest of the notebook is the exercise file, dpbandits/course/exercises/ex4_dp_selection.py
+# (examples/course/ex4_dp_selection.py): each function
 # below is the solved body of the task of the same name there (which has its types,
 # defaults and docstring), and the lines between BEGIN ANSWER and END ANSWER replace
 # its "# Your answer:".
 #   dpbandits course start 4 DIR --solution   writes the complete, runnable notebook;
-#   dpbandits course check 4 solutions/ex4_dp_selection.py   grades it.
+#   dpbandits course check 4 examples/course-solutions/ex4_dp_selection.py   grades it.
 
 from __future__ import annotations
 

@@ -1,11 +1,12 @@
 # Reference solution of exercise 5: the solved parts only.
 #
-# The rest of the notebook is the exercise file, ../ex5_binary_tree.py: each function
+# The rest of the notebook is the exercise file, dpbandits/course/exercises/ex5_binary_tree.py
+# (examples/course/ex5_binary_tree.py): each function
 # below is the solved body of the task of the same name there (which has its types,
 # defaults and docstring), and the lines between BEGIN ANSWER and END ANSWER replace
 # its "# Your answer:".
 #   dpbandits course start 5 DIR --solution   writes the complete, runnable notebook;
-#   dpbandits course check 5 solutions/ex5_binary_tree.py   grades it.
+#   dpbandits course check 5 examples/course-solutions/ex5_binary_tree.py   grades it.
 
 from __future__ import annotations
 

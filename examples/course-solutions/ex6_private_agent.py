@@ -1,11 +1,12 @@
 # Reference solution of exercise 6: the solved parts only.
 #
-# The rest of the notebook is the exercise file, ../ex6_private_agent.py: each function
+# The rest of the notebook is the exercise file, dpbandits/course/exercises/ex6_private_agent.py
+# (examples/course/ex6_private_agent.py): each function
 # below is the solved body of the task of the same name there (which has its types,
 # defaults and docstring), and the lines between BEGIN ANSWER and END ANSWER replace
 # its "# Your answer:".
 #   dpbandits course start 6 DIR --solution   writes the complete, runnable notebook;
-#   dpbandits course check 6 solutions/ex6_private_agent.py   grades it.
+#   dpbandits course check 6 examples/course-solutions/ex6_private_agent.py   grades it.
 
 from __future__ import annotations
 

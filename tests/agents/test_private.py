@@ -133,14 +133,16 @@ def test_selector_instance_and_epsilon():
     assert PrivateAgent(sel).selector_.epsilon == 2.0  # the instance's own epsilon
     assert PrivateAgent(sel, epsilon_select=0.5).selector_.epsilon == 0.5
     with pytest.raises(ValueError, match="by name"):
-        PrivateAgent(sel, beta=0.1)
+        PrivateAgent(sel, beta=0.1).reset(1, 2, horizon=10)
 
 
 def test_unknown_selector_name_is_a_clear_error():
-    with pytest.raises(ValueError, match="unknown selector 'nope'.*available"):
-        PrivateAgent("nope")
+    """At reset, the one place the agent checks its parameters, naming ``selector``."""
+    with pytest.raises(ValueError, match="unknown selector 'nope'.*available") as info:
+        PrivateAgent("nope").reset(1, 2, horizon=10)
+    assert info.value.param == "selector"
     with pytest.raises(ValueError, match="unknown selector"):
-        agents.make("private", selector="nope")
+        agents.make("private", selector="nope").reset(1, 2, horizon=10)
 
 
 def test_plugin_selector_registered_by_name_runs_in_private_agent():
@@ -181,9 +183,10 @@ def test_bad_budgets_raise(kwargs, match):
         PrivateAgent("rnm", **kwargs).reset(2, 2, horizon=10, rng=0)
 
 
-def test_bad_epsilon_select_raises_at_construction():
-    with pytest.raises(ValueError, match="epsilon"):
-        PrivateAgent("rnm", epsilon_select=-1.0)
+def test_bad_epsilon_select_raises_at_reset():
+    with pytest.raises(ValueError, match="epsilon_select") as info:
+        PrivateAgent("rnm", epsilon_select=-1.0).reset(1, 2, horizon=10)
+    assert info.value.param == "epsilon_select"
 
 
 @pytest.mark.parametrize("selector", ["krr", "rnm", "rs", "gem", "mgem", "combined_gem"])
@@ -263,5 +266,5 @@ def test_bad_quantile_sampler_is_refused_at_reset(kwargs, match):
 def test_selector_epsilon_is_named_epsilon_select():
     """``epsilon`` would reach the selector twice: refused with the agent's name for it."""
     with pytest.raises(TypeError, match="epsilon_select") as info:
-        PrivateAgent("mgem", epsilon=1.0)
+        PrivateAgent("mgem", epsilon=1.0).reset(1, 2, horizon=10)
     assert info.value.param == "epsilon"

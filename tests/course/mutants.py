@@ -25,6 +25,7 @@ class Mutant:
 
 M = Mutant
 
+# fmt: off
 MUTANTS: list[Mutant] = [
     # -- exercise 1: pull_arm_repeatedly ---------------------------------------------------
     M(1, "pull_arm_repeatedly", "for _ in range(n_steps):", "for _ in range(n_steps - 1):",
@@ -526,3 +527,4 @@ CORRECT: list[Mutant] = [
     M(1, "greedy_regret_rate", "epsilon * (means.max() - means.mean())",
       "epsilon * (means.size - 1) / means.size * (means.max() - np.sort(means)[:-1].mean())"),
 ]
+# fmt: on

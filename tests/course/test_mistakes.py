@@ -135,6 +135,3 @@ def test_wrong_return_types_are_explained(tmp_path: Path, returned: str, words: 
     path = _mutated(tmp_path, Mutant(1, "", old, old + returned))
     (res,) = course.check(1, path, tasks=["epsilon_greedy"])
     assert words in res.message
-
-
-pytestmark = pytest.mark.xfail(reason="course mutants: work in progress (issue 32)", strict=False)

@@ -4,6 +4,7 @@ top to bottom in a fresh kernel (nbclient), figures inline there and saved by sc
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -15,7 +16,7 @@ from nbclient import NotebookClient
 
 from dpbandits import course
 from dpbandits.cli import main
-from dpbandits.course.notebooks import notebook_script
+from dpbandits.course.notebooks import COURSE_HINT, notebook_script
 
 ROOT = Path(__file__).resolve().parents[2]
 EXERCISES = course.exercises()
@@ -53,7 +54,7 @@ def test_start_writes_the_notebook_of_the_one_source(tmp_path: Path, ex: course.
 
 def test_start_without_jupytext_says_what_to_install(tmp_path: Path, monkeypatch, capsys) -> None:
     monkeypatch.setitem(sys.modules, "jupytext", None)  # import jupytext now fails
-    with pytest.raises(ImportError, match=r'pip install "dpbandits\[course\]"'):
+    with pytest.raises(ImportError, match=re.escape(COURSE_HINT)):
         course.start(1, tmp_path / "a")
     assert not (tmp_path / "a").exists()
     assert main(["course", "start", "1", str(tmp_path / "b")]) == 2

@@ -21,17 +21,25 @@ from dpbandits.testing.agent_audit import FAMILIES, claimed_epsilon, default_ste
 ALPHA_EACH = 1e-3 / (2 * len(FAMILIES) * 2)  # the default per-bound level
 
 
-class BrokenMeans(agents.PrivateAgent):
-    """The App. H agent with 10x too little Laplace noise in its private means (the hybrid
-    mechanism runs at 10 eps_M), while its ledger still reports eps_M."""
+def with_a_tenth_of_the_noise(cls: type, attr: str) -> type:
+    """``cls`` whose mechanisms are set up with ``10 * attr`` (their Laplace scales divided by
+    10) while its privacy report still states ``attr``."""
 
-    def setup(self) -> None:
-        claimed = self.epsilon_means
-        self.epsilon_means = 10 * claimed
-        try:
-            super().setup()
-        finally:
-            self.epsilon_means = claimed
+    class Broken(cls):  # type: ignore[misc, valid-type]
+        def setup(self) -> None:
+            claimed = getattr(self, attr)
+            setattr(self, attr, 10 * claimed)
+            try:
+                super().setup()
+            finally:
+                setattr(self, attr, claimed)
+
+    Broken.__name__ = f"Broken{cls.__name__}"
+    return Broken
+
+
+#: The App. H agent whose private means (the hybrid mechanism) run at 10 eps_M.
+BrokenMeans = with_a_tenth_of_the_noise(agents.PrivateAgent, "epsilon_means")
 
 
 class RandomizedResponse(agents.Agent):
@@ -149,6 +157,44 @@ def test_means_with_a_tenth_of_the_noise_are_caught():
     assert correct.passed
 
 
+def _dp_se_threshold_table(epsilon: float, horizon: int = 3000) -> np.ndarray:
+    """A table on which DP-SE's first elimination is a coin flip: arm 1 pays 1, and arm 0's
+    rewards in epoch 1 (the even steps up to ``2 R_1``) average exactly ``1 - 2 (h_1 + c_1)``,
+    the elimination radius (Sajed & Sheffet, ICML 2019; ``agents.dp_se``, step 3, with
+    ``beta = 1/T``)."""
+    from agents.dp_se import epoch_length
+
+    beta = 1.0 / horizon
+    r1 = epoch_length(1, 2, epsilon, beta, float(horizon))
+    radius = 2 * (math.sqrt(math.log(16 / beta) / (2 * r1)) + math.log(8 / beta) / (r1 * epsilon))
+    target = r1 * (1 - radius)
+    ones = int(target)
+    arm0 = np.zeros(horizon)
+    arm0[0 : 2 * ones : 2] = 1.0
+    arm0[2 * ones] = target - ones  # the fraction that puts the mean on the threshold
+    return np.stack([arm0, np.ones(horizon)], axis=1)
+
+
+def test_an_agent_that_decides_rarely_is_audited_on_its_decision():
+    """DP-SE's actions depend on the rewards only through its eliminations, the first after
+    2 R_1 = 2760 steps here: on the default table it shows nothing. On a table that puts the
+    first elimination on its threshold, the correct agent shows 0.42 (the event's log-ratio is
+    about 0.6; the decision is 1-DP) and the agent with a tenth of the Laplace noise is caught
+    (4.59: arm 0 is kept in half the runs on one table and in none of the 2000 on the other,
+    near the ceiling 5.36 of 4000 runs)."""
+    Broken = with_a_tenth_of_the_noise(agents.DPSE, "epsilon")
+    nothing = audit_agent(agents.DPSE(), runs=200, horizon=500, rng=0)
+    assert nothing.eps_lower == 0 and nothing.events == [] and nothing.notes
+    correct = audit_agent(agents.DPSE(), table=_dp_se_threshold_table(1.0), steps=[0, 2],
+                          runs=4000, rng=0)  # fmt: skip
+    assert correct.epsilon == 1.0 and correct.passed
+    assert correct.eps_lower > 0.2
+    broken = audit_agent(Broken(), table=_dp_se_threshold_table(10.0), steps=[0, 2], runs=4000,
+                         rng=0)  # fmt: skip
+    assert broken.epsilon == 1.0 and broken.passed is False
+    assert broken.eps_lower > 4.0
+
+
 def test_same_seed_same_result():
     """Every draw (the table, each batch of runs) comes from ``rng``."""
     kw = dict(runs=400, horizon=50, chunk=128)
@@ -225,24 +271,6 @@ def test_bad_input_is_refused_before_any_work(kwargs, error, match):
         audit_agent(object(), runs=10, horizon=10)
 
 
-PLUGIN = """
-import agents
-
-
-class BrokenKRR(agents.PrivateAgent):
-    def setup(self):
-        claimed = self.epsilon_means
-        self.epsilon_means = 10 * claimed
-        try:
-            super().setup()
-        finally:
-            self.epsilon_means = claimed
-
-
-agents.register("broken_krr_cli_test", lambda: BrokenKRR("krr", epsilon_select=4))
-"""
-
-
 def test_cli(tmp_path, capsys):
     """``dpbandits audit-agent`` at a tiny size: the verdict is the exit status (0 within the
     claim or no claim, 1 above it), ``--json`` holds the result, bad input is one line naming
@@ -257,12 +285,11 @@ def test_cli(tmp_path, capsys):
     assert main(["audit-agent", "private:selector=krr,epsilon_select=4", "--runs", "400",
                  "--horizon", "60", "--step", "0,1", "--no-progress"]) == 0  # fmt: skip
     assert "PASS" in capsys.readouterr().out
-    plugin = tmp_path / "broken.py"
-    plugin.write_text(PLUGIN)
+    agents.register("broken_krr_cli_test", lambda: BrokenMeans("krr", epsilon_select=4))
     try:
         # 1000 runs: the broken kRR agent's bound is 2.12-2.73 (claim 1) over 20 seeds
-        assert main(["audit-agent", "broken_krr_cli_test", "--plugin", str(plugin), "--runs",
-                     "1000", "--horizon", "60", "--no-progress"]) == 1  # fmt: skip
+        assert main(["audit-agent", "broken_krr_cli_test", "--runs", "1000", "--horizon", "60",
+                     "--no-progress"]) == 1  # fmt: skip
         assert "FAIL" in capsys.readouterr().out
     finally:
         agents.unregister("broken_krr_cli_test")

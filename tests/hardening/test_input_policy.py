@@ -167,9 +167,11 @@ def test_smith_quantile_on_tied_data_keeps_its_law_at_a_huge_epsilon(eps):
 @pytest.mark.parametrize("name", ["gem", "mgem", "combined_gem"])
 @pytest.mark.parametrize("eps", [5e-324, 1e-320, 1e-300])
 def test_gem_threshold_overflow_is_refused_when_built_not_mid_run(name, eps):
-    # t = 2 ln(K/beta)/eps overflows: the selector, and a private agent using it, refuse it
-    # at construction (before any worker starts), naming the smallest usable epsilon
+    # t = 2 ln(K/beta)/eps overflows: the selector refuses it when built, and a private agent
+    # using it at reset (before any worker starts), naming the smallest usable epsilon
     with pytest.raises(ValueError, match=r"too small for the GEM threshold.*use epsilon"):
         selectors.make(name, epsilon=eps)
-    with pytest.raises(ValueError, match="GEM threshold"):
-        agents.PrivateAgent(name, epsilon_select=eps)
+    agent = agents.PrivateAgent(name, epsilon_select=eps)
+    with pytest.raises(ValueError, match="GEM threshold") as info:
+        agent.reset(2, 2, horizon=10, rng=0)
+    assert info.value.param == "epsilon_select"

@@ -71,7 +71,9 @@ def build_agent(label: str, spec: Mapping[str, Any]) -> Any:
     constraints = getattr(agents_pkg.describe(kind).cls, "parameter_constraints", {}) or {}
     for key, value in params.items():
         if accepted is not None and key not in accepted:
-            close = difflib.get_close_matches(key, accepted, n=1)
+            renamed = getattr(agents_pkg.describe(kind).cls, "renamed_parameters", {}) or {}
+            close = [renamed[key]] if key in renamed else difflib.get_close_matches(
+                key, accepted, n=1)
             hint = f"did you mean {close[0]!r}? " if close else ""
             raise ConfigError(
                 f"{path}.{key}",

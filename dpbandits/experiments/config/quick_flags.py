@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import difflib
 import os
 from collections.abc import Mapping
 from pathlib import Path
@@ -83,9 +84,12 @@ def parse_agent_option(items: list[str] | None) -> dict[str, dict[str, Any]]:
                 if rest.strip():
                     current.update(parse_assignments([rest], "--agent"))
             elif current is None:
+                # LABEL=KIND with a KIND that is not an agent: most likely a typo in the kind
+                close = difflib.get_close_matches(kind.strip().lower(), sorted(kinds), n=1)
+                hint = f"did you mean {close[0]!r}? " if close else ""
                 raise ValueError(
-                    f"--agent: expected LABEL=KIND:key=value,..., got {part!r} (a parameter "
-                    "before any agent)"
+                    f"--agent {part!r}: unknown agent kind {kind.strip()!r} ({hint}available: "
+                    f"{', '.join(sorted(kinds))}); the form is LABEL=KIND:key=value,..."
                 )
             else:
                 current.update(parse_assignments([part], "--agent"))
