@@ -151,6 +151,17 @@ class Agent:
         check_params(self, type(self).parameter_constraints)
         self.setup()
 
+    def needed_horizon(self, why: str) -> int:
+        """The horizon given to :meth:`reset`, for a :meth:`setup` whose algorithm needs it
+        (``why`` says what for, e.g. ``"DPSE(beta=None) takes beta = 1/T"``); without it, a
+        one-line :class:`~dpbandits.core.checks.ParameterError` naming ``horizon``, raised in
+        ``reset`` before any work (docs/private-bandits.md, "Bad parameters")."""
+        if self.horizon is None:
+            raise checks.ParameterError(
+                f"horizon must be given, reset(..., horizon=T): {why}", "horizon"
+            )
+        return self.horizon
+
     def act(self) -> NDArray[np.int64]:
         """The ``(R,)`` actions of this step: arm ``t`` during the first ``K`` steps (App. H).
 

@@ -190,10 +190,7 @@ class DPSE(Agent):
     def setup(self) -> None:
         eps = float(self.epsilon)  # (checked: parameter_constraints)
         if self.beta is None:
-            if self.horizon is None:
-                raise ValueError("DPSE(beta=None) takes beta = 1/T and needs the horizon: "
-                                 "reset(..., horizon=T)")  # fmt: skip
-            beta = 1.0 / self.horizon
+            beta = 1.0 / self.needed_horizon("DPSE(beta=None) takes beta = 1/T")
         else:
             beta = float(self.beta)
         cap = _NO_CAP if self.horizon is None else float(self.horizon + 1)

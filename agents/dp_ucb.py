@@ -297,9 +297,8 @@ class DPUCB(Agent):
         eps, bound = float(self.epsilon), bool(self.bound)  # (checked: parameter_constraints)
         f = max(1, math.ceil(1.0 / eps)) if self.interval is None else int(self.interval)
         use_tree = self.mechanism == "tree"
-        if use_tree and self.horizon is None:
-            raise ValueError(f"{type(self).__name__}(mechanism='tree') needs the horizon: "
-                             "reset(..., horizon=T)")  # fmt: skip
+        if use_tree:
+            self.needed_horizon(f"{type(self).__name__}(mechanism='tree') sizes its tree by it")
         r, k = self.n_runs, self.n_arms
         s = r * k
         n_items = None if self.horizon is None else max(self.horizon // f, 1)

@@ -6,11 +6,11 @@ import math
 from typing import Any
 
 import numpy as np
-from numba.np.random.generator_core import next_double
 from numpy.typing import NDArray
 
 from agents.base import Agent, in_unit_interval, unit_interval_error
 from dpbandits.core.jit import beats, generator_address, generator_at, kernel, pairwise_sum
+from dpbandits.core.numba_compat import next_double
 from dpbandits.core.params import Param
 
 __all__ = ["Exp3"]
@@ -128,10 +128,9 @@ class Exp3(Agent):
     def setup(self) -> None:
         k = self.n_arms
         if self.gamma is None:
-            if self.horizon is None:
-                raise ValueError("Exp3(gamma=None) needs the horizon: reset(..., horizon=T)")
+            horizon = self.needed_horizon("Exp3(gamma=None) tunes gamma to it")
             g = (
-                min(1.0, math.sqrt(k * math.log(k) / ((math.e - 1.0) * self.horizon)))
+                min(1.0, math.sqrt(k * math.log(k) / ((math.e - 1.0) * horizon)))
                 if k > 1
                 else 1.0
             )

@@ -30,15 +30,22 @@ from dpbandits.continual.kernels import means_clipped, means_update
 from dpbandits.core import checks
 from dpbandits.core.arms import RunArms
 from dpbandits.core.checks import ParameterError, ParameterTypeError
-from dpbandits.core.jit import generator_address, generator_at, kernel
+from dpbandits.core.jit import (
+    generator_address,
+    generator_at,
+    inline_kernel,
+    kernel_template,
+    specialise,
+)
 from dpbandits.core.params import Param
 from dpbandits.quantiles.kernels import window_update_grid, window_update_smith
-from dpbandits.selectors.compiled import compiled_selection, select_rows
+from dpbandits.selectors.compiled import compiled_kernel
 from dpbandits.selectors.spec import resolve_selector
 
 __all__ = ["PrivateAgent"]
 
-# the window arguments of a selector that reads no sensitivities (never used; the same types)
+# the window state of a selector that reads no sensitivities (never used; the same types as
+# WindowedSensitivity.kernel_args)
 _NO_WINDOWS = (np.empty((0, 0)), np.empty(0, dtype=np.int64), np.empty(0),
                np.empty(0, dtype=np.int64), False, np.empty(0), 1.0, 1, 0.0, 1.0,
                np.empty((0, 0)), np.empty((0, 0)))  # fmt: skip
@@ -48,23 +55,82 @@ _NO_WINDOWS = (np.empty((0, 0)), np.empty(0, dtype=np.int64), np.empty(0),
 EstimatorFactory = Callable[[int, int, np.random.Generator], Any]
 
 
-@kernel
-def _play(
-    t0: int, rows: Any, actions: Any, rewards: Any, lo: float, hi: float, clip_means: bool,
-    # the private means (PrivateMeans.kernel_args)
-    counts: Any, sums: Any, means: Any, noise: Any, shift: int, mask: int, gamma: float,
-    # the sensitivities (WindowedSensitivity.kernel_args), when the selector reads them
-    uses_d: bool, buf: Any, fill: Any, values: Any, n_est: Any, smith: bool, levels: Any,
-    eps_level: float, grid_size: int, endpoint_mass: float, floor: float, util: Any,
-    exp_util: Any, quantiles_address: int,
-    # the selection (dpbandits.selectors.compiled)
-    kind: int, floats: Any, ints: Any, table: Any, select_address: int,
-) -> int:  # fmt: skip
-    """Steps ``t0 .. t0 + len(rows) - 1`` of :class:`PrivateAgent` (see ``Agent.play``): each
-    one as :meth:`PrivateAgent.choose` and :meth:`PrivateAgent.observe` do it, with the same
-    kernels and the same Generators. Returns the number of steps played: fewer than
-    ``len(rows)`` only when the selection refuses its input (``select_rows``), before
-    drawing anything for that step."""
+def _select(params: Any, q: Any, d: Any, rng: Any, out: Any) -> bool:
+    """The selector's kernel (``dpbandits.selectors.compiled``), bound in each compiled
+    version of :func:`_play` (:func:`play_loop`)."""
+    raise NotImplementedError("bound by dpbandits.core.jit.specialise")
+
+
+# -- the window update of each quantile method, one signature: bound in _play like _select, so
+# that a run compiles the method it uses only
+@inline_kernel
+def _windows_smith(buf: Any, fill: Any, values: Any, n_est: Any, flat: Any, x: Any, levels: Any,
+                   eps_level: float, grid_size: int, endpoint_mass: float, floor: float,
+                   util: Any, exp_util: Any, lo: float, hi: float, rng: Any,
+                   full: Any) -> None:  # fmt: skip
+    window_update_smith(buf, fill, values, n_est, flat, x, util, exp_util, lo, hi, floor, rng,
+                        full)  # fmt: skip
+
+
+@inline_kernel
+def _windows_grid(buf: Any, fill: Any, values: Any, n_est: Any, flat: Any, x: Any, levels: Any,
+                  eps_level: float, grid_size: int, endpoint_mass: float, floor: float,
+                  util: Any, exp_util: Any, lo: float, hi: float, rng: Any,
+                  full: Any) -> None:  # fmt: skip
+    window_update_grid(buf, fill, values, n_est, flat, x, levels, eps_level, lo, hi, grid_size,
+                       endpoint_mass, floor, rng, full)  # fmt: skip
+
+
+@inline_kernel
+def _windows_none(buf: Any, fill: Any, values: Any, n_est: Any, flat: Any, x: Any, levels: Any,
+                  eps_level: float, grid_size: int, endpoint_mass: float, floor: float,
+                  util: Any, exp_util: Any, lo: float, hi: float, rng: Any,
+                  full: Any) -> None:  # fmt: skip
+    """No sensitivities to estimate (a selector that reads none)."""
+
+
+def _update_windows(buf: Any, fill: Any, values: Any, n_est: Any, flat: Any, x: Any,
+                    levels: Any, eps_level: float, grid_size: int, endpoint_mass: float,
+                    floor: float, util: Any, exp_util: Any, lo: float, hi: float, rng: Any,
+                    full: Any) -> None:  # fmt: skip
+    """One of the ``_windows_*`` kernels, bound in each compiled version of :func:`_play`."""
+    raise NotImplementedError("bound by dpbandits.core.jit.specialise")
+
+
+@kernel_template
+def _play(t0: int, n_ready: int, block: Any, bounds: Any, means_state: Any, windows: Any,
+          selection: Any) -> int:  # fmt: skip
+    """Steps ``t0, t0 + 1, ...`` of :class:`PrivateAgent` against the reward rows of ``block``
+    (see ``Agent.play``): each one as :meth:`PrivateAgent.choose` and
+    :meth:`PrivateAgent.observe` do it, with the same kernels and the same Generators.
+
+    The first ``n_ready`` steps are played whole (their private-means noise is drawn,
+    ``PrivateMeans.ready_steps``); the next one, if there are more rows, all but its
+    private-means update, which needs the next noise block: the caller makes it
+    (``PrivateMeans.update_flat`` with the step's ``flat`` and ``x``). Returns the number of
+    steps played: ``n_ready + 1`` when that last step waits for its means update; fewer than
+    ``min(len(rows), n_ready + 1)`` only when the selection refuses its input (the kernel
+    returns False), before drawing anything for that step.
+
+    The arguments come in groups:
+
+    - ``block = (rows, actions, rewards, flat, x)``: the reward rows and the actions and
+      rewards to fill, and the last step's streams ``r K + a`` and clipped rewards;
+    - ``bounds = (lo, hi, clip_means)``: the reward range, and whether released means are
+      clipped to it;
+    - ``means_state``: the private means' (``PrivateMeans.kernel_args``);
+    - ``windows = (uses_d, quantiles generator address, *WindowedSensitivity.kernel_args)``,
+      placeholders of the same types when the selector reads no sensitivities; their update
+      is ``_update_windows``, bound per quantile method (:func:`play_loop`);
+    - ``selection = (params, selection generator address)``: the selector's
+      ``CompiledKernel.params``; its kernel is ``_select``, bound per kernel.
+    """
+    rows, actions, rewards, flat, x = block
+    lo, hi, clip_means = bounds
+    counts, sums, means, noise, shift, mask, gamma = means_state
+    (uses_d, quantiles_address, buf, fill, values, n_est, _smith, levels, eps_level, grid_size,
+     endpoint_mass, floor, util, exp_util) = windows  # fmt: skip
+    params, select_address = selection
     n_runs = actions.shape[1]
     n_arms = rows.shape[1] // n_runs
     rng_q = generator_at(quantiles_address)
@@ -73,8 +139,6 @@ def _play(
     q_clipped = np.empty((n_runs, n_arms))
     d = values.reshape((n_runs, n_arms)) if uses_d else np.ones((n_runs, n_arms))
     out = np.empty(n_runs, dtype=np.int64)
-    flat = np.empty(n_runs, dtype=np.int64)
-    x = np.empty(n_runs)
     full = np.empty(n_runs, dtype=np.int64)
     for i in range(rows.shape[0]):
         t = t0 + i
@@ -83,8 +147,7 @@ def _play(
         else:
             if clip_means:
                 means_clipped(means, lo, hi, q_clipped.reshape(-1))
-            if not select_rows(kind, floats, ints, table, q_clipped if clip_means else q, d,
-                               rng_s, out):  # fmt: skip
+            if not _select(params, q_clipped if clip_means else q, d, rng_s, out):
                 return i
         for r in range(n_runs):
             a = out[r]
@@ -94,15 +157,24 @@ def _play(
             v = reward if reward >= lo else lo  # numpy.maximum, then numpy.minimum
             x[r] = v if v <= hi else hi
             flat[r] = r * n_arms + a
-        if uses_d:
-            if smith:
-                window_update_smith(buf, fill, values, n_est, flat, x, util, exp_util, lo, hi,
-                                    floor, rng_q, full)  # fmt: skip
-            else:
-                window_update_grid(buf, fill, values, n_est, flat, x, levels, eps_level, lo,
-                                   hi, grid_size, endpoint_mass, floor, rng_q, full)  # fmt: skip
+        _update_windows(buf, fill, values, n_est, flat, x, levels, eps_level, grid_size,
+                        endpoint_mass, floor, util, exp_util, lo, hi, rng_q, full)  # fmt: skip
+        if i == n_ready:  # its noise block is not drawn yet: the caller updates the means
+            return i + 1
         means_update(counts, sums, means, noise, shift, mask, gamma, flat, x)
     return rows.shape[0]
+
+
+_WINDOWS = {None: _windows_none, "smith": _windows_smith, "grid": _windows_grid}
+
+
+def play_loop(selector_kernel: Any, quantile_method: str | None) -> Any:
+    """The private agent's fused loop (:func:`_play`) compiled with ``selector_kernel`` as its
+    selection and the window update of ``quantile_method`` (``None``: no sensitivities): one
+    compiled function per pair, made on first use and cached on disk
+    (:func:`dpbandits.core.jit.specialise`), so that a run compiles the kernels of its own
+    selectors and quantile method only, and a plug-in's kernel runs as fast as a built-in's."""
+    return specialise(_play, _select=selector_kernel, _update_windows=_WINDOWS[quantile_method])
 
 
 def _as_agent_parameter(exc: BaseException) -> BaseException:
@@ -267,10 +339,20 @@ class PrivateAgent(Agent):
         """Relative cost of a step (UCB ~ 1), used by the engine to schedule slow tasks first."""
         # measured with the compiled block loop (docs/performance.md); a selector without a
         # kernel runs step by step, ~30 µs a step whatever the number of runs
-        if compiled_selection(self._selector, 2) is None:
+        if compiled_kernel(self._selector, 2) is None:
             return 12.0
         name = getattr(self._selector, "name", "")
         return {"krr": 3.0, "rnm": 5.0, "gem": 5.0, "mgem": 5.0, "rs": 8.0}.get(name, 7.0)
+
+    def compile_key(self, n_arms: int) -> Any:
+        """What this agent's compiled code depends on, for ``n_arms`` arms: its class, its
+        selector's kernel (``None``: played step by step) and the quantile method of its loop
+        (:func:`play_loop`). Agents with equal keys share their compiled loop
+        (``dpbandits.experiments.warmup`` compiles it once)."""
+        spec = compiled_kernel(self._selector, n_arms)
+        uses_d = bool(getattr(self._selector, "uses_sensitivities", True))
+        return (type(self), None if spec is None else spec.kernel,
+                self.quantile_method if uses_d else None)  # fmt: skip
 
     @property
     def label(self) -> str:
@@ -355,61 +437,66 @@ class PrivateAgent(Agent):
             self._q_view = None if self.clip_means else self._means.means(copy=False)
             self._d_view = self._sens.current if self._uses_d else self._ones
 
-        # The compiled block loop (play): built-in estimators and a built-in selector only.
+        # The compiled block loop (play): built-in estimators and a selector with a compiled
+        # kernel (dpbandits.selectors.compiled) only.
         self._compiled = None
         if self._fast and (not self._uses_d or self._sens.kernel_args() is not None):
-            self._compiled = compiled_selection(self._selector, k)
+            self._compiled = compiled_kernel(self._selector, k)
+        self._loop = None
+        if self._compiled is not None:
+            method = self.quantile_method if self._uses_d else None
+            self._loop = play_loop(self._compiled.kernel, method)
+        self._bounds = (self._lo_f, self._hi_f, bool(self.clip_means))
+        # the streams and clipped rewards of the step whose means update play makes
+        self._flat, self._x = np.empty(r, dtype=np.int64), np.empty(r)
 
     # -- protocol -------------------------------------------------------------------------
     def block_player(self) -> Callable[[Any, Any, Any], None] | None:
-        """:meth:`play` when the agent's parts are all compiled (built-in estimators, a built-in
-        selector), else ``None``: the engine then plays it step by step."""
+        """:meth:`play` when the agent's parts are all compiled (built-in estimators, a selector
+        with a compiled kernel), else ``None``: the engine then plays it step by step."""
         player = super().block_player()
         return player if getattr(self, "_compiled", None) is not None else None
 
     def play(self, rows: Any, actions: Any, rewards: Any) -> None:
-        """Play ``len(rows)`` steps against reward rows (see ``agents.base``): the steps whose
-        private-means noise is drawn in one compiled call, the others (a new noise block, or a
-        selection that refuses its input) through :meth:`act` and :meth:`update`."""
+        """Play ``len(rows)`` steps against reward rows (see ``agents.base``) in compiled calls:
+        each takes the steps whose private-means noise is drawn and one more, whose means
+        update (which draws the next noise block) is made here; a step whose selection
+        refuses its input goes through :meth:`act` (for the selector's own error)."""
         if self._compiled is None:
             raise RuntimeError("play needs the compiled parts (see block_player)")
         m, i = rows.shape[0], 0
         while i < m:
-            n = min(m - i, self._means.ready_steps)
-            if n > 0:
-                done = self._play_compiled(rows[i : i + n], actions[i : i + n],
-                                           rewards[i : i + n])  # fmt: skip
-                i += done
-                if done == n:
-                    continue
-            # step i through act/update: it draws the next noise block (or raises the error
-            # of a selection that refused its input)
-            a = self.act()
-            x = rows[i, a * self.n_runs + np.arange(self.n_runs)]
-            self.update(a, x)
-            actions[i], rewards[i] = a, x
-            i += 1
+            ready = self._means.ready_steps
+            done = self._play_compiled(rows[i:], actions[i:], rewards[i:], ready)
+            i += done
+            if done > ready:  # the last step's means update, with the next noise block
+                self._means.update_flat(self._flat, self._x)
+            elif i < m:  # the selection refused step i: the selector's error (or its step)
+                a = self.act()
+                x = rows[i, a * self.n_runs + np.arange(self.n_runs)]
+                self.update(a, x)
+                actions[i], rewards[i] = a, x
+                i += 1
 
-    def _play_compiled(self, rows: Any, actions: Any, rewards: Any) -> int:
-        if actions.dtype != np.int64:  # one compiled loop (~10 s to compile) for every dtype
+    def _play_compiled(self, rows: Any, actions: Any, rewards: Any, ready: int) -> int:
+        if actions.dtype != np.int64:  # one compiled loop for every dtype
             wide = np.empty(actions.shape, dtype=np.int64)
-            done = self._play_compiled(rows, wide, rewards)
+            done = self._play_compiled(rows, wide, rewards, ready)
             actions[:done] = wide[:done]
             return done
-        spec = self._compiled
-        assert spec is not None  # (play checked it)
-        windows = self._sens.kernel_args() if self._uses_d else _NO_WINDOWS
-        rng_q = self._sens.generator if self._uses_d else self._rng_select  # (unused then)
-        args: tuple[Any, ...] = (
-            (self.t, rows, actions, rewards, self._lo_f, self._hi_f, bool(self.clip_means))
-            + self._means.kernel_args() + (self._uses_d,) + windows
-            + (generator_address(rng_q), spec.kind, spec.floats, spec.ints, spec.table,
-               generator_address(self._rng_select))
-        )  # fmt: skip
-        done = _play(*args)
-        self._means.took_steps(done)
+        spec, loop = self._compiled, self._loop
+        assert spec is not None and loop is not None  # (play checked it)
+        select_address = generator_address(self._rng_select)
+        if self._uses_d:
+            windows = (True, generator_address(self._sens.generator), *self._sens.kernel_args())
+        else:  # (an address that is valid, never drawn from)
+            windows = (False, select_address, *_NO_WINDOWS)
+        block = (rows, actions, rewards, self._flat, self._x)
+        done = int(loop(self.t, ready, block, self._bounds, self._means.kernel_args(), windows,
+                        (spec.params, select_address)))  # fmt: skip
+        self._means.took_steps(min(done, ready))
         self.played(done)
-        return int(done)
+        return done
 
     def choose(self) -> NDArray[np.int64]:
         if self._fast:

@@ -6,12 +6,12 @@ import math
 from typing import Any
 
 import numpy as np
-from numba.np.random.generator_core import next_double
 from numpy.typing import NDArray
 
 from agents.base import Agent, ArmStatistics, in_unit_interval, unit_interval_error
 from dpbandits.core.arms import add_pull
 from dpbandits.core.jit import beats, generator_address, generator_at, inline_kernel, kernel
+from dpbandits.core.numba_compat import next_double
 from dpbandits.core.params import Param
 from dpbandits.core.samplers import (
     gamma_constants,

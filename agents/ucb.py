@@ -123,9 +123,7 @@ class UCB(Agent):
         self._alpha = float(self.alpha)
         self._log_horizon = math.nan
         if self.log == "T":
-            if self.horizon is None:
-                raise ValueError("UCB(log='T') needs the horizon: reset(..., horizon=T)")
-            self._log_horizon = math.log(self.horizon)
+            self._log_horizon = math.log(self.needed_horizon("UCB(log='T') has ln T in its bonus"))
         self.stats = ArmStatistics(self.n_runs, self.n_arms)
         self._chosen = np.empty(self.n_runs, dtype=np.int64)  # work space of play
         self._index = np.empty((self.n_runs, self.n_arms))  # play's (Agent.kept_tables_valid)

@@ -19,7 +19,7 @@ dpbandits is faster), and a check that the regrets agree: the mean pseudo-regret
 ``sum_t max(mu) - mu[a_t]`` over all runs of a library against dpbandits', z-test (|z| < 3).
 
 A library that is not installed, or fails to import, is skipped with a note. Install them with
-``pip install "dpbandits[peers]"`` (or ``pip install pymab SMPyBandits mabwiser``).
+``pip install ".[peers]"`` in a clone (or ``pip install pymab SMPyBandits mabwiser``).
 Known incompatibility worked around here (never in the library): SMPyBandits 0.9.7 imports
 ``scipy.special.btdtri``, removed from SciPy 1.12+; it is the inverse regularised incomplete
 beta function, i.e. ``scipy.special.betaincinv``, which is patched in before the import.

@@ -151,3 +151,12 @@ def test_every_command_is_described_by_its_module_docstring():
         # as written, except that docs/<page>.md shows the page's address (options.add_command)
         assert sp.description == link_docs_paths(module.__doc__), command
         assert sp.prog == f"dpbandits {command}"
+
+
+def test_shift_at_a_small_horizon_puts_the_change_point_inside_it(tmp_path, capsys):
+    """Issue 30: ``dpbandits shift --runs 2 --horizon 2000`` (the CI command) failed on the
+    default change point 30 000; it defaults to 3/5 of the horizon, as 30 000 of 50 000."""
+    argv = ["shift", "--runs", "2", "--horizon", "2e3", "--agent", "UCB", "--out",
+            str(tmp_path / "o"), "--no-plots", "--no-progress"]  # fmt: skip
+    assert main(argv) == 0
+    assert "2 runs x 2000 steps, shift at t = 1200" in capsys.readouterr().out

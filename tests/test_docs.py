@@ -104,7 +104,8 @@ def test_the_runnable_markers_are_spelled_right_and_used():
     """A misspelled marker would silently leave its block out."""
     for page in PAGES:
         text = page.read_text(encoding="utf-8")
-        assert text.count("<!-- runnable") == len(_runnable(page)), page.name
+        markers = re.findall(r"^<!-- runnable", text, flags=re.M)
+        assert len(markers) == len(_runnable(page)), page.name
     assert sum(len(_runnable(p)) for p in PAGES) >= 15
 
 
@@ -127,3 +128,107 @@ def test_the_runnable_blocks_of_a_page_run(page, tmp_path):
         out = subprocess.run([sys.executable, "page_blocks.py"], cwd=tmp_path, env=env,
                              capture_output=True, text=True, timeout=600)  # fmt: skip
         assert out.returncode == 0, f"{page.name}\n{out.stderr[-3000:]}"
+
+
+# --------------------------------------------------------------------------------------------
+# Install commands (issue 30, item 2): every one works as written from a clone
+# --------------------------------------------------------------------------------------------
+
+#: Where users read install commands: the pages, the messages and --help texts of the code,
+#: the examples and the benchmarks.
+INSTALL_TEXTS = [*PAGES, ROOT / "CHANGELOG.md",
+                 *[p for d in ("dpbandits", "agents", "envs", "examples", "benchmarks")
+                   for p in sorted((ROOT / d).rglob("*.py"))
+                   if "pages" not in p.relative_to(ROOT).parts]]  # fmt: skip
+PIP_INSTALL = re.compile(r"pip install((?:\s+(?:-[-\w]+|[\"']?[\w.\[\],<>=~!-]+[\"']?))+)")
+
+
+def _extras() -> set[str]:
+    if sys.version_info >= (3, 11):
+        import tomllib
+    else:  # pragma: no cover
+        import tomli as tomllib
+    pyproject = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
+    return set(pyproject["project"]["optional-dependencies"])
+
+
+def test_every_install_command_works_from_a_clone():
+    """``pip install dpbandits`` fails (not on PyPI): no text tells a user to run it, or to
+    install ``dpbandits[extra]``, except to say that it does not work; ``.[extra]`` names an
+    extra of pyproject.toml."""
+    extras = _extras()
+    bad = []
+    for path in INSTALL_TEXTS:
+        for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+            for m in PIP_INSTALL.finditer(line):
+                where = f"{path.relative_to(ROOT)}:{n}: pip install{m[1]}"
+                words = [w.strip("\"'`") for w in m[1].split()]
+                if any(w == "dpbandits" or w.startswith("dpbandits[") for w in words):
+                    if not any(s in line for s in ("not on PyPI", "not published on PyPI",
+                                                   "finds nothing")):
+                        bad.append(where)
+                for w in words:
+                    named = re.fullmatch(r"\.\[([\w,-]+)\]", w)  # (not a template: ".[{x}]")
+                    if named and not set(named[1].split(",")) <= extras:
+                        bad.append(f"{where} (extras: {sorted(extras)})")
+    assert not bad, "\n".join(bad)
+
+
+def test_install_hints_name_the_packages_of_the_extra(monkeypatch):
+    from importlib import metadata
+
+    from dpbandits.core import extras
+
+    requires = ['pandas>=1.5; extra == "pandas"', "dask[distributed]>=2023.1; extra == 'dask'",
+                'pandas>=1.5; extra == "parquet"', 'pyarrow >= 10; extra == "parquet"',
+                "numpy>=1.25", 'tomli>=2; python_version < "3.11"']  # fmt: skip
+    monkeypatch.setattr(metadata, "requires", lambda name: requires)
+    assert extras.install_hint("pandas") == 'pip install "pandas>=1.5"'
+    assert extras.install_hint("dask") == 'pip install "dask[distributed]>=2023.1"'
+    assert extras.install_hint("parquet") == 'pip install "pandas>=1.5" "pyarrow>=10"'
+    # without the metadata (a checkout run without installing it): the clone's command
+    assert extras.install_hint("sklearn") == (
+        'pip install ".[sklearn]" (in a clone of the dpbandits repository)'
+    )
+
+
+def test_every_extra_a_message_names_exists():
+    extras = _extras()
+    named = {m[1] for path in INSTALL_TEXTS if path.suffix == ".py"
+             for m in re.finditer(r"install_hint\([\"'](\w+)[\"']\)", path.read_text())}
+    assert named and named <= extras, named - extras
+
+
+def test_results_to_frame_says_how_to_get_pandas(monkeypatch):
+    """Issue 30: the message said ``pip install 'dpbandits[pandas]'``, which fails."""
+    import builtins
+
+    from dpbandits.experiments.results import Results
+
+    real_import = builtins.__import__
+
+    def no_pandas(name: str, *args: object, **kwargs: object) -> object:
+        if name == "pandas" or name.startswith("pandas."):
+            raise ImportError("No module named 'pandas'")
+        return real_import(name, *args, **kwargs)
+
+    monkeypatch.setattr(builtins, "__import__", no_pandas)
+    with pytest.raises(ImportError, match=r"to_frame\(\) needs pandas: pip install ") as info:
+        Results.to_frame(object())  # type: ignore[arg-type]
+    assert "dpbandits[" not in str(info.value)
+
+
+def test_the_package_metadata_points_to_the_documentation_and_the_license():
+    """Issue 30, item 9: a LICENSE file for the license pyproject.toml declares, and the
+    documentation address of the metadata is the one the messages use."""
+    if sys.version_info >= (3, 11):
+        import tomllib
+    else:  # pragma: no cover
+        import tomli as tomllib
+    from dpbandits.core.docs import DOCS_URL
+
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]
+    assert project["license"] == "MIT" and project["license-files"] == ["LICENSE"]
+    assert (ROOT / "LICENSE").read_text(encoding="utf-8").startswith("MIT License\n")
+    assert project["urls"]["Documentation"] == DOCS_URL
+    assert len(project["classifiers"]) >= 10

@@ -102,10 +102,23 @@ def run_start(args: argparse.Namespace) -> int:
 
 
 def run_check(args: argparse.Namespace) -> int:
-    # A student's top-level plt.show() must not open a window and block the checker.
+    # A student's top-level plt.show() must not open a window and block the checker; the
+    # setting is undone afterwards (``main`` may run in a longer-lived process).
+    before = os.environ.get("MPLBACKEND")
     os.environ["MPLBACKEND"] = "Agg"
+    try:
+        return _run_check(args)
+    finally:
+        if before is None:
+            os.environ.pop("MPLBACKEND", None)
+        else:
+            os.environ["MPLBACKEND"] = before
+
+
+def _run_check(args: argparse.Namespace) -> int:
     from dpbandits.core.files import write_json
     from dpbandits.course import check, exercise
+    from dpbandits.course.checker import FAILED, TaskResult
     from dpbandits.course.report import gradescope_results, report_lines
 
     ex = exercise(args.exercise)
@@ -120,8 +133,6 @@ def run_check(args: argparse.Namespace) -> int:
     if not Path(args.file).is_file():
         if args.json_path is not None:
             # An autograder shows the student why there is no grade.
-            from dpbandits.course.checker import FAILED, TaskResult
-
             missing = [TaskResult(ex.number, t.name, FAILED, f"no such file: {args.file!r}", 0.0,
                                   max_points=t.points) for t in ex.tasks]  # fmt: skip
             write_json(args.json_path, gradescope_results(ex, missing, args.file, 0.0))

@@ -72,7 +72,7 @@ def print_example(args: argparse.Namespace, command: str) -> bool:
              if getattr(args, name, None) not in (None, [])]  # fmt: skip
     if given:
         raise ValueError(
-            f"--example prints the shipped config as it is, without {', '.join(given)}: write "
+            f"--example NAME prints the shipped config as it is, without {', '.join(given)}: write "
             f"it with `dpbandits {command} --example NAME > my.toml`, then run "
             f"`dpbandits {command} my.toml` with your options"
         )

@@ -31,18 +31,23 @@ from __future__ import annotations
 
 import functools
 import hashlib
-import importlib.util
-import sys
+import re
+import types
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TypeVar, cast
 
 import numba
 import numpy as np
-from llvmlite import ir
-from numba.core import caching, cgutils, types
-from numba.extending import intrinsic
-from numba.np.random.generator_core import next_uint32, next_uint64
+
+from dpbandits.core.numba_compat import (
+    defer_blas_probe,
+    float_bits,
+    generator_at,
+    install_cache_locators,
+    next_uint32,
+    next_uint64,
+)
 
 __all__ = [
     "beats",
@@ -53,16 +58,20 @@ __all__ = [
     "integers_below",
     "compiled_source",
     "kernel",
+    "kernel_template",
     "library_stamp",
     "pairwise_sum",
+    "specialise",
 ]
 
 F = TypeVar("F", bound=Callable[..., Any])
 
 
 # -- the disk cache: a kernel is fresh only if every kernel module is unchanged
-_ROOT = Path(__file__).resolve().parent.parent  # holds the packages dpbandits, agents, envs
+_ROOT = Path(__file__).resolve().parents[2]  # holds the packages dpbandits, agents, envs
 _PACKAGES = ("dpbandits", "agents", "envs")
+#: Kernel modules that do not import this one: this one, and the intrinsics it re-exports.
+_ALWAYS = ("jit.py", "numba_compat.py")
 
 
 def _kernel_modules() -> list[Path]:
@@ -71,7 +80,7 @@ def _kernel_modules() -> list[Path]:
     for package in _PACKAGES:
         for path in sorted((_ROOT / package).rglob("*.py")):
             text = path.read_bytes()
-            if path.name == "jit.py" or b"dpbandits.core.jit" in text:
+            if path.name in _ALWAYS or b"dpbandits.core.jit" in text:
                 files.append(path)
     return files
 
@@ -114,72 +123,33 @@ def library_stamp() -> str:
     return digest.hexdigest()
 
 
-#: Set on the Python function of every kernel (:func:`kernel`, :func:`inline_kernel`): the
-#: locators below serve exactly these, wherever they are defined (a user's kernel calling the
-#: library's holds their code too).
+#: Set on the Python function of every kernel (:func:`kernel`, :func:`inline_kernel`,
+#: :func:`specialise`): only these are cached under :func:`library_stamp`, wherever they are
+#: defined (a user's kernel calling the library's holds their code too).
 _MARK = "_dpbandits_kernel"
+#: Set on a specialisation (:func:`specialise`): the source files, outside the library, of the
+#: functions bound into it, whose whole text is part of its cache key.
+_SOURCES = "_dpbandits_sources"
 
 
-def _library_locator(base: Any) -> Any:
-    """numba's cache locator ``base``, keyed also on :func:`library_stamp`, for the kernels
-    only (numba's own locators serve every other compiled function)."""
-
-    class Locator(base):
-        def get_source_stamp(self) -> Any:
-            return (super().get_source_stamp(), library_stamp())
-
-        @classmethod
-        def from_function(cls, py_func: Any, py_file: str) -> Any:
-            if not getattr(py_func, _MARK, False):
-                return None
-            return super().from_function(py_func, py_file)
-
-    Locator.__name__ = Locator.__qualname__ = f"Library{base.__name__.lstrip('_')}"
-    return Locator
+def _file_digest(path: str) -> str:
+    return hashlib.sha256(Path(path).read_bytes()).hexdigest()
 
 
-def _install_locators() -> None:
-    # numba >= 0.61 names its locators without the underscore; both are looked up
-    names = ("UserProvidedCacheLocator", "InTreeCacheLocator", "UserWideCacheLocator")
-    bases = [getattr(caching, n, None) or getattr(caching, "_" + n) for n in names]
-    impl = getattr(caching, "CacheImpl", None) or getattr(caching, "_CacheImpl")  # noqa: B009
-    if not any(getattr(c, "__name__", "").startswith("Library") for c in impl._locator_classes):
-        impl._locator_classes = [_library_locator(b) for b in bases] + list(impl._locator_classes)
+def _cache_stamp(py_func: Any) -> Any:
+    """The part of a compiled function's cache key that numba's own (its source file) misses:
+    :func:`library_stamp` for a kernel, with the text of the user files bound into a
+    specialisation; ``None`` (numba's own locators) for any other compiled function."""
+    if not getattr(py_func, _MARK, False):
+        return None
+    sources = getattr(py_func, _SOURCES, ())
+    if not sources:
+        return library_stamp()
+    return (library_stamp(), *(_file_digest(p) for p in sources))
 
 
-_install_locators()
-
-
-def _defer_blas_probe() -> None:
-    """Load numba's array math without its start-up BLAS probe, which imports scipy.linalg.
-
-    When ``numba.np.arraymath`` first loads (at the first compilation or cache load of a
-    process), it asks whether a BLAS is there for ``np.dot``-style functions by importing
-    ``scipy.linalg.cython_blas`` (``_check_blas``): 0.2 s, a fifth of a run's start-up
-    (docs/performance.md), for functions no kernel of the library calls. This loads the module
-    with the probe answered by whether scipy is installed, and gives it numba's own check back:
-    a kernel that does call BLAS imports scipy.linalg and runs numba's checks when it is
-    compiled, as before. Skipped when something loaded the module already.
-    """
-    if "numba.np.arraymath" in sys.modules:
-        return
-    from numba.np import linalg
-
-    probe = linalg.ensure_blas
-
-    def not_yet() -> None:
-        raise ImportError("BLAS probe deferred by dpbandits.core.jit")
-
-    linalg.ensure_blas = not_yet
-    try:
-        from numba.np import arraymath
-    finally:
-        linalg.ensure_blas = probe
-    arraymath.ensure_blas = probe
-    arraymath._HAVE_BLAS = importlib.util.find_spec("scipy") is not None
-
-
-_defer_blas_probe()
+install_cache_locators(_cache_stamp)
+defer_blas_probe()
 
 
 def _compile(fn: F, **options: Any) -> F:
@@ -207,6 +177,77 @@ def inline_kernel(fn: F) -> F:
     return _compile(fn, inline="always")
 
 
+def kernel_template(fn: F) -> F:
+    """Mark ``fn`` as a kernel written once and compiled per binding by :func:`specialise`
+    (it is never compiled, or called, as it is): its source counts as a kernel's
+    (:func:`compiled_source`)."""
+    setattr(fn, _MARK, True)
+    return fn
+
+
+_SPECIALISED: dict[tuple[Any, ...], Any] = {}
+
+
+def _binding(fn: Any) -> tuple[str, str, str | None]:
+    """A bound function's short name for a file name, its full name, and its source file
+    outside the library (``""`` when it has none: no cache is then safe)."""
+    py = getattr(fn, "py_func", fn)
+    module = getattr(py, "__module__", None) or "?"
+    qualname = getattr(py, "__qualname__", None) or repr(py)
+    path = getattr(getattr(py, "__code__", None), "co_filename", "")
+    short = re.sub(r"\W+", "_", f"{module.rsplit('.', 1)[-1]}_{qualname}")
+    file = Path(path).resolve() if path and Path(path).is_file() else None
+    inside = file is not None and any(file.is_relative_to(_ROOT / p) for p in _PACKAGES)
+    outside = None if inside else (str(file) if file is not None else "")
+    return short, f"{module}.{qualname}@{path}", outside
+
+
+def specialise(template: Callable[..., Any], **bindings: Any) -> Any:
+    """``template`` (a :func:`kernel_template`) compiled as a kernel with each global name in
+    ``bindings`` bound to the given compiled function: one compiled function per binding,
+    made once per process and cached on disk under a name of its own
+    (``<template>__<bound function>_<hash>``), so that only the bindings a program uses are
+    ever compiled, and the bound function is called directly (inlined by LLVM where it pays)
+    at the speed of a call written in the template.
+
+    numba can take a compiled function as an argument, but keys its disk cache for such a
+    caller on the argument's identity in the process that compiled it: a cached caller is
+    never found again (docs/performance.md). Here the binding is part of the function's name
+    instead, and the cache key covers the bound code: the library's kernels through
+    :func:`library_stamp`, a function from a user's file through that file's whole text. (A
+    user's kernel calling kernels of *other* user files is keyed on its own file only, as
+    numba keys every function.) A function with no source file (typed in an interpreter)
+    gives a specialisation that is not cached.
+    """
+    key = (template, *sorted(bindings.items(), key=lambda item: item[0]))
+    compiled = _SPECIALISED.get(key)
+    if compiled is not None:
+        return compiled
+    names, fulls, sources = [], [], []
+    for name in sorted(bindings):
+        short, full, outside = _binding(bindings[name])
+        names.append(short)
+        fulls.append(f"{name}={full}")
+        if outside is not None:
+            sources.append(outside)
+    digest = hashlib.sha256("|".join(fulls).encode()).hexdigest()[:10]
+    namespace = dict(template.__globals__)
+    namespace.update(bindings)
+    clone = types.FunctionType(template.__code__, namespace, template.__name__,
+                               template.__defaults__, template.__closure__)  # fmt: skip
+    clone.__qualname__ = f"{template.__qualname__}__{'__'.join(names)}_{digest}"
+    clone.__module__ = template.__module__
+    clone.__doc__ = template.__doc__
+    if "" in sources:  # a bound function without a file: its code cannot be keyed
+        setattr(clone, _MARK, True)
+        compiled = numba.njit(nogil=True, error_model="numpy")(clone)
+    else:
+        setattr(clone, _SOURCES, tuple(sources))
+        compiled = _compile(clone)
+    _SPECIALISED[key] = compiled
+    return compiled
+
+
 @kernel
 def beats(v: float, best: float) -> bool:
     """Whether ``v`` replaces ``best`` in a left-to-right scan for ``numpy.argmax``'s answer:
@@ -222,61 +263,6 @@ def generator_address(rng: np.random.Generator) -> int:
     """The address of ``rng``'s ``bitgen_t`` (numpy's C interface of its bit generator), for
     :func:`generator_at`. ``rng`` must stay alive while a kernel uses the address."""
     return cast(int, rng.bit_generator.ctypes.bit_generator.value)
-
-
-@intrinsic
-def _generator_at(typingctx: Any, address: Any) -> Any:
-    """Inside a kernel: the numba ``Generator`` drawing from the bit generator at ``address``
-    (:func:`generator_address`). Its fields are read from numpy's ``bitgen_t`` (``state``,
-    ``next_uint64``, ``next_uint32``, ``next_double``, in that order), exactly what numba's own
-    unboxing of a Generator reads through ctypes; no reference to the Python object is kept."""
-    if not isinstance(address, types.Integer):
-        return None
-    sig = types.NumPyRandomGeneratorType("rng")(address)
-
-    def codegen(context: Any, builder: Any, signature: Any, args: Any) -> Any:
-        uintp = context.get_value_type(types.uintp)
-        words = builder.inttoptr(args[0], uintp.as_pointer())
-
-        def word(i: int) -> Any:
-            return builder.load(builder.gep(words, [ir.Constant(ir.IntType(32), i)]))
-
-        bit_gen_type = types.NumPyRandomBitGeneratorType("bit_generator")
-        bit_gen = cgutils.create_struct_proxy(bit_gen_type)(context, builder)
-        bit_gen.state_address = word(0)
-        bit_gen.state = word(0)
-        bit_gen.fnptr_next_uint64 = word(1)
-        bit_gen.fnptr_next_uint32 = word(2)
-        bit_gen.fnptr_next_double = word(3)
-        bit_gen.bit_generator = builder.ptrtoint(words, uintp)
-        gen = cgutils.create_struct_proxy(signature.return_type)(context, builder)
-        gen.bit_generator = bit_gen._getvalue()  # meminfo and parent stay null: not owned
-        return gen._getvalue()
-
-    return sig, codegen
-
-
-@intrinsic
-def _float_bits(typingctx: Any, x: Any) -> Any:
-    """Inside a kernel: the IEEE 754 bits of the float64 ``x`` as an int64 (a bit cast, no
-    instruction; ``math.frexp`` is a library call of ~8 ns). Sign at bit 63, biased exponent
-    at bits 52-62, mantissa below."""
-    if not (isinstance(x, types.Float) and x.bitwidth == 64):
-        return None
-    sig = types.int64(x)
-
-    def codegen(context: Any, builder: Any, signature: Any, args: Any) -> Any:
-        return builder.bitcast(args[0], ir.IntType(64))
-
-    return sig, codegen
-
-
-#: ``float_bits(x)`` inside a kernel (see :func:`_float_bits`).
-float_bits = cast(Callable[[float], int], _float_bits)
-
-
-#: ``generator_at(address)`` inside a kernel (see :func:`_generator_at`).
-generator_at = cast(Callable[[int], Any], _generator_at)
 
 
 # -- numpy's summation order: a sum that must give numpy's bits (np.sum, add.reduce along a

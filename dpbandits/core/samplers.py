@@ -26,15 +26,16 @@ import math
 from typing import Any
 
 import numpy as np
-from numba.np.random import _constants as zig
-from numba.np.random.distributions import (
+
+from dpbandits.core.jit import generator_at, inline_kernel, kernel
+from dpbandits.core.numba_compat import (
+    next_double,
+    next_uint64,
     random_standard_exponential,
     random_standard_gamma,
     random_standard_normal,
 )
-from numba.np.random.generator_core import next_double, next_uint64
-
-from dpbandits.core.jit import generator_at, inline_kernel, kernel
+from dpbandits.core.numba_compat import ziggurat as zig
 
 __all__ = [
     "fill_standard_laplace",

@@ -16,6 +16,7 @@ In an exercise file (``docs/course.md``)::
 from __future__ import annotations
 
 import contextlib
+import io
 import sys
 import traceback
 from collections.abc import Iterator, MutableMapping
@@ -93,10 +94,14 @@ def show(fig: Any, name: str) -> Path | None:
     import matplotlib.pyplot as plt
 
     if in_notebook():
-        from IPython.display import display
+        from IPython.display import Image, display
 
-        display(fig)
+        # The PNG itself, not display(fig): it shows whatever matplotlib backend is active
+        # (display(fig) needs the inline backend's formatter, absent with e.g. MPLBACKEND=Agg).
+        buffer = io.BytesIO()
+        fig.savefig(buffer, format="png", dpi=100, bbox_inches="tight")
         plt.close(fig)
+        display(Image(data=buffer.getvalue(), format="png"))
         return None
     main = getattr(sys.modules.get("__main__"), "__file__", None)
     script = Path(main).resolve() if main else None

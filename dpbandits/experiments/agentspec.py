@@ -9,9 +9,18 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 import agents as agents_pkg
+from dpbandits.core.checks import ParameterError
 from dpbandits.core.files import jsonable
 
-__all__ = ["agent_config", "default_label", "is_private", "probe_agent", "resolve_agents"]
+__all__ = [
+    "agent_config",
+    "check_reward_family",
+    "default_label",
+    "is_private",
+    "probe_agent",
+    "resolve_agents",
+    "reward_family_mismatch",
+]
 
 
 def resolve_agents(agents_arg: Any) -> dict[str, Any]:
@@ -116,3 +125,28 @@ def probe_agent(label: str, agent: Any, n_arms: int, horizon: int, *, prefix: bo
         raise new from None
     with contextlib.suppress(TypeError):
         _PROBED[agent] = (n_arms, horizon)
+
+
+def reward_family_mismatch(agent: Any, arm: str | None, env_id: str) -> str | None:
+    """Why ``agent`` cannot run on an environment whose arms are ``arm``
+    (:func:`~dpbandits.experiments.envspec.reward_family`), or ``None`` when it can: an agent
+    whose class says ``bernoulli_only = True`` (DP-KLUCB, DP-IMED: algorithms defined for
+    Bernoulli bandits, docs/private-bandits.md) needs Bernoulli arms. An environment that does
+    not say (``arm is None``) passes: the agent then refuses the first reward that is not 0 or
+    1, at that step."""
+    if arm is None or arm == "bernoulli" or not getattr(agent, "bernoulli_only", False):
+        return None
+    name = getattr(agent, "algorithm", "") or type(agent).__name__
+    return (
+        f"{env_id} has {arm} arms, but {name} is defined for Bernoulli rewards only: run it on "
+        "Bernoulli arms (dpbandits/KArmedBernoulli-v0, or arm = 'bernoulli' in "
+        "dpbandits/PiecewiseBandit-v0 and dpbandits/DriftingBandit-v0)"
+    )
+
+
+def check_reward_family(label: str, agent: Any, arm: str | None, env_id: str) -> None:
+    """Refuse, before any work, an agent defined for Bernoulli rewards only on an environment
+    with other arms (:func:`reward_family_mismatch`): a ``ParameterError`` naming ``env``."""
+    why = reward_family_mismatch(agent, arm, env_id)
+    if why is not None:
+        raise ParameterError(f"agent {label!r}: env {why}", "env")

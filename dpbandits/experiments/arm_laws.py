@@ -27,6 +27,8 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
+from dpbandits.experiments.envspec import reward_family
+
 __all__ = ["ArmLaws", "SegmentLaw", "laws_of", "record_laws"]
 
 
@@ -57,8 +59,8 @@ def record_laws(env: Any, horizon: int, change_points: Sequence[int]) -> dict[st
     """The ``"arms"`` record of a run of ``horizon`` steps on ``env`` (see the module), or
     ``None`` when the environment does not expose its laws or they change within a segment."""
     u = getattr(env, "unwrapped", env)
-    arm = getattr(u, "arm", None)
-    if arm not in ("bernoulli", "gaussian") or not callable(getattr(u, "means_table", None)):
+    arm = reward_family(u)
+    if arm is None or not callable(getattr(u, "means_table", None)):
         return None
     means = np.asarray(u.means_table(), dtype=np.float64)[:horizon]
     sds_table = getattr(u, "sds_table", None)

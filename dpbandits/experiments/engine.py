@@ -62,13 +62,14 @@ from dpbandits.core.files import jsonable
 from dpbandits.core.version import __version__
 from dpbandits.experiments.agentspec import (
     agent_config,
+    check_reward_family,
     is_private,
     probe_agent,
     resolve_agents,
 )
 from dpbandits.experiments.arm_laws import record_laws
 from dpbandits.experiments.chunk import ChunkTask, chunk_seeds, run_chunk
-from dpbandits.experiments.envspec import env_spec, make_env, vector_class
+from dpbandits.experiments.envspec import env_spec, make_env, reward_family, vector_class
 from dpbandits.experiments.memory import RunSizes, agent_state_bytes, check_memory
 from dpbandits.experiments.parallel import TaskTime, run_tasks
 from dpbandits.experiments.results import Results
@@ -322,8 +323,9 @@ def check_run_arguments(
 class EnvironmentFacts:
     """What the engine learns from one environment built in this process before any work:
     the horizon, the number of arms, the expected-reward table ``(T, K)`` (``None`` when the
-    environment does not expose one), the change points and the true quantile ranges at the
-    trace steps (filled by :func:`recording_plan`)."""
+    environment does not expose one), the change points, the quantile levels of the traces and
+    the arms' reward family (:func:`~dpbandits.experiments.envspec.reward_family`: ``None``
+    when the environment does not say)."""
 
     unwrapped: Any
     horizon: int
@@ -331,6 +333,7 @@ class EnvironmentFacts:
     table: NDArray[np.float64] | None
     change_points: list[int]
     quantile_levels: tuple[float, float]
+    arm: str | None = None
 
 
 def probe_environment(
@@ -376,7 +379,8 @@ def probe_environment(
     change_points = [int(c) for c in getattr(unwrapped, "change_points", ()) if 0 < c < horizon]
     probe.close()
     return EnvironmentFacts(unwrapped, horizon, int(n_arms), table, change_points,
-                            tuple(quantile_levels))  # type: ignore[arg-type]  # fmt: skip
+                            tuple(quantile_levels),  # type: ignore[arg-type]
+                            reward_family(unwrapped))  # fmt: skip
 
 
 @dataclass
@@ -428,9 +432,11 @@ def make_tasks(
 ) -> list[ChunkTask]:
     """One task per (agent, chunk of ``chunk_size`` replications), each agent probed once
     first (:func:`~dpbandits.experiments.agentspec.probe_agent`: a bad parameter fails here,
-    not in a worker)."""
+    not in a worker) and checked against the environment's rewards (an agent for Bernoulli
+    bandits only on other arms: :func:`~dpbandits.experiments.agentspec.check_reward_family`)."""
     for label, agent in agent_map.items():
         probe_agent(label, agent, facts.n_arms, facts.horizon)
+        check_reward_family(label, agent, facts.arm, spec["id"])
     chunks = [(i, min(chunk_size, n_runs - i * chunk_size))
               for i in range(math.ceil(n_runs / chunk_size))]  # fmt: skip
     # The project's vector environments build their own expected-reward table with their

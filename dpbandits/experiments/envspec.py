@@ -11,7 +11,7 @@ from typing import Any
 
 from dpbandits.core.registration import register_envs
 
-__all__ = ["env_spec", "make_env", "make_vector_env", "vector_class"]
+__all__ = ["env_spec", "make_env", "make_vector_env", "reward_family", "vector_class"]
 
 
 def _ensure_registered(env_id: str) -> None:
@@ -82,3 +82,11 @@ def vector_class(spec: dict[str, Any]) -> type | None:
         module, _, name = entry.partition(":")
         entry = getattr(importlib.import_module(module), name)
     return entry if isinstance(entry, type) else None
+
+
+def reward_family(env: Any) -> str | None:
+    """The reward law of an environment's arms: ``"bernoulli"`` (rewards 0 or 1) or
+    ``"gaussian"`` (clipped to ``[lo, hi]``), read from its ``arm`` attribute (the project's
+    environments have it, docs/environments.md); ``None`` when the environment does not say."""
+    arm = getattr(getattr(env, "unwrapped", env), "arm", None)
+    return arm if arm in ("bernoulli", "gaussian") else None

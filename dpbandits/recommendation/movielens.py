@@ -31,6 +31,8 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
+from dpbandits.core.extras import install_hint
+
 __all__ = [
     "GENRES",
     "FittedWorld",
@@ -266,7 +268,7 @@ def fit_network_world(
         from sklearn.neural_network import MLPRegressor
     except ImportError as exc:
         raise ImportError(
-            "the MovieLens network needs scikit-learn: pip install 'dpbandits[sklearn]'"
+            f"the MovieLens network needs scikit-learn: {install_hint('sklearn')}"
         ) from exc
     if data.ratings.size < 10:
         raise ValueError(f"need at least 10 ratings, got {data.ratings.size}")

@@ -16,7 +16,9 @@ The public hook a selector author implements is :meth:`Selector.select_batch`: i
 validated 2-D batch ``q`` of shape ``(R, K)`` with ``d`` of the same shape (``K >= 2``, finite
 scores, positive finite sensitivities) and a ``numpy.random.Generator``, and returns ``R``
 indices. :meth:`Selector.select` validates any input and calls it; callers that already hold
-valid inputs (the private agent) may call it directly. docs/selectors.md is the guide.
+valid inputs (the private agent) may call it directly. A selector may also provide
+:meth:`Selector.compiled_kernel`, its selection as a compiled row kernel, to run inside compiled
+loops (:mod:`dpbandits.selectors.compiled`). docs/selectors.md is the guide.
 """
 
 from __future__ import annotations
@@ -29,6 +31,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from dpbandits.core import checks
+from dpbandits.selectors.compiled import CompiledKernel
 
 __all__ = [
     "FunctionSelector",
@@ -238,6 +241,13 @@ class Selector(Mechanism):
         indices in ``0..K-1`` (one independent draw per row).
         """
         raise NotImplementedError
+
+    def compiled_kernel(self, n_candidates: int) -> CompiledKernel | None:
+        """The selection as a compiled row kernel and its parameters for ``n_candidates``
+        candidates, for compiled callers such as the private agent's fused loop; ``None``
+        (the default) when there is none: callers then use :meth:`select_batch`, step by step.
+        The kernel's contract is in :mod:`dpbandits.selectors.compiled` (docs/selectors.md)."""
+        return None
 
 
 class FunctionSelector(Selector):

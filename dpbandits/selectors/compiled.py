@@ -1,148 +1,124 @@
-"""The built-in selectors as one compiled call, for compiled callers (docs/performance.md).
+"""The compiled-selector protocol: a selector's row kernel and its parameters (docs/selectors.md).
 
-A kernel that selects at every step -- the private agent's block loop (``agents.private``) --
-cannot call a selector object. :func:`compiled_selection` turns a built-in selector, for ``K``
-candidates, into a :class:`CompiledSelection` (an integer kind and the kernel's scalars and
-table), and the kernel :func:`select_rows` runs it on a batch with the caller's Generator:
-it calls the very batch kernel the selector's ``select_batch`` calls (``rnm_rows``,
-``gem_rows``, ``rs_select_rows``, ``krr_select_rows``, ...) with the same arguments, so both
-draw the same numbers and select the same candidates.
+A compiled loop that selects at every step -- the private agent's fused loop
+(``agents.private``) -- cannot call a selector object. A selector that can run there says so
+with a method ``compiled_kernel(n_candidates)`` returning a :class:`CompiledKernel`: a compiled
+function (a numba dispatcher, e.g. made with :func:`dpbandits.core.jit.kernel` or
+``numba.njit``) and the parameters it takes for ``n_candidates`` candidates. The built-in
+selectors use exactly this protocol, each class declaring its own kernel; a plug-in that
+provides one runs inside the loop at the speed of a built-in (``examples/custom_selector.py``).
+A selector without one (or whose method returns ``None``) is played step by step through its
+``select_batch``.
 
-Only the exact built-in classes are compiled: a subclass may override ``select_batch``, and a
-user plug-in has no kernel. For those :func:`compiled_selection` returns ``None`` and the
-caller selects through ``select_batch``, step by step.
+The kernel's contract, ``kernel(params, q, d, rng, out) -> bool``:
+
+- ``params``: the tuple of :class:`CompiledKernel` (numbers and numpy arrays; arrays are
+  never written, and a read-only array keeps one compiled version of the caller);
+- ``q``, ``d``: float64 arrays of shape ``(R, K)``, ``K = n_candidates >= 2``, finite scores
+  and finite positive sensitivities (ones for a selector whose ``uses_sensitivities`` is
+  False), as ``select_batch`` receives them; never written;
+- ``rng``: a numba ``Generator`` (numpy's ``Generator`` inside compiled code), the only
+  source of randomness;
+- ``out``: an int64 array of shape ``(R,)``, to fill with one index in ``[0, K)`` per row;
+- it returns True; or False, *having drawn nothing*, for an input that ``select_batch`` would
+  refuse (e.g. a noise scale that overflows): the caller then calls ``select_batch`` for its
+  error.
+
+The kernel has the law of ``select_batch`` on the same input: the built-ins call the very
+row functions their ``select_batch`` calls, so they draw the same numbers and select the
+same candidates from the same seed. ``dpbandits.testing.check_selector`` checks it for any
+selector (same seed, same indices; else the same law by a two-sample test).
+
+A subclass inherits its parent's kernel; one that overrides ``select_batch`` but not
+``compiled_kernel`` has changed the selection and not the kernel, so :func:`compiled_kernel`
+gives ``None`` for it (its own ``select_batch`` is used).
 """
 
 from __future__ import annotations
 
-import math
 from typing import Any, NamedTuple
 
 import numpy as np
+from numba.extending import is_jitted
 from numpy.typing import NDArray
 
-from dpbandits.core.jit import kernel
-from dpbandits.selectors.gem import (
-    GEM,
-    MGEM,
-    CombinedGEM,
-    auto_method,
-    combined_gem_rows,
-    gem_rows,
-    gem_t,
-)
-from dpbandits.selectors.noisy_max import (
-    RNM,
-    RNMH,
-    ExponentialMechanism,
-    PermuteAndFlip,
-    noise_code,
-    permute_and_flip_rows,
-    rnm_rows,
-    rnmh_rows,
-)
-from dpbandits.selectors.random_stopping import RS, RandomStoppingTNB, rs_select_rows, tnb_method
-from dpbandits.selectors.simple import (
-    KRR,
-    Greedy,
-    Uniform,
-    argmax_ties_rows,
-    krr_select_rows,
-    uniform_rows,
-)
+from dpbandits.core.jit import generator_address, generator_at, kernel_template, specialise
 
-__all__ = ["KINDS", "CompiledSelection", "compiled_selection", "select_rows"]
-
-#: The kinds of :class:`CompiledSelection`, by their index.
-KINDS: tuple[str, ...] = (
-    "rnm", "permute_and_flip", "rnmh", "gem", "combined_gem", "rs", "krr", "greedy", "uniform"
-)  # fmt: skip
-_RNM, _PF, _RNMH, _GEM, _CGEM, _RS, _KRR, _GREEDY, _UNIFORM = range(len(KINDS))
-_NO_TABLE = np.empty(0)
-_NO_TABLE.setflags(write=False)
+__all__ = ["CompiledKernel", "call_kernel", "compiled_kernel"]
 
 
-class CompiledSelection(NamedTuple):
-    """A built-in selector for ``K`` candidates as :func:`select_rows`' arguments."""
+class CompiledKernel(NamedTuple):
+    """A selector's compiled row kernel and its parameters for some number of candidates
+    (the module docstring states the kernel's contract)."""
 
-    kind: int
-    floats: NDArray[np.float64]
-    ints: NDArray[np.int64]
-    table: NDArray[np.float64]
-
-
-def _spec(kind: int, floats: list[float], ints: list[int], table: Any = _NO_TABLE) -> Any:
-    # Every table is read-only, as random stopping's cached ones are (tested): one type, so
-    # one compiled version of each caller (a 650 KB object for the private agent's loop,
-    # compiled and loaded once instead of once per flag).
-    return CompiledSelection(
-        kind, np.array(floats, dtype=np.float64), np.array(ints, dtype=np.int64),
-        np.ascontiguousarray(table, dtype=np.float64),
-    )  # fmt: skip
+    #: ``kernel(params, q, d, rng, out) -> bool``, a compiled function (numba dispatcher)
+    kernel: Any
+    #: the kernel's first argument: a tuple of numbers and numpy arrays
+    params: tuple[Any, ...]
 
 
-def compiled_selection(selector: Any, k: int) -> CompiledSelection | None:
-    """``selector`` (an instance) for ``k`` candidates as a :class:`CompiledSelection`, or
-    ``None`` when it has no compiled form (not an exact built-in class, or parameters that its
-    ``select_batch`` refuses: it then raises its own error at the first selection)."""
-    cls, eps = type(selector), float(getattr(selector, "epsilon", math.nan))
-    if cls in (RNM, ExponentialMechanism):
-        return _spec(_RNM, [eps], [noise_code(selector.noise)])
-    if cls is PermuteAndFlip:
-        return _spec(_PF, [eps], [])
-    if cls is RNMH:
-        return _spec(_RNMH, [eps], [])
-    if cls in (GEM, MGEM):
-        return _spec(_GEM, [selector.t(k), eps / 2.0],
-                     [noise_code(selector.noise), auto_method(k)])  # fmt: skip
-    if cls is CombinedGEM:
-        eps_g = selector.epsilon_g
-        return _spec(_CGEM, [gem_t(k, eps_g, selector.beta), selector.p_keep, eps_g / 2.0],
-                     [noise_code(selector.noise), auto_method(k)])  # fmt: skip
-    if cls in (RS, RandomStoppingTNB):
-        eta = 1.0 if cls is RS else float(selector.eta)
-        try:
-            method, cdf = tnb_method(eta, selector.gamma)
-        except ValueError:  # gamma too small for a table: select_batch says so
+def _defining_class(cls: type, attribute: str) -> type | None:
+    return next((c for c in cls.__mro__ if attribute in c.__dict__), None)
+
+
+def compiled_kernel(selector: Any, n_candidates: int) -> CompiledKernel | None:
+    """``selector``'s :class:`CompiledKernel` for ``n_candidates`` candidates, or ``None``:
+    no ``compiled_kernel`` method, a method that returns ``None`` (parameters with no compiled
+    form; ``select_batch`` then raises its own error at the first selection), or a subclass
+    that overrides ``select_batch`` below the class that defines ``compiled_kernel``.
+
+    Raises ``TypeError`` naming the selector when the method returns something else than a
+    ``CompiledKernel`` of a compiled function and a tuple."""
+    method = getattr(selector, "compiled_kernel", None)
+    if not callable(method):
+        return None
+    cls = type(selector)
+    owner, select = _defining_class(cls, "compiled_kernel"), _defining_class(cls, "select_batch")
+    if owner is not None and select is not None and select is not owner:
+        if issubclass(select, owner):  # select_batch changed below the kernel's class
             return None
-        return _spec(_RS, [eps, eta, selector.gamma], [method], cdf)
-    if cls is KRR:
-        return _spec(_KRR, [selector.p_keep(k)], [])
-    if cls is Greedy:
-        return _spec(_GREEDY, [], [])
-    if cls is Uniform:
-        return _spec(_UNIFORM, [], [])
-    return None
+    spec = method(n_candidates)
+    if spec is None:
+        return None
+    name = getattr(selector, "name", cls.__name__)
+    if not isinstance(spec, CompiledKernel):
+        raise TypeError(
+            f"selector {name!r}: compiled_kernel() must return a CompiledKernel or None, "
+            f"got {type(spec).__name__}"
+        )
+    if not is_jitted(spec.kernel):
+        raise TypeError(
+            f"selector {name!r}: CompiledKernel.kernel must be a compiled function "
+            f"(dpbandits.core.jit.kernel or numba.njit), got {type(spec.kernel).__name__}"
+        )
+    if not isinstance(spec.params, tuple):
+        raise TypeError(
+            f"selector {name!r}: CompiledKernel.params must be a tuple, "
+            f"got {type(spec.params).__name__}"
+        )
+    return spec
 
 
-@kernel
-def select_rows(kind: int, floats: Any, ints: Any, table: Any, q: Any, d: Any, rng: Any,
-                out: Any) -> bool:  # fmt: skip
-    """Select for every row of ``q``, ``d`` (R, K) into ``out`` (R,) with the selection
-    ``(kind, floats, ints, table)`` of :func:`compiled_selection`, drawing from ``rng``.
+def _kernel(params: Any, q: Any, d: Any, rng: Any, out: Any) -> bool:
+    """A selector's kernel, bound in each compiled version of :func:`_kernel_at`."""
+    raise NotImplementedError("bound by dpbandits.core.jit.specialise")
 
-    Returns False, having drawn nothing, where the selector's ``select_batch`` raises (a noise
-    scale that overflows: a tiny epsilon with a large ``d``); the caller then calls
-    ``select_batch`` for its error.
-    """
-    if kind == _RNM:
-        rnm_rows(q, d, floats[0], ints[0], rng, out)
-    elif kind == _PF:
-        permute_and_flip_rows(q, d, floats[0], rng, out)
-    elif kind == _RNMH:
-        d_max = rnmh_rows(q, d, floats[0], rng, out)
-        return math.isfinite(2.0 * d_max / floats[0])
-    elif kind == _GEM:
-        return gem_rows(q, d, floats[0], _NO_TABLE, floats[1], ints[0], ints[1], rng, out)
-    elif kind == _CGEM:
-        return combined_gem_rows(q, d, floats[0], floats[1], floats[2], ints[0], ints[1], rng,
-                                 out)  # fmt: skip
-    elif kind == _RS:
-        return rs_select_rows(q, d, floats[0], floats[1], ints[0], floats[2], table, rng, out)
-    elif kind == _KRR:
-        krr_select_rows(q, floats[0], rng, out)
-    elif kind == _GREEDY:
-        argmax_ties_rows(q, rng, out)
-    else:
-        uniform_rows(q.shape[1], rng, out)
-    return True
+
+@kernel_template
+def _kernel_at(params: Any, q: Any, d: Any, address: int, out: Any) -> bool:
+    # the Generator by address: the kernel gets the same Generator type as in a compiled
+    # caller (the private agent's loop), so the kernels it calls are compiled once for both
+    return _kernel(params, q, d, generator_at(address), out)
+
+
+def call_kernel(
+    spec: CompiledKernel, q: NDArray[np.float64], d: NDArray[np.float64], rng: np.random.Generator
+) -> NDArray[np.int64] | None:
+    """Run ``spec``'s kernel on a validated ``(R, K)`` batch from Python, drawing from ``rng``:
+    the ``R`` indices, or ``None`` when the kernel refused the input (for tests and checks:
+    ``dpbandits.testing.check_selector``)."""
+    entry = specialise(_kernel_at, _kernel=spec.kernel)
+    q = np.ascontiguousarray(q, dtype=np.float64)
+    d = np.ascontiguousarray(np.broadcast_to(d, q.shape), dtype=np.float64)
+    out = np.empty(q.shape[0], dtype=np.int64)
+    return out if entry(spec.params, q, d, generator_address(rng), out) else None

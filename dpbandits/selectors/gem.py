@@ -30,12 +30,13 @@ from typing import Any
 import numpy as np
 
 from dpbandits.core import checks
-from dpbandits.core.jit import generator_address, generator_at, kernel
+from dpbandits.core.jit import generator_address, generator_at, inline_kernel, kernel
 from dpbandits.selectors.base import (
     FloatArray,
     IntArray,
     Selector,
 )
+from dpbandits.selectors.compiled import CompiledKernel
 from dpbandits.selectors.gem_terms import (
     METHODS,
     gem_front_row,
@@ -57,7 +58,10 @@ __all__ = [
     "MGEM",
     "CombinedGEM",
     "auto_method",
+    "combined_gem_kernel",
     "combined_gem_rows",
+    "gem_kernel",
+    "gem_pairwise_kernel",
     "gem_row",
     "gem_rows",
     "gem_scores",
@@ -312,6 +316,36 @@ def combined_gem_rows(q: Any, d: Any, t: float, p_keep: float, lam: float, code:
     return gem_rows(q, d, t, ts, lam, code, method, rng, out)
 
 
+# -- the compiled-selector kernels (dpbandits.selectors.compiled): kernel(params, q, d, rng, out)
+@inline_kernel
+def gem_kernel(params: Any, q: Any, d: Any, rng: Any, out: Any) -> bool:
+    """:class:`GEM`'s (and :class:`MGEM`'s) compiled kernel, ``params = (t, eps / 2, noise
+    code, method)``: :func:`gem_rows`; False (nothing drawn) when some ``q - t d`` is not
+    finite."""
+    t, lam, code, method = params
+    return gem_rows(q, d, t, _EMPTY, lam, code, method, rng, out)
+
+
+@inline_kernel
+def gem_pairwise_kernel(params: Any, q: Any, d: Any, rng: Any, out: Any) -> bool:
+    """:func:`gem_kernel` for ``method = 0`` (the brute force, ``K <= PAIRWISE_MAX_K``):
+    :func:`gem_rows`' steps without the code of the other methods, which a caller compiling
+    this kernel then does not compile (about half of GEM's compile time)."""
+    t, lam, code, _ = params
+    if not _shifts_finite(q, d, t, _EMPTY):
+        return False
+    _gem_pairwise_rows(q, d, t, _EMPTY, lam, code, rng, out)
+    return True
+
+
+@inline_kernel
+def combined_gem_kernel(params: Any, q: Any, d: Any, rng: Any, out: Any) -> bool:
+    """:class:`CombinedGEM`'s compiled kernel, ``params = (t_g, p_keep, eps_g / 2, noise code,
+    method)``: :func:`combined_gem_rows`."""
+    t, p_keep, lam, code, method = params
+    return combined_gem_rows(q, d, t, p_keep, lam, code, method, rng, out)
+
+
 # entry points of select_batch: the Generator by address (dpbandits.core.jit.generator_at), which
 # saves the ~5 µs of passing a Generator object to a kernel at every step
 @kernel
@@ -456,6 +490,11 @@ class GEM(Selector):
             raise _overflow_error(self.t(k), d)
         return out
 
+    def compiled_kernel(self, n_candidates: int) -> CompiledKernel:
+        k, method = n_candidates, auto_method(n_candidates)
+        return CompiledKernel(gem_pairwise_kernel if method == 0 else gem_kernel,
+                              (self.t(k), self.epsilon / 2.0, self._code, method))  # fmt: skip
+
 
 class MGEM(GEM):
     """Modified GEM (§IV-D): GEM with ``t = -2 ln(K/beta)/eps`` (favours high sensitivity)."""
@@ -521,3 +560,8 @@ class CombinedGEM(Selector):
                                      auto_method(k), generator_address(rng), out):  # fmt: skip
             raise _overflow_error(t_g, d)
         return out
+
+    def compiled_kernel(self, n_candidates: int) -> CompiledKernel:
+        k, eps_g = n_candidates, self.epsilon_g
+        return CompiledKernel(combined_gem_kernel, (gem_t(k, eps_g, self.beta), self.p_keep,
+                                                    eps_g / 2.0, self._code, auto_method(k)))

@@ -32,6 +32,7 @@ import numpy as np
 from dpbandits.core import checks
 from dpbandits.core.jit import generator_address, generator_at, inline_kernel, kernel
 from dpbandits.selectors.base import FloatArray, IntArray, Selector
+from dpbandits.selectors.compiled import CompiledKernel
 
 __all__ = [
     "BLOCK",
@@ -46,12 +47,15 @@ __all__ = [
     "first_max_step",
     "noise_code",
     "normalised_gaps",
+    "permute_and_flip_kernel",
     "permute_and_flip_row",
     "permute_and_flip_rows",
     "rnm_inverse_scale",
+    "rnm_kernel",
     "rnm_row",
     "rnm_rows",
     "rnm_select",
+    "rnmh_kernel",
     "rnmh_row",
     "rnmh_rows",
     "row_blocks",
@@ -360,6 +364,31 @@ def rnmh_rows(q: Any, d: Any, epsilon: float, rng: Any, out: Any) -> float:
     return dmax
 
 
+# -- the compiled-selector kernels (dpbandits.selectors.compiled): kernel(params, q, d, rng, out)
+@inline_kernel
+def rnm_kernel(params: Any, q: Any, d: Any, rng: Any, out: Any) -> bool:
+    """:class:`RNM`'s compiled kernel, ``params = (epsilon, noise code)``: :func:`rnm_rows`."""
+    epsilon, code = params
+    rnm_rows(q, d, epsilon, code, rng, out)
+    return True
+
+
+@inline_kernel
+def permute_and_flip_kernel(params: Any, q: Any, d: Any, rng: Any, out: Any) -> bool:
+    """:class:`PermuteAndFlip`'s compiled kernel, ``params = (epsilon,)``."""
+    permute_and_flip_rows(q, d, params[0], rng, out)
+    return True
+
+
+@inline_kernel
+def rnmh_kernel(params: Any, q: Any, d: Any, rng: Any, out: Any) -> bool:
+    """:class:`RNMH`'s compiled kernel, ``params = (epsilon,)``; False (nothing drawn) when
+    the noise scale ``2 max d / eps`` overflows."""
+    epsilon = params[0]
+    d_max = rnmh_rows(q, d, epsilon, rng, out)
+    return math.isfinite(2.0 * d_max / epsilon)
+
+
 # entry points of select_batch: the Generator by address (dpbandits.core.jit.generator_at), which
 # saves the ~5 µs of passing a Generator object to a kernel at every step
 @kernel
@@ -496,6 +525,9 @@ class RNM(Selector):
         _rnm_rows_at(q, d, self.epsilon, self._code, generator_address(rng), out)
         return out
 
+    def compiled_kernel(self, n_candidates: int) -> CompiledKernel:
+        return CompiledKernel(rnm_kernel, (float(self.epsilon), self._code))
+
 
 class ExponentialMechanism(RNM):
     """The exponential mechanism ``P(a) ∝ exp(eps q[a] / (2D))`` (McSherry & Talwar 2007).
@@ -537,6 +569,9 @@ class PermuteAndFlip(Selector):
         _permute_and_flip_rows_at(q, d, self.epsilon, generator_address(rng), out)
         return out
 
+    def compiled_kernel(self, n_candidates: int) -> CompiledKernel:
+        return CompiledKernel(permute_and_flip_kernel, (float(self.epsilon),))
+
 
 class RNMH(Selector):
     """RNM with heterogeneous noise, eq. (4): ``argmax(q + z)``, ``z[a] ~ Exp(mean 2 d[a]/eps)``.
@@ -561,3 +596,6 @@ class RNMH(Selector):
                 f"{2.0 * dmax / checks.MAX_NOISE_SCALE:.3g}"
             )
         return out
+
+    def compiled_kernel(self, n_candidates: int) -> CompiledKernel:
+        return CompiledKernel(rnmh_kernel, (float(self.epsilon),))

@@ -30,7 +30,6 @@ import math
 from typing import Any
 
 import numpy as np
-from numba.np.random.generator_core import next_uint64
 from numpy.typing import ArrayLike, NDArray
 
 from dpbandits.core import checks
@@ -41,6 +40,7 @@ from dpbandits.core.jit import (
     integers_below,
     kernel,
 )
+from dpbandits.core.numba_compat import next_uint64
 from dpbandits.core.samplers import standard_exponential
 from dpbandits.selectors.base import (
     FloatArray,
@@ -49,6 +49,7 @@ from dpbandits.selectors.base import (
     Selector,
     prepare_inputs,
 )
+from dpbandits.selectors.compiled import CompiledKernel
 from dpbandits.selectors.max_laplace import (
     max_laplace_bounds,
     max_laplace_value,
@@ -66,6 +67,7 @@ __all__ = [
     "RandomStoppingTNB",
     "TABLE",
     "geometric_rounds",
+    "rs_kernel",
     "rs_loop_reference",
     "rs_select_rows",
     "sample_tnb",
@@ -453,6 +455,24 @@ def _rs_select_rows(q: Any, d: Any, epsilon: float, eta: float, method: int, gam
     return rs_select_rows(q, d, epsilon, eta, method, gamma, cdf, generator_at(pointers), out)
 
 
+@inline_kernel
+def rs_kernel(params: Any, q: Any, d: Any, rng: Any, out: Any) -> bool:
+    """The compiled kernel of :class:`RS` and :class:`RandomStoppingTNB`
+    (:mod:`dpbandits.selectors.compiled`), ``params = (epsilon, eta, gamma, method, cdf)``
+    (:func:`tnb_method`): :func:`rs_select_rows`; False (nothing drawn) when the noise scale
+    overflows."""
+    epsilon, eta, gamma, method, cdf = params
+    return rs_select_rows(q, d, epsilon, eta, method, gamma, cdf, rng, out)
+
+
+def _rs_kernel(epsilon: float, gamma: float, eta: float) -> CompiledKernel | None:
+    try:
+        method, cdf = tnb_method(eta, gamma)
+    except ValueError:  # gamma too small to sample: select_batch says so
+        return None
+    return CompiledKernel(rs_kernel, (float(epsilon), float(eta), float(gamma), method, cdf))
+
+
 def _check_scale(d: FloatArray, epsilon: float, eta: float) -> None:
     # (2 + eta) d / eps is increasing in d: it overflows somewhere iff it does at max d
     d_max = float(_umax(d, None))
@@ -488,6 +508,9 @@ class RandomStoppingTNB(Selector):
     def select_batch(self, q: FloatArray, d: FloatArray, rng: np.random.Generator) -> IntArray:
         return _rs_select(q, d, self.epsilon, self.gamma, self.eta, rng)
 
+    def compiled_kernel(self, n_candidates: int) -> CompiledKernel | None:
+        return _rs_kernel(self.epsilon, self.gamma, self.eta)
+
 
 class RS(Selector):
     """RS_gamma, Alg. 1 (Liu & Talwar 2019, §IV-B): Geometric(gamma) rounds, ``Lap(3 d/eps)``.
@@ -506,6 +529,9 @@ class RS(Selector):
 
     def select_batch(self, q: FloatArray, d: FloatArray, rng: np.random.Generator) -> IntArray:
         return _rs_select(q, d, self.epsilon, self.gamma, 1.0, rng)
+
+    def compiled_kernel(self, n_candidates: int) -> CompiledKernel | None:
+        return _rs_kernel(self.epsilon, self.gamma, 1.0)
 
 
 def rs_loop_reference(

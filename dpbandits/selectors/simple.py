@@ -10,8 +10,15 @@ from typing import Any
 
 import numpy as np
 
-from dpbandits.core.jit import generator_address, generator_at, integers_below, kernel
+from dpbandits.core.jit import (
+    generator_address,
+    generator_at,
+    inline_kernel,
+    integers_below,
+    kernel,
+)
 from dpbandits.selectors.base import FloatArray, IntArray, Selector
+from dpbandits.selectors.compiled import CompiledKernel
 
 __all__ = [
     "KRR",
@@ -21,7 +28,10 @@ __all__ = [
     "argmax_random_ties",
     "argmax_ties",
     "argmax_ties_rows",
+    "greedy_kernel",
+    "krr_kernel",
     "krr_select_rows",
+    "uniform_kernel",
     "uniform_rows",
 ]
 
@@ -141,6 +151,28 @@ def _krr_select_rows(q: Any, p_keep: float, pointers: Any, out: Any) -> None:
     krr_select_rows(q, p_keep, generator_at(pointers), out)
 
 
+# -- the compiled-selector kernels (dpbandits.selectors.compiled): kernel(params, q, d, rng, out)
+@inline_kernel
+def uniform_kernel(params: Any, q: Any, d: Any, rng: Any, out: Any) -> bool:
+    """:class:`Uniform`'s compiled kernel, ``params = ()``: :func:`uniform_rows`."""
+    uniform_rows(q.shape[1], rng, out)
+    return True
+
+
+@inline_kernel
+def greedy_kernel(params: Any, q: Any, d: Any, rng: Any, out: Any) -> bool:
+    """:class:`Greedy`'s compiled kernel, ``params = ()``: :func:`argmax_ties_rows`."""
+    argmax_ties_rows(q, rng, out)
+    return True
+
+
+@inline_kernel
+def krr_kernel(params: Any, q: Any, d: Any, rng: Any, out: Any) -> bool:
+    """:class:`KRR`'s compiled kernel, ``params = (p_keep,)``: :func:`krr_select_rows`."""
+    krr_select_rows(q, params[0], rng, out)
+    return True
+
+
 class RankingSelector(Selector):
     """A selector that reads at most the ranking of the scores, never the sensitivities ``d``
     (the three of this module)."""
@@ -163,6 +195,9 @@ class Uniform(RankingSelector):
         _uniform_rows(q.shape[1], generator_address(rng), out)
         return out
 
+    def compiled_kernel(self, n_candidates: int) -> CompiledKernel:
+        return CompiledKernel(uniform_kernel, ())
+
 
 class Greedy(RankingSelector):
     """argmax q with ties broken uniformly at random: the non-private reference (§IV).
@@ -177,6 +212,9 @@ class Greedy(RankingSelector):
 
     def select_batch(self, q: FloatArray, d: FloatArray, rng: np.random.Generator) -> IntArray:
         return argmax_random_ties(q, rng)
+
+    def compiled_kernel(self, n_candidates: int) -> CompiledKernel:
+        return CompiledKernel(greedy_kernel, ())
 
 
 class KRR(RankingSelector):
@@ -208,3 +246,6 @@ class KRR(RankingSelector):
         out = np.empty(q.shape[0], dtype=np.int64)
         _krr_select_rows(q, self.p_keep(q.shape[1]), generator_address(rng), out)
         return out
+
+    def compiled_kernel(self, n_candidates: int) -> CompiledKernel:
+        return CompiledKernel(krr_kernel, (self.p_keep(n_candidates),))

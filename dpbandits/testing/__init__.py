@@ -52,6 +52,11 @@ states the contract they test; each group lives in its own module of this packag
     ``with_epsilon`` (if present) returns a copy with the new eps, leaves the original alone,
     keeps the other parameters and rejects bad eps; ``get_params`` (if present) rebuilds a
     selector drawing the same indices.
+``compiled`` (:mod:`~dpbandits.testing.compiled`)
+    a selector with a compiled row kernel (``compiled_kernel``, docs/selectors.md): the kernel
+    and ``select`` draw the same indices from the same seed, or else have the same law
+    (chi-square two-sample test at :data:`P_MIN`); the kernel accepts valid input, returns
+    indices in ``[0, K)`` and writes nothing into ``q`` or ``d``. Nothing to check without one.
 ``privacy`` (:mod:`~dpbandits.testing.privacy`)
     :func:`dpbandits.testing.audit.audit` on the hard neighbouring pairs
     (:data:`dpbandits.testing.audit.HARD_PAIRS`, including the §IV-A and App. A/B constructions of

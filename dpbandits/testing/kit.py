@@ -11,7 +11,7 @@ from dpbandits import selectors
 from dpbandits.core import checks
 from dpbandits.selectors.base import RNGLike
 from dpbandits.testing import audit as _audit
-from dpbandits.testing import contract, privacy, randomness, symmetry, validation
+from dpbandits.testing import compiled, contract, privacy, randomness, symmetry, validation
 from dpbandits.testing import epsilon as epsilon_group  # check_selector has an epsilon argument
 from dpbandits.testing.harness import Context, Failure, describe_exc, is_real_number
 from dpbandits.testing.report import CheckResult, SelectorCheckError, SelectorReport
@@ -24,6 +24,7 @@ _CHECKS: list[tuple[str, Callable[[Context], str]]] = [
     *symmetry.CHECKS,
     *validation.CHECKS,
     *epsilon_group.CHECKS,
+    *compiled.CHECKS,
     *privacy.CHECKS,
 ]
 

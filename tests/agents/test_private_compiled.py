@@ -1,6 +1,7 @@
 """The private agent's compiled block loop (``PrivateAgent.play``): the same actions and rewards
-as its step path for every built-in selector and mechanism option, and the step path for what
-has no kernel (plug-in selectors, custom estimators, the exact quantile sampler)."""
+as its step path for every built-in selector, a plug-in with a compiled kernel and every
+mechanism option, and the step path for what has no kernel (plug-in selectors without one,
+custom estimators, the exact quantile sampler)."""
 
 from __future__ import annotations
 
@@ -8,8 +9,9 @@ import numpy as np
 import pytest
 
 import agents
+from dpbandits.core.jit import kernel
 from dpbandits.selectors import Selector
-from dpbandits.selectors.compiled import compiled_selection
+from dpbandits.selectors.compiled import CompiledKernel, compiled_kernel
 from tests.agents.test_compiled import play_by_steps
 
 ENVS = {
@@ -96,8 +98,9 @@ def test_what_has_no_kernel_is_played_step_by_step():
         def select_batch(self, q, d, rng):
             return np.zeros(q.shape[0], dtype=np.int64)
 
-    class SubRNM(type(agents.PrivateAgent(selector="rnm").selector_)):  # may change the step
-        pass
+    class SubRNM(type(agents.PrivateAgent(selector="rnm").selector_)):  # changes the step only
+        def select_batch(self, q, d, rng):
+            return np.zeros(q.shape[0], dtype=np.int64)
 
     env_id, kw = ENVS["bernoulli"]
     cases = [
@@ -109,9 +112,9 @@ def test_what_has_no_kernel_is_played_step_by_step():
     for agent in cases:
         agent.reset(2, 4, horizon=100, rng=0)
         assert agent.block_player() is None, agent
-    assert compiled_selection(Plugin(), 4) is None
-    assert compiled_selection(SubRNM(), 4) is None
-    assert compiled_selection(agents.PrivateAgent(selector="rnm").selector_, 4) is not None
+    assert compiled_kernel(Plugin(), 4) is None
+    assert compiled_kernel(SubRNM(), 4) is None
+    assert compiled_kernel(agents.PrivateAgent(selector="rnm").selector_, 4) is not None
     # and a subclass of the agent that changes its step is played through its own methods
     class Stubborn(agents.PrivateAgent):
         def choose(self):
@@ -120,6 +123,100 @@ def test_what_has_no_kernel_is_played_step_by_step():
     stubborn = Stubborn(selector="rnm")
     stubborn.reset(2, 4, horizon=100, rng=0)
     assert stubborn.block_player() is None
+
+
+@kernel
+def _noisy_argmax_kernel(params, q, d, rng, out):
+    """argmax(q + Exp(scale 2 max d / eps)) row by row: RNM with exponential noise."""
+    epsilon = params[0]
+    for r in range(q.shape[0]):
+        d_max = d[r, 0]
+        for a in range(1, q.shape[1]):
+            d_max = max(d_max, d[r, a])
+        scale = 2.0 * d_max / epsilon
+        best, best_a = -np.inf, 0
+        for a in range(q.shape[1]):
+            v = q[r, a] + scale * rng.standard_exponential()
+            if v > best:
+                best, best_a = v, a
+        out[r] = best_a
+    return True
+
+
+class NoisyArgmax(Selector):
+    """A plug-in with a compiled kernel (its select_batch calls it: the same draws)."""
+
+    name = "noisy_argmax_for_tests"
+
+    def select_batch(self, q, d, rng):
+        out = np.empty(q.shape[0], dtype=np.int64)
+        _noisy_argmax_kernel((float(self.epsilon),), q, d, rng, out)
+        return out
+
+    def compiled_kernel(self, n_candidates):
+        return CompiledKernel(_noisy_argmax_kernel, (float(self.epsilon),))
+
+
+@kernel
+def _fussy_kernel(params, q, d, rng, out):
+    """Refuses (drawing nothing) a batch where some row has q[0] > q[1] + params[0], else
+    selects as :func:`_noisy_argmax_kernel` at eps = 1."""
+    for r in range(q.shape[0]):
+        if q[r, 0] > q[r, 1] + params[0]:
+            return False
+    return _noisy_argmax_kernel((1.0,), q, d, rng, out)
+
+
+class Fussy(Selector):
+    """A kernel that refuses some input: select_batch raises there (``strict``), or selects."""
+
+    name = "fussy_for_tests"
+
+    def __init__(self, epsilon: float = 1.0, strict: bool = True) -> None:
+        super().__init__(epsilon)
+        self.strict = strict
+
+    def select_batch(self, q, d, rng):
+        if self.strict and np.any(q[:, 0] > q[:, 1] - 0.1):
+            raise ValueError("fussy: q[0] > q[1] - 0.1")
+        out = np.empty(q.shape[0], dtype=np.int64)
+        _noisy_argmax_kernel((1.0,), q, d, rng, out)
+        return out
+
+    def compiled_kernel(self, n_candidates):
+        return CompiledKernel(_fussy_kernel, (-0.1 if self.strict else 0.05,))
+
+
+def test_a_step_the_kernel_refuses_goes_through_select_batch():
+    """In blocks, a refused step is played by act/update: select_batch's error, or its step
+    (then the same bits as the step path, the kernel having drawn nothing)."""
+    env_id, kw = ENVS["bernoulli"]
+    errors = []
+    for blocks in (None, 40):
+        with pytest.raises(ValueError, match="fussy") as info:
+            play_by_steps(private(selector=Fussy()), env_id, kw, 3, 2, blocks)
+        errors.append(str(info.value))
+    assert errors[0] == errors[1]
+    by_step = play_by_steps(private(selector=Fussy(strict=False)), env_id, kw, 3, 7, None)
+    agent, refused = private(selector=Fussy(strict=False)), []
+    act = agent.act
+    agent.act = lambda: refused.append(agent.t) or act()  # in blocks, only refused steps act
+    by_block = play_by_steps(agent, env_id, kw, 3, 7, 40)
+    assert len(refused) > 5, refused
+    np.testing.assert_array_equal(by_block[0], by_step[0])
+    np.testing.assert_array_equal(by_block[1], by_step[1])
+
+
+@pytest.mark.parametrize("env", ["shift", "gaussian10"])
+def test_a_plugin_with_a_kernel_is_played_in_the_compiled_loop_with_the_same_bits(env):
+    env_id, kw = ENVS[env]
+    agent = private(selector=NoisyArgmax(epsilon=0.5))
+    agent.reset(2, 3, horizon=10, rng=0)
+    assert agent.block_player() is not None
+    by_step = play_by_steps(private(selector=NoisyArgmax(epsilon=0.5)), env_id, kw, 5, 13, None)
+    by_block = play_by_steps(private(selector=NoisyArgmax(epsilon=0.5)), env_id, kw, 5, 13, 61)
+    np.testing.assert_array_equal(by_block[0], by_step[0])
+    np.testing.assert_array_equal(by_block[1], by_step[1])
 
 
 class _ExactMeans:
@@ -147,21 +244,21 @@ def test_a_selection_that_refuses_its_input_raises_its_own_error_in_blocks_too()
     assert errors[0] == errors[1]
 
 
-def test_one_compiled_loop_for_every_selector() -> None:
-    # every built-in selection hands the loop a read-only table (random stopping's cached
-    # tables are read-only): one compiled version of the 650 KB loop, not one per table flag
-    from agents.private import _play
-    from dpbandits.selectors import make
-    from dpbandits.selectors.compiled import compiled_selection
-
-    for name, params in [("rnm", {}), ("rs", {}), ("rs_tnb", {"eta": -0.5}), ("gem", {}),
-                         ("krr", {}), ("greedy", {})]:  # fmt: skip
-        spec = compiled_selection(make(name, **params), 2)
-        assert spec is not None and not spec.table.flags.writeable, name
+def test_a_run_compiles_one_loop_per_kernel_and_quantile_method() -> None:
+    # the loop of each (kernel, quantile method) is compiled on its own, once per argument
+    # types: GEM and mGEM share theirs, and nothing else is compiled into it
+    from agents.private import play_loop
     from dpbandits.experiments import run, shift_agents, shift_env
+    from dpbandits.selectors.gem import gem_pairwise_kernel
+    from dpbandits.selectors.random_stopping import rs_kernel
+    from dpbandits.selectors.simple import krr_kernel
 
-    run(shift_env(t_shift=30, horizon=60), shift_agents(["RS", "GEM", "kRR"]), n_runs=2,
+    run(shift_env(t_shift=30, horizon=60), shift_agents(["RS", "GEM", "mGEM", "kRR"]), n_runs=2,
         seed=0, progress=False, n_jobs=1)  # fmt: skip
-    assert _play.signatures
-    for signature in _play.signatures:  # the table is the next-to-last argument
-        assert str(signature[-2]).startswith("readonly array"), signature
+    for kernel_, method in [(rs_kernel, "smith"), (gem_pairwise_kernel, "smith"),
+                            (krr_kernel, None)]:  # fmt: skip
+        loop = play_loop(kernel_, method)
+        assert len(loop.signatures) == 1, loop.py_func.__qualname__
+    assert play_loop(rs_kernel, "smith") is not play_loop(rs_kernel, "grid")
+    keys = {shift_agents([label])[label].compile_key(2) for label in ("GEM", "mGEM", "RNM")}
+    assert len(keys) == 2

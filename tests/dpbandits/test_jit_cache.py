@@ -4,6 +4,7 @@ kernel's file) does not see."""
 
 from __future__ import annotations
 
+import hashlib
 import os
 import subprocess
 import sys
@@ -11,17 +12,88 @@ from pathlib import Path
 
 import pytest
 
-from agents.private import _play as private_play
+from agents.private import play_loop
 from agents.ucb import _play as ucb_play
 from dpbandits.core import jit
 from dpbandits.selectors.gem import gem_rows
+from dpbandits.selectors.noisy_max import rnm_kernel
 
 
-@pytest.mark.parametrize("fn", [jit.beats, ucb_play, private_play, gem_rows])
+@pytest.mark.parametrize("fn", [jit.beats, ucb_play, play_loop(rnm_kernel, "smith"), gem_rows])
 def test_library_kernels_are_cached_under_the_library_stamp(fn) -> None:
     locator = fn._cache._impl._locator
     assert type(locator).__name__.startswith("Library")
     assert locator.get_source_stamp()[1] == jit.library_stamp()
+
+
+def test_the_library_stamp_covers_the_installed_kernel_modules() -> None:
+    """The stamp reads the real package tree (it read none when jit.py moved one level down,
+    and no change to a kernel invalidated the cache), numba_compat's intrinsics included."""
+    modules = {p.relative_to(jit._ROOT).as_posix() for p in jit._kernel_modules()}
+    assert {"agents/private.py", "dpbandits/core/jit.py", "dpbandits/core/numba_compat.py",
+            "dpbandits/selectors/noisy_max.py"} <= modules  # fmt: skip
+    assert jit.library_stamp() != hashlib.sha256().hexdigest()
+
+
+PLUGIN = """
+from dpbandits.core.jit import kernel, kernel_template, specialise
+
+
+def _step(x):
+    raise NotImplementedError
+
+
+@kernel_template
+def loop(x, n):
+    for _ in range(n):
+        x = _step(x)
+    return x
+
+
+@kernel
+def double(x):
+    return 2.0 * x
+
+
+@kernel
+def add_one(x):
+    return x + 1.0
+"""
+
+
+def _module(path: Path, name: str, text: str):  # type: ignore[no-untyped-def]
+    path.write_text(text)
+    namespace: dict = {"__name__": name}
+    exec(compile(text, str(path), "exec"), namespace)
+    return namespace
+
+
+def test_a_specialisation_per_binding_named_and_keyed_on_the_bound_code(tmp_path) -> None:
+    """specialise compiles a template once per binding, under a name of its own, and keys its
+    cache on the library stamp and the text of a bound function's file outside the library."""
+    ns = _module(tmp_path / "user_loop.py", "user_loop", PLUGIN)
+    loop, double, add_one = ns["loop"], ns["double"], ns["add_one"]
+    a, b = jit.specialise(loop, _step=double), jit.specialise(loop, _step=add_one)
+    assert jit.specialise(loop, _step=double) is a  # made once per process
+    assert (a(1.0, 3), b(1.0, 3)) == (8.0, 4.0)
+    names = a.py_func.__qualname__, b.py_func.__qualname__
+    assert names[0] != names[1] and "user_loop_double" in names[0], names
+    stamp = a._cache._impl._locator.get_source_stamp()[1]
+    digest = hashlib.sha256((tmp_path / "user_loop.py").read_bytes()).hexdigest()
+    assert stamp == (jit.library_stamp(), digest)
+    # a binding from the library is keyed on the library stamp alone
+    library = jit.specialise(loop, _step=jit.beats)
+    assert library._cache._impl._locator.get_source_stamp()[1] == jit.library_stamp()
+
+
+def test_a_binding_without_a_file_gives_an_uncached_specialisation(tmp_path) -> None:
+    ns = _module(tmp_path / "user_loop2.py", "user_loop2", PLUGIN)
+    typed: dict = {}
+    exec(compile("import numba\n@numba.njit\ndef half(x):\n    return x / 2.0\n", "<stdin>",
+                 "exec"), typed)  # fmt: skip
+    spec = jit.specialise(ns["loop"], _step=typed["half"])
+    assert spec(8.0, 2) == 2.0
+    assert not hasattr(spec._cache, "_impl")  # numba's NullCache: nothing written
 
 
 A_MODULE = '''"""A module."""

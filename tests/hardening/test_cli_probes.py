@@ -154,9 +154,20 @@ def test_interrupted_run_leaves_its_output_marked_incomplete(capsys, tmp_path, m
     assert (out / INCOMPLETE_MARKER).is_file()
 
 
-def test_out_of_memory_is_one_line(capsys, tmp_path):
+def test_out_of_memory_is_one_line(capsys, tmp_path, monkeypatch):
+    # a horizon no machine holds is refused before any work (exit 2, tests/experiments/
+    # test_memory.py); an allocation that fails all the same is one line too, exit 1
     argv = ["shift", "--runs", "1", "--horizon", str(10**14), "--t-shift", "10", "--jobs", "1",
             "--agent", "UCB", "--no-plots", "--no-progress", "--out", str(tmp_path)]  # fmt: skip
+    assert main(argv) == 2
+    assert "lower --horizon to at most" in one_error_line(capsys)
+    from dpbandits.experiments import engine
+
+    def no_memory(*args: object, **kwargs: object) -> None:
+        raise MemoryError("Unable to allocate 7.28 TiB for an array with shape (10**14, 1)")
+
+    monkeypatch.setattr(engine, "run", no_memory)
+    argv[4] = "1000"
     assert main(argv) == 1
     assert "not enough memory" in one_error_line(capsys)
 

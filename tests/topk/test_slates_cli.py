@@ -96,3 +96,18 @@ def test_cli_topk_bad_input(argv, text, tmp_path, capsys):
     err = capsys.readouterr().err
     assert err.startswith("dpbandits: error:") and text in err and err.count("\n") == 1
     assert not (tmp_path / "o").exists()
+
+
+def test_cli_topk_standin_table1_and_heat_maps(tmp_path, capsys):
+    """A Table 1 stand-in through the CLI: Table 1's row (R^2 within 0.01 of the paper's)
+    and the heat maps of Figs. 6-7."""
+    out = tmp_path / "o"
+    argv = ["topk", "--standin", "sorlie", "--epsilon", "1,20", "--trials", "3", "--k", "5",
+            "--format", "svg", "--no-progress", "--out", str(out)]  # fmt: skip
+    assert main(argv) == 0
+    with open(out / "table1.csv") as fh:
+        (row,) = list(csv.DictReader(fh))
+    assert row["n"] == "85" and row["p"] == "457"
+    assert abs(float(row["r2"]) - float(row["r2_paper"])) <= 0.01
+    assert (out / "fig6.svg").exists() and (out / "fig7.svg").exists()
+    assert "Table 1" in capsys.readouterr().out

@@ -18,9 +18,11 @@ from typing import Any
 
 import agents as agents_pkg
 from dpbandits.experiments.agentspec import probe_agent as engine_probe
+from dpbandits.experiments.agentspec import reward_family_mismatch
+from dpbandits.experiments.config.environment import env_parameters, resolve_env
 from dpbandits.experiments.config.schema import ConfigError, at_key, check_number, show
 
-__all__ = ["accepted_parameters", "build_agent", "check_kind", "probe_agent"]
+__all__ = ["accepted_parameters", "build_agent", "check_kind", "check_rewards", "probe_agent"]
 
 
 def check_kind(label: str, spec: Mapping[str, Any]) -> str:
@@ -106,3 +108,17 @@ def probe_agent(label: str, agent: Any, n_arms: int, horizon: int) -> None:
         engine_probe(label, agent, n_arms, horizon, prefix=False)
     except (ValueError, TypeError) as exc:
         raise at_key(exc, f"agents.{label}") from None
+
+
+def check_rewards(label: str, agent: Any, env: str, arm: str | None) -> None:
+    """The engine's check of an agent against the environment's rewards (one for Bernoulli
+    bandits only on other arms: :func:`~dpbandits.experiments.agentspec.reward_family_mismatch`),
+    its error at ``experiment.env_kwargs.arm`` when the environment takes that argument, else at
+    ``experiment.env``."""
+    env_id = resolve_env(env)
+    why = reward_family_mismatch(agent, arm, env_id)
+    if why is None:
+        return
+    sig = env_parameters(env_id)
+    path = "experiment.env_kwargs.arm" if sig is not None and "arm" in sig[0] else "experiment.env"
+    raise ConfigError(path, f"agent {label!r}: {why}")

@@ -10,7 +10,7 @@ from typing import Any
 
 from dpbandits.experiments.config.grid import canonical_json
 from dpbandits.experiments.config.schema import ConfigError, at_key
-from dpbandits.experiments.envspec import make_env
+from dpbandits.experiments.envspec import make_env, reward_family
 
 __all__ = ["env_parameters", "probe_env", "resolve_env"]
 
@@ -80,8 +80,10 @@ def probe_env(
     env_kwargs: Mapping[str, Any],
     horizon: int | None,
     probes: dict[str, Any],
-) -> tuple[int, int]:
-    """``(n_arms, horizon)`` of the configured environment, built once to check its arguments.
+) -> tuple[int, int, str | None]:
+    """``(n_arms, horizon, arm)`` of the configured environment, built once to check its
+    arguments; ``arm`` is its arms' reward family
+    (:func:`~dpbandits.experiments.envspec.reward_family`, ``None`` when it does not say).
 
     ``probes`` caches the answer by the environment's config (sweep cells share it). Errors are
     :class:`ConfigError` at ``experiment.env_kwargs.NAME`` or ``experiment.horizon``.
@@ -113,6 +115,7 @@ def probe_env(
             raise ConfigError("experiment.env", f"the action space must be Discrete, got "
                               f"{built.action_space}")  # fmt: skip
         env_h = getattr(built.unwrapped, "horizon", None)
+        arm = reward_family(built)
     finally:
         built.close()
     steps = horizon if horizon is not None else env_h
@@ -124,5 +127,5 @@ def probe_env(
         raise ConfigError(
             "experiment.horizon", f"must be <= the environment's horizon {env_h}, got {horizon}"
         )
-    probes[key] = (int(n), int(steps))
+    probes[key] = (int(n), int(steps), arm)
     return probes[key]

@@ -9,7 +9,12 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from dpbandits.core.files import jsonable
-from dpbandits.experiments.config.agent_spec import build_agent, check_kind, probe_agent
+from dpbandits.experiments.config.agent_spec import (
+    build_agent,
+    check_kind,
+    check_rewards,
+    probe_agent,
+)
 from dpbandits.experiments.config.environment import probe_env, resolve_env
 from dpbandits.experiments.config.grid import (
     assign,
@@ -234,7 +239,7 @@ class Experiment:
             raise ValueError("check() applies to one cell; from_dict checks every sweep cell")
         self._check_fields()
         probes = {} if probes is None else probes
-        n_arms, horizon = probe_env(self.env, self.env_kwargs, self.horizon, probes)
+        n_arms, horizon, arm = probe_env(self.env, self.env_kwargs, self.horizon, probes)
         for label, spec in self.agents.items():
             key = canonical_json(["agent", label, spec, n_arms, horizon])
             if key not in probes:  # sweep cells with the same agent table share one probe
@@ -242,6 +247,7 @@ class Experiment:
                 probe_agent(label, agent, n_arms, horizon)
                 probes[key] = agent
             self.built[label] = probes[key]
+            check_rewards(label, self.built[label], self.env, arm)
 
     # -- sweeps ---------------------------------------------------------------------------
     def cells(self, *, check: bool = True) -> list[Cell]:

@@ -25,6 +25,7 @@ __all__ = [
     "check_key_path",
     "grid_points",
     "parse_sweep",
+    "wildcard_names",
 ]
 
 
@@ -45,6 +46,16 @@ def cell_seed(seed: int, params: Mapping[str, Any]) -> int:
         return seed
     blob = canonical_json({"seed": seed, "params": others}).encode("utf-8")
     return int.from_bytes(hashlib.sha256(blob).digest()[:8], "big") >> 1
+
+
+def wildcard_names(last: str) -> list[str]:
+    """The parameter names of a key path ``agents.*.LAST``: ``LAST``, or its ``|``-separated
+    alternatives. ``agents.*.epsilon|epsilon_select`` sets ``epsilon`` in every agent whose
+    table sets it and ``epsilon_select`` in every one that sets that, to the same value: one
+    swept key for agent families that name their privacy budget differently (the literature's
+    eps-global-DP agents and the App. H private agents, docs/private-bandits.md), where two
+    keys would make a product grid."""
+    return last.split("|")
 
 
 def check_key_path(
@@ -70,20 +81,29 @@ def check_key_path(
             raise ConfigError(key, "agent keys are agents.LABEL.PARAMETER (or agents.*.PARAMETER)")
         if parts[1] != "*" and parts[1] not in agents:
             raise ConfigError(key, f"no agent {parts[1]!r} (agents: {', '.join(agents)})")
-        if parts[1] == "*" and not any(parts[2] in spec for spec in agents.values()):
-            raise ConfigError(key, f"no agent sets {parts[2]!r} (agents.* sets the key of every "
+        if parts[1] != "*" and "|" in parts[2]:
+            raise ConfigError(key, "alternatives A|B are for agents.*.A|B (every agent that "
+                              "sets A or B)")  # fmt: skip
+        names = wildcard_names(parts[2]) if parts[1] == "*" else [parts[2]]
+        if not all(names):
+            raise ConfigError(key, "an empty parameter name among the alternatives")
+        if parts[1] == "*" and not any(n in spec for spec in agents.values() for n in names):
+            wanted = " or ".join(repr(n) for n in names)
+            raise ConfigError(key, f"no agent sets {wanted} (agents.* sets the key of every "
                               "agent that has it)")  # fmt: skip
     else:
         raise ConfigError(key, "keys start with 'experiment.' or 'agents.'")
 
 
 def assign(cfg: dict[str, Any], key: str, value: Any) -> None:
-    """Set a key path in a config dict in place (``agents.*.KEY`` in every agent that has it)."""
+    """Set a key path in a config dict in place (``agents.*.KEY`` in every agent that has it;
+    ``agents.*.A|B`` each of ``A``, ``B`` in every agent that has it: :func:`wildcard_names`)."""
     parts = key.split(".")
     if parts[0] == "agents" and parts[1] == "*":
         for spec in cfg["agents"].values():
-            if parts[2] in spec:
-                spec[parts[2]] = copy.deepcopy(value)
+            for name in wildcard_names(parts[2]):
+                if name in spec:
+                    spec[name] = copy.deepcopy(value)
         return
     node = cfg
     for p in parts[:-1]:

@@ -1,0 +1,292 @@
+"""The tables and figures of docs/private-bandits.md, from the outputs of its sweeps.
+
+Run the six sweeps of the page first (``dpbandits sweep examples/configs/private_NAME.toml
+--out DIR/private_NAME``), then::
+
+    python docs/_tools/private_bandits.py DIR --img docs/img > tables.md
+
+It writes ``private_<env>.png`` (final regret against eps, each family beside the non-private
+agents, the uniform play and the lower bounds), ``private_curves.png`` (regret over time with
+the lower bounds, ``plot_cumulative(..., bounds=True)``) and ``private_threshold.png`` (the App. H
+agents' fraction of pulls of the worse arm against ``gap x eps_S / d``), and prints the page's
+markdown tables: final regret (mean +- standard error over the runs) per agent and eps, and
+where each agent learns or plays at random.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import math
+import sys
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from matplotlib import colormaps
+from matplotlib.backends.backend_agg import FigureCanvasAgg
+from matplotlib.figure import Figure
+from scipy.stats import norm
+
+from dpbandits.experiments import plotting
+from dpbandits.experiments.bounds import bound_curves
+from dpbandits.experiments.envspec import make_env
+from dpbandits.experiments.results import Results
+from dpbandits.theory import BOUND_LABELS
+
+ENVS = {  # sweep folder -> title
+    "private_bernoulli2": "Bernoulli, K = 2, means (0.6, 0.4)",
+    "private_bernoulli10": "Bernoulli, K = 10, means 0.75, 0.70, ..., 0.30",
+    "private_gaussian": "clipped Gaussian, K = 5, means 0.3, ..., 0.7, sd 0.2",
+    "private_shift": "Fig. 9 shift (clipped Gaussian, swap at 30 000)",
+    "private_piecewise": "Bernoulli, K = 3, change points at 15 000 and 30 000",
+}
+EPS_KEY = "agents.*.epsilon|epsilon_select"
+INF = 1e6  # how the configs write eps = inf
+BASELINES = ("UCB", "KL-UCB", "TS")
+APP_H = ("kRR", "RNM", "RS", "GEM", "mGEM")
+LITERATURE = ("DP-UCB", "DP-UCB-Bound", "DP-UCB-Hybrid", "DP-UCB-Int", "DP-SE", "AdaP-UCB",
+              "AdaP-KLUCB", "DP-KLUCB", "DP-IMED", "DP-TS")  # fmt: skip
+#: second-half regret over uniform play's: below LEARNS the agent learns, above RANDOM it
+#: plays (nearly) at random
+LEARNS, RANDOM = 0.1, 0.8
+#: the threshold's level: a fraction of pulls of the worse arm halfway between uniform play's
+#: 1/2 and 0
+HALF = 0.25
+Q_RANGE = norm.ppf(0.9) - norm.ppf(0.1)  # q_0.9 - q_0.1 of N(0, 1): d = 2.563 s
+
+
+def cells(folder: Path) -> list[tuple[dict[str, str], Results]]:
+    """``(cells.csv row, results)`` of every cell of a sweep's output folder."""
+    with open(folder / "cells.csv", newline="", encoding="utf-8") as f:
+        rows = list(csv.DictReader(f))
+    return [(row, Results.load(folder / row["result"])) for row in rows]
+
+
+def uniform_regret(res: Results) -> np.ndarray:
+    """The expected regret of uniform play at ``res.steps`` (from the expected rewards)."""
+    table = _expected_table(res)
+    per_step = table.max(axis=1) - table.mean(axis=1)
+    return np.cumsum(per_step)[res.steps - 1]
+
+
+def _expected_table(res: Results) -> np.ndarray:
+    env = make_env(res.config["env"])
+    try:
+        return np.asarray(env.unwrapped.expected_reward_table(), dtype=float)
+    finally:
+        env.close()
+
+
+def second_half(curve: np.ndarray, steps: np.ndarray) -> np.ndarray:
+    """Regret accumulated over the second half of the run, from a curve at ``steps``."""
+    half = int(np.searchsorted(steps, steps[-1] // 2))
+    return curve[-1] - curve[half]
+
+
+def comparison(folder: Path) -> dict[str, Any]:
+    """Per agent and eps: final regret (mean, SE), second-half regret over uniform play's;
+    the uniform play, the lower bounds at T, the horizon."""
+    out: dict[str, Any] = {"final": {}, "ratio": {}, "eps": []}
+    for row, res in cells(folder):
+        eps = float(row[EPS_KEY])
+        out["eps"].append(eps)
+        uni = uniform_regret(res)
+        out["uniform"] = float(uni[-1])
+        for label in res.labels:
+            total = res.data[label]["total_regret"]
+            out["final"][label, eps] = (float(total.mean()), float(total.std(ddof=1)
+                                                                   / math.sqrt(total.size)))
+            late = second_half(res.data[label]["regret"].mean(axis=1), res.steps)
+            out["ratio"][label, eps] = float(late / second_half(uni, res.steps))
+        out["T"] = int(res.steps[-1])
+        out["n_runs"] = res.n_runs
+        out["results"] = res if eps == 1.0 else out.get("results")
+        bounds = bound_curves(res, [e for e in out["eps"] if e != INF] or [1.0])
+        out["bounds"] = {(b.key, b.epsilon): float(b.values[-1]) for b in bounds}
+        out["arm"] = res.config["arms"]["arm"]
+    return out
+
+
+def strongest(data: dict[str, Any]) -> str:
+    """The strongest eps-global-DP lower bound that applies to the arms: Azize et al. 2025 for
+    Bernoulli arms, Azize & Basu 2022 for clipped Gaussian ones (docs/private-bandits.md)."""
+    return "azize_2025" if data["arm"] == "bernoulli" else "azize_basu_2022"
+
+
+def _x(eps: float) -> float:
+    """Where eps goes on the plots' axis: eps = inf (1e6) at 40, beyond 10."""
+    return 40.0 if eps >= INF else eps
+
+
+def plot_comparison(name: str, data: dict[str, Any]) -> Figure:
+    """Two panels: the literature's agents against eps, the App. H agents against eps_S."""
+    fig = Figure(figsize=(13, 4.6), layout="constrained")
+    FigureCanvasAgg(fig)
+    axes = fig.subplots(1, 2, sharey=True)
+    eps = sorted(data["eps"])
+    finite = [e for e in eps if e < INF]
+    xs = [_x(e) for e in eps]
+    private_key = strongest(data)
+    for ax, family, title in ((axes[0], LITERATURE, "eps-global-DP agents of the literature: "
+                               "x = eps of the whole run"),
+                              (axes[1], APP_H, "App. H agents: x = eps_S per action "
+                               "(whole run: 2-DP; kRR 1-DP)")):  # fmt: skip
+        cmap = colormaps["tab10"]
+        present = [a for a in family if (a, eps[0]) in data["final"]]
+        for i, agent in enumerate(present):
+            ys = [data["final"][agent, e][0] for e in eps]
+            style = "-" if i < 10 else "--"
+            ax.plot(xs[:-1], ys[:-1], style, marker="o", ms=3, color=cmap(i % 10), label=agent)
+            ax.plot(xs[-2:], ys[-2:], ":", marker="o", ms=3, color=cmap(i % 10))
+        for j, agent in enumerate(BASELINES):
+            y = np.mean([data["final"][agent, e][0] for e in eps])
+            ax.axhline(y, color="0.3", lw=1, ls=["-", "--", "-."][j])
+            ax.text(0.09, y, f" {agent}", va="bottom", fontsize=7, color="0.3")
+        ax.axhline(data["uniform"], color="k", lw=1.5, ls=":")
+        ax.text(0.09, data["uniform"], " uniform play", va="bottom", fontsize=7)
+        lr = data["bounds"]["lai_robbins", math.inf]
+        ax.axhline(lr, color="k", lw=0.8, ls="--")
+        ax.text(0.09, lr, " Lai-Robbins", va="top", fontsize=7)
+        if family is LITERATURE:
+            ax.plot(finite, [data["bounds"][private_key, e] for e in finite], color="k", lw=2,
+                    alpha=0.35, label=f"lower bound at eps: {BOUND_LABELS[private_key]}")
+        else:
+            ax.axhline(data["bounds"][private_key, 2.0], color="k", lw=2, alpha=0.35,
+                       label=f"lower bound at eps = 2: {BOUND_LABELS[private_key]}")
+        ax.set_xscale("log")
+        ax.set_yscale("log")
+        ax.set_xticks(xs, [f"{e:g}" if e < INF else "inf" for e in eps])
+        ax.minorticks_off()
+        ax.set_xlim(0.08, 55)
+        ax.set_xlabel("eps" if family is LITERATURE else "eps_S")
+        ax.set_title(title, fontsize=9)
+        ax.legend(fontsize=7, ncol=2, loc="lower left")
+    axes[0].set_ylabel(f"regret at T = {data['T']:,} (mean of {data['n_runs']} runs)")
+    fig.suptitle(ENVS[name], fontsize=10)
+    return fig
+
+
+def table(name: str, data: dict[str, Any]) -> str:
+    """The markdown table of final regret, mean +- SE, per agent and eps."""
+    eps = sorted(data["eps"])
+    head = "| agent | " + " | ".join("inf" if e >= INF else f"{e:g}" for e in eps) + " |"
+    lines = [head, "|---" * (len(eps) + 1) + "|"]
+    for agent in (*BASELINES, *LITERATURE, *APP_H):
+        if (agent, eps[0]) not in data["final"]:
+            continue
+        cells_ = []
+        for e in eps:
+            m, se = data["final"][agent, e]
+            r = data["ratio"][agent, e]
+            mark = "**" if r < LEARNS else ""
+            cells_.append(f"{mark}{m:,.0f} ± {se:,.0f}{mark}" + (" (r)" if r > RANDOM else ""))
+        lines.append(f"| {agent} | " + " | ".join(cells_) + " |")
+    lines.append(f"| *uniform play* | {data['uniform']:,.0f} |" + " |" * (len(eps) - 1))
+    key = strongest(data)
+    lines.append(f"| *lower bound: {BOUND_LABELS[key]}* | "
+                 + " | ".join(f"{data['bounds'][key, e]:,.0f}" if e < INF else
+                              f"{data['bounds']['lai_robbins', math.inf]:,.0f}" for e in eps)
+                 + " |")  # fmt: skip
+    return "\n".join(lines)
+
+
+def threshold(folder: Path) -> tuple[dict[str, list[tuple[float, float, float, float, float]]],
+                                     dict[str, dict[str, float]]]:  # fmt: skip
+    """Per agent, the points ``(x, f, gap, s, eps_S)``: ``f`` the fraction of pulls of the worse
+    arm over the second half, ``x = gap eps_S / d``; and per agent the threshold: the median,
+    min and max over the ``(gap, s)`` series of the ``x`` (and ``eps_S``) where ``f`` first
+    falls below 1/4 (log-linear interpolation)."""
+    points: dict[str, list[tuple[float, float, float, float, float]]] = {}
+    for row, res in cells(folder):
+        means = [float(v) for v in row["experiment.env_kwargs.means"].strip("[]").split(",")]
+        gap, s = abs(means[0] - means[1]), float(row["experiment.env_kwargs.sds"])
+        eps = float(row["agents.*.epsilon_select"])
+        d = Q_RANGE * s
+        for label in res.labels:
+            late = second_half(res.data[label]["regret"].mean(axis=1), res.steps)
+            f = late / (gap * (res.steps[-1] - res.steps[int(np.searchsorted(
+                res.steps, res.steps[-1] // 2))]))  # fmt: skip
+            points.setdefault(label, []).append((gap * eps / d, float(f), gap, s, eps))
+    found: dict[str, dict[str, float]] = {}
+    for label, pts in points.items():
+        xs, es = [], []
+        for gap, s in sorted({(p[2], p[3]) for p in pts}):
+            series = sorted((p for p in pts if p[2] == gap and p[3] == s), key=lambda p: p[4])
+            for a, b in zip(series, series[1:], strict=False):
+                if a[1] >= HALF > b[1]:
+                    w = (a[1] - HALF) / (a[1] - b[1])
+                    xs.append(math.exp((1 - w) * math.log(a[0]) + w * math.log(b[0])))
+                    es.append(math.exp((1 - w) * math.log(a[4]) + w * math.log(b[4])))
+                    break
+        if xs:
+            found[label] = {"median": float(np.median(xs)), "min": min(xs), "max": max(xs),
+                            "n": len(xs), "eps_median": float(np.median(es)),
+                            "eps_min": min(es), "eps_max": max(es)}  # fmt: skip
+    return points, found
+
+
+def plot_threshold(points: dict[str, list[tuple[float, float, float, float, float]]],
+                   found: dict[str, dict[str, float]]) -> Figure:  # fmt: skip
+    fig = Figure(figsize=(13, 4.2), layout="constrained")
+    FigureCanvasAgg(fig)
+    axes = fig.subplots(1, len(points), sharey=True)
+    gaps = sorted({p[2] for pts in points.values() for p in pts})
+    sds = sorted({p[3] for pts in points.values() for p in pts})
+    cmap = colormaps["viridis"]
+    for ax, (label, pts) in zip(axes, points.items(), strict=True):
+        for gap in gaps:
+            for k, s in enumerate(sds):
+                series = sorted((p for p in pts if p[2] == gap and p[3] == s), key=lambda p: p[4])
+                ax.plot([p[0] for p in series], [p[1] for p in series], marker="os^"[k], ms=3,
+                        lw=0.8, color=cmap(gaps.index(gap) / max(len(gaps) - 1, 1)),
+                        label=f"gap {gap:g}, sd {s:g}" if label == "kRR" else None)
+        ax.axhline(0.5, color="k", ls=":", lw=1)
+        ax.axhline(HALF, color="0.5", ls="--", lw=0.8)
+        if label in found:
+            ax.axvline(found[label]["median"], color="r", lw=1)
+        ax.set_xscale("log")
+        ax.set_title(label, fontsize=9)
+        ax.set_xlabel("gap x eps_S / d")
+    axes[0].set_ylabel("fraction of pulls of the worse arm, 2nd half")
+    axes[0].legend(fontsize=6, ncol=1)
+    return fig
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("runs", type=Path, help="folder holding the six sweeps' outputs")
+    parser.add_argument("--img", type=Path, default=Path("docs/img"))
+    args = parser.parse_args(argv)
+    args.img.mkdir(parents=True, exist_ok=True)
+    out = sys.stdout
+    for name in ENVS:
+        if not (args.runs / name / "cells.csv").is_file():
+            print(f"(no sweep {name} in {args.runs})", file=sys.stderr)
+            continue
+        data = comparison(args.runs / name)
+        plot_comparison(name, data).savefig(args.img / f"{name}.png", dpi=110)
+        out.write(f"\n### {ENVS[name]}\n\n{table(name, data)}\n")
+        if name == "private_bernoulli2" and data["results"] is not None:
+            res = data["results"]
+            labels = ["UCB", "KL-UCB", "TS", "DP-KLUCB", "DP-IMED", "DP-TS", "AdaP-KLUCB",
+                      "DP-SE", "RNM", "mGEM"]  # fmt: skip
+            fig = plotting.plot_cumulative(res, what="regret", labels=labels, bounds=True,
+                                           bounds_epsilon=[1.0])  # fmt: skip
+            fig.savefig(args.img / "private_curves.png", dpi=110)
+    folder = args.runs / "private_threshold"
+    if (folder / "cells.csv").is_file():
+        points, found = threshold(folder)
+        plot_threshold(points, found).savefig(args.img / "private_threshold.png", dpi=110)
+        out.write("\n### Threshold: x = gap eps_S / d where the worse arm's share falls to 1/4\n\n"
+                  "| agent | median x | range over (gap, sd) | series | median eps_S | range |\n"
+                  "|---|---|---|---|---|---|\n")  # fmt: skip
+        for label, t in found.items():
+            out.write(f"| {label} | {t['median']:.2g} | {t['min']:.2g} - {t['max']:.2g} | "
+                      f"{t['n']} | {t['eps_median']:.2g} | {t['eps_min']:.2g} - "
+                      f"{t['eps_max']:.2g} |\n")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

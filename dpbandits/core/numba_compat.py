@@ -1,0 +1,240 @@
+"""Every use of numba's (and llvmlite's) internals, in one module, for the numba versions tested.
+
+The library's kernels (:mod:`dpbandits.core.jit`, docs/performance.md) lean on parts of numba
+that are not its public API: the samplers read numpy's bit generator through numba's
+``generator_core`` helpers and numba's copy of numpy's ziggurat tables; a Generator is rebuilt
+inside a kernel from its address with numba's code-generation helpers and llvmlite; the disk
+cache's key is widened by subclassing numba's cache locators; numba's start-up BLAS probe is
+deferred. Any numba release may rename or change these, and the failure would then be an
+obscure error at ``import agents`` or, worse, wrong numbers. So they all live here, behind one
+check: importing this module with a numba outside :data:`TESTED_NUMBA` raises an
+``ImportError`` that says which versions work and how to install one (the ``numba``
+requirement in ``pyproject.toml`` has the same bounds). Setting the environment variable
+``DPBANDITS_UNTESTED_NUMBA=1`` skips the check with a warning, to try a newer numba (what a CI
+job that tests the newest numba does).
+
+Everything else the library does with numba is public API (``numba.njit``,
+``numba.extending.intrinsic``, ``numba.extending.is_jitted``, numba's ``Generator`` methods).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import importlib.util
+import os
+import sys
+import warnings
+from collections.abc import Callable, Iterator
+from typing import Any, cast
+
+import numba
+
+__all__ = [
+    "TESTED_NUMBA",
+    "check_numba_version",
+    "defer_blas_probe",
+    "float_bits",
+    "generator_at",
+    "install_cache_locators",
+    "next_double",
+    "next_uint32",
+    "next_uint64",
+    "on_compile",
+    "random_standard_exponential",
+    "random_standard_gamma",
+    "random_standard_normal",
+    "ziggurat",
+]
+
+#: The numba versions this module was tested with: ``(lowest, first untested)``, as
+#: ``(major, minor)``; the ``numba`` requirement in ``pyproject.toml`` states the same range.
+TESTED_NUMBA: tuple[tuple[int, int], tuple[int, int]] = ((0, 64), (0, 69))
+#: Set (to anything but ``""`` or ``"0"``) to import with an untested numba, with a warning.
+UNTESTED_ENV = "DPBANDITS_UNTESTED_NUMBA"
+
+
+def _major_minor(version: str) -> tuple[int, int]:
+    parts = version.split(".")
+    try:
+        return int(parts[0]), int("".join(c for c in parts[1] if c.isdigit()) or 0)
+    except (IndexError, ValueError):
+        return (0, 0)  # unparsable: outside every range
+
+
+def check_numba_version(version: str | None = None) -> None:
+    """Raise ``ImportError`` when numba's ``version`` (default: the installed one) is outside
+    :data:`TESTED_NUMBA`, unless ``DPBANDITS_UNTESTED_NUMBA`` is set (then warn)."""
+    version = numba.__version__ if version is None else version
+    low, high = TESTED_NUMBA
+    if low <= _major_minor(version) < high:
+        return
+    tested = f"numba>={low[0]}.{low[1]},<{high[0]}.{high[1]}"
+    message = (
+        f"dpbandits was tested with {tested}, but numba {version} is installed. Its compiled "
+        "kernels use numba internals that a numba release may change "
+        "(dpbandits.core.numba_compat). Install a tested numba: "
+        f"python -m pip install '{tested}'"
+    )
+    if os.environ.get(UNTESTED_ENV, "") not in ("", "0"):
+        warnings.warn(f"{message} ({UNTESTED_ENV} is set: trying anyway)", stacklevel=2)
+        return
+    raise ImportError(f"{message}; or set {UNTESTED_ENV}=1 to try this numba anyway")
+
+
+check_numba_version()
+
+# -- past the check: numba's internals --------------------------------------------------------
+from llvmlite import ir  # noqa: E402
+from numba.core import caching, cgutils, event, types  # noqa: E402
+from numba.extending import intrinsic  # noqa: E402
+from numba.np.random import _constants as ziggurat  # noqa: E402
+from numba.np.random.distributions import (  # noqa: E402
+    random_standard_exponential,
+    random_standard_gamma,
+    random_standard_normal,
+)
+from numba.np.random.generator_core import next_double, next_uint32, next_uint64  # noqa: E402
+
+
+# -- the disk cache ---------------------------------------------------------------------------
+def _stamped_locator(base: Any, stamp: Callable[[Any], Any]) -> Any:
+    """numba's cache locator ``base``, serving only the functions for which ``stamp(py_func)``
+    is not None, with that value added to numba's source stamp (numba's own locators serve
+    every other compiled function)."""
+
+    class Locator(base):
+        _extra_stamp: Any = None
+
+        def get_source_stamp(self) -> Any:
+            return (super().get_source_stamp(), self._extra_stamp)
+
+        @classmethod
+        def from_function(cls, py_func: Any, py_file: str) -> Any:
+            extra = stamp(py_func)
+            if extra is None:
+                return None
+            self = super().from_function(py_func, py_file)
+            if self is not None:
+                self._extra_stamp = extra
+            return self
+
+    Locator.__name__ = Locator.__qualname__ = f"Library{base.__name__.lstrip('_')}"
+    return Locator
+
+
+def install_cache_locators(stamp: Callable[[Any], Any]) -> None:
+    """Key the disk cache of some compiled functions on more than their own source file: a
+    function ``py_func`` with ``stamp(py_func) is not None`` is cached (in the usual places:
+    ``NUMBA_CACHE_DIR``, next to the module, numba's user directory) under numba's source stamp
+    and ``stamp(py_func)``, computed when it is decorated. Installed once per process."""
+    # numba >= 0.61 names its locators without the underscore; both are looked up
+    names = ("UserProvidedCacheLocator", "InTreeCacheLocator", "UserWideCacheLocator")
+    bases = [getattr(caching, n, None) or getattr(caching, "_" + n) for n in names]
+    impl = getattr(caching, "CacheImpl", None) or getattr(caching, "_CacheImpl")  # noqa: B009
+    if not any(getattr(c, "__name__", "").startswith("Library") for c in impl._locator_classes):
+        impl._locator_classes = [_stamped_locator(b, stamp) for b in bases] + list(
+            impl._locator_classes
+        )
+
+
+@contextlib.contextmanager
+def on_compile(callback: Callable[[Any], None]) -> Iterator[None]:
+    """While the block runs, call ``callback(py_func)`` when numba starts compiling a function
+    (in any thread; not when it loads one from its disk cache), through numba's event API."""
+
+    class Listener(event.Listener):
+        def on_start(self, e: Any) -> None:
+            dispatcher = e.data.get("dispatcher")
+            callback(getattr(dispatcher, "py_func", dispatcher))
+
+        def on_end(self, e: Any) -> None:
+            pass
+
+    with event.install_listener("numba:compile", Listener()):
+        yield
+
+
+# -- numba's start-up BLAS probe --------------------------------------------------------------
+def defer_blas_probe() -> None:
+    """Load numba's array math without its start-up BLAS probe, which imports scipy.linalg.
+
+    When ``numba.np.arraymath`` first loads (at the first compilation or cache load of a
+    process), it asks whether a BLAS is there for ``np.dot``-style functions by importing
+    ``scipy.linalg.cython_blas`` (``_check_blas``): 0.2 s, a fifth of a run's start-up
+    (docs/performance.md), for functions no kernel of the library calls. This loads the module
+    with the probe answered by whether scipy is installed, and gives it numba's own check back:
+    a kernel that does call BLAS imports scipy.linalg and runs numba's checks when it is
+    compiled, as before. Skipped when something loaded the module already.
+    """
+    if "numba.np.arraymath" in sys.modules:
+        return
+    from numba.np import linalg
+
+    probe = linalg.ensure_blas
+
+    def not_yet() -> None:
+        raise ImportError("BLAS probe deferred by dpbandits.core.numba_compat")
+
+    linalg.ensure_blas = not_yet
+    try:
+        from numba.np import arraymath
+    finally:
+        linalg.ensure_blas = probe
+    arraymath.ensure_blas = probe
+    arraymath._HAVE_BLAS = importlib.util.find_spec("scipy") is not None
+
+
+# -- inside a kernel: a Generator by address, the bits of a float ------------------------------
+@intrinsic
+def _generator_at(typingctx: Any, address: Any) -> Any:
+    """Inside a kernel: the numba ``Generator`` drawing from the bit generator at ``address``
+    (``dpbandits.core.jit.generator_address``). Its fields are read from numpy's ``bitgen_t``
+    (``state``, ``next_uint64``, ``next_uint32``, ``next_double``, in that order: numpy's
+    documented C interface of its bit generators), exactly what numba's own unboxing of a
+    Generator reads through ctypes; no reference to the Python object is kept."""
+    if not isinstance(address, types.Integer):
+        return None
+    sig = types.NumPyRandomGeneratorType("rng")(address)
+
+    def codegen(context: Any, builder: Any, signature: Any, args: Any) -> Any:
+        uintp = context.get_value_type(types.uintp)
+        words = builder.inttoptr(args[0], uintp.as_pointer())
+
+        def word(i: int) -> Any:
+            return builder.load(builder.gep(words, [ir.Constant(ir.IntType(32), i)]))
+
+        bit_gen_type = types.NumPyRandomBitGeneratorType("bit_generator")
+        bit_gen = cgutils.create_struct_proxy(bit_gen_type)(context, builder)
+        bit_gen.state_address = word(0)
+        bit_gen.state = word(0)
+        bit_gen.fnptr_next_uint64 = word(1)
+        bit_gen.fnptr_next_uint32 = word(2)
+        bit_gen.fnptr_next_double = word(3)
+        bit_gen.bit_generator = builder.ptrtoint(words, uintp)
+        gen = cgutils.create_struct_proxy(signature.return_type)(context, builder)
+        gen.bit_generator = bit_gen._getvalue()  # meminfo and parent stay null: not owned
+        return gen._getvalue()
+
+    return sig, codegen
+
+
+@intrinsic
+def _float_bits(typingctx: Any, x: Any) -> Any:
+    """Inside a kernel: the IEEE 754 bits of the float64 ``x`` as an int64 (a bit cast, no
+    instruction; ``math.frexp`` is a library call of ~8 ns). Sign at bit 63, biased exponent
+    at bits 52-62, mantissa below."""
+    if not (isinstance(x, types.Float) and x.bitwidth == 64):
+        return None
+    sig = types.int64(x)
+
+    def codegen(context: Any, builder: Any, signature: Any, args: Any) -> Any:
+        return builder.bitcast(args[0], ir.IntType(64))
+
+    return sig, codegen
+
+
+#: ``generator_at(address)`` inside a kernel (see :func:`_generator_at`).
+generator_at = cast(Callable[[int], Any], _generator_at)
+
+#: ``float_bits(x)`` inside a kernel (see :func:`_float_bits`).
+float_bits = cast(Callable[[float], int], _float_bits)

@@ -1,0 +1,182 @@
+"""Compiling a run's kernels before its tasks start: once per machine, never once per worker.
+
+The agents play compiled loops (:mod:`dpbandits.core.jit`); numba compiles each one at its
+first call and caches it on disk, so only the first run on a machine pays for it (docs/
+performance.md, "Cold start"). Left to the tasks, that first call happens in every worker
+process at once: each compiles the same code, the progress bar sits at 0 % without a word, and
+its ETA is computed from the compile time. Instead, :func:`warm_up` plays every agent of a run
+for a few steps on the run's own environment before the tasks start, in this process:
+
+- the forked workers of the local pool (``dpbandits.experiments.parallel.pool_context``) then
+  start with the compiled code in memory, and load nothing;
+- only what the run uses is compiled: the private agent's loop holds its own selector's kernel
+  and quantile method only (``agents.private.play_loop``);
+- when there is compiling to do and several workers, the agents' loops are compiled in parallel
+  by forked processes (each loop once: agents with the same ``compile_key`` share it), which
+  write the disk cache that this process then reads;
+- :class:`CompileNotice`, around the run's set-up, prints one line before the first
+  compilation: what is being compiled and about how long it takes;
+- the progress bar starts afterwards, so that its ETA is never computed from compile time.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import copy
+import dataclasses
+import os
+import sys
+import time
+from collections.abc import Callable, Iterator, Mapping
+from typing import Any
+
+import numpy as np
+
+from dpbandits.core.numba_compat import on_compile
+from dpbandits.experiments.agentspec import is_private
+from dpbandits.experiments.chunk import ChunkTask, run_chunk
+from dpbandits.experiments.parallel import run_tasks
+
+__all__ = [
+    "WARM_UP_STEPS",
+    "CompileNotice",
+    "compile_estimate",
+    "compile_notice",
+    "print_line",
+    "warm_up",
+    "warm_up_task",
+]
+
+#: Steps played per agent by :func:`warm_up`, after the initial round of one pull per arm.
+WARM_UP_STEPS = 32
+#: Rough compile times on one core of the 2-core test machine, idle (docs/performance.md): what
+#: every run compiles once (environment, regret, the first quantile method), and each loop.
+_SECONDS_COMMON, _SECONDS_PRIVATE, _SECONDS_OTHER = 4.0, 3.0, 1.0
+
+
+def _compile_key(agent: Any, n_arms: int) -> Any:
+    """What the agent's compiled code depends on: its ``compile_key(n_arms)`` if it has one
+    (the private agent: its selector's kernel and its quantile method), else its class and
+    parameters."""
+    key = getattr(agent, "compile_key", None)
+    if callable(key):
+        return key(n_arms)
+    return (type(agent), repr(agent))
+
+
+def compile_estimate(agents: list[Any], n_jobs: int = 1, n_arms: int = 2) -> float:
+    """About how many seconds compiling the kernels of ``agents`` takes on a machine with an
+    empty kernel cache, on ``n_jobs`` processes (docs/performance.md, "Cold start")."""
+    loops = {_compile_key(a, n_arms): is_private(a) for a in agents}
+    work = sum(_SECONDS_PRIVATE if p else _SECONDS_OTHER for p in loops.values())
+    return _SECONDS_COMMON + work / max(1, min(n_jobs, len(loops)))
+
+
+class CompileNotice:
+    """While active (:func:`compile_notice`), counts numba's compilations in this process and,
+    before the first one, calls ``announce`` once with what is being compiled (the labels of
+    :attr:`pending`, the agents not warmed up yet) and about how long it takes."""
+
+    def __init__(self, agents: Mapping[str, Any], n_jobs: int,
+                 announce: Callable[[str], None] | None) -> None:  # fmt: skip
+        self.pending: dict[str, Any] = dict(agents)
+        self.n_jobs = n_jobs
+        self.announce = announce
+        self.compiled = 0
+        self._pid = os.getpid()
+
+    def started(self, py_func: Any) -> None:
+        """numba starts compiling ``py_func``."""
+        if os.getpid() != self._pid:  # a forked compiling process: this one announces
+            return
+        self.compiled += 1
+        if self.compiled == 1 and self.announce is not None and self.pending:
+            seconds = compile_estimate(list(self.pending.values()), self.n_jobs)
+            self.announce(f"compiling kernels for {', '.join(self.pending)} (first run on "
+                          f"this machine, ~{seconds:.0f} s)…")  # fmt: skip
+
+
+@contextlib.contextmanager
+def compile_notice(
+    agents: Mapping[str, Any], n_jobs: int = 1, announce: Callable[[str], None] | None = None
+) -> Iterator[CompileNotice]:
+    """A :class:`CompileNotice` for the ``label -> agent`` mapping of a run, active in the
+    block: wrap a run's set-up and :func:`warm_up` in it."""
+    notice = CompileNotice(agents, n_jobs, announce)
+    with on_compile(notice.started):
+        yield notice
+
+
+def warm_up_task(task: ChunkTask) -> ChunkTask:
+    """``task`` cut to :data:`WARM_UP_STEPS` steps past the initial round, with a copy of its
+    agent: the same kernels with the same argument types as the task itself."""
+    h = min(task.horizon, task.n_arms + WARM_UP_STEPS)
+    end = np.array([h], dtype=np.int64)
+    return dataclasses.replace(
+        task,
+        agent=copy.deepcopy(task.agent),
+        horizon=h,
+        record_steps=end,
+        trace_steps=end if task.trace_steps.size else task.trace_steps[:0],
+        table=None if task.table is None else task.table[:h],
+        keep_actions=False,
+        change_points=tuple(c for c in task.change_points if 0 < c < h),
+    )
+
+
+def _play(task: ChunkTask) -> None:
+    run_chunk(task, progress=_ignore)
+
+
+def _ignore(n: int) -> None:
+    pass
+
+
+def _cost(task: ChunkTask) -> float:
+    hint = getattr(task.agent, "cost_hint", None)
+    return float(hint) if isinstance(hint, (int, float)) else 1.0
+
+
+def warm_up(tasks: list[ChunkTask], n_jobs: int = 1, notice: CompileNotice | None = None) -> float:
+    """Play every agent of ``tasks`` (its first task) for a few steps in this process
+    (:func:`warm_up_task`), so that every kernel the tasks call is compiled, or loaded from the
+    disk cache, before they start; return the seconds it took.
+
+    The cheapest agent goes first, which compiles what every agent shares. If anything was
+    compiled so far (counted by ``notice``, active around the run's set-up: an empty kernel
+    cache) and ``n_jobs > 1``, the other agents' loops are then compiled by ``n_jobs`` forked
+    processes, one per ``compile_key``, the slowest first; they write the disk cache, and this
+    process then loads them.
+    """
+    start = time.perf_counter()
+    firsts: dict[str, ChunkTask] = {}
+    for task in tasks:
+        firsts.setdefault(task.label, task)
+    order = sorted(firsts.values(), key=lambda t: (is_private(t.agent), _cost(t)))
+    if not order:
+        return 0.0
+    with contextlib.ExitStack() as stack:
+        if notice is None:
+            notice = stack.enter_context(compile_notice({t.label: t.agent for t in order}))
+        minis = [warm_up_task(t) for t in order]
+        _play(minis[0])
+        notice.pending.pop(minis[0].label, None)
+        rest = minis[1:]
+        if notice.compiled and n_jobs > 1 and len(rest) > 1:
+            by_key: dict[Any, ChunkTask] = {}
+            for mini in rest:
+                by_key.setdefault(_compile_key(mini.agent, mini.n_arms), mini)
+            distinct = sorted(by_key.values(), key=lambda t: -_cost(t))
+            try:
+                run_tasks(_play, distinct, n_jobs=min(n_jobs, len(distinct)))
+            except Exception:  # noqa: BLE001 (e.g. an agent that cannot be pickled)
+                pass  # the pass below compiles here instead, and raises a real error itself
+        for mini in rest:
+            _play(mini)
+            notice.pending.pop(mini.label, None)
+    return time.perf_counter() - start
+
+
+def print_line(line: str) -> None:
+    """Print ``line`` on stderr at once (where the progress bar goes)."""
+    print(line, file=sys.stderr, flush=True)

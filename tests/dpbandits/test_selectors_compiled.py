@@ -1,0 +1,120 @@
+"""The compiled-selector protocol (dpbandits.selectors.compiled): every built-in selector declares
+its kernel, which draws what its select_batch draws; subclasses and plug-ins follow the rules of
+compiled_kernel; a bad kernel is refused with a message naming the selector."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from dpbandits import selectors
+from dpbandits.core.jit import kernel
+from dpbandits.selectors.compiled import CompiledKernel, call_kernel, compiled_kernel
+from dpbandits.selectors.noisy_max import RNM
+
+BUILTIN = [
+    ("rnm", {}), ("rnm", {"noise": "gumbel"}), ("rnm", {"noise": "laplace"}),
+    ("exponential_mechanism", {}), ("permute_and_flip", {}), ("rnmh", {}), ("gem", {}),
+    ("mgem", {"beta": 0.1}), ("combined_gem", {}), ("rs", {}), ("rs_tnb", {}),
+    ("rs_tnb", {"eta": 2.0}), ("rs_tnb", {"gamma": 0.2, "eta": 0.5}), ("krr", {}),
+    ("greedy", {}), ("uniform", {}),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("k", [2, 3, 9])
+@pytest.mark.parametrize(("name", "params"), BUILTIN)
+def test_every_builtin_kernel_draws_what_select_batch_draws(name, params, k) -> None:
+    sel = selectors.make(name, epsilon=0.8, **params)
+    spec = compiled_kernel(sel, k)
+    assert isinstance(spec, CompiledKernel) and isinstance(spec.params, tuple)
+    # read-only arrays: one compiled version of a caller for every selector of a kind
+    assert all(not p.flags.writeable for p in spec.params if isinstance(p, np.ndarray))
+    gen = np.random.default_rng(k)
+    q = gen.standard_normal((300, k)) * 3.0
+    q[::7, 0] = q[::7, 1]  # ties
+    d = gen.uniform(0.1, 2.0, (300, k))
+    expected = sel.select_batch(q, d, np.random.default_rng(11))
+    got = call_kernel(spec, q, d, np.random.default_rng(11))
+    np.testing.assert_array_equal(got, expected)
+
+
+def test_a_kernel_refuses_what_select_batch_refuses_and_draws_nothing() -> None:
+    sel = selectors.make("gem", epsilon=0.05)  # t ~ 2 ln(2 / 0.05) / 0.05 ~ 150: t d overflows
+    q, d = np.zeros((3, 2)), np.full((3, 2), 1e307)
+    with pytest.raises(ValueError, match="epsilon is too small"):
+        sel.select_batch(q, d, np.random.default_rng(0))
+    spec = compiled_kernel(sel, 2)
+    assert spec is not None
+    gen = np.random.default_rng(0)
+    assert call_kernel(spec, q, d, gen) is None
+    assert gen.random() == np.random.default_rng(0).random()  # nothing drawn
+
+
+@kernel
+def _first_kernel(params, q, d, rng, out):
+    for r in range(q.shape[0]):
+        out[r] = params[0]
+    return True
+
+
+class First(selectors.Selector):
+    """Always candidate ``index`` (a plug-in with a kernel; not private)."""
+
+    name = "first_for_tests"
+    private = False
+
+    def __init__(self, epsilon: float = 1.0, index: int = 0) -> None:
+        super().__init__(epsilon)
+        self.index = index
+
+    def select_batch(self, q, d, rng):
+        return np.full(q.shape[0], self.index, dtype=np.int64)
+
+    def compiled_kernel(self, n_candidates):
+        return CompiledKernel(_first_kernel, (self.index,))
+
+
+def test_subclasses_keep_the_kernel_unless_they_change_select_batch() -> None:
+    class Same(RNM):
+        pass
+
+    class OwnStep(RNM):
+        def select_batch(self, q, d, rng):
+            return np.zeros(q.shape[0], dtype=np.int64)
+
+    class OwnBoth(OwnStep):
+        def compiled_kernel(self, n_candidates):
+            return CompiledKernel(_first_kernel, (0,))
+
+    class Plain(selectors.Selector):
+        def select_batch(self, q, d, rng):
+            return np.zeros(q.shape[0], dtype=np.int64)
+
+    assert compiled_kernel(Same(), 4).kernel is compiled_kernel(RNM(), 4).kernel
+    assert compiled_kernel(OwnStep(), 4) is None  # its own step, the parent's kernel: neither
+    assert compiled_kernel(OwnBoth(), 4).kernel is _first_kernel
+    assert compiled_kernel(Plain(), 4) is None  # Selector's default: no kernel
+    assert compiled_kernel(object(), 4) is None  # a duck-typed selector without the method
+    out = call_kernel(compiled_kernel(First(index=2), 3), np.zeros((4, 3)), np.ones((4, 3)),
+                      np.random.default_rng(0))  # fmt: skip
+    np.testing.assert_array_equal(out, [2, 2, 2, 2])
+
+
+@pytest.mark.parametrize(
+    ("returned", "fragment"),
+    [
+        ((_first_kernel, (0,)), "must return a CompiledKernel or None, got tuple"),
+        (CompiledKernel(lambda *a: True, (0,)), "must be a compiled function"),
+        (CompiledKernel(_first_kernel, [0]), "params must be a tuple, got list"),
+    ],
+)
+def test_a_bad_compiled_kernel_is_refused_naming_the_selector(returned, fragment) -> None:
+    class Bad(First):
+        name = "bad_kernel_for_tests"
+
+        def compiled_kernel(self, n_candidates):
+            return returned
+
+    with pytest.raises(TypeError, match="bad_kernel_for_tests") as info:
+        compiled_kernel(Bad(), 3)
+    assert fragment in str(info.value)

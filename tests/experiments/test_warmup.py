@@ -1,0 +1,88 @@
+"""The warm-up before a run's tasks (dpbandits.experiments.warmup): every agent is played for a
+few steps in this process first, so that the tasks find their kernels compiled; one line says
+so before the first compilation, and the progress bar only starts afterwards."""
+
+from __future__ import annotations
+
+import numba
+import numpy as np
+
+import agents
+from dpbandits.experiments import run, shift_agents, shift_env
+from dpbandits.experiments import warmup as warmup_module
+from dpbandits.experiments.engine import make_tasks, probe_environment, recording_plan
+from dpbandits.experiments.envspec import env_spec
+from dpbandits.experiments.warmup import compile_estimate, compile_notice, warm_up, warm_up_task
+
+
+class FreshlyCompiled(agents.Agent):
+    """Greedy on the sums, through a numba function made for each instance: its first call
+    always compiles (nothing cached), like a kernel on a machine with an empty cache."""
+
+    name = "fresh"
+
+    def setup(self) -> None:
+        self._sums = np.zeros((self.n_runs, self.n_arms))
+        self._argmax = numba.njit(lambda s: np.argmax(s))
+
+    def choose(self):  # type: ignore[no-untyped-def]
+        return np.array([self._argmax(row) for row in self._sums], dtype=np.int64)
+
+    def observe(self, actions, rewards) -> None:  # type: ignore[no-untyped-def]
+        self._sums[np.arange(self.n_runs), actions] += rewards
+
+
+def _tasks(agent_map, n_runs=3):  # type: ignore[no-untyped-def]
+    spec = env_spec(shift_env(t_shift=300, horizon=500))
+    facts = probe_environment(spec, None, True, (0.1, 0.9))
+    plan = recording_plan(facts, None, None, True)
+    return make_tasks(agent_map, spec, facts, plan, n_runs, 2, 0, False)
+
+
+def test_a_warm_up_task_is_the_task_cut_short_with_its_own_agent() -> None:
+    task = _tasks({"mGEM": agents.PrivateAgent("mgem")})[0]
+    mini = warm_up_task(task)
+    assert mini.horizon == task.n_arms + warmup_module.WARM_UP_STEPS < task.horizon
+    assert mini.agent is not task.agent and mini.n == task.n
+    assert list(mini.record_steps) == list(mini.trace_steps) == [mini.horizon]
+    warmup_module._play(mini)
+    assert mini.agent.t == mini.horizon and not hasattr(task.agent, "t")
+
+
+def test_one_line_before_the_first_compilation_and_none_when_nothing_compiles() -> None:
+    agent_map = {"UCB": agents.UCB(), "fresh": FreshlyCompiled()}
+    tasks = _tasks(agent_map)
+    lines: list[str] = []
+    with compile_notice(agent_map, announce=lines.append) as notice:
+        warm_up(tasks, notice=notice)  # UCB first (cheapest), then the fresh agent
+    assert len(lines) == 1 and notice.compiled >= 1 and notice.pending == {}
+    assert lines[0].startswith("compiling kernels for ") and lines[0].endswith(" s)…")
+    assert "fresh (first run on this machine, ~" in lines[0]  # (with UCB if it compiled)
+    again: list[str] = []
+    ucb = [t for t in tasks if t.label == "UCB"]
+    with compile_notice({"UCB": ucb[0].agent}, announce=again.append) as notice:
+        warm_up(ucb, notice=notice)
+    assert again == [] and notice.compiled == 0
+
+
+def test_run_announces_compiling_before_the_progress_bar_starts(capsys) -> None:
+    run(shift_env(t_shift=300, horizon=500), {"fresh": FreshlyCompiled()}, n_runs=2,
+        progress=True, n_jobs=1)  # fmt: skip
+    err = capsys.readouterr().err
+    assert 0 <= err.index("compiling kernels for fresh") < err.index("dpbandits run")
+
+
+def test_loops_are_compiled_in_parallel_once_per_compile_key(monkeypatch) -> None:
+    """With a compilation in the first agent and several jobs, the other agents' loops go to
+    forked processes, one task per compile key (GEM and mGEM share theirs)."""
+    sent = []
+    monkeypatch.setattr(warmup_module, "run_tasks",
+                        lambda fn, tasks, n_jobs: sent.append((fn, tasks, n_jobs)))  # fmt: skip
+    agent_map = {"fresh": FreshlyCompiled(), **shift_agents(["GEM", "mGEM", "TS"])}
+    warm_up(_tasks(agent_map), n_jobs=2)
+    assert len(sent) == 1
+    fn, tasks, n_jobs = sent[0]
+    assert fn is warmup_module._play and n_jobs == 2
+    assert sorted(t.label for t in tasks) in (["GEM", "TS"], ["TS", "mGEM"])
+    loops = [t.agent for t in tasks]
+    assert compile_estimate(loops, 2) < compile_estimate(loops, 1)
