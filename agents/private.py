@@ -442,10 +442,8 @@ class PrivateAgent(Agent):
         self._compiled = None
         if self._fast and (not self._uses_d or self._sens.kernel_args() is not None):
             self._compiled = compiled_kernel(self._selector, k)
-        self._loop = None
-        if self._compiled is not None:
-            method = self.quantile_method if self._uses_d else None
-            self._loop = play_loop(self._compiled.kernel, method)
+        # the loop's quantile method (compiled per kernel and method: play_loop)
+        self._loop_method = self.quantile_method if self._uses_d else None
         self._bounds = (self._lo_f, self._hi_f, bool(self.clip_means))
         # the streams and clipped rewards of the step whose means update play makes
         self._flat, self._x = np.empty(r, dtype=np.int64), np.empty(r)
@@ -484,8 +482,9 @@ class PrivateAgent(Agent):
             done = self._play_compiled(rows, wide, rewards, ready)
             actions[:done] = wide[:done]
             return done
-        spec, loop = self._compiled, self._loop
-        assert spec is not None and loop is not None  # (play checked it)
+        spec = self._compiled
+        assert spec is not None  # (play checked it)
+        loop = play_loop(spec.kernel, self._loop_method)  # (made once per process)
         select_address = generator_address(self._rng_select)
         if self._uses_d:
             windows = (True, generator_address(self._sens.generator), *self._sens.kernel_args())

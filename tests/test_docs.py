@@ -232,3 +232,59 @@ def test_the_package_metadata_points_to_the_documentation_and_the_license():
     assert (ROOT / "LICENSE").read_text(encoding="utf-8").startswith("MIT License\n")
     assert project["urls"]["Documentation"] == DOCS_URL
     assert len(project["classifiers"]) >= 10
+
+
+# --------------------------------------------------------------------------------------------
+# Statements of the docs that the code decides (issue 30, item 7)
+# --------------------------------------------------------------------------------------------
+
+
+def _kind_rows() -> dict[str, str]:
+    """The rows of docs/experiments.md's table of agent kinds: ``{kind: parameters text}``."""
+    text = (ROOT / "docs" / "experiments.md").read_text(encoding="utf-8")
+    table = text.split("| `kind` | parameters (defaults) |", 1)[1].split("\n\n", 1)[0]
+    return dict(re.findall(r"^\| `(\w+)` \| (.*) \|$", table, flags=re.M))
+
+
+def _shown(value: object) -> list[str]:
+    """How the docs may write a default: ``None``, ``false``, ``"grid"``, ``1.0`` or ``1``."""
+    if value is None or isinstance(value, bool):
+        return [str(value).lower() if isinstance(value, bool) else "None"]
+    if isinstance(value, str):
+        return [f'"{value}"']
+    if isinstance(value, float):
+        return [repr(value), f"{value:g}"]
+    return [repr(value)]
+
+
+def test_the_agent_kinds_table_lists_every_parameter_with_its_default():
+    """Every constructor parameter of each documented kind is in its row (``quantile_method``
+    was missing), and the private agent's defaults are those of ``agents.describe`` (and of
+    ``dpbandits list agents``): ``epsilon_select`` was documented as 1.0, its default is None."""
+    import agents
+
+    rows = _kind_rows()
+    assert {"ucb", "thompson", "private"} <= set(rows)
+    for kind, row in rows.items():
+        params = agents.describe(kind).signature.parameters.values()
+        names = [p.name for p in params if p.kind not in (p.VAR_KEYWORD, p.VAR_POSITIONAL)]
+        missing = [n for n in names if f"`{n}`" not in row]
+        assert not missing, f"{kind}: {missing}"
+    row = rows["private"]
+    for p in agents.describe("private").signature.parameters.values():
+        if p.name in ("selector", "levels", "lo", "hi", "means", "sensitivity") or p.kind in (
+            p.VAR_KEYWORD, p.VAR_POSITIONAL
+        ):  # fmt: skip
+            continue
+        described = row.split(f"`{p.name}` (", 1)[1].split(")")[0]
+        assert any(s in described for s in _shown(p.default)), (p.name, p.default, described)
+
+
+def test_the_audit_is_documented_with_the_number_of_pairs_it_reports():
+    """docs/selectors.md said 8 pairs; ``dpbandits audit`` reports one row per hard pair."""
+    from dpbandits.testing.audit import HARD_PAIRS
+
+    text = " ".join((ROOT / "docs" / "selectors.md").read_text(encoding="utf-8").split())
+    m = re.search(r"at most `(\d+)e-6` over the (\d+) pairs of `HARD_PAIRS`", text)
+    assert m is not None
+    assert int(m[1]) == int(m[2]) == len(HARD_PAIRS)

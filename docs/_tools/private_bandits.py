@@ -28,7 +28,6 @@ from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 from scipy.stats import norm
 
-from dpbandits.experiments import plotting
 from dpbandits.experiments.bounds import bound_curves
 from dpbandits.experiments.envspec import make_env
 from dpbandits.experiments.results import Results
@@ -50,9 +49,15 @@ LITERATURE = ("DP-UCB", "DP-UCB-Bound", "DP-UCB-Hybrid", "DP-UCB-Int", "DP-SE", 
 #: second-half regret over uniform play's: below LEARNS the agent learns, above RANDOM it
 #: plays (nearly) at random
 LEARNS, RANDOM = 0.1, 0.8
-#: the threshold's level: a fraction of pulls of the worse arm halfway between uniform play's
-#: 1/2 and 0
-HALF = 0.25
+#: the thresholds' levels of the fraction of pulls of the worse arm: 0.45 (no longer uniform
+#: play's 1/2) and 0.25 (halfway between 1/2 and 0)
+LEVELS = (0.45, 0.25)
+HALF = LEVELS[1]
+#: distinct colours, none grey (the bounds are grey-black)
+COLORS = ["tab:blue", "tab:orange", "tab:green", "tab:red", "tab:purple", "tab:brown", "tab:pink",
+          "tab:olive", "tab:cyan", "navy"]  # fmt: skip
+#: the eps of the regret curves' figure
+CURVES_EPS = 0.1
 Q_RANGE = norm.ppf(0.9) - norm.ppf(0.1)  # q_0.9 - q_0.1 of N(0, 1): d = 2.563 s
 
 
@@ -95,13 +100,15 @@ def comparison(folder: Path) -> dict[str, Any]:
         out["uniform"] = float(uni[-1])
         for label in res.labels:
             total = res.data[label]["total_regret"]
-            out["final"][label, eps] = (float(total.mean()), float(total.std(ddof=1)
-                                                                   / math.sqrt(total.size)))
+            out["final"][label, eps] = (
+                float(total.mean()),
+                float(total.std(ddof=1) / math.sqrt(total.size)),
+            )
             late = second_half(res.data[label]["regret"].mean(axis=1), res.steps)
             out["ratio"][label, eps] = float(late / second_half(uni, res.steps))
         out["T"] = int(res.steps[-1])
         out["n_runs"] = res.n_runs
-        out["results"] = res if eps == 1.0 else out.get("results")
+        out["results"] = res if eps == CURVES_EPS else out.get("results")
         bounds = bound_curves(res, [e for e in out["eps"] if e != INF] or [1.0])
         out["bounds"] = {(b.key, b.epsilon): float(b.values[-1]) for b in bounds}
         out["arm"] = res.config["arms"]["arm"]
@@ -121,7 +128,7 @@ def _x(eps: float) -> float:
 
 def plot_comparison(name: str, data: dict[str, Any]) -> Figure:
     """Two panels: the literature's agents against eps, the App. H agents against eps_S."""
-    fig = Figure(figsize=(13, 4.6), layout="constrained")
+    fig = Figure(figsize=(13, 6.0), layout="constrained")
     FigureCanvasAgg(fig)
     axes = fig.subplots(1, 2, sharey=True)
     eps = sorted(data["eps"])
@@ -132,28 +139,39 @@ def plot_comparison(name: str, data: dict[str, Any]) -> Figure:
                                "x = eps of the whole run"),
                               (axes[1], APP_H, "App. H agents: x = eps_S per action "
                                "(whole run: 2-DP; kRR 1-DP)")):  # fmt: skip
-        cmap = colormaps["tab10"]
         present = [a for a in family if (a, eps[0]) in data["final"]]
         for i, agent in enumerate(present):
             ys = [data["final"][agent, e][0] for e in eps]
             style = "-" if i < 10 else "--"
-            ax.plot(xs[:-1], ys[:-1], style, marker="o", ms=3, color=cmap(i % 10), label=agent)
-            ax.plot(xs[-2:], ys[-2:], ":", marker="o", ms=3, color=cmap(i % 10))
+            color = COLORS[i % len(COLORS)]
+            ax.plot(xs[:-1], ys[:-1], style, marker="o", ms=3, color=color, label=agent)
+            ax.plot(xs[-2:], ys[-2:], ":", marker="o", ms=3, color=color)
         for j, agent in enumerate(BASELINES):
             y = np.mean([data["final"][agent, e][0] for e in eps])
             ax.axhline(y, color="0.3", lw=1, ls=["-", "--", "-."][j])
-            ax.text(0.09, y, f" {agent}", va="bottom", fontsize=7, color="0.3")
+            ax.text(52, y, f"{agent} ", ha="right", va="bottom", fontsize=7, color="0.3")
         ax.axhline(data["uniform"], color="k", lw=1.5, ls=":")
-        ax.text(0.09, data["uniform"], " uniform play", va="bottom", fontsize=7)
+        ax.text(52, data["uniform"], "uniform play ", ha="right", va="bottom", fontsize=7)
         lr = data["bounds"]["lai_robbins", math.inf]
         ax.axhline(lr, color="k", lw=0.8, ls="--")
-        ax.text(0.09, lr, " Lai-Robbins", va="top", fontsize=7)
+        ax.text(52, lr, "Lai-Robbins ", ha="right", va="top", fontsize=7)
         if family is LITERATURE:
-            ax.plot(finite, [data["bounds"][private_key, e] for e in finite], color="k", lw=2,
-                    alpha=0.35, label=f"lower bound at eps: {BOUND_LABELS[private_key]}")
+            ax.plot(
+                finite,
+                [data["bounds"][private_key, e] for e in finite],
+                color="k",
+                lw=4,
+                alpha=0.25,
+                label=f"lower bound at eps: {BOUND_LABELS[private_key]}",
+            )
         else:
-            ax.axhline(data["bounds"][private_key, 2.0], color="k", lw=2, alpha=0.35,
-                       label=f"lower bound at eps = 2: {BOUND_LABELS[private_key]}")
+            ax.axhline(
+                data["bounds"][private_key, 2.0],
+                color="k",
+                lw=4,
+                alpha=0.25,
+                label=f"lower bound at eps = 2: {BOUND_LABELS[private_key]}",
+            )
         ax.set_xscale("log")
         ax.set_yscale("log")
         ax.set_xticks(xs, [f"{e:g}" if e < INF else "inf" for e in eps])
@@ -161,9 +179,34 @@ def plot_comparison(name: str, data: dict[str, Any]) -> Figure:
         ax.set_xlim(0.08, 55)
         ax.set_xlabel("eps" if family is LITERATURE else "eps_S")
         ax.set_title(title, fontsize=9)
-        ax.legend(fontsize=7, ncol=2, loc="lower left")
+        ax.legend(fontsize=7, ncol=3, loc="upper center", bbox_to_anchor=(0.5, -0.13))
     axes[0].set_ylabel(f"regret at T = {data['T']:,} (mean of {data['n_runs']} runs)")
     fig.suptitle(ENVS[name], fontsize=10)
+    return fig
+
+
+def plot_curves(res: Results) -> Figure:
+    """Regret over time of the non-private agents and the literature's at eps =
+    :data:`CURVES_EPS`, with the lower bounds at that eps
+    (:func:`dpbandits.experiments.bounds.bound_curves`, the curves of
+    ``plot_cumulative(..., bounds=True)``)."""
+    fig = Figure(figsize=(8, 4.8), layout="constrained")
+    FigureCanvasAgg(fig)
+    ax = fig.subplots()
+    labels = [a for a in (*BASELINES, *LITERATURE) if a in res.labels]
+    for i, label in enumerate(labels):
+        ax.plot(res.steps, res.mean(label), color=(COLORS + COLORS[::-1])[i % 20], lw=1.3,
+                ls="--" if label in BASELINES else "-", label=label)  # fmt: skip
+    for j, b in enumerate(bound_curves(res, [CURVES_EPS])):
+        ax.plot(res.steps, b.values, color="k", lw=1.8 - 0.3 * j, ls=["-", ":", "-.", "--"][j],
+                label=b.label)  # fmt: skip
+    ax.set_yscale("log")
+    ax.set_ylim(1, None)
+    ax.set_xlabel("step t")
+    ax.set_ylabel(f"cumulative regret (mean of {res.n_runs} runs)")
+    ax.set_title(f"Two Bernoulli arms (0.6, 0.4), eps = {CURVES_EPS:g}: the literature's agents "
+                 "and the lower bounds", fontsize=10)  # fmt: skip
+    ax.legend(fontsize=7, ncol=3, loc="upper center", bbox_to_anchor=(0.5, -0.14))
     return fig
 
 
@@ -180,7 +223,7 @@ def table(name: str, data: dict[str, Any]) -> str:
             m, se = data["final"][agent, e]
             r = data["ratio"][agent, e]
             mark = "**" if r < LEARNS else ""
-            cells_.append(f"{mark}{m:,.0f} ± {se:,.0f}{mark}" + (" (r)" if r > RANDOM else ""))
+            cells_.append(f"{mark}{m:,.0f} ± {se:,.0f}{mark}" + (" †" if r > RANDOM else ""))
         lines.append(f"| {agent} | " + " | ".join(cells_) + " |")
     lines.append(f"| *uniform play* | {data['uniform']:,.0f} |" + " |" * (len(eps) - 1))
     key = strongest(data)
@@ -192,42 +235,46 @@ def table(name: str, data: dict[str, Any]) -> str:
 
 
 def threshold(folder: Path) -> tuple[dict[str, list[tuple[float, float, float, float, float]]],
-                                     dict[str, dict[str, float]]]:  # fmt: skip
+                                     dict[str, dict[Any, Any]]]:  # fmt: skip
     """Per agent, the points ``(x, f, gap, s, eps_S)``: ``f`` the fraction of pulls of the worse
-    arm over the second half, ``x = gap eps_S / d``; and per agent the threshold: the median,
-    min and max over the ``(gap, s)`` series of the ``x`` (and ``eps_S``) where ``f`` first
-    falls below 1/4 (log-linear interpolation)."""
+    arm over the second half, ``x = gap eps_S / d``; and per agent and level of
+    :data:`LEVELS`, over the ``(gap, s)`` series, the ``x`` and ``eps_S`` where ``f`` first
+    falls below the level (log-linear interpolation; median, min, max, number of series that
+    reach it), and the smallest ``f`` of any cell."""
     points: dict[str, list[tuple[float, float, float, float, float]]] = {}
     for row, res in cells(folder):
         means = [float(v) for v in row["experiment.env_kwargs.means"].strip("[]").split(",")]
         gap, s = abs(means[0] - means[1]), float(row["experiment.env_kwargs.sds"])
         eps = float(row["agents.*.epsilon_select"])
         d = Q_RANGE * s
+        half = res.steps[-1] - res.steps[int(np.searchsorted(res.steps, res.steps[-1] // 2))]
         for label in res.labels:
             late = second_half(res.data[label]["regret"].mean(axis=1), res.steps)
-            f = late / (gap * (res.steps[-1] - res.steps[int(np.searchsorted(
-                res.steps, res.steps[-1] // 2))]))  # fmt: skip
-            points.setdefault(label, []).append((gap * eps / d, float(f), gap, s, eps))
-    found: dict[str, dict[str, float]] = {}
+            points.setdefault(label, []).append((gap * eps / d, float(late / (gap * half)),
+                                                 gap, s, eps))  # fmt: skip
+    found: dict[str, dict[Any, Any]] = {}
     for label, pts in points.items():
-        xs, es = [], []
-        for gap, s in sorted({(p[2], p[3]) for p in pts}):
-            series = sorted((p for p in pts if p[2] == gap and p[3] == s), key=lambda p: p[4])
-            for a, b in zip(series, series[1:], strict=False):
-                if a[1] >= HALF > b[1]:
-                    w = (a[1] - HALF) / (a[1] - b[1])
-                    xs.append(math.exp((1 - w) * math.log(a[0]) + w * math.log(b[0])))
-                    es.append(math.exp((1 - w) * math.log(a[4]) + w * math.log(b[4])))
-                    break
-        if xs:
-            found[label] = {"median": float(np.median(xs)), "min": min(xs), "max": max(xs),
-                            "n": len(xs), "eps_median": float(np.median(es)),
-                            "eps_min": min(es), "eps_max": max(es)}  # fmt: skip
+        found[label] = {"min_f": min(p[1] for p in pts)}
+        for level in LEVELS:
+            xs, es = [], []
+            for gap, s in sorted({(p[2], p[3]) for p in pts}):
+                series = sorted((p for p in pts if p[2] == gap and p[3] == s),
+                                key=lambda p: p[4])  # fmt: skip
+                for a, b in zip(series, series[1:], strict=False):
+                    if a[1] >= level > b[1]:
+                        w = (a[1] - level) / (a[1] - b[1])
+                        xs.append(math.exp((1 - w) * math.log(a[0]) + w * math.log(b[0])))
+                        es.append(math.exp((1 - w) * math.log(a[4]) + w * math.log(b[4])))
+                        break
+            found[label][level] = None if not xs else {
+                "median": float(np.median(xs)), "min": min(xs), "max": max(xs), "n": len(xs),
+                "eps_median": float(np.median(es)), "eps_min": min(es), "eps_max": max(es),
+                "series": len({(p[2], p[3]) for p in pts})}  # fmt: skip
     return points, found
 
 
 def plot_threshold(points: dict[str, list[tuple[float, float, float, float, float]]],
-                   found: dict[str, dict[str, float]]) -> Figure:  # fmt: skip
+                   found: dict[str, dict[Any, Any]]) -> Figure:  # fmt: skip
     fig = Figure(figsize=(13, 4.2), layout="constrained")
     FigureCanvasAgg(fig)
     axes = fig.subplots(1, len(points), sharey=True)
@@ -238,13 +285,19 @@ def plot_threshold(points: dict[str, list[tuple[float, float, float, float, floa
         for gap in gaps:
             for k, s in enumerate(sds):
                 series = sorted((p for p in pts if p[2] == gap and p[3] == s), key=lambda p: p[4])
-                ax.plot([p[0] for p in series], [p[1] for p in series], marker="os^"[k], ms=3,
-                        lw=0.8, color=cmap(gaps.index(gap) / max(len(gaps) - 1, 1)),
-                        label=f"gap {gap:g}, sd {s:g}" if label == "kRR" else None)
+                ax.plot(
+                    [p[0] for p in series],
+                    [p[1] for p in series],
+                    marker="os^"[k],
+                    ms=3,
+                    lw=0.8,
+                    color=cmap(gaps.index(gap) / max(len(gaps) - 1, 1)),
+                    label=f"gap {gap:g}, sd {s:g}" if label == "kRR" else None,
+                )
         ax.axhline(0.5, color="k", ls=":", lw=1)
         ax.axhline(HALF, color="0.5", ls="--", lw=0.8)
-        if label in found:
-            ax.axvline(found[label]["median"], color="r", lw=1)
+        if found[label][HALF] is not None:
+            ax.axvline(found[label][HALF]["median"], color="r", lw=1)
         ax.set_xscale("log")
         ax.set_title(label, fontsize=9)
         ax.set_xlabel("gap x eps_S / d")
@@ -268,23 +321,29 @@ def main(argv: list[str] | None = None) -> int:
         plot_comparison(name, data).savefig(args.img / f"{name}.png", dpi=110)
         out.write(f"\n### {ENVS[name]}\n\n{table(name, data)}\n")
         if name == "private_bernoulli2" and data["results"] is not None:
-            res = data["results"]
-            labels = ["UCB", "KL-UCB", "TS", "DP-KLUCB", "DP-IMED", "DP-TS", "AdaP-KLUCB",
-                      "DP-SE", "RNM", "mGEM"]  # fmt: skip
-            fig = plotting.plot_cumulative(res, what="regret", labels=labels, bounds=True,
-                                           bounds_epsilon=[1.0])  # fmt: skip
-            fig.savefig(args.img / "private_curves.png", dpi=110)
+            plot_curves(data["results"]).savefig(args.img / "private_curves.png", dpi=110)
     folder = args.runs / "private_threshold"
     if (folder / "cells.csv").is_file():
         points, found = threshold(folder)
         plot_threshold(points, found).savefig(args.img / "private_threshold.png", dpi=110)
-        out.write("\n### Threshold: x = gap eps_S / d where the worse arm's share falls to 1/4\n\n"
-                  "| agent | median x | range over (gap, sd) | series | median eps_S | range |\n"
-                  "|---|---|---|---|---|---|\n")  # fmt: skip
+        out.write(
+            "\n### Thresholds: x = gap eps_S / d where the worse arm's share of the "
+            "second half first falls below a level\n\n"
+            "| agent | level | median x | range of x | series reaching it | median eps_S | "
+            "range of eps_S | smallest share |\n|---|---|---|---|---|---|---|---|\n"
+        )
         for label, t in found.items():
-            out.write(f"| {label} | {t['median']:.2g} | {t['min']:.2g} - {t['max']:.2g} | "
-                      f"{t['n']} | {t['eps_median']:.2g} | {t['eps_min']:.2g} - "
-                      f"{t['eps_max']:.2g} |\n")
+            for level in LEVELS:
+                v = t[level]
+                if v is None:
+                    out.write(f"| {label} | {level:g} | never | | 0 | | | {t['min_f']:.2f} |\n")
+                    continue
+                out.write(
+                    f"| {label} | {level:g} | {v['median']:.2g} | {v['min']:.2g} - "
+                    f"{v['max']:.2g} | {v['n']} of {v['series']} | "
+                    f"{v['eps_median']:.2g} | {v['eps_min']:.2g} - {v['eps_max']:.2g} | "
+                    f"{t['min_f']:.2f} |\n"
+                )
     return 0
 
 

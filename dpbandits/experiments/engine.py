@@ -73,6 +73,7 @@ from dpbandits.experiments.envspec import env_spec, make_env, reward_family, vec
 from dpbandits.experiments.memory import RunSizes, agent_state_bytes, check_memory
 from dpbandits.experiments.parallel import TaskTime, run_tasks
 from dpbandits.experiments.results import Results
+from dpbandits.experiments.warmup import compile_notice, print_line, warm_up
 from envs.base import BanditVectorEnv
 
 if TYPE_CHECKING:
@@ -255,18 +256,23 @@ def run(
     known = horizon if horizon is not None else spec["kwargs"].get("horizon")
     if isinstance(known, (int, np.integer)) and not isinstance(known, bool) and known > 0:
         check_memory(replace(sizes, horizon=int(known)), at_least=True)
-    facts = probe_environment(spec, horizon, trace, quantile_levels)
     agent_map = resolve_agents(agents)
-    sizes = replace(
-        sizes, horizon=facts.horizon, n_arms=facts.n_arms, n_agents=len(agent_map),
-        n_traced=sum(is_private(a) for a in agent_map.values()),
-        n_segments=len(facts.change_points) + 1,
-        agent_bytes_per_run=max(agent_state_bytes(a, facts.n_arms, facts.horizon)
-                                for a in agent_map.values()),
-    )  # fmt: skip
-    trace = check_memory(sizes).sizes.trace  # False: the traces alone do not fit
-    plan = recording_plan(facts, record_stride, trace_stride, trace)
-    tasks = make_tasks(agent_map, spec, facts, plan, n_runs, chunk_size, seed, keep_actions)
+    # the set-up compiles what the run needs (warmup.py): on a machine with an empty kernel
+    # cache, one line says so first, and the workers start with the compiled code
+    jobs = n_jobs if executor is None else 1
+    with compile_notice(agent_map, jobs, print_line if progress else None) as notice:
+        facts = probe_environment(spec, horizon, trace, quantile_levels)
+        sizes = replace(
+            sizes, horizon=facts.horizon, n_arms=facts.n_arms, n_agents=len(agent_map),
+            n_traced=sum(is_private(a) for a in agent_map.values()),
+            n_segments=len(facts.change_points) + 1,
+            agent_bytes_per_run=max(agent_state_bytes(a, facts.n_arms, facts.horizon)
+                                    for a in agent_map.values()),
+        )  # fmt: skip
+        trace = check_memory(sizes).sizes.trace  # False: the traces alone do not fit
+        plan = recording_plan(facts, record_stride, trace_stride, trace)
+        tasks = make_tasks(agent_map, spec, facts, plan, n_runs, chunk_size, seed, keep_actions)
+        warm_up(tasks, jobs, notice)
     t_start = time.time()
     outputs, timeline, workers = run_in_parallel(
         tasks, agent_map, spec, n_jobs, executor, progress, len(agent_map) * n_runs * facts.horizon

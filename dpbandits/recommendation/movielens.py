@@ -12,8 +12,8 @@ liked or disliked movies gets a uniform half). Two ground truths with the ``trai
 
 - :func:`fit_network_world` -- paper 004's (§4.1): a neural network on (user features, movie
   genres) -> rating, trained on 250,000 ratings drawn from the first 500,000 and the users
-  with enough of them, here scikit-learn's ``MLPRegressor`` (optional extra
-  ``dpbandits[sklearn]``). The paper follows Dao-V (2024) exactly; this is a plain ReLU
+  with enough of them, here scikit-learn's ``MLPRegressor`` (the optional ``sklearn``
+  extra). The paper follows Dao-V (2024) exactly; this is a plain ReLU
   network of the given widths, Adam, early stopping on a 10 % validation split; it reports
   the paper's two test metrics (share within 0.5 of the rating, RMSE; paper: 61 %, 0.93);
 - :func:`fit_world` -- a bilinear model ``u(f, b) = clip(c + w . b + f^T W b, 0, 5)`` by ridge

@@ -78,9 +78,7 @@ __all__ = [
     "two_stage",
 ]
 
-SKLEARN_HINT = (
-    f"the two-stage baseline and LASSO need scikit-learn: {install_hint('sklearn')}"
-)
+SKLEARN_HINT = f"the two-stage baseline and LASSO need scikit-learn: {install_hint('sklearn')}"
 
 FloatArray = NDArray[np.float64]
 IntArray = NDArray[np.int64]

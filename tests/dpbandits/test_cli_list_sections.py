@@ -85,7 +85,7 @@ def test_list_shows_plugin_agents_and_environments(plugin, capsys):
     assert main(["list", "--plugin", plugin]) == 0
     out = capsys.readouterr().out
     assert "plugin_ucb_list_test" in out and "PluginUCB: A user's agent." in out
-    assert "alpha=0.5, bonus=3" in out
+    assert "alpha=0.5 [number > 0], bonus=3" in out  # the rule from the inherited table
     assert "dpbandits/PluginEnvListTest-v0" in out and "PluginEnv: A user's environment." in out
     assert "flavour='lime', **kwargs" in out  # the registered kwargs override the default
 

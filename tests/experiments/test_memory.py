@@ -172,3 +172,16 @@ def test_agent_state_is_counted_per_run():
     assert per_run >= 2 * 2 * 2048 * 8 > ucb > 0
     assert memory.agent_state_bytes(object(), 2, 10) == 0  # not an agent: the probe says so
     assert np.isfinite(per_run)
+
+
+def test_the_command_line_shows_the_warning_as_one_line(monkeypatch, capsys, tmp_path):
+    monkeypatch.setattr(memory, "WARN_BYTES", 1)  # every run is "large"
+    argv = ["run", "--env", "dpbandits/TwoArmedShift-v0", "--env-arg", "t_shift=100,horizon=200",
+            "--agent", "UCB=ucb", "--runs", "2", "--jobs", "1", "--no-plots", "--no-progress",
+            "--out", str(tmp_path / "o")]  # fmt: skip
+    assert main(argv) == 0
+    lines = [ln for ln in capsys.readouterr().err.splitlines() if "warning" in ln]
+    assert len(lines) == 1 and lines[0].startswith(
+        "dpbandits: warning: --runs 2, experiment.env_kwargs.horizon 200 (1 agent, 2 arms): "
+        "the run needs about"
+    )

@@ -95,7 +95,7 @@ def test_two_stage_names_the_extra_when_sklearn_missing(monkeypatch):
     monkeypatch.setitem(sys.modules, "sklearn.linear_model", None)
     monkeypatch.setitem(sys.modules, "sklearn", None)
     X, y = _design()
-    with pytest.raises(ImportError, match=r"dpbandits\[sklearn\]"):
+    with pytest.raises(ImportError, match=r"need scikit-learn: pip install .*scikit-learn"):
         fs.two_stage(X, y, 2)
 
 
