@@ -120,8 +120,8 @@ def probe_agent(label: str, agent: Any, n_arms: int, horizon: int, *, prefix: bo
     except (ValueError, TypeError) as exc:
         if not prefix:
             raise
-        new = type(exc)(f"agent {label!r}: {exc}")
-        new.param = getattr(exc, "param", None)  # type: ignore[attr-defined]
+        new: Any = type(exc)(f"agent {label!r}: {exc}")
+        new.param = getattr(exc, "param", None)  # the parameter it names, kept for the configs
         raise new from None
     with contextlib.suppress(TypeError):
         _PROBED[agent] = (n_arms, horizon)
