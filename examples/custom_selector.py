@@ -125,8 +125,8 @@ if __name__ == "__main__":
     for label, selector in [("softmax_em", SoftmaxEM()), ("softmax_em step by step",
                             StepByStep()), ("built-in exponential_mechanism",
                             "exponential_mechanism")]:  # fmt: skip
-        timed = run(shift_env(t_shift=25_000, horizon=40_000),
-                    {label: agents.PrivateAgent(selector)}, n_runs=100, seed=1, progress=False,
+        timed = run(shift_env(t_shift=12_000, horizon=20_000),
+                    {label: agents.PrivateAgent(selector)}, n_runs=50, seed=1, progress=False,
                     n_jobs=1)  # fmt: skip
-        per_step = timed.timing["wall_seconds"] / (100 * 40_000) * 1e9
+        per_step = timed.timing["wall_seconds"] / (50 * 20_000) * 1e9
         print(f"{label}: {per_step:.0f} ns per replication and step")
