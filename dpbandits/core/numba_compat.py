@@ -29,6 +29,9 @@ from typing import Any, cast
 
 import numba
 
+# numba's own objects this module hands to the kernels (next_double, next_uint32,
+# next_uint64, random_standard_exponential, random_standard_gamma, random_standard_normal,
+# ziggurat) are importable from here but not part of the library's API: they are numba's.
 __all__ = [
     "TESTED_NUMBA",
     "check_numba_version",
@@ -36,14 +39,7 @@ __all__ = [
     "float_bits",
     "generator_at",
     "install_cache_locators",
-    "next_double",
-    "next_uint32",
-    "next_uint64",
     "on_compile",
-    "random_standard_exponential",
-    "random_standard_gamma",
-    "random_standard_normal",
-    "ziggurat",
 ]
 
 #: The numba versions this module was tested with: ``(lowest, first untested)``, as
@@ -87,13 +83,15 @@ check_numba_version()
 from llvmlite import ir  # noqa: E402
 from numba.core import caching, cgutils, event, types  # noqa: E402
 from numba.extending import intrinsic  # noqa: E402
-from numba.np.random import _constants as ziggurat  # noqa: E402
-from numba.np.random.distributions import (  # noqa: E402
+
+# numba's objects the kernels import from here (re-exported, not this module's API)
+from numba.np.random import _constants as ziggurat  # noqa: E402, F401
+from numba.np.random.distributions import (  # noqa: E402, F401
     random_standard_exponential,
     random_standard_gamma,
     random_standard_normal,
 )
-from numba.np.random.generator_core import next_double, next_uint32, next_uint64  # noqa: E402
+from numba.np.random.generator_core import next_double, next_uint32, next_uint64  # noqa: E402, F401
 
 
 # -- the disk cache ---------------------------------------------------------------------------
@@ -115,7 +113,10 @@ def _stamped_locator(base: Any, stamp: Callable[[Any], Any]) -> Any:
                 return None
             self = super().from_function(py_func, py_file)
             if self is not None:
-                self._extra_stamp = extra
+                # the module name too: one file imported under two names (a script run as
+                # __main__ and imported by a test) must not load the other's entries, whose
+                # code refers to a module this process may not have
+                self._extra_stamp = (extra, getattr(py_func, "__module__", None))
             return self
 
     Locator.__name__ = Locator.__qualname__ = f"Library{base.__name__.lstrip('_')}"

@@ -204,3 +204,28 @@ def test_numba_blas_probe_is_deferred_not_lost() -> None:
         env={**os.environ, "PYTHONPATH": str(root)},
     ).stdout.splitlines()
     assert out == ["after kernel False False", "numba's check True True", "dot 3.0 True"]
+
+
+def test_one_file_under_two_module_names_does_not_share_cached_code(tmp_path):
+    """A plug-in imported under one name (``--plugin``, a test) and then run as a script
+    (``__main__``): the second process must not load the first one's cached kernels, whose
+    code refers to a module it does not have (seen: ``No module named
+    'custom_selector_example'`` from the example script after the kit's test)."""
+    from pathlib import Path
+
+    example = Path(__file__).resolve().parents[2] / "examples" / "custom_selector.py"
+    env = {**os.environ, "NUMBA_CACHE_DIR": str(tmp_path / "cache"), "MPLBACKEND": "Agg"}
+    first = (
+        "import importlib.util, sys\n"
+        "spec = importlib.util.spec_from_file_location('custom_selector_example',\n"
+        f"    {str(example)!r})\n"
+        "m = importlib.util.module_from_spec(spec); sys.modules[spec.name] = m\n"
+        "spec.loader.exec_module(m)\n"
+        "from dpbandits.testing import check_selector\n"
+        "check_selector(m.SoftmaxEM(epsilon=1.0), skip=['privacy'])\n"
+    )
+    subprocess.run([sys.executable, "-c", first], check=True, env=env, cwd=tmp_path,
+                   capture_output=True)  # fmt: skip
+    out = subprocess.run([sys.executable, str(example)], env=env, cwd=tmp_path,
+                         capture_output=True, text=True)  # fmt: skip
+    assert out.returncode == 0, out.stderr[-2000:]
