@@ -7,9 +7,8 @@ from __future__ import annotations
 
 import gymnasium
 
-import agents
-import envs  # noqa: F401  (registers the dpbandits/... environment ids)
-from dpbandits.experiments import plotting, run
+import dpbandits  # the front door (and it registers the dpbandits/... environment ids)
+from dpbandits import agents, plotting
 
 # 1. The environment: two clipped-Gaussian arms whose means (0.2, 0.8) swap at t_shift.
 env = gymnasium.make("dpbandits/TwoArmedShift-v0", t_shift=6_000, horizon=10_000)
@@ -22,7 +21,7 @@ contenders = {
 }
 
 # 3. Run 50 replications of each, in lockstep, on all cores.
-results = run(env, contenders, n_runs=50, seed=0)
+results = dpbandits.run(env, contenders, n_runs=50, seed=0)
 print(results.summary())
 print(results.privacy_text())
 

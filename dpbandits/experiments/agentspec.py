@@ -1,19 +1,33 @@
-"""Agent specs: turn a user's ``agents`` argument into labelled agent objects and check them."""
+"""Agent specs: turn a user's ``agents`` argument into labelled agent objects and check them.
+
+One dialect everywhere: an agent is an object, a registered name, or a spec ``{"kind": NAME,
+**params}`` -- the Python API's mappings, an experiment config's ``[agents.LABEL]`` table and
+the command line's ``--agent LABEL=KIND:key=value`` all become the same spec, built by the one
+:func:`build_from_spec` (kind and keys checked with close matches, values against the kind's
+``parameter_constraints``). Errors name the parameter (``ParameterError.param``); the config
+layer places them at their key path.
+"""
 
 from __future__ import annotations
 
 import contextlib
 import copy
+import difflib
+import inspect
 import weakref
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 import agents as agents_pkg
-from dpbandits.core.checks import ParameterError
+from dpbandits.core.checks import ParameterError, ParameterTypeError
 from dpbandits.core.files import jsonable
+from dpbandits.experiments.memory import state_bytes
 
 __all__ = [
+    "accepted_parameters",
     "agent_config",
+    "build_from_spec",
+    "check_kind",
     "check_reward_family",
     "default_label",
     "is_private",
@@ -23,11 +37,75 @@ __all__ = [
 ]
 
 
+def check_kind(kind: Any) -> str:
+    """``kind``, a name of ``agents.available()``, else a ``ParameterError`` (param ``kind``)
+    with the close match."""
+    kinds = agents_pkg.available()
+    if not isinstance(kind, str) or kind.lower() not in kinds:
+        close = difflib.get_close_matches(str(kind).lower(), kinds, n=1)
+        hint = f" (did you mean {close[0]!r}?)" if close else ""
+        raise ParameterError(
+            f"kind: unknown agent kind {kind!r}{hint}; available: {', '.join(kinds)}", "kind"
+        )
+    return kind
+
+
+def accepted_parameters(kind: str, params: Mapping[str, Any]) -> list[str] | None:
+    """The parameter names an agent of ``kind`` built with ``params`` takes (``None``: any,
+    the factory's signature is unknown). A class that passes keywords on (a private agent to
+    its selector) says which with a classmethod ``accepted_parameters(params)``."""
+    info = agents_pkg.describe(kind)
+    if info.signature is None:  # a factory that needs arguments: its own signature
+        try:
+            sig = inspect.signature(info.factory)
+        except (TypeError, ValueError):
+            return None
+        if any(p.kind == p.VAR_KEYWORD for p in sig.parameters.values()):
+            return None
+        return [p.name for p in sig.parameters.values() if p.kind != p.VAR_POSITIONAL]
+    if not info.var_keyword:
+        return list(info.parameters)
+    own = getattr(info.cls, "accepted_parameters", None)
+    if callable(own):
+        try:
+            return list(own(params))
+        except (ValueError, TypeError):  # an unknown selector: the agent says so at reset
+            return None
+    return None
+
+
+def build_from_spec(spec: Mapping[str, Any]) -> Any:
+    """A new agent from ``{"kind": NAME, **params}``: the kind and every key checked first
+    (an unknown one refused with the close match, or the name the agent spells it with), each
+    value of the kind's ``parameter_constraints`` checked against its rule, then built once.
+    Errors are ``ParameterError``/``ParameterTypeError`` naming the key (``param``)."""
+    if "kind" not in spec:
+        hint = " (the key is 'kind', as in experiment configs)" if "name" in spec else ""
+        raise ParameterError(f"kind: an agent spec needs a 'kind' key{hint}, got "
+                             f"{sorted(spec)}", "kind")  # fmt: skip
+    kind = check_kind(spec["kind"])
+    params = {k: v for k, v in spec.items() if k != "kind"}
+    cls = agents_pkg.describe(kind).cls
+    accepted = accepted_parameters(kind, params)
+    constraints = getattr(cls, "parameter_constraints", {}) or {}
+    for key, value in params.items():
+        if accepted is not None and key not in accepted:
+            renamed = getattr(cls, "renamed_parameters", {}) or {}
+            close = ([renamed[key]] if key in renamed
+                     else difflib.get_close_matches(key, accepted, n=1))  # fmt: skip
+            hint = f"did you mean {close[0]!r}? " if close else ""
+            raise ParameterError(f"{key}: unknown parameter of agent kind {kind!r} ({hint}"
+                                 f"accepted: {', '.join(accepted)})", key)  # fmt: skip
+        if key in constraints:
+            constraints[key].check(key, value)
+    return agents_pkg.make(kind, **copy.deepcopy(params))
+
+
 def resolve_agents(agents_arg: Any) -> dict[str, Any]:
-    """``label -> agent object`` from a mapping of labels to agents, agent names or configs
-    ``{"name": ..., **params}``, or from a sequence of those (labelled by :func:`default_label`,
-    repeated labels numbered ``-2``, ``-3``, ...). Every agent must have ``reset``, ``act`` and
-    ``update`` (the protocol of :class:`agents.Agent`)."""
+    """``label -> agent object`` from a mapping of labels to agents, agent names or specs
+    ``{"kind": ..., **params}`` (:func:`build_from_spec`), or from a sequence of those
+    (labelled by :func:`default_label`, repeated labels numbered ``-2``, ``-3``, ...). Every
+    agent must have ``reset``, ``act`` and ``update`` (the protocol of :class:`agents.Agent`)."""
     if isinstance(agents_arg, Mapping):
         items = list(agents_arg.items())
     elif isinstance(agents_arg, Sequence) and not isinstance(agents_arg, str):
@@ -50,13 +128,13 @@ def resolve_agents(agents_arg: Any) -> dict[str, Any]:
     for label, a in items:
         if not isinstance(label, str) or not label:
             raise TypeError(f"agent labels must be non-empty strings, got {label!r}")
-        if isinstance(a, str):
-            a = agents_pkg.make(a)
-        elif isinstance(a, Mapping):
-            params = dict(a)
-            if "name" not in params:
-                raise ValueError(f"agent config for {label!r} needs a 'name' key, got {params}")
-            a = agents_pkg.make(params.pop("name"), **params)
+        if isinstance(a, (str, Mapping)):
+            try:
+                a = build_from_spec({"kind": a} if isinstance(a, str) else a)
+            except (ParameterError, ParameterTypeError) as exc:
+                new: Any = type(exc)(f"agent {label!r}: {exc}")
+                new.param = exc.param
+                raise new from None
         elif isinstance(a, type):  # UCB, not UCB(): reset() would fail later, confusingly
             raise TypeError(
                 f"agent {label!r} is the class {a.__name__}; pass an instance, e.g. "
@@ -73,17 +151,18 @@ def resolve_agents(agents_arg: Any) -> dict[str, Any]:
 
 
 def default_label(agent: Any) -> str:
-    """The label of an agent given in a list: its registered name (a string, or the ``name`` of
-    a config mapping) or, for an object, its ``name`` attribute or class name."""
+    """The label of an agent given in a list: its registered name (a string, or the ``kind`` of
+    a spec) or, for an object, its ``name`` attribute or class name."""
     if isinstance(agent, str):
         return agent
     if isinstance(agent, Mapping):
-        name = agent.get("name")
-        if not isinstance(name, str) or not name:
-            raise ValueError(
-                f"agent config needs a 'name' key (a registered agent), got {dict(agent)}"
+        kind = agent.get("kind")
+        if not isinstance(kind, str) or not kind:
+            raise ParameterError(
+                f"kind: an agent spec needs a 'kind' key (a registered agent), got "
+                f"{dict(agent)}", "kind"
             )
-        return name
+        return kind
     name = getattr(agent, "name", None)
     return name if isinstance(name, str) and name else type(agent).__name__
 
@@ -100,31 +179,37 @@ def is_private(agent: Any) -> bool:
     return callable(getattr(agent, "private_means", None))
 
 
-#: Agents already probed, with the (n_arms, horizon) they were probed for: an agent built and
-#: checked by an experiment config is not reset a second time by the engine.
-_PROBED: weakref.WeakKeyDictionary[Any, tuple[int, int]] = weakref.WeakKeyDictionary()
+#: Agents already probed: the (n_arms, horizon) they were probed for and the bytes of their
+#: state per run. An agent built and checked by an experiment config is not reset a second
+#: time by the engine.
+_PROBED: weakref.WeakKeyDictionary[Any, tuple[int, int, int]] = weakref.WeakKeyDictionary()
 
 
-def probe_agent(label: str, agent: Any, n_arms: int, horizon: int, *, prefix: bool = True) -> None:
+def probe_agent(label: str, agent: Any, n_arms: int, horizon: int, *, prefix: bool = True) -> int:
     """Reset a copy of ``agent`` for one replication in this process, so that a bad parameter
     (agents check their parameters in ``reset``) fails here, before any work is sent to a
     worker, with the agent's label in the message (``prefix``; the error keeps its ``param``).
-    Once per agent object and problem size."""
+    Returns the bytes of the copy's state per run (the memory estimate's, measured on the same
+    reset). Once per agent object and problem size: the only reset before the work."""
     try:
-        if _PROBED.get(agent) == (n_arms, horizon):
-            return
+        probed = _PROBED.get(agent)
+        if probed is not None and probed[:2] == (n_arms, horizon):
+            return probed[2]
     except TypeError:  # an object that takes no weak reference: probed every time
         pass
+    probe = copy.deepcopy(agent)
     try:
-        copy.deepcopy(agent).reset(1, n_arms, horizon=horizon, rng=0)
+        probe.reset(1, n_arms, horizon=horizon, rng=0)
     except (ValueError, TypeError) as exc:
         if not prefix:
             raise
         new: Any = type(exc)(f"agent {label!r}: {exc}")
         new.param = getattr(exc, "param", None)  # the parameter it names, kept for the configs
         raise new from None
+    size = state_bytes(probe)
     with contextlib.suppress(TypeError):
-        _PROBED[agent] = (n_arms, horizon)
+        _PROBED[agent] = (n_arms, horizon, size)
+    return size
 
 
 def reward_family_mismatch(agent: Any, arm: str | None, env_id: str) -> str | None:

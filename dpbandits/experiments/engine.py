@@ -70,7 +70,7 @@ from dpbandits.experiments.agentspec import (
 from dpbandits.experiments.arm_laws import record_laws
 from dpbandits.experiments.chunk import ChunkTask, chunk_seeds, run_chunk
 from dpbandits.experiments.envspec import env_spec, make_env, reward_family, vector_class
-from dpbandits.experiments.memory import RunSizes, agent_state_bytes, check_memory
+from dpbandits.experiments.memory import RunSizes, check_memory
 from dpbandits.experiments.parallel import TaskTime, run_tasks
 from dpbandits.experiments.results import Results
 from dpbandits.experiments.warmup import compile_notice, print_line, warm_up
@@ -195,8 +195,8 @@ def run(
     agents:
         Mapping ``label -> agent``, where an agent is an object following the protocol of
         :class:`agents.Agent`, a name for :func:`agents.make`, or a mapping
-        ``{"name": ..., **params}``. A sequence of agents is labelled by their names. Agent
-        objects are copied for every chunk, never mutated.
+        ``{"kind": ..., **params}`` (the dialect of experiment configs). A sequence of agents is
+        labelled by their names. Agent objects are copied for every chunk, never mutated.
     n_runs:
         Number of independent replications per agent (>= 1).
     seed:
@@ -266,8 +266,9 @@ def run(
             sizes, horizon=facts.horizon, n_arms=facts.n_arms, n_agents=len(agent_map),
             n_traced=sum(is_private(a) for a in agent_map.values()),
             n_segments=len(facts.change_points) + 1,
-            agent_bytes_per_run=max(agent_state_bytes(a, facts.n_arms, facts.horizon)
-                                    for a in agent_map.values()),
+            # the one reset of each agent before the work: checks it, and measures its state
+            agent_bytes_per_run=max(probe_agent(label, a, facts.n_arms, facts.horizon)
+                                    for label, a in agent_map.items()),
         )  # fmt: skip
         trace = check_memory(sizes).sizes.trace  # False: the traces alone do not fit
         plan = recording_plan(facts, record_stride, trace_stride, trace)

@@ -48,6 +48,7 @@ __all__ = [
     "MemoryEstimate",
     "RunSizes",
     "agent_state_bytes",
+    "state_bytes",
     "check_memory",
     "memory_estimate",
     "option_names",
@@ -301,7 +302,13 @@ def agent_state_bytes(agent: Any, n_arms: int, horizon: int) -> int:
         probe.reset(1, n_arms, horizon=horizon, rng=np.random.default_rng(0))
     except Exception:  # noqa: BLE001 (a bad agent is reported by the engine's own probe)
         return 0
-    return _array_bytes(probe, set(), 0)
+    return state_bytes(probe)
+
+
+def state_bytes(reset_agent: Any) -> int:
+    """Bytes of the arrays an agent already reset for one run holds (the engine measures the
+    copy its probe resets, :func:`dpbandits.experiments.agentspec.probe_agent`)."""
+    return _array_bytes(reset_agent, set(), 0)
 
 
 #: Packages whose objects :func:`agent_state_bytes` looks into for arrays (an agent's parts:

@@ -130,12 +130,12 @@ def test_results_content_and_summary():
 
 def test_run_accepts_names_configs_and_instances():
     env_instance = gymnasium.make("dpbandits/TwoArmedShift-v0", t_shift=50, horizon=100)
-    res = run(env_instance, {"u": {"name": "ucb", "log": "t"}, "p": "private"}, n_runs=2,
+    res = run(env_instance, {"u": {"kind": "ucb", "log": "t"}, "p": "private"}, n_runs=2,
               progress=False, n_jobs=1)  # fmt: skip
     assert res.config["horizon"] == 100 and res.config["change_points"] == [50]
     vec = gymnasium.make_vec("dpbandits/TwoArmedShift-v0", num_envs=3, t_shift=50, horizon=100,
                              vectorization_mode="vector_entry_point")  # fmt: skip
-    res_vec = run(vec, {"u": {"name": "ucb", "log": "t"}}, n_runs=2, progress=False, n_jobs=1)
+    res_vec = run(vec, {"u": {"kind": "ucb", "log": "t"}}, n_runs=2, progress=False, n_jobs=1)
     assert np.array_equal(res_vec.data["u"]["regret"], res.data["u"]["regret"])
     res2 = run({"id": "dpbandits/TwoArmedShift-v0", "t_shift": 60}, [agents.UCB()], n_runs=2,
                horizon=120,
@@ -156,8 +156,8 @@ class FloatAgent(agents.Agent):
 @pytest.mark.parametrize(
     ("kwargs", "error", "match"),
     [
-        ({"agents": {"x": "nope"}}, ValueError, "unknown agent 'nope'.*available agents"),
-        ({"agents": {"x": {"name": "private", "selector": "nope"}}}, ValueError,
+        ({"agents": {"x": "nope"}}, ValueError, "unknown agent kind 'nope'.*available"),
+        ({"agents": {"x": {"kind": "private", "selector": "nope"}}}, ValueError,
          "unknown selector"),
         ({"agents": {}}, ValueError, "at least one"),
         ({"agents": {"x": object()}}, TypeError, "reset"),

@@ -81,7 +81,7 @@ def test_public_import_paths_of_the_engine() -> None:
     assert engine.chunk_seeds is chunk.chunk_seeds is experiments.chunk_seeds
     assert engine.resolve_agents is agentspec.resolve_agents
     assert experiments.run is engine.run
-    labels = list(engine.resolve_agents(["ucb", {"name": "ucb", "alpha": 1.0}, "exp3"]))
+    labels = list(engine.resolve_agents(["ucb", {"kind": "ucb", "alpha": 1.0}, "exp3"]))
     assert labels == ["ucb", "ucb-2", "exp3"]
 
 

@@ -56,3 +56,39 @@ def test_a_bad_epsilon_option_is_named(option, capsys):
     with pytest.raises(SystemExit):
         main(["shift", option, "-1"])
     assert f"argument {option}: must be finite and > 0" in capsys.readouterr().err
+
+
+class _Counting:
+    """Counts how often agents of one config are built and probed (reset for one run)."""
+
+    built = 0
+    probes = 0
+
+
+def test_a_config_agent_is_built_once_and_probed_once():
+    import agents
+    from agents.ucb import UCB
+
+    class CountingUCB(UCB):
+        def __init__(self, alpha: float = 1.0, log: str = "T") -> None:
+            _Counting.built += 1
+            super().__init__(alpha=alpha, log=log)
+
+        def reset(self, n_runs, n_arms, *, horizon=None, rng=None):
+            if n_runs == 1:
+                _Counting.probes += 1
+            super().reset(n_runs, n_arms, horizon=horizon, rng=rng)
+
+    agents.register("counting_ucb_test", CountingUCB, overwrite=True)
+    try:
+        cfg = copy.deepcopy(CONFIG)
+        cfg["agents"] = {"U": {"kind": "counting_ucb_test", "alpha": 2.0}}
+        cfg["experiment"]["n_runs"] = 3
+        _Counting.built = _Counting.probes = 0
+        exp = Experiment.from_dict(cfg)
+        built_by_describe = _Counting.built - 1  # agents.describe builds one with defaults
+        exp.run(progress=False, n_jobs=1)
+        assert _Counting.built - built_by_describe == 1
+        assert _Counting.probes == 1
+    finally:
+        agents.unregister("counting_ucb_test")

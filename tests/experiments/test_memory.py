@@ -106,9 +106,9 @@ def test_a_run_whose_traces_alone_do_not_fit_runs_summary_only(monkeypatch):
     monkeypatch.setattr(memory, "WARN_BYTES", limit)
     # a private agent's state counts as little as the estimate above assumes (none)
     monkeypatch.setattr(memory, "agent_state_bytes", lambda *a: 0)
-    from dpbandits.experiments import engine
+    from dpbandits.experiments import agentspec
 
-    monkeypatch.setattr(engine, "agent_state_bytes", lambda *a: 0)
+    monkeypatch.setattr(agentspec, "state_bytes", lambda *a: 0)
     env = shift_env(t_shift=1500, horizon=3000)
     with pytest.warns(MemoryWarning, match="running without them"):
         res = run(env, {"mGEM": agents.PrivateAgent("mgem")}, n_runs=8, record_stride=1,

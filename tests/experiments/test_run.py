@@ -102,7 +102,7 @@ def test_segments_without_change_points_and_old_files(tmp_path):
 
 def test_list_agents_are_labelled_by_name_never_dict():
     res = run({"id": "dpbandits/TwoArmedShift-v0", "t_shift": 50, "horizon": 100},
-              [{"name": "ucb"}, {"name": "private", "selector": "rnm"}, agents.Exp3(), "ucb"],
+              [{"kind": "ucb"}, {"kind": "private", "selector": "rnm"}, agents.Exp3(), "ucb"],
               n_runs=2, n_jobs=1, progress=False)  # fmt: skip
     assert res.labels == ["ucb", "private", "exp3", "ucb-2"]
 

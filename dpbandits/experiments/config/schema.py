@@ -125,7 +125,11 @@ def at_key(exc: BaseException, path: str) -> ConfigError:
     param = getattr(exc, "param", None)
     msg = str(exc).strip()
     if isinstance(param, str) and param:
-        rule = msg[len(param):].lstrip() if msg.startswith(param + " ") else msg
+        rule = msg
+        for lead in (param + ": ", param + " "):  # "x must be ...", "x: unknown ..."
+            if msg.startswith(lead):
+                rule = msg[len(lead):]
+                break
         return cls(f"{path}.{param}", rule)
     return cls(path, msg)
 
