@@ -157,3 +157,13 @@ def test_front_door_matches_the_docs():
     )
     names = {n.strip() for u in used for n in u.split(",")}
     assert names <= set(dpbandits.__all__) | {"selectors", "experiments", "testing"}
+
+
+def test_architecture_lists_every_module():
+    """docs/architecture.md's "Every module" section is the code's (docs/_tools/module_map.py)."""
+    import subprocess
+    import sys
+
+    tool = ROOT / "docs" / "_tools" / "module_map.py"
+    done = subprocess.run([sys.executable, str(tool), "--check"], cwd=ROOT)
+    assert done.returncode == 0, "run: python docs/_tools/module_map.py"
