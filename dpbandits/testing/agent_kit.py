@@ -289,46 +289,40 @@ def _undeclared_rules(agent: Any, constraints: Any, params: dict[str, Any]) -> d
     return out
 
 
+def _refused_at_reset(s: _Setup, agent: Any, params: dict[str, Any], name: str, bad: Any,
+                      rule: str) -> None:
+    """``type(agent)(**params, name=bad)`` must build, and its ``reset`` must refuse it with a
+    ``ValueError``/``TypeError`` naming ``name``; ``rule`` says what ``bad`` breaks."""
+    try:
+        candidate = type(agent)(**{**params, name: bad})
+    except (ValueError, TypeError) as exc:
+        raise _Failure(f"{name}={bad!r} is refused by the constructor ({exc}); parameters "
+                       "are checked at reset") from None  # fmt: skip
+    try:
+        candidate.reset(s.n_runs, s.n_arms, horizon=s.horizon, rng=s.seed)
+    except (ValueError, TypeError) as exc:
+        if name not in str(exc):
+            raise _Failure(f"{name}={bad!r}: the error does not name {name!r}: {exc}") from None
+        return
+    raise _Failure(f"{name}={bad!r} breaks {rule} but reset() accepted it")
+
+
 def _check_validation(s: _Setup) -> str:
     agent = _fresh(s)
     constraints = dict(getattr(type(agent), "parameter_constraints", None) or {})
     params = dict(agent.get_params())
-    n = 0
-    for name in _undeclared_rules(agent, constraints, params):
-        for bad in ("x", math.nan):
-            candidate = type(agent)(**{**params, name: bad})
-            try:
-                candidate.reset(s.n_runs, s.n_arms, horizon=s.horizon, rng=s.seed)
-            except (ValueError, TypeError) as exc:
-                if name not in str(exc):
-                    raise _Failure(f"{name}={bad!r}: the error does not name {name!r}: "
-                                   f"{exc}") from None  # fmt: skip
-                n += 1
-                continue
-            raise _Failure(f"{name}={bad!r} (not a number) was accepted by reset(); declare "
-                           f"{name!r} in parameter_constraints")  # fmt: skip
+    cases = [(name, bad, f"'a number' (declare {name!r} in parameter_constraints)")
+             for name in _undeclared_rules(agent, constraints, params)
+             for bad in ("x", math.nan)]  # fmt: skip
     for name, rule in constraints.items():
         if name not in params:
             raise _Failure(f"parameter_constraints names {name!r}, not a parameter")
-        for bad in _bad_values(rule):
-            try:
-                candidate = type(agent)(**{**params, name: bad})
-            except (ValueError, TypeError) as exc:
-                raise _Failure(f"{name}={bad!r} is refused by the constructor ({exc}); "
-                               "parameters are checked at reset") from None  # fmt: skip
-            try:
-                candidate.reset(s.n_runs, s.n_arms, horizon=s.horizon, rng=s.seed)
-            except (ValueError, TypeError) as exc:
-                if name not in str(exc):
-                    raise _Failure(f"{name}={bad!r}: the error does not name {name!r}: "
-                                   f"{exc}") from None  # fmt: skip
-                n += 1
-                continue
-            raise _Failure(f"{name}={bad!r} breaks its constraint ({rule.describe()}) but "
-                           "reset() accepted it")  # fmt: skip
-    if not n:
+        cases += [(name, bad, f"its constraint ({rule.describe()})") for bad in _bad_values(rule)]
+    for name, bad, rule in cases:
+        _refused_at_reset(s, agent, params, name, bad, rule)
+    if not cases:
         return "no parameters to check"
-    return f"{n} bad values refused at reset, each naming its parameter"
+    return f"{len(cases)} bad values refused at reset, each naming its parameter"
 
 
 _CHECKS: list[tuple[str, Callable[[_Setup], str]]] = [
