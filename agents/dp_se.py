@@ -30,6 +30,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from agents.base import Agent, in_unit_interval, unit_interval_error
+from dpbandits.accounting import global_dp_report
 from dpbandits.core.jit import generator_address, generator_at, kernel
 from dpbandits.core.params import Param
 from dpbandits.core.samplers import standard_laplace
@@ -248,8 +249,6 @@ class DPSE(Agent):
 
     def privacy_report(self) -> dict[str, Any]:
         """The eps of the whole run (module docstring), as a JSON-able dict."""
-        from dpbandits.accounting import global_dp_report
-
         return global_dp_report(
             self.algorithm, float(self.epsilon),
             "each arm's mean over its rewards of the current epoch only, plus Lap(1/(R_e eps)), "

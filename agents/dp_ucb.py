@@ -46,6 +46,8 @@ import numpy as np
 from numpy.typing import NDArray
 
 from agents.base import Agent, in_unit_interval, unit_interval_error
+from dpbandits.accounting import global_dp_report
+from dpbandits.continual import PrivateMeans
 from dpbandits.continual.kernels import binary_noise_push, means_push
 from dpbandits.continual.tree_noise import set_bits, top_bit
 from dpbandits.core import checks
@@ -320,8 +322,6 @@ class DPUCB(Agent):
                 log_term = math.log(k * n_items * levels * float(self.horizon))
                 self._stats[4][:] = levels * node_scale * log_term
         else:
-            from dpbandits.continual import PrivateMeans
-
             eps_items = eps * f  # block means move by at most 1 / f when one reward changes
             self._means = PrivateMeans(r, k, eps_items, lo=0.0, hi=1.0, n_max=n_items,
                                        rng=self.rng)  # fmt: skip
@@ -419,8 +419,6 @@ class DPUCB(Agent):
 
     def privacy_report(self) -> dict[str, Any]:
         """The eps of the whole run (module docstring), as a JSON-able dict."""
-        from dpbandits.accounting import global_dp_report
-
         eps, f = float(self.epsilon), getattr(self, "_f", 1)
         block = "" if f == 1 else f" of blocks of {f} pulls"
         if self.mechanism == "tree":

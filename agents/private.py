@@ -26,6 +26,9 @@ import numpy as np
 from numpy.typing import NDArray
 
 from agents.base import Agent
+from dpbandits import selectors
+from dpbandits.accounting import PrivacyLedger
+from dpbandits.continual import PrivateMeans
 from dpbandits.continual.kernels import means_clipped, means_update
 from dpbandits.core import checks
 from dpbandits.core.arms import RunArms
@@ -38,9 +41,16 @@ from dpbandits.core.jit import (
     specialise,
 )
 from dpbandits.core.params import Param
+from dpbandits.quantiles import (
+    DEFAULT_WINDOW_GRID_SIZE,
+    WindowedSensitivity,
+    check_level_pair,
+    mechanism_options,
+)
 from dpbandits.quantiles.kernels import window_update_grid, window_update_smith
+from dpbandits.selectors import Selector
 from dpbandits.selectors.compiled import compiled_kernel
-from dpbandits.selectors.spec import resolve_selector
+from dpbandits.selectors.spec import parse_selector_spec, resolve_selector
 
 __all__ = ["PrivateAgent"]
 
@@ -302,9 +312,6 @@ class PrivateAgent(Agent):
         selector = params.get("selector", "mgem")
         names: list[str] = []
         if isinstance(selector, str):
-            from dpbandits import selectors
-            from dpbandits.selectors.spec import parse_selector_spec
-
             factory = selectors.REGISTRY.lookup(parse_selector_spec(selector)[0])
             names = list(getattr(factory, "param_names", lambda: [])())
         return own + [n for n in names if n != "epsilon" and n not in own]
@@ -360,15 +367,6 @@ class PrivateAgent(Agent):
         return f"private[{self._selector.name}, eps_S={self._selector.epsilon:g}]"
 
     def setup(self) -> None:
-        from dpbandits.accounting import PrivacyLedger
-        from dpbandits.continual import PrivateMeans
-        from dpbandits.quantiles import (
-            DEFAULT_WINDOW_GRID_SIZE,
-            WindowedSensitivity,
-            check_level_pair,
-            mechanism_options,
-        )
-
         checks.bounds(self.lo, self.hi)
         check_level_pair(self.levels)
         # the quantile module's own rules (one home), in this agent's parameter names
@@ -413,8 +411,6 @@ class PrivateAgent(Agent):
         # dpbandits Selector we then call its validated-input entry point ``select_batch`` directly;
         # this halves the per-step cost (validation is ~10 numpy calls). Custom estimators and
         # duck-typed selectors always go through the validating ``select``.
-        from dpbandits.selectors import Selector
-
         self._fast = (
             isinstance(self._selector, Selector)
             and callable(getattr(self._selector, "select_batch", None))

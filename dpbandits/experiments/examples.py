@@ -12,6 +12,8 @@ from __future__ import annotations
 from importlib import resources
 from importlib.abc import Traversable
 
+from dpbandits.experiments.config.toml_io import read_toml
+
 __all__ = [
     "DEFAULT_RUN",
     "DEFAULT_SWEEP",
@@ -72,8 +74,6 @@ def example_description(name: str) -> str:
 
 def example_command(name: str) -> str:
     """``"sweep"`` for an example with a ``[sweep]`` table (a grid), else ``"run"``."""
-    from dpbandits.experiments.config import read_toml
-
     return "sweep" if "sweep" in read_toml(example_text(name)) else "run"
 
 
