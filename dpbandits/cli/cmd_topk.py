@@ -172,7 +172,7 @@ def _lasso(args: argparse.Namespace) -> tuple[float, str]:
 
 
 def _standin_names(items: list[str] | None) -> list[str]:
-    from dpbandits.topk.experiments import TABLE1
+    from dpbandits.topk.real_data import TABLE1
 
     names: list[str] = []
     for item in items or []:
@@ -288,6 +288,7 @@ def run(args: argparse.Namespace) -> int:
 
         from dpbandits.topk import experiments as te
         from dpbandits.topk import plots as tp
+        from dpbandits.topk import real_data as rd
 
         t0 = time.perf_counter()
         if "fig1" in figures:
@@ -301,7 +302,7 @@ def run(args: argparse.Namespace) -> int:
             t = time.perf_counter()
             for path in data_paths:
                 datasets.append(
-                    te.load_microarray(
+                    rd.load_microarray(
                         path,
                         args.target,
                         layout=args.layout,
@@ -313,7 +314,7 @@ def run(args: argparse.Namespace) -> int:
             for i, name in enumerate(standins):
                 rng = np.random.default_rng([args.seed, 2, i])
                 datasets.append(
-                    te.microarray_standin(name, rng, truth_k=ks, lam=lam, convention=convention)
+                    rd.microarray_standin(name, rng, truth_k=ks, lam=lam, convention=convention)
                 )
             for ds in datasets:
                 extended = ds.truth_lambda < ds.lam
@@ -329,7 +330,7 @@ def run(args: argparse.Namespace) -> int:
                 )
             say(f"data sets loaded in {time.perf_counter() - t:.1f} s")
             if "table1" in figures:
-                rows = te.table1(datasets)
+                rows = rd.table1(datasets)
                 table("table1", "table1", rows, _table1_summary(rows))
         if {"fig5", "fig6", "fig7", "fig8"} & set(figures):
             t = time.perf_counter()
@@ -357,7 +358,7 @@ def run(args: argparse.Namespace) -> int:
             if "fig8" in figures:
                 files.figure("fig8", lambda: tp.plot_order_metrics(rec5))
             if {"fig6", "fig7"} & set(figures):
-                diffs = te.accuracy_differences(rec5)
+                diffs = rd.accuracy_differences(rec5)
                 k_of: dict[str, list[int]] = {}
                 for r in diffs:
                     k_of.setdefault(r["dataset"], []).append(r["k"])

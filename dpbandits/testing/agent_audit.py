@@ -44,19 +44,18 @@ import copy
 import math
 import time
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
-import gymnasium
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 import agents as agents_pkg
 from dpbandits.core import checks
 from dpbandits.core.docs import docs_reference
-from dpbandits.experiments.envspec import env_spec, make_vector_env
+from dpbandits.testing.agent_audit_result import AgentAuditResult, EventBound
 from dpbandits.testing.audit import clopper_pearson
-from envs.base import BanditVectorEnv
+from dpbandits.testing.reward_tables import default_steps, draw_table, neighbour_table, play_table
 
 __all__ = [
     "DEFAULT_ENV",
@@ -65,10 +64,6 @@ __all__ = [
     "EventBound",
     "audit_agent",
     "claimed_epsilon",
-    "default_steps",
-    "draw_table",
-    "neighbour_table",
-    "play_table",
 ]
 
 #: The table's environment when neither an env nor a table is given: arm 0 always pays 0 and
@@ -92,231 +87,6 @@ SCORE_BINS = 64
 #: Replications per batch (memory: the agent's per-replication state, e.g. the noise blocks
 #: of the App. H agents' private means, ~8 KB per replication at T = 500).
 CHUNK = 2048
-#: Steps per block of reward rows handed to ``play``.
-BLOCK = 256
-
-
-# -- results ------------------------------------------------------------------------------------
-@dataclass(frozen=True)
-class EventBound:
-    """One event evaluated on the held-out half, and its bound on the privacy loss.
-
-    ``count`` and ``count_prime`` are the held-out runs (of ``n`` on each table) in which the
-    event happened, on the base table and on the neighbour that changes step ``step``;
-    ``lower`` is the Clopper-Pearson lower bound on ``log(P[E | x] / P[E | x'])`` (direction
-    ``"P/P'"``) or on the reverse ratio (``"P'/P"``), at the audit's per-bound level;
-    ``estimate`` the plug-in log-ratio; ``selection_lower`` the bound the selection half gave.
-    """
-
-    family: str
-    step: int
-    event: str
-    direction: str
-    count: int
-    count_prime: int
-    n: int
-    lower: float
-    estimate: float
-    selection_lower: float
-
-    @property
-    def p(self) -> float:
-        return self.count / self.n
-
-    @property
-    def p_prime(self) -> float:
-        return self.count_prime / self.n
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "family": self.family, "step": self.step, "event": self.event,
-            "direction": self.direction, "count": self.count, "count_prime": self.count_prime,
-            "n": self.n, "lower": self.lower, "estimate": self.estimate,
-            "selection_lower": self.selection_lower,
-        }  # fmt: skip
-
-
-@dataclass
-class AgentAuditResult:
-    """What :func:`audit_agent` found; ``str()`` is a readable report, ``to_dict()`` JSON-able.
-
-    ``passed`` is ``eps_lower <= epsilon`` (``None`` for an agent that claims nothing);
-    ``runs`` counts the runs on each table (both halves); ``steps`` the changed steps.
-    """
-
-    agent: str
-    epsilon: float | None
-    epsilon_source: str
-    eps_lower: float
-    alpha: float
-    runs: int
-    horizon: int
-    n_arms: int
-    steps: tuple[int, ...]
-    events: list[EventBound]
-    seconds: float
-    table_source: str
-    notes: list[str] = field(default_factory=list)
-
-    @property
-    def passed(self) -> bool | None:
-        if self.epsilon is None:
-            return None
-        return self.eps_lower <= self.epsilon
-
-    @property
-    def worst(self) -> EventBound | None:
-        """The event of the largest held-out bound."""
-        return max(self.events, key=lambda e: e.lower, default=None)
-
-    def family_lower(self, family: str) -> float:
-        """The largest held-out bound of one family (0 when it has none)."""
-        return max((e.lower for e in self.events if e.family == family), default=0.0)
-
-    def verdict(self) -> str:
-        if self.passed is None:
-            return f"no privacy claim; the privacy loss is at least {self.eps_lower:.3g}"
-        if self.passed:
-            return f"PASS: lower bound {self.eps_lower:.3g} <= eps {self.epsilon:g}"
-        return (
-            f"FAIL: the privacy loss is at least {self.eps_lower:.3g} > eps {self.epsilon:g} "
-            f"(an eps-DP agent fails with probability <= {self.alpha:g})"
-        )
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "agent": self.agent, "epsilon": self.epsilon, "epsilon_source": self.epsilon_source,
-            "eps_lower": self.eps_lower, "passed": self.passed, "alpha": self.alpha,
-            "runs": self.runs, "horizon": self.horizon, "n_arms": self.n_arms,
-            "steps": list(self.steps), "events": [e.to_dict() for e in self.events],
-            "seconds": self.seconds, "table_source": self.table_source, "notes": self.notes,
-        }  # fmt: skip
-
-    def __str__(self) -> str:
-        claim = "none" if self.epsilon is None else f"{self.epsilon:g} ({self.epsilon_source})"
-        lines = [
-            f"{self.agent}",
-            f"  {self.runs} runs on each of {1 + len(self.steps)} tables: {self.table_source} "
-            f"({self.horizon} steps, {self.n_arms} arms) and its neighbours changing step "
-            f"{', '.join(map(str, self.steps))}",
-            f"  claimed eps: {claim}; overall level {self.alpha:g}; {self.seconds:.1f} s",
-            "",
-            f"{'family':<8} {'step':>5}  {'event (held-out half)':<36} {'dir':<5} {'p':>7} "
-            f"{'p_prime':>7} {'log-ratio':>9} {'lower':>7}",
-        ]
-        for e in self.events:
-            lines.append(
-                f"{e.family:<8} {e.step:>5}  {e.event[:36]:<36} {e.direction:<5} {e.p:>7.4f} "
-                f"{e.p_prime:>7.4f} {e.estimate:>9.3f} {e.lower:>7.3f}"
-            )
-        lines += ["", self.verdict()]
-        lines += [f"note: {n}" for n in self.notes]
-        return "\n".join(lines)
-
-
-# -- tables -------------------------------------------------------------------------------------
-def draw_table(
-    env: Any, horizon: int, seed: int | None
-) -> tuple[NDArray[np.float64], float, float]:
-    """The first ``horizon`` rows of one copy of ``env``'s reward tape and its reward range
-    ``(lo, hi)``.
-
-    ``env`` is anything the experiment engine accepts (a registered id, a config mapping
-    ``{"id": ..., **kwargs}``, an environment made by ``gymnasium.make``) whose vector form is
-    one of the project's environments (:class:`envs.base.BanditVectorEnv`, which has a reward
-    tape, App. H-1); ``seed`` seeds its ``reset``."""
-    try:
-        venv = make_vector_env(env_spec(env), 1)
-    except gymnasium.error.Error as exc:  # an unknown id, namespace or version
-        raise ValueError(f"env: {exc}") from None
-    try:
-        if not isinstance(venv, BanditVectorEnv):
-            raise TypeError(
-                f"env must be one of the project's environments (they have a reward tape), got "
-                f"{type(venv).__name__}; give the rewards as table=(T, K) instead"
-            )
-        schedule = venv.schedule
-        if schedule.horizon < horizon:
-            raise ValueError(
-                f"horizon {horizon} is longer than the environment's ({schedule.horizon})"
-            )
-        venv.reset(seed=seed)
-        rows: list[NDArray[np.float64]] = []
-        t = 0
-        while t < horizon:  # reward_rows gives at most a block of the tape at a time
-            rows.append(np.array(venv.reward_rows(horizon - t)))
-            t += rows[-1].shape[0]
-        return np.concatenate(rows), float(schedule.lo), float(schedule.hi)
-    finally:
-        venv.close()
-
-
-def neighbour_table(
-    table: NDArray[np.float64], step: int, lo: float, hi: float
-) -> NDArray[np.float64]:
-    """``table`` with every reward of ``step`` moved to the far end of ``[lo, hi]``: ``lo`` for a
-    reward above the middle, else ``hi`` (a change of at least half the range; the whole range
-    for 0/1 rewards)."""
-    out = np.array(table, dtype=np.float64)
-    out[step] = np.where(out[step] > 0.5 * (lo + hi), lo, hi)
-    return out
-
-
-def default_steps(horizon: int, n_arms: int) -> tuple[int, ...]:
-    """The changed steps tried by default: ``0`` and ``K - 1``, the initial round (one reward is
-    then a whole arm's mean, and the next decision depends on it most), ``2K`` (an arm's second
-    or third reward) and ``horizon // 4`` (later decisions, and agents that decide at the end
-    of phases or episodes)."""
-    cand = (0, n_arms - 1, 2 * n_arms, horizon // 4)
-    return tuple(sorted({s for s in cand if 0 <= s < horizon - 1}))
-
-
-# -- running the agent --------------------------------------------------------------------------
-def play_table(
-    agent: Any,
-    table: NDArray[np.float64],
-    n_runs: int,
-    rng: Any,
-    out: NDArray[np.integer[Any]] | None = None,
-    progress: Callable[[int], object] | None = None,
-) -> NDArray[np.integer[Any]]:
-    """The actions ``(n_runs, T)`` of ``n_runs`` replications of ``agent`` on ``table``.
-
-    Every replication plays the same rewards: arm ``a`` at step ``t`` pays ``table[t, a]``. The
-    agent is reset with ``rng`` and played through its block path (``agent.block_player()``,
-    ``play(rows, actions, rewards)`` on the reward tape ``rows[i, a * R + r]``, as in the
-    experiment engine) when it has one, else step by step (``act``/``update``). The actions are
-    written into ``out`` when given. ``progress(k)`` is called after every ``k`` agent-steps."""
-    horizon, n_arms = table.shape
-    agent.reset(n_runs, n_arms, horizon=horizon, rng=checks.generator(rng))
-    dtype = np.int8 if n_arms <= 127 else (np.int16 if n_arms <= 32767 else np.int64)
-    actions = np.empty((horizon, n_runs), dtype=dtype)
-    block_player = getattr(agent, "block_player", None)
-    play = block_player() if callable(block_player) else None
-    rewards = np.empty((BLOCK, n_runs))
-    t = 0
-    while t < horizon:
-        m = min(BLOCK, horizon - t)
-        if play is not None:
-            rows = np.repeat(table[t : t + m], n_runs, axis=1)
-            rows.flags.writeable = False  # as the engine hands them: the same compiled loop
-            play(rows, actions[t : t + m], rewards[:m])
-            block = actions[t : t + m]
-            if block.min() < 0 or block.max() >= n_arms:
-                raise ValueError(f"{type(agent).__name__}.play played an arm outside "
-                                 f"[0, {n_arms})")  # fmt: skip
-        else:
-            for i in range(t, t + m):
-                a = checks.step_actions(agent.act(), n_runs, n_arms)
-                actions[i] = a
-                agent.update(a, table[i, a])
-        t += m
-        if progress is not None:
-            progress(m * n_runs)
-    if out is None:
-        return np.ascontiguousarray(actions.T)
-    out[...] = actions.T
-    return out
 
 
 def claimed_epsilon(agent: Any) -> float | None:

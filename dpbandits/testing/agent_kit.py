@@ -49,6 +49,7 @@ from numpy.typing import NDArray
 
 from dpbandits.core import checks
 from dpbandits.core.params import Param
+from dpbandits.testing.reward_tables import reward_tape
 
 __all__ = ["AGENT_CHECK_NAMES", "AgentCheckError", "AgentReport", "check_agent"]
 
@@ -378,7 +379,7 @@ def check_agent(
     rng = np.random.default_rng(seed)
     means = np.linspace(0.2, 0.8, n_arms)
     table = (rng.random((horizon, n_arms)) < means).astype(np.float64)  # Bernoulli rewards
-    tape = np.repeat(table, n_runs, axis=1)  # column a * R + r: arm a, replication r
+    tape = reward_tape(table, n_runs)  # column a * R + r: arm a, replication r
     s = _Setup(frozen, n_runs, n_arms, horizon, seed, tape)
     report = AgentReport(repr(agent))
     for name, check in _CHECKS:

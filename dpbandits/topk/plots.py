@@ -164,7 +164,7 @@ def plot_slates(records: Records) -> Figure:
 def plot_differences(records: Records, title: str = "") -> Figure:
     """Figures 6-7: heat map of DP-SIS minus two-stage top-k accuracy, data sets x eps.
 
-    ``records`` from :func:`dpbandits.topk.experiments.accuracy_differences` (one k per data
+    ``records`` from :func:`dpbandits.topk.real_data.accuracy_differences` (one k per data
     set); cells with ``|z| > 2`` are marked with a dot.
     """
     names = list(dict.fromkeys(r["dataset"] for r in records))

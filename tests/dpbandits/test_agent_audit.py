@@ -16,7 +16,8 @@ import pytest
 import agents
 from dpbandits.cli import main
 from dpbandits.testing import audit_agent
-from dpbandits.testing.agent_audit import FAMILIES, claimed_epsilon, default_steps, play_table
+from dpbandits.testing.agent_audit import FAMILIES, claimed_epsilon
+from dpbandits.testing.reward_tables import default_steps, play_table
 
 ALPHA_EACH = 1e-3 / (2 * len(FAMILIES) * 2)  # the default per-bound level
 

@@ -11,6 +11,7 @@ import pytest
 from dpbandits.topk import exact
 from dpbandits.topk import experiments as te
 from dpbandits.topk import feature_selection as fs
+from dpbandits.topk import real_data as rd
 
 
 def _design(seed=0, n=100, d=12):
@@ -167,15 +168,15 @@ def test_load_csv(tmp_path):
         ",".join(f"{v:.6f}" for v in (*row, t)) for row, t in zip(X, y, strict=True)
     ]
     path.write_text("\n".join(lines) + "\n")
-    data = te.load_csv(str(path), "target")  # the default penalty selects features
+    data = rd.load_csv(str(path), "target")  # the default penalty selects features
     assert data.X.shape == (40, 5) and data.feature_names == ("a", "b", "c", "d", "e")
     assert set(data.truth[:2].tolist()) == {1, 3}
     assert data.n_nonzero >= 1 and data.r2 > 0.5
     with pytest.raises(ValueError, match="no column 'y'"):
-        te.load_csv(str(path), "y")
+        rd.load_csv(str(path), "y")
     bad = tmp_path / "bad.csv"
     bad.write_text("a,target\n1,2\nx,3\n")
     with pytest.raises(ValueError, match="column 'a' is not a number"):
-        te.load_csv(str(bad), "target")
+        rd.load_csv(str(bad), "target")
     with pytest.raises(ValueError, match="no such file"):
-        te.load_csv(str(tmp_path / "missing.csv"), "target")
+        rd.load_csv(str(tmp_path / "missing.csv"), "target")

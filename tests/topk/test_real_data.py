@@ -9,6 +9,7 @@ import pytest
 
 from dpbandits.topk import experiments as te
 from dpbandits.topk import feature_selection as fs
+from dpbandits.topk import real_data as rd
 
 
 def _sparse(seed=5, n=100, d=300, support=(10, 20, 30, 40, 50)):
@@ -85,7 +86,7 @@ def _write_microarray(tmp_path, layout):
 @pytest.mark.parametrize("layout", ["samples", "genes"])
 def test_load_microarray_layouts(tmp_path, layout):
     path, X, labels = _write_microarray(tmp_path, layout)
-    data = te.load_microarray(str(path), layout=layout)
+    data = rd.load_microarray(str(path), layout=layout)
     assert data.X.shape == (30, 12) and data.feature_names[4] == "g4"
     codes = (labels == "tumor").astype(float)  # sorted classes: normal = 0, tumor = 1
     Xs, ys = fs.preprocess(X, codes)
@@ -98,45 +99,45 @@ def test_load_microarray_rejects_bad_files(tmp_path):
     path = tmp_path / "m.csv"
     path.write_text("g0,g1,y\n1,2,a\n3,NA,b\n4,5,a\n")
     with pytest.raises(ValueError, match="line 3, column 'g1' is missing"):
-        te.load_microarray(str(path))
+        rd.load_microarray(str(path))
     path.write_text("g0,g1,y\n1,2,a\n3,4,\n4,5,a\n")
     with pytest.raises(ValueError, match="label of sample 2 is missing"):
-        te.load_microarray(str(path))
+        rd.load_microarray(str(path))
     with pytest.raises(ValueError, match="no row 'y'"):
-        te.load_microarray(str(path), layout="genes")
+        rd.load_microarray(str(path), layout="genes")
     with pytest.raises(ValueError, match="layout must be"):
-        te.load_microarray(str(path), layout="wide")
+        rd.load_microarray(str(path), layout="wide")
 
 
 @pytest.mark.parametrize("spec", [(40, 300, 0.6), (60, 200, 0.4), "alon"])
 def test_microarray_standin_matches_shape_and_r2(spec):
-    data = te.microarray_standin(spec, 0)
-    n, d, r2 = te.TABLE1[spec] if isinstance(spec, str) else spec
+    data = rd.microarray_standin(spec, 0)
+    n, d, r2 = rd.TABLE1[spec] if isinstance(spec, str) else spec
     assert data.X.shape == (n, d)
     assert abs(data.r2 - r2) <= 0.01
     assert data.r2 == pytest.approx(fs.lasso_r2(data.X, data.y))
     assert set(np.unique(data.y).round(12).tolist()) == {-1.0, 1.0}  # balanced labels
     with pytest.raises(ValueError, match="unknown Table 1 data set"):
-        te.microarray_standin("nope")
+        rd.microarray_standin("nope")
 
 
 def test_microarray_standin_below_the_noise_floor():
     """With few samples, labels independent of 200 genes already give R^2 > 0.2 at lambda =
     0.1: the stand-in then has no signal (mu = 0) and reports the R^2 it has."""
-    data = te.microarray_standin((50, 200, 0.2), 0)
+    data = rd.microarray_standin((50, 200, 0.2), 0)
     assert data.r2 > 0.2
     n_informative_shift = np.abs(data.X[:, data.support].mean(axis=0)).max()
     assert n_informative_shift < 1e-12  # centred, and no class shift was added
 
 
 def test_accuracy_differences_and_table1():
-    data = te.microarray_standin((40, 300, 0.6), 0)
+    data = rd.microarray_standin((40, 300, 0.6), 0)
     rec = te.accuracy_curves(data, [5], [1.0, 1e4], trials=20, seed=0)
-    diffs = te.accuracy_differences(rec)
+    diffs = rd.accuracy_differences(rec)
     assert {(r["epsilon"], r["k"]) for r in diffs} == {(1.0, 5), (1e4, 5)}
     big = next(r for r in diffs if r["epsilon"] == 1e4)
     acc = {r["method"]: r["accuracy"] for r in rec if r["epsilon"] == 1e4}
     assert big["difference"] == pytest.approx(acc["DP-SIS"] - acc["two-stage (private)"])
-    rows = te.table1([data, te.microarray_standin("alon", 0)])
+    rows = rd.table1([data, rd.microarray_standin("alon", 0)])
     assert rows[1]["r2_paper"] == 0.4822 and math.isnan(rows[0]["r2_paper"])
     assert rows[0]["n"] == 40 and rows[0]["p"] == 300
