@@ -49,9 +49,16 @@ from agents.base import Agent, in_unit_interval, unit_interval_error
 from dpbandits.accounting import global_dp_report
 from dpbandits.continual import PrivateMeans
 from dpbandits.continual.kernels import binary_noise_push, means_push
-from dpbandits.continual.tree_noise import set_bits, top_bit
+from dpbandits.continual.tree_noise import top_bit
 from dpbandits.core import checks
-from dpbandits.core.jit import beats, generator_address, generator_at, inline_kernel, kernel
+from dpbandits.core.jit import (
+    beats,
+    generator_address,
+    generator_at,
+    inline_kernel,
+    kernel,
+    popcount,
+)
 from dpbandits.core.params import Param
 from dpbandits.core.samplers import standard_laplace
 
@@ -82,7 +89,7 @@ def hybrid_noise_scales(j: int, eps: float) -> tuple[float, float]:
     ``k + 1`` terms ``Lap(2 / eps)`` and ``popcount(j - 2^k)`` terms ``Lap(2 k / eps)``,
     ``k = floor(log2 j)`` (:mod:`dpbandits.continual`)."""
     k = top_bit(j)
-    nodes = set_bits(j - (1 << k))
+    nodes = popcount(np.uint64(j - (1 << k)))  # the tree nodes the release sums
     b_log = 2.0 / eps
     b_bin = 2.0 * k / eps
     total = (k + 1) * (b_log * b_log) + nodes * (b_bin * b_bin)

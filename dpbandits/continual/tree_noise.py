@@ -57,7 +57,6 @@ __all__ = [
     "noise_current",
     "noise_lookup",
     "noise_table",
-    "set_bits",
     "top_bit",
     "trailing_zeros",
     "tree_absorb",
@@ -99,16 +98,6 @@ def top_bit(n: int) -> int:
     while n >> (k + 1):
         k += 1
     return k
-
-
-@kernel
-def set_bits(n: int) -> int:
-    """The number of set bits of ``n >= 0``: how many tree nodes the release at ``n`` sums."""
-    count = 0
-    while n:
-        n &= n - 1
-        count += 1
-    return count
 
 
 @kernel

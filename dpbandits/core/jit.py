@@ -61,6 +61,7 @@ __all__ = [
     "kernel_template",
     "library_stamp",
     "pairwise_sum",
+    "popcount",
     "specialise",
 ]
 
@@ -246,6 +247,23 @@ def specialise(template: Callable[..., Any], **bindings: Any) -> Any:
         compiled = _compile(clone)
     _SPECIALISED[key] = compiled
     return compiled
+
+
+_M1 = np.uint64(0x5555555555555555)
+_M2 = np.uint64(0x3333333333333333)
+_M4 = np.uint64(0x0F0F0F0F0F0F0F0F)
+_H01 = np.uint64(0x0101010101010101)
+_ONE, _TWO, _FOUR, _56 = (np.uint64(v) for v in (1, 2, 4, 56))
+
+
+@inline_kernel
+def popcount(x: Any) -> int:
+    """The number of set bits of the uint64 ``x`` (the SWAR population count): random
+    stopping's coin flips, the tree nodes a release of the binary mechanism sums."""
+    x = x - ((x >> _ONE) & _M1)
+    x = (x & _M2) + ((x >> _TWO) & _M2)
+    x = (x + (x >> _FOUR)) & _M4
+    return np.int64((x * _H01) >> _56)
 
 
 @kernel

@@ -39,6 +39,7 @@ from dpbandits.core.jit import (
     inline_kernel,
     integers_below,
     kernel,
+    popcount,
 )
 from dpbandits.core.numba_compat import next_uint64
 from dpbandits.core.samplers import standard_exponential
@@ -260,20 +261,7 @@ def _tnb_fill(method: int, eta: float, gamma: float, cdf: Any, pointers: Any, ou
 #: candidates: up to 64 times as many, one random bit per draw), and above draws the
 #: multinomial as a chain of binomials.
 DRAWS_PER_CANDIDATE = 16
-_M1 = np.uint64(0x5555555555555555)
-_M2 = np.uint64(0x3333333333333333)
-_M4 = np.uint64(0x0F0F0F0F0F0F0F0F)
-_H01 = np.uint64(0x0101010101010101)
-_ONE, _TWO, _FOUR, _56, _64 = (np.uint64(v) for v in (1, 2, 4, 56, 64))
-
-
-@inline_kernel
-def _set_bits(x: Any) -> int:
-    """The number of set bits of the uint64 ``x`` (the SWAR population count)."""
-    x = x - ((x >> _ONE) & _M1)
-    x = (x & _M2) + ((x >> _TWO) & _M2)
-    x = (x + (x >> _FOUR)) & _M4
-    return np.int64((x * _H01) >> _56)
+_64 = np.uint64(64)
 
 
 #: :func:`split_two` handles up to this many rounds (one random bit each); beyond, the split
@@ -290,9 +278,9 @@ def split_two(n: int, bits: Any) -> int:
     ones = 0
     left = n
     while left > 64:
-        ones += _set_bits(next_uint64(bits))
+        ones += popcount(next_uint64(bits))
         left -= 64
-    return ones + _set_bits(next_uint64(bits) >> (_64 - np.uint64(left)))  # the top `left` bits
+    return ones + popcount(next_uint64(bits) >> (_64 - np.uint64(left)))  # the top `left` bits
 
 
 @inline_kernel
