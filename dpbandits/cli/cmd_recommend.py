@@ -231,10 +231,11 @@ def run(args: argparse.Namespace) -> int:
         import numpy as np
 
         from dpbandits.recommendation import auctions as au
+        from dpbandits.recommendation.auction_files import load_auctions
 
         if not auction_data:
             if args.auctions is not None:
-                data = au.load_auctions(args.auctions, max_candidates=args.max_candidates)
+                data = load_auctions(args.auctions, max_candidates=args.max_candidates)
             elif args.taobao is not None:
                 from dpbandits.recommendation.taobao import load_taobao
 

@@ -29,7 +29,7 @@ test set, as the data's own train/test split) and builds the auctions from the r
   (clicks over the model's expected clicks, shrunk towards 1) -- capped at 1.
 
 To use your own models, export per-candidate predictions in the schema of
-:func:`dpbandits.recommendation.auctions.load_auctions` instead.
+:func:`dpbandits.recommendation.auction_files.load_auctions` instead.
 """
 
 from __future__ import annotations

@@ -12,6 +12,7 @@ import pytest
 from dpbandits.cli import main
 from dpbandits.recommendation import auctions as au
 from dpbandits.recommendation import taobao
+from dpbandits.recommendation.auction_files import load_auctions
 
 
 def _loop_prices(bid, pclick, present, reserve, payment):
@@ -154,7 +155,7 @@ def test_load_auctions_round_trip(tmp_path, fmt):
         pq = tmp_path / "a.parquet"
         pd.read_csv(path).to_parquet(pq)
         path = pq
-    b = au.load_auctions(path)
+    b = load_auctions(path)
     assert b.n == a.n and b.auction_id[0] == "a0"
     np.testing.assert_array_equal(b.n_candidates, a.n_candidates)
     for name in ("bid", "pclick_server", "pclick_device"):  # the file lists eligible ads only
@@ -164,7 +165,7 @@ def test_load_auctions_round_trip(tmp_path, fmt):
             )
     np.testing.assert_allclose(b.reserve, 0.7)
     assert b.click is not None and set(np.unique(b.click[b.eligible])) <= {0.0, 1.0}
-    top = au.load_auctions(path, max_candidates=1)
+    top = load_auctions(path, max_candidates=1)
     assert top.n_candidates.max() == 1
     np.testing.assert_allclose(top.s_server.max(axis=1), a.s_server.max(axis=1))
 
@@ -173,17 +174,17 @@ def test_load_auctions_rejects_bad_files(tmp_path):
     path = tmp_path / "bad.csv"
     path.write_text("auction_id,bid,pclick_server\n1,2,0.1\n")
     with pytest.raises(ValueError, match="missing column"):
-        au.load_auctions(path)
+        load_auctions(path)
     path.write_text("auction_id,bid,pclick_server,pclick_device\n1,x,0.1,0.2\n")
     with pytest.raises(ValueError, match="'bid' must be numeric"):
-        au.load_auctions(path)
+        load_auctions(path)
     path.write_text(
         "auction_id,bid,pclick_server,pclick_device,reserve\n1,2,0.1,0.2,0.5\n1,2,0.1,0.2,0.6\n"
     )
     with pytest.raises(ValueError, match="reserve must be constant"):
-        au.load_auctions(path)
+        load_auctions(path)
     with pytest.raises(ValueError, match="no such file"):
-        au.load_auctions(tmp_path / "none.csv")
+        load_auctions(tmp_path / "none.csv")
 
 
 def _write_taobao(d, n_users=120, n_ads=40, n_rows=3000, seed=0):
