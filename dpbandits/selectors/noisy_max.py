@@ -368,8 +368,7 @@ def rnmh_rows(q: Any, d: Any, epsilon: float, rng: Any, out: Any) -> float:
 @inline_kernel
 def rnm_kernel(params: Any, q: Any, d: Any, rng: Any, out: Any) -> bool:
     """:class:`RNM`'s compiled kernel, ``params = (epsilon, noise code)``: :func:`rnm_rows`."""
-    epsilon, code = params
-    rnm_rows(q, d, epsilon, code, rng, out)
+    rnm_rows(q, d, params[0], params[1], rng, out)
     return True
 
 
