@@ -135,6 +135,7 @@ class _AdaP(LaplaceBatchAgent):
 
     _kind = _UCB
     batches = "episode"
+    private_field, releases_field = PRIVATE, RELEASES
     citation = "Azize & Basu 2022, Lemma 1 and Theorem 6"
     parameter_constraints = {
         **LaplaceBatchAgent.parameter_constraints,
@@ -152,12 +153,6 @@ class _AdaP(LaplaceBatchAgent):
         arms[:, :, LAST_N] = 1.0
         self._arms = arms
         self._runs = np.zeros((self.n_runs, N_RUN_FIELDS))
-
-    def _private_view(self) -> NDArray[np.float64]:
-        return self._arms[:, :, PRIVATE]
-
-    def _release_counts(self) -> NDArray[np.int64]:
-        return self._arms[:, :, RELEASES].astype(np.int64)
 
     def choose(self) -> NDArray[np.int64]:
         out = np.empty(self.n_runs, dtype=np.int64)

@@ -247,6 +247,7 @@ class _DPKL(LaplaceBatchAgent):
 
     _kind = _KLUCB
     batches = "phase"
+    private_field, releases_field = PRIVATE, RELEASES
     citation = "Azize et al. 2025, Proposition 2"
     bernoulli_only = True
     cost_hint = 6.0
@@ -269,12 +270,6 @@ class _DPKL(LaplaceBatchAgent):
         self._arms = arms
         self._runs = np.zeros((self.n_runs, N_RUN_FIELDS))
         self._runs[:, STALE] = 1.0
-
-    def _private_view(self) -> NDArray[np.float64]:
-        return self._arms[:, :, PRIVATE]
-
-    def _release_counts(self) -> NDArray[np.int64]:
-        return self._arms[:, :, RELEASES].astype(np.int64)
 
     def choose(self) -> NDArray[np.int64]:
         out = np.empty(self.n_runs, dtype=np.int64)

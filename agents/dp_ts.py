@@ -154,6 +154,7 @@ class LazyDPTS(LaplaceBatchAgent):
     name = "dp_ts"
     algorithm = "Lazy-DP-TS"
     batches = "epoch"
+    private_field, releases_field = PRIVATE, RELEASES
     citation = "Hu & Hegde 2022, Theorem 3"
     #: Relative cost of a step (UCB ~ 1): 2 K Gamma draws per step.
     cost_hint = 6.0
@@ -167,12 +168,6 @@ class LazyDPTS(LaplaceBatchAgent):
         arms[:, :, NEXT] = 1.0  # the initial pull is the first epoch, of one reward
         arms[:, :, LAST_N] = 1.0
         self._arms = arms
-
-    def _private_view(self) -> NDArray[np.float64]:
-        return self._arms[:, :, PRIVATE]
-
-    def _release_counts(self) -> NDArray[np.int64]:
-        return self._arms[:, :, RELEASES].astype(np.int64)
 
     def choose(self) -> NDArray[np.int64]:
         out = np.empty(self.n_runs, dtype=np.int64)

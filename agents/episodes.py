@@ -43,9 +43,10 @@ __all__ = ["LaplaceBatchAgent"]
 class LaplaceBatchAgent(Agent):
     """Base of the agents that release one Laplace-noised sum per batch of an arm's rewards
     (module docstring). A subclass sets :attr:`algorithm`, :attr:`batches`, :attr:`citation`
-    and :attr:`bernoulli_only`, calls :meth:`_setup_common` from ``setup``, and implements
-    ``_private_view()`` (the ``(R, K)`` private means released so far, a view of its state),
-    ``_release_counts()`` (the ``(R, K)`` numbers of releases) and ``_play_block(rows,
+    and :attr:`bernoulli_only`, calls :meth:`_setup_common` from ``setup``, keeps its per-arm
+    state in ``self._arms`` ``(R, K, fields)`` with the fields :attr:`private_field` (the
+    private mean released last) and :attr:`releases_field` (the number of releases), and
+    implements ``_play_block(rows,
     actions, rewards) -> steps played`` (fewer than ``len(rows)`` when a reward was refused,
     before anything was learnt from that step; the refused rewards are left in
     ``self._x``), beside ``choose`` and ``observe``, and sets ``play = LaplaceBatchAgent.play``
@@ -98,12 +99,23 @@ class LaplaceBatchAgent(Agent):
             return bernoulli_error(self.algorithm, x)
         return unit_interval_error(self.algorithm, x)
 
-    # -- what a subclass implements --------------------------------------------------------
+    # -- the per-arm state every subclass keeps ---------------------------------------------
+    #: ``(R, K, fields)``: each arm's statistics, set by the subclass's ``setup``.
+    _arms: NDArray[np.float64]
+    #: The fields of :attr:`_arms` holding the private mean released last and the number of
+    #: releases (each subclass names its own layout).
+    private_field: int
+    releases_field: int
+
     def _private_view(self) -> NDArray[np.float64]:
-        raise NotImplementedError
+        """The ``(R, K)`` private means released so far (a view of the state)."""
+        return self._arms[:, :, self.private_field]
 
     def _release_counts(self) -> NDArray[np.int64]:
-        raise NotImplementedError
+        """The ``(R, K)`` numbers of releases."""
+        return self._arms[:, :, self.releases_field].astype(np.int64)
+
+    # -- what a subclass implements --------------------------------------------------------
 
     def _play_block(self, rows: Any, actions: Any, rewards: Any) -> int:
         raise NotImplementedError
