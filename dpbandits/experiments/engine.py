@@ -241,9 +241,11 @@ def run(
     not fit in this machine's memory raises ``ValueError`` (the sizes, the estimate by part, the
     argument that lowers it), one that takes much of it warns (``MemoryWarning``).
 
-    The steps, each a function of this module: :func:`check_run_arguments`,
-    :func:`probe_environment`, :func:`recording_plan`, :func:`make_tasks` (agents resolved and
-    probed once), :func:`run_in_parallel`, :func:`merge_outputs`, :func:`run_config`.
+    The steps: :func:`check_run_arguments`, :func:`probe_environment`, the agents' probe
+    (:func:`~dpbandits.experiments.agentspec.probe_agent`: each agent reset once, which checks
+    it and measures its state for the memory check), :func:`recording_plan`,
+    :func:`make_tasks`, the warm-up (:mod:`dpbandits.experiments.warmup`),
+    :func:`run_in_parallel`, :func:`merge_outputs`, :func:`run_config`.
     """
     t_enter = time.time()
     n_runs, chunk_size, seed, n_jobs = check_run_arguments(n_runs, chunk_size, seed, n_jobs)
