@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import argparse
 
-from dpbandits.cli.options import add_command, add_plugin_argument
+from dpbandits.cli.options import add_command, add_plugin_argument, missing_name
 from dpbandits.core.plugins import load_plugins
 
 HELP = "estimate a selector's privacy loss on hard neighbouring inputs"
@@ -55,9 +55,8 @@ def run(args: argparse.Namespace) -> int:
 
     load_plugins(args.plugins)
     if args.selector is None:
-        args.print_help()
-        print(f"\nselectors: {', '.join(selectors.available())}", flush=True)
-        raise ValueError("give the SELECTOR to audit, e.g. 'dpbandits audit rnm'")
+        raise missing_name(args, "selectors", selectors.available,
+                           "give the SELECTOR to audit, e.g. 'dpbandits audit rnm'")  # fmt: skip
 
     params: dict[str, object] = {}
     for item in args.param:

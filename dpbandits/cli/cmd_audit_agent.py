@@ -27,9 +27,11 @@ from typing import Any
 
 from dpbandits.cli.options import (
     add_command,
+    add_env_options,
     add_list_option,
     add_plugin_argument,
     check_writable_file,
+    missing_name,
     positive_count,
     split_list,
 )
@@ -46,13 +48,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "agent", nargs="?", default=None, metavar="AGENT",
         help="KIND[:key=value,...] or a Fig. 9 label; without it, this help is shown",
     )  # fmt: skip
-    parser.add_argument("--env", default=None, metavar="ID",
-                        help="environment the reward table is drawn from (default: two "
-                        "Bernoulli arms with means 0 and 1)")  # fmt: skip
-    parser.add_argument("--env-arg", dest="env_args", action="append", default=[],
-                        metavar="KEY=VALUE",
-                        help="an environment argument (value in TOML syntax); repeatable, or "
-                        "comma-separated")  # fmt: skip
+    add_env_options(parser, "environment the reward table is drawn from (default: two "
+                    "Bernoulli arms with means 0 and 1)")
     parser.add_argument("--runs", type=positive_count, default=RUNS,
                         help=f"runs of the agent on every table, half to pick the events and "
                         f"half to bound them ({RUNS})")  # fmt: skip
@@ -110,9 +107,8 @@ def run(args: argparse.Namespace) -> int:
     if args.agent is None:
         import agents as agents_pkg
 
-        args.print_help()
-        print(f"\nagent kinds: {', '.join(agents_pkg.available())}", flush=True)
-        raise ValueError("give the AGENT to audit, e.g. 'dpbandits audit-agent private'")
+        raise missing_name(args, "agent kinds", agents_pkg.available,
+                           "give the AGENT to audit, e.g. 'dpbandits audit-agent private'")
     # -- every option is checked before any work
     if args.runs < 4:
         raise ValueError(f"--runs must be >= 4, got {args.runs}")

@@ -7,7 +7,7 @@ import os
 import sys
 from typing import Any
 
-from dpbandits.cli.options import add_plugin_argument, positive_count
+from dpbandits.cli.options import add_env_options, add_plugin_argument, positive_count
 from dpbandits.core.docs import docs_reference
 from dpbandits.core.plugins import load_plugins
 
@@ -17,14 +17,8 @@ def add_experiment_arguments(parser: argparse.ArgumentParser, command: str) -> N
                         help=f"experiment config ({docs_reference('experiments')}), or a "
                         "results file (.npz) to re-run or print its config; optional with "
                         "--env")  # fmt: skip
-    parser.add_argument("--env", default=None, metavar="ID",
-                        help="environment: a registered id or module:Class (replaces the "
-                        "config's)")  # fmt: skip
-    parser.add_argument("--env-arg", dest="env_args", action="append", default=[],
-                        metavar="KEY=VALUE",
-                        help="an environment argument (value in TOML syntax: 2, 0.5, "
-                        "[0.2, 0.8], true; other text is a string); repeatable, or "
-                        "comma-separated")  # fmt: skip
+    add_env_options(parser, "environment: a registered id or module:Class (replaces the "
+                    "config's)")
     parser.add_argument("--agent", dest="agents", action="append", default=[],
                         metavar="LABEL=KIND:key=value,...",
                         help="an agent, e.g. 'mGEM=private:selector=mgem,epsilon_select=1' or "

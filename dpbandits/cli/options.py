@@ -124,6 +124,27 @@ def positive_count(text: str) -> int:
         raise argparse.ArgumentTypeError(str(exc).lstrip()) from None
 
 
+def add_env_options(parser: argparse.ArgumentParser, env_help: str) -> None:
+    """``--env ID`` (``env_help`` says what it is for) and ``--env-arg KEY=VALUE``, the
+    environment's arguments (``args.env_args``; read them with ``parse_assignments``)."""
+    parser.add_argument("--env", default=None, metavar="ID", help=env_help)
+    parser.add_argument("--env-arg", dest="env_args", action="append", default=[],
+                        metavar="KEY=VALUE",
+                        help="an environment argument (value in TOML syntax: 2, 0.5, "
+                        "[0.2, 0.8], true; other text is a string); repeatable, or "
+                        "comma-separated")  # fmt: skip
+
+
+def missing_name(
+    args: argparse.Namespace, kinds: str, names: Callable[[], Sequence[str]], message: str
+) -> ValueError:
+    """A command run without the NAME it needs (``dpbandits audit``): its help and the
+    available ``kinds`` (``names()``) are printed, and the ``ValueError`` to raise returned."""
+    args.print_help()
+    print(f"\n{kinds}: {', '.join(names())}", flush=True)
+    return ValueError(message)
+
+
 def positive_float(text: str) -> float:
     """An argparse ``type`` for an epsilon: a finite number > 0 (argparse names the option)."""
     try:

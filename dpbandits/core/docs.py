@@ -22,6 +22,7 @@ __all__ = [
     "docs_topics",
     "docs_url",
     "link_docs_paths",
+    "shipped_names",
 ]
 
 #: The address of the documentation site (ends with ``/``); every page is ``DOCS_URL + NAME.html``
@@ -36,12 +37,18 @@ def _pages() -> Traversable:
     return resources.files("dpbandits") / "pages"
 
 
+def shipped_names(folder: Traversable, suffix: str, what: str) -> list[str]:
+    """The names, without ``suffix``, of the files ending in ``suffix`` in ``folder``, a folder
+    shipped with the package (pages, example configs), sorted. ``FileNotFoundError`` naming
+    ``what`` when the folder is missing: a broken install says so rather than list nothing."""
+    if not folder.is_dir():
+        raise FileNotFoundError(f"{what} are missing from this install ({folder})")
+    return sorted(p.name[: -len(suffix)] for p in folder.iterdir() if p.name.endswith(suffix))
+
+
 def docs_topics() -> list[str]:
     """The names of the shipped pages (``docs/<name>.md``), sorted: ``["architecture", ...]``."""
-    pages = _pages()
-    if not pages.is_dir():  # a broken install: say so rather than list nothing
-        raise FileNotFoundError(f"the documentation pages are missing from this install ({pages})")
-    return sorted(p.name[:-3] for p in pages.iterdir() if p.name.endswith(".md"))
+    return shipped_names(_pages(), ".md", "the documentation pages")
 
 
 def _topic(topic: str) -> str:

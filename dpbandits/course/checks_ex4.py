@@ -12,6 +12,7 @@ from dpbandits.course.checker import CheckFailed, Student
 from dpbandits.course.common import (
     fmt,
     fmt_vec,
+    named_cause,
     require_close,
     require_pmf,
     require_same_draws,
@@ -194,18 +195,13 @@ def check_report_noisy_max(student: Student, rng: np.random.Generator) -> None:
     da = np.where(first[:, None], np.array(d1), np.array(d2))
     picks = select(qa, da, 1.0)
     for mask, (q, d) in ((first, (q1, d1)), (~first, (q2, d2))):
-        try:
+        with named_cause("D taken over the whole batch: each row's D is the largest "
+                         "sensitivity of that row, d.max(axis=1, keepdims=True)"):
             _rnm_law(
                 q, d, 1.0, picks[mask],
                 f"in a batch mixing two problems, the rows with q = {fmt_vec(q)}, "
                 f"d = {fmt_vec(d)} at eps = 1",
             )  # fmt: skip
-        except CheckFailed as exc:
-            raise CheckFailed(
-                str(exc),
-                cause="D taken over the whole batch: each row's D is the largest sensitivity "
-                "of that row, d.max(axis=1, keepdims=True)",
-            ) from None
     q_rows, d_rows = _distinct_rows(rng, 100, 4), rng.random((100, 4)) + 0.5
     require_same_draws(
         lambda g: student.call("report_noisy_max", q_rows.copy(), d_rows.copy(), 1.0, g),

@@ -12,6 +12,13 @@ from dpbandits.course.checker import CheckFailed, Student
 from dpbandits.course.common import CAUSE_LEVEL, fmt, require_same_draws, seed_from
 from dpbandits.course.stats import ALPHA, fmt_p, ks_pvalue, laplace_square_moments, z_pvalue
 
+
+def _require_own_draws(student: Student, name: str, rng: np.random.Generator) -> None:
+    """``name(x, 1.0, rng)`` on 16 items draws its noise from the Generator it is given only:
+    the same seed gives the same release (:func:`require_same_draws`)."""
+    x = rng.random(16)
+    require_same_draws(lambda g: student.call(name, x.copy(), 1.0, g), name, seed_from(rng))
+
 #: Horizon of the noise checks: a power of two, where floor(log2 T) + 1 != ceil(log2 T).
 T_NOISE = 32
 #: Calls of the student's mechanism for the noise checks.
@@ -229,11 +236,7 @@ def check_binary_mechanism(student: Student, rng: np.random.Generator) -> None:
         causes=[("L is fixed by the horizon, L = T.bit_length(), the same for every release",
                  5, 5.0 / eps)],
     )  # fmt: skip
-    x = rng.random(16)
-    require_same_draws(
-        lambda g: student.call("binary_mechanism", x.copy(), 1.0, g), "binary_mechanism",
-        seed_from(rng),
-    )  # fmt: skip
+    _require_own_draws(student, "binary_mechanism", rng)
 
 
 def check_naive_prefix_sums(student: Student, rng: np.random.Generator) -> None:
@@ -269,8 +272,4 @@ def check_naive_prefix_sums(student: Student, rng: np.random.Generator) -> None:
              "noise added to each release does not add up", 1, b),
         ],
     )  # fmt: skip
-    x = rng.random(16)
-    require_same_draws(
-        lambda g: student.call("naive_prefix_sums", x.copy(), 1.0, g), "naive_prefix_sums",
-        seed_from(rng),
-    )  # fmt: skip
+    _require_own_draws(student, "naive_prefix_sums", rng)

@@ -9,7 +9,14 @@ from typing import Any
 import numpy as np
 
 from dpbandits.course.checker import CheckFailed, Student
-from dpbandits.course.common import fmt, fmt_vec, require_pmf, require_same_draws, seed_from
+from dpbandits.course.common import (
+    fmt,
+    fmt_vec,
+    named_cause,
+    require_pmf,
+    require_same_draws,
+    seed_from,
+)
 from dpbandits.course.stats import ALPHA
 from dpbandits.selectors import FunctionSelector
 
@@ -137,18 +144,13 @@ def check_permute_and_flip(student: Student, rng: np.random.Generator) -> None:
     picks = fn(qa, da, 1.0, rng)
     for mask, q, d in ((first, q1, d1), (~first, q2, d2)):
         counts = np.bincount(picks[mask], minlength=len(q))
-        try:
+        with named_cause("max q or D taken over the whole batch: both are each row's own "
+                         "(q.max(axis=1, keepdims=True), d.max(axis=1, keepdims=True))"):
             require_pmf(
                 counts, pf_pmf(np.array(q), np.array(d), 1.0),
                 f"in a batch mixing two problems, your permute-and-flip on the rows with "
                 f"d = {fmt_vec(d)} at eps = 1",
             )  # fmt: skip
-        except CheckFailed as exc:
-            raise CheckFailed(
-                str(exc),
-                cause="max q or D taken over the whole batch: both are each row's own "
-                "(q.max(axis=1, keepdims=True), d.max(axis=1, keepdims=True))",
-            ) from None
     q, d = np.random.default_rng(0).random((2, 100, 4))
     require_same_draws(lambda g: fn(q, d + 0.5, 1.0, g), "permute_and_flip", seed_from(rng))
     sel = selectors.from_function(fn, name="permute_and_flip", epsilon=1.0)
@@ -226,17 +228,12 @@ def check_make_agent(student: Student, rng: np.random.Generator) -> None:
         ) -> Any:
             return sel.select(q, d, rng=g)
 
-        try:
+        with named_cause("the agent's selector must be your permute_and_flip, wrapped with "
+                         "selectors.from_function (not a library selector)"):
             _law(
                 select, CASES[1][0], CASES[1][1], eps, "make_agent(...).selector_", rng,
                 f"make_agent({eps})'s selector",
             )  # fmt: skip
-        except CheckFailed as exc:
-            raise CheckFailed(
-                str(exc),
-                cause="the agent's selector must be your permute_and_flip, wrapped with "
-                "selectors.from_function (not a library selector)",
-            ) from None
     env = {"id": SHIFT_ID, "t_shift": 150, "horizon": 300}
     res = run(env, {"yours": agent}, n_runs=8, seed=seed_from(rng), n_jobs=1, progress=False)
     report = res.privacy.get("yours")

@@ -10,7 +10,8 @@ that the check's own test already reached; it never decides the verdict.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
+import contextlib
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any
 
 import numpy as np
@@ -25,6 +26,7 @@ __all__ = [
     "fmt",
     "fmt_vec",
     "likely_law",
+    "named_cause",
     "require_close",
     "require_pmf",
     "require_same_draws",
@@ -35,6 +37,16 @@ __all__ = [
 CAUSE_LEVEL = 1e-3
 
 Causes = Iterable[tuple[str, Any]]
+
+
+@contextlib.contextmanager
+def named_cause(cause: str) -> Iterator[None]:
+    """A failure of the checks inside the ``with`` block fails with its own message and
+    ``cause`` as the likely mistake (the block checks one symptom of that mistake)."""
+    try:
+        yield
+    except CheckFailed as exc:
+        raise CheckFailed(str(exc), cause=cause) from None
 
 
 def fmt(x: Any, digits: int = 4) -> str:

@@ -12,6 +12,7 @@ from __future__ import annotations
 from importlib import resources
 from importlib.abc import Traversable
 
+from dpbandits.core.docs import shipped_names
 from dpbandits.experiments.config.toml_io import read_toml
 
 __all__ = [
@@ -36,10 +37,7 @@ def _folder() -> Traversable:
 
 def example_names() -> list[str]:
     """The names of the shipped examples, sorted: ``["drifting", "eps_sweep", ...]``."""
-    folder = _folder()
-    if not folder.is_dir():  # a broken install: say so rather than list nothing
-        raise FileNotFoundError(f"the example configs are missing from this install ({folder})")
-    return sorted(p.name[: -len(".toml")] for p in folder.iterdir() if p.name.endswith(".toml"))
+    return shipped_names(_folder(), ".toml", "the example configs")
 
 
 def _name(name: str) -> str:

@@ -46,11 +46,11 @@ from dpbandits.selectors.gem_terms import (
 )
 from dpbandits.selectors.noisy_max import (
     NoiseName,
-    first_max_index,
     first_max_step,
     noise_code,
     rnm_select,
     standard_noise,
+    store_first_max,
 )
 
 __all__ = [
@@ -154,9 +154,7 @@ def _gem_pairwise_rows(q: Any, d: Any, t: float, ts: Any, lam: float, code: int,
             ua = terms_min(0.0, q, d, r, a, tr, True)
             v = standard_noise(code, rng) + ua * lam  # q' <= 0: 0 stays 0, -inf stays -inf
             best, best_a, first_nan = first_max_step(v, a, best, best_a, first_nan)
-        best_a = first_max_index(best_a, first_nan)
-        if out is not None:
-            out[r] = best_a
+        best_a = store_first_max(best_a, first_nan, out, r)
     return best_a
 
 
@@ -180,9 +178,7 @@ def _gem_shortcut_rows(q: Any, d: Any, t: float, ts: Any, lam: float, code: int,
         for a in range(k):
             v = standard_noise(code, rng) + u[a] * lam  # q' <= 0: 0 stays 0, -inf stays -inf
             best, best_a, first_nan = first_max_step(v, a, best, best_a, first_nan)
-        best_a = first_max_index(best_a, first_nan)
-        if out is not None:
-            out[r] = best_a
+        best_a = store_first_max(best_a, first_nan, out, r)
     return best_a
 
 

@@ -57,6 +57,7 @@ __all__ = [
     "row_maximum",
     "scaled_gap",
     "standard_noise",
+    "store_first_max",
 ]
 
 NoiseName = Literal["exponential", "gumbel", "laplace"]
@@ -165,6 +166,16 @@ def first_max_index(best_a: int, first_nan: int) -> int:
 
 
 @kernel
+def store_first_max(best_a: int, first_nan: int, out: Any, r: int) -> int:
+    """Row ``r``'s selection at the end of its scan (:func:`first_max_index`), written into
+    ``out[r]`` unless ``out`` is None (a branch numba removes when compiling for None)."""
+    best_a = first_max_index(best_a, first_nan)
+    if out is not None:
+        out[r] = best_a
+    return best_a
+
+
+@kernel
 def _regular(lam: float) -> bool:
     """Whether ``lam`` is a usable inverse scale (finite, ``> 0``; False for NaN)."""
     return lam > 0.0 and lam < math.inf
@@ -229,9 +240,7 @@ def _rnm_select_rows(q: Any, lam: float, lams: Any, regular: bool, code: int, rn
         for a in range(k):
             v = scaled_gap(q[r, a], m, lr) + standard_noise(code, rng)
             best, best_a, first_nan = first_max_step(v, a, best, best_a, first_nan)
-        best_a = first_max_index(best_a, first_nan)
-        if out is not None:
-            out[r] = best_a
+        best_a = store_first_max(best_a, first_nan, out, r)
     return best_a
 
 
@@ -275,9 +284,7 @@ def _rnmh_select_rows(q: Any, d: Any, epsilon: float, rng: Any, out: Any) -> int
         for a in range(k):
             v = rng.standard_exponential() * (d[r, a] * 2.0 / epsilon) + (q[r, a] - m)
             best, best_a, first_nan = first_max_step(v, a, best, best_a, first_nan)
-        best_a = first_max_index(best_a, first_nan)
-        if out is not None:
-            out[r] = best_a
+        best_a = store_first_max(best_a, first_nan, out, r)
     return best_a
 
 

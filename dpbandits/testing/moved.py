@@ -22,12 +22,10 @@ __all__ = ["MOVED_MODULES", "MOVED_NAMES", "install", "moved_attribute"]
 
 #: Old module -> new module.
 MOVED_MODULES = {
-    "dpbandits.testing.audit": "dpbandits.audit.selector",
-    "dpbandits.testing.topk_audit": "dpbandits.audit.topk",
-    "dpbandits.testing.agent_audit": "dpbandits.audit.agent",
-    "dpbandits.testing.agent_audit_result": "dpbandits.audit.agent_result",
-    "dpbandits.testing.reward_tables": "dpbandits.audit.reward_tables",
-}
+    f"dpbandits.testing.{old}": f"dpbandits.audit.{new}"
+    for old, new in [("audit", "selector"), ("topk_audit", "topk"), ("agent_audit", "agent"),
+                     ("agent_audit_result", "agent_result"), ("reward_tables", "reward_tables")]
+}  # fmt: skip
 #: Old attribute of ``dpbandits.testing`` -> the module that now holds it (``audit``: the
 #: module itself, as ``from dpbandits.testing import audit`` gave it).
 MOVED_NAMES = {
