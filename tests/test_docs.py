@@ -16,6 +16,8 @@ from pathlib import Path
 import matplotlib
 import pytest
 
+from tests.marks import slow_except
+
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLES = sorted((ROOT / "examples").glob("*.py"))
 
@@ -43,7 +45,9 @@ def test_examples_exist():
     assert {"quickstart.py", "custom_selector.py", "custom_agent.py"} <= names
 
 
-@pytest.mark.parametrize("script", EXAMPLES, ids=lambda p: p.name)
+@pytest.mark.parametrize(
+    "script", slow_except(EXAMPLES, fast=[ROOT / "examples" / "quickstart.py"], ids=lambda p: p.name)
+)
 def test_example_script_runs(script, tmp_path):
     env = {**os.environ, "MPLBACKEND": "Agg"}
     out = subprocess.run(
@@ -109,7 +113,14 @@ def test_the_runnable_markers_are_spelled_right_and_used():
     assert sum(len(_runnable(p)) for p in PAGES) >= 15
 
 
-@pytest.mark.parametrize("page", [p for p in PAGES if _runnable(p)], ids=lambda p: p.name)
+@pytest.mark.parametrize(
+    "page",
+    slow_except(
+        [p for p in PAGES if _runnable(p)],
+        fast=[ROOT / "docs" / n for n in ("floating-point.md", "quantiles.md", "shift.md")],
+        ids=lambda p: p.name,
+    ),
+)
 def test_the_runnable_blocks_of_a_page_run(page, tmp_path):
     (tmp_path / "examples").symlink_to(ROOT / "examples")
     env = {**os.environ, "MPLBACKEND": "Agg", "PYTHONPATH": str(ROOT),

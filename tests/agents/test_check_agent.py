@@ -6,13 +6,15 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from tests.marks import slow_except
+
 import agents
 from agents.base import Agent, ArmStatistics
 from dpbandits.core.params import Param
 from dpbandits.testing import AgentCheckError, check_agent
 
 
-@pytest.mark.parametrize("name", agents.available())
+@pytest.mark.parametrize("name", slow_except(agents.available(), fast=["ucb", "adap_ucb"]))
 def test_every_built_in_agent_passes(name):
     horizon = 1200 if name == "dp_se" else 300  # DP-SE decides only after its first epoch
     report = check_agent(agents.make(name), horizon=horizon)

@@ -7,6 +7,8 @@ import math
 import numpy as np
 import pytest
 
+from tests.marks import slow_except
+
 from dpbandits import selectors
 from dpbandits.audit.selector import (
     HARD_PAIRS,
@@ -44,7 +46,10 @@ def test_pair_library_covers_the_paper_constructions():
         assert np.all(np.abs(pair.q - pair.q_prime) <= pair.d + 1e-12)
 
 
-@pytest.mark.parametrize("name,params", PRIVATE, ids=lambda x: str(x) if x else "")
+@pytest.mark.parametrize(
+    "name,params",
+    slow_except(PRIVATE, fast=[("rnm", {})], ids=lambda c: f"{c[0]}-{c[1]}" if c[1] else c[0]),
+)
 def test_private_selectors_stay_within_epsilon(name, params):
     sel = selectors.make(name, epsilon=EPS, **params)
     assert sel.private

@@ -212,6 +212,7 @@ def test_hybrid_streaming_variance_and_covariance() -> None:
     assert (mech.counts == 1027).all()
 
 
+@pytest.mark.slow
 def test_hybrid_streaming_at_50000() -> None:
     mech = HybridMechanism(EPS, B, size=2_000, rng=5)
     ns = [1, 2, 3, 1025, 49_999, 50_000]

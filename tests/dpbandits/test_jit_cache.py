@@ -206,6 +206,7 @@ def test_numba_blas_probe_is_deferred_not_lost() -> None:
     assert out == ["after kernel False False", "numba's check True True", "dot 3.0 True"]
 
 
+@pytest.mark.slow  # compiles a selector twice in two fresh interpreters
 def test_one_file_under_two_module_names_does_not_share_cached_code(tmp_path):
     """A plug-in imported under one name (``--plugin``, a test) and then run as a script
     (``__main__``): the second process must not load the first one's cached kernels, whose

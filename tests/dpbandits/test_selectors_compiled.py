@@ -7,6 +7,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from tests.marks import slow_except
+
 from dpbandits import selectors
 from dpbandits.core.jit import kernel
 from dpbandits.selectors.compiled import CompiledKernel, call_kernel, compiled_kernel
@@ -22,7 +24,11 @@ BUILTIN = [
 
 
 @pytest.mark.parametrize("k", [2, 3, 9])
-@pytest.mark.parametrize(("name", "params"), BUILTIN)
+@pytest.mark.parametrize(
+    ("name", "params"),
+    # the kernels that compile fast run every day; the rest (minutes of compiling) in CI's slow step
+    slow_except(BUILTIN, fast=[("rnm", {}), ("krr", {}), ("greedy", {}), ("uniform", {})]),
+)
 def test_every_builtin_kernel_draws_what_select_batch_draws(name, params, k) -> None:
     sel = selectors.make(name, epsilon=0.8, **params)
     spec = compiled_kernel(sel, k)

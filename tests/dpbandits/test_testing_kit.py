@@ -13,6 +13,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from tests.marks import slow_except
+
 from dpbandits import selectors
 from dpbandits.selectors.base import prepare_inputs, row_max
 from dpbandits.testing import (
@@ -373,7 +375,7 @@ def test_builtin_list_is_complete():
     assert {"rnm", "rnmh", "greedy", "krr", "gem", "mgem", "combined_gem", "rs"} <= set(BUILTIN)
 
 
-@pytest.mark.parametrize("name", BUILTIN)
+@pytest.mark.parametrize("name", slow_except(BUILTIN, fast=["rnm", "rnmh"]))
 def test_every_builtin_selector_passes(name):
     report = check_selector(name, raise_on_failure=False)
     assert set(report.names()) == set(CHECK_NAMES)

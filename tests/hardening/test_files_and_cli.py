@@ -158,12 +158,14 @@ def _start_long_shift(out: Path, pipe: int) -> tuple[subprocess.Popen[str], list
         # ignores it, and its children would inherit that
         preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
     )
-    deadline = time.monotonic() + 60
+    # a generous wait: on a cold kernel cache and a loaded machine the parent compiles for
+    # a minute or more before it starts the workers (seen at load 25 on 2 cores)
+    deadline = time.monotonic() + 600
     workers: list[int] = []
-    while time.monotonic() < deadline and len(workers) < 2:
+    while time.monotonic() < deadline and len(workers) < 2 and proc.poll() is None:
         time.sleep(0.2)
         workers = _children(proc.pid)
-    assert workers, "the run never started its workers"
+    assert workers, f"the run never started its workers (exit code {proc.poll()})"
     time.sleep(0.5)
     return proc, workers
 
