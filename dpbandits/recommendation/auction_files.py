@@ -34,7 +34,7 @@ from dpbandits.recommendation.auctions import (
     candidate_ranks,
     make_auctions,
 )
-from dpbandits.recommendation.columnar import CHUNK_ROWS, Chunk, open_table
+from dpbandits.recommendation.columnar import CHUNK_ROWS, Chunk, Codes, open_table
 
 __all__ = ["AUCTION_COLUMNS", "load_auctions"]
 
@@ -73,19 +73,12 @@ def load_auctions(
     required, optional = AUCTION_COLUMNS
     table.require(required)
     present = [c for c in optional if c in table.columns]
-    import pandas as pd
-
-    ids = pd.Index([], dtype=object)  # auction ids in order of first appearance
+    ids = Codes()  # auction ids in order of first appearance
     parts: dict[str, list[FloatArray]] = {c: [] for c in (*required, *present) if c != "time"}
     times: list[FloatArray] = []
     rows: list[NDArray[np.int64]] = []
     for chunk in table.chunks([*required, *present], text=["auction_id"], chunk_rows=chunk_rows):
-        codes, uniques = pd.factorize(chunk.text("auction_id"))
-        known = ids.get_indexer(uniques)
-        new = known < 0
-        known[new] = len(ids) + np.arange(int(new.sum()))
-        ids = ids.append(pd.Index(uniques[new]))
-        parts["auction_id"].append(known[codes].astype(np.float64))
+        parts["auction_id"].append(ids.encode(chunk.text("auction_id")).astype(np.float64))
         rows.append(chunk.rows)
         for name, values in _values(chunk, present).items():
             parts[name].append(values)
@@ -97,7 +90,7 @@ def load_auctions(
     cols = {c: np.concatenate(v) for c, v in parts.items()}
     auction = cols.pop("auction_id").astype(np.int64)
     where = functools.partial(_place_of, table.place, np.concatenate(rows))
-    return _build(table.path, auction, np.asarray(ids, dtype=object), cols, times, where,
+    return _build(table.path, auction, np.asarray(ids.values, dtype=object), cols, times, where,
                   max_candidates)  # fmt: skip
 
 

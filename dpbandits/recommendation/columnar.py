@@ -22,7 +22,7 @@ from numpy.typing import NDArray
 
 from dpbandits.core.extras import install_hint
 
-__all__ = ["CHUNK_ROWS", "Chunk", "TableFile", "open_table"]
+__all__ = ["CHUNK_ROWS", "Chunk", "Codes", "TableFile", "open_table"]
 
 #: Rows per chunk: about 50-100 MB of parsed columns, whatever the file's length.
 CHUNK_ROWS = 1_000_000
@@ -120,12 +120,36 @@ class Chunk:
             raise ValueError(f"{self.where(i)}, column {name!r}: {values[i]} is not finite")
         return values
 
+    def integers(self, name: str) -> NDArray[np.int64]:
+        """Column ``name`` as integers (``3.0`` is 3; ``3.5`` and empty cells are errors)."""
+        v = self.numbers(name)
+        self.check(name, v, v == np.floor(v), "is not an integer")
+        return v.astype(np.int64)
+
     def check(self, name: str, values: FloatArray, ok: NDArray[np.bool_], rule: str) -> None:
         """Raise at the first cell of ``values`` that is not ``ok`` (NaN cells pass)."""
         bad = ~ok & ~np.isnan(values)
         if bad.any():
             i = int(np.argmax(bad))
             self.fail(bad, name, f"{values[i]:g} {rule}")
+
+
+class Codes:
+    """Dense integer codes for values met chunk after chunk, in order of first appearance."""
+
+    def __init__(self) -> None:
+        import pandas as pd
+
+        self._pd = pd
+        self.values = pd.Index([], dtype=object)
+
+    def encode(self, values: NDArray[Any]) -> NDArray[np.int64]:
+        codes, uniques = self._pd.factorize(values)
+        known = self.values.get_indexer(uniques)
+        new = known < 0
+        known[new] = len(self.values) + np.arange(int(new.sum()))
+        self.values = self.values.append(self._pd.Index(uniques[new]))
+        return known[codes].astype(np.int64)
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,155 @@
+"""Loading the Taobao log (paper 001, App. E.1): the chunked pandas reader against the previous
+csv-module reader, on synthetic files in the published format (nothing is downloaded).
+
+A synthetic log with the published headers and the real log's proportions (one user per ~23
+impressions, one ad per ~31, 1-6 ads per (user, time stamp), 8 days, ~5 % clicks) is written to
+a temporary directory. Printed, from one run (so that the load of the machine cancels):
+
+1. at ``--rows`` (default 200 000) impressions: seconds of the previous loader
+   (``benchmarks/_taobao_before.py``) and of ``load_taobao``, their ratio, and a check that both
+   give the same auctions (same pClicks to 1e-12, same clicks and bids);
+2. ``load_taobao`` alone at ``--scale`` sizes (default 1 000 000 and 4 000 000 impressions; each
+   in a fresh process): seconds, peak resident memory, and both extrapolated linearly to the
+   full log's 26 million impressions -- or measured, with ``--scale 26000000`` (the CSV is
+   about 1 GB; writing it takes a few minutes).
+
+Run:  python benchmarks/bench_taobao.py [--rows 200000] [--scale 1000000,4000000]
+Timings on a shared machine are noisy; the ratio in (1) is measured in one run.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+
+import numpy as np
+
+FULL_LOG = 26_557_961  # impressions in raw_sample.csv of Tianchi data set 56
+
+
+def write_log(directory: str, n_rows: int, seed: int = 0) -> None:
+    """The three files in the published format, with ~``n_rows`` impressions."""
+    import pandas as pd
+
+    rng = np.random.default_rng(seed)
+    n_users, n_ads = max(50, n_rows // 23), max(40, n_rows // 31)
+    cate = rng.integers(1, 1 + max(5, n_ads // 130), n_ads)
+    price = np.round(rng.lognormal(4, 1.2, n_ads), 2)
+    ads = pd.DataFrame({
+        "adgroup_id": np.arange(1, n_ads + 1), "cate_id": cate,
+        "campaign_id": rng.integers(1, 400_000, n_ads), "customer": rng.integers(1, 250_000, n_ads),
+        "brand": np.where(rng.random(n_ads) < 0.3, "NULL", rng.integers(1, 460_000, n_ads).astype(str)),
+        "price": price,
+    })  # fmt: skip
+    ads.to_csv(os.path.join(directory, "ad_feature.csv"), index=False)
+    prof = pd.DataFrame({"userid": np.arange(1, n_users + 1)})
+    for c, hi in (("cms_segid", 97), ("cms_group_id", 13), ("final_gender_code", 3),
+                  ("age_level", 7), ("pvalue_level", 4), ("shopping_level", 4),
+                  ("occupation", 2), ("new_user_class_level", 5)):  # fmt: skip
+        v = rng.integers(0 if c in ("cms_segid", "occupation") else 1, hi, n_users).astype(str)
+        if c in ("pvalue_level", "new_user_class_level"):
+            v = np.where(rng.random(n_users) < 0.3, "", v)
+        prof[c] = v
+    prof = prof.iloc[: int(0.9 * n_users)]  # some users have no profile, as in the real log
+    path = os.path.join(directory, "user_profile.csv")
+    prof.to_csv(path, index=False, header=[*prof.columns[:-1], "new_user_class_level "])
+    groups = n_rows // 3 + 1
+    size = rng.integers(1, 6, groups)
+    user = np.repeat(rng.integers(1, n_users + 1, groups), size)[:n_rows]
+    stamp = np.repeat(1494000000 + rng.integers(0, 8 * 86400, groups), size)[:n_rows]
+    ad = rng.integers(1, n_ads + 1, user.size)
+    clk = (rng.random(user.size) < 0.05).astype(np.int64)
+    raw = pd.DataFrame({"user": user, "time_stamp": stamp, "adgroup_id": ad,
+                        "pid": "430548_1007", "nonclk": 1 - clk, "clk": clk})  # fmt: skip
+    raw.to_csv(os.path.join(directory, "raw_sample.csv"), index=False, chunksize=1_000_000)
+
+
+def _timed(loader, directory: str) -> tuple[float, object]:
+    t = time.perf_counter()
+    out = loader(directory)
+    return time.perf_counter() - t, out
+
+
+def compare(n_rows: int) -> None:
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    import _taobao_before as before
+
+    from dpbandits.recommendation.taobao import load_taobao
+
+    with tempfile.TemporaryDirectory() as d:
+        write_log(d, n_rows)
+        t_old, a = _timed(before.load_taobao, d)
+        t_new, b = _timed(load_taobao, d)
+    same = (
+        a.n == b.n
+        and np.array_equal(a.eligible, b.eligible)
+        and np.array_equal(a.click, b.click)
+        and np.array_equal(a.bid, b.bid)
+        and np.allclose(a.pclick_server, b.pclick_server, rtol=0, atol=1e-12)
+        and np.allclose(a.pclick_device, b.pclick_device, rtol=0, atol=1e-12)
+        and list(a.auction_id) == list(b.auction_id)
+    )
+    print(f"{n_rows:,} impressions ({b.n:,} test auctions):")
+    print(f"  previous loader {t_old:7.2f} s")
+    print(f"  load_taobao     {t_new:7.2f} s   -> {t_old / t_new:.1f}x faster; same auctions: {same}")
+
+
+def _child(directory: str) -> None:
+    """Load one log in this fresh process; report seconds and peak RSS as JSON."""
+    import resource
+
+    from dpbandits.recommendation.taobao import load_taobao
+
+    base = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    t, a = _timed(load_taobao, directory)
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    print(json.dumps({"seconds": t, "peak_mb": peak / 1024, "before_mb": base / 1024,
+                      "auctions": a.n}))  # fmt: skip
+
+
+def scale(sizes: list[int]) -> None:
+    print("load_taobao alone (each size loaded in a fresh process; peak resident memory):")
+    last = (0, 0.0, 0.0)
+    for n in sizes:
+        with tempfile.TemporaryDirectory() as d:
+            write_log(d, n)
+            size = os.path.getsize(os.path.join(d, "raw_sample.csv")) / 2**20
+            out = subprocess.run(
+                [sys.executable, __file__, "--child", d], capture_output=True, text=True,
+                check=True,
+            )  # fmt: skip
+        r = json.loads(out.stdout.strip().splitlines()[-1])
+        per_row = (r["peak_mb"] - r["before_mb"]) * 2**20 / n
+        print(f"  {n:>11,} impressions ({size:.0f} MB CSV): {r['seconds']:6.1f} s, peak "
+              f"{r['peak_mb']:.0f} MB ({r['before_mb']:.0f} MB after imports; "
+              f"{per_row:.0f} bytes per impression)")  # fmt: skip
+        last = (n, r["seconds"], per_row)
+    n, seconds, per_row = last
+    if n < FULL_LOG:
+        f = FULL_LOG / n
+        print(f"  extrapolated to the full log ({FULL_LOG:,} impressions, linear in rows): "
+              f"{seconds * f / 60:.1f} min, {per_row * FULL_LOG / 2**30:.1f} GB")  # fmt: skip
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--rows", type=int, default=200_000)
+    ap.add_argument("--scale", default="1000000,4000000")
+    ap.add_argument("--child", default=None, help=argparse.SUPPRESS)
+    args = ap.parse_args()
+    if args.child is not None:
+        _child(args.child)
+        return
+    print(f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores (timings are noisy)")
+    compare(args.rows)
+    if args.scale:
+        scale([int(v) for v in args.scale.split(",")])
+
+
+if __name__ == "__main__":
+    main()
