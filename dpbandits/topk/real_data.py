@@ -36,6 +36,8 @@ __all__ = [
     "load_csv",
     "load_microarray",
     "microarray_standin",
+    "paper_dataset",
+    "standin",
     "table1",
 ]
 
@@ -135,6 +137,7 @@ def _real_dataset(
     convention: str,
     truth_k: TruthK,
     support: NDArray[np.int64] | None = None,
+    paper: str | None = None,
 ) -> Dataset:
     """Centre and scale (not private, as paper 002 does); the LASSO truth and Table 1's R^2."""
     if np.ptp(y) == 0:
@@ -161,7 +164,18 @@ def _real_dataset(
         truth_lambda=ranking.lam_used,
         convention=convention,
         support=support,
+        paper=paper_dataset(paper),
     )
+
+
+def paper_dataset(name: str | None) -> str | None:
+    """The key of :data:`TABLE1` for ``name`` (case and spaces ignored); None stays None."""
+    if name is None:
+        return None
+    key = str(name).strip().lower()
+    if key not in TABLE1:
+        raise ValueError(f"unknown Table 1 data set {name!r}; Table 1 has {', '.join(TABLE1)}")
+    return key
 
 
 def load_csv(
@@ -172,6 +186,7 @@ def load_csv(
     lam: float = 0.1,
     convention: str = "mean",
     name: str | None = None,
+    paper_dataset: str | None = None,
 ) -> Dataset:
     """Load a numeric CSV (header row; one column is ``target``) for the real-data experiments.
 
@@ -181,7 +196,9 @@ def load_csv(
     proxy for the true top-k, §5), long enough for the largest of ``truth_k`` (ints or
     ``"log"``; default ``max(8, floor(log d))``, enough for the paper's k in
     {5, 8, floor(log d)}); R^2 (Table 1) is recorded. Text labels in ``target`` are coded as
-    in :func:`load_microarray`. Needs scikit-learn.
+    in :func:`load_microarray`. ``paper_dataset`` names the Table 1 data set the file holds
+    (its published R^2 is then shown beside ours; the file's name is never guessed from).
+    Needs scikit-learn.
     """
     header, rows = _read_table(path)
     if target not in header:
@@ -203,6 +220,7 @@ def load_csv(
         lam=lam,
         convention=convention,
         truth_k=truth_k,
+        paper=paper_dataset,
     )
 
 
@@ -215,6 +233,7 @@ def load_microarray(
     lam: float = 0.1,
     convention: str = "mean",
     name: str | None = None,
+    paper_dataset: str | None = None,
 ) -> Dataset:
     """Load one of paper 002's microarray data sets (§5, Table 1) from a CSV file.
 
@@ -232,7 +251,7 @@ def load_microarray(
     Labels may be numbers or text; text labels are coded 0, 1, ..., C-1 in sorted order (the
     order of R's factor levels) and the codes are the regression target, as Table 1's LASSO
     regressions need a numeric target. Missing values are rejected with their position.
-    The rest is :func:`load_csv` (preprocessing, LASSO truth, R^2).
+    The rest is :func:`load_csv` (preprocessing, LASSO truth, R^2, ``paper_dataset``).
     """
     if layout not in ("samples", "genes"):
         raise ValueError(f"layout must be 'samples' or 'genes', got {layout!r}")
@@ -269,8 +288,9 @@ def load_microarray(
         )
     y, _ = _encode_labels(path, labels)
     return _real_dataset(
-        ds_name, X, y, tuple(genes), lam=lam, convention=convention, truth_k=truth_k
-    )
+        ds_name, X, y, tuple(genes), lam=lam, convention=convention, truth_k=truth_k,
+        paper=paper_dataset,
+    )  # fmt: skip
 
 
 def _is_float(text: str) -> bool:
@@ -367,19 +387,36 @@ def microarray_standin(
         convention=convention,
         truth_k=truth_k,
         support=support,
+        paper=key if isinstance(spec, str) else None,
     )
 
 
+def standin(name: str, seed: int, **kwargs: Any) -> Dataset:
+    """The stand-in of Table 1's data set ``name`` for ``seed``: keyed by the name (its row of
+    :data:`TABLE1`), so one name and seed give the same data in every command and call,
+    whatever else is asked for. ``kwargs`` go to :func:`microarray_standin`."""
+    key = paper_dataset(name)
+    assert key is not None
+    return microarray_standin(key, np.random.default_rng([seed, 2, list(TABLE1).index(key)]),
+                              **kwargs)  # fmt: skip
+
+
 def table1(datasets: Iterable[Dataset]) -> list[dict[str, Any]]:
-    """Table 1's columns for each data set: n, p, R^2 (ours) beside the paper's when the name
-    is one of :data:`TABLE1`, with the LASSO's nonzero count and the truth's penalty."""
+    """Table 1's columns for each data set: n, p, R^2 (ours) beside the paper's when the data
+    set names its Table 1 row (``Dataset.paper``), with the LASSO's nonzero count and the
+    truth's penalty. When the penalty keeps fewer features than the truth needs (a user's
+    sparse or weak data: R^2 can be 0 there), ``r2_truth`` is the R^2 of the LASSO at the
+    truth's penalty ``truth_lambda``, down the path; else it equals ``r2``."""
     out = []
     for ds in datasets:
-        key = ds.name.split(" ")[0].lower()
-        paper = TABLE1.get(key)
+        paper = TABLE1.get(ds.paper) if ds.paper else None
+        r2_truth = ds.r2
+        if ds.truth_lambda < ds.lam:
+            r2_truth = fs.lasso_r2(ds.X, ds.y, ds.truth_lambda, ds.convention)
         out.append(
             {
                 "dataset": ds.name,
+                "paper_dataset": ds.paper or "",
                 "n": int(ds.X.shape[0]),
                 "p": int(ds.X.shape[1]),
                 "r2": ds.r2,
@@ -387,6 +424,7 @@ def table1(datasets: Iterable[Dataset]) -> list[dict[str, Any]]:
                 "n_nonzero": ds.n_nonzero,
                 "lambda": ds.lam,
                 "truth_lambda": ds.truth_lambda,
+                "r2_truth": r2_truth,
                 "convention": ds.convention,
             }
         )
