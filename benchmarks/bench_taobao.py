@@ -5,8 +5,9 @@ A synthetic log with the published headers and the real log's proportions (one u
 impressions, one ad per ~31, 1-6 ads per (user, time stamp), 8 days, ~5 % clicks) is written to
 a temporary directory. Printed, from one run (so that the load of the machine cancels):
 
-1. at ``--rows`` (default 200 000) impressions: seconds of the previous loader
-   (``benchmarks/_taobao_before.py``) and of ``load_taobao``, their ratio, and a check that both
+1. at ``--rows`` (default 200 000) impressions: seconds of the previous loader (the
+   csv-module reader with per-row look-ups, read from the repository's history at commit
+   ``BEFORE`` with ``git show``; run this in a clone) and of ``load_taobao``, their ratio, and a check that both
    give the same auctions (same pClicks to 1e-12, same clicks and bids);
 2. ``load_taobao`` alone at ``--scale`` sizes (default 1 000 000 and 4 000 000 impressions; each
    in a fresh process): seconds, peak resident memory, and both extrapolated linearly to the
@@ -30,6 +31,30 @@ import time
 import numpy as np
 
 FULL_LOG = 26_557_961  # impressions in raw_sample.csv of Tianchi data set 56
+#: The last commit with the previous loader.
+BEFORE = "0f0ce65"
+
+
+def previous_loader():
+    """``load_taobao`` as it was at ``BEFORE`` (None, with a note, outside a git clone)."""
+    import importlib.util
+
+    here = os.path.dirname(os.path.abspath(__file__))
+    try:
+        text = subprocess.run(
+            ["git", "show", f"{BEFORE}:dpbandits/recommendation/taobao.py"], cwd=here,
+            capture_output=True, text=True, check=True,
+        ).stdout  # fmt: skip
+    except (OSError, subprocess.CalledProcessError) as exc:
+        print(f"  (no previous loader to compare with: {exc}; run in a git clone)")
+        return None
+    path = os.path.join(tempfile.mkdtemp(), "taobao_before.py")
+    with open(path, "w") as fh:
+        fh.write(text)
+    spec = importlib.util.spec_from_file_location("taobao_before", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module.load_taobao
 
 
 def write_log(directory: str, n_rows: int, seed: int = 0) -> None:
@@ -76,14 +101,14 @@ def _timed(loader, directory: str) -> tuple[float, object]:
 
 
 def compare(n_rows: int) -> None:
-    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-    import _taobao_before as before
-
     from dpbandits.recommendation.taobao import load_taobao
 
+    before = previous_loader()
+    if before is None:
+        return
     with tempfile.TemporaryDirectory() as d:
         write_log(d, n_rows)
-        t_old, a = _timed(before.load_taobao, d)
+        t_old, a = _timed(before, d)
         t_new, b = _timed(load_taobao, d)
     same = (
         a.n == b.n

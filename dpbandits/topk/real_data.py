@@ -72,8 +72,9 @@ TruthK = int | str | Sequence[int | str] | None
 _MISSING = frozenset({"", "na", "nan", "null", "none", "?"})
 
 
-def _read_table(path: str) -> tuple[list[str], list[list[str]]]:
-    """Header and data rows of a CSV file (blank lines skipped; field counts checked)."""
+def _read_table(path: str) -> tuple[list[str], list[list[str]], list[int]]:
+    """Header, data rows and their line numbers in a CSV file (blank lines skipped; field
+    counts checked)."""
     if not isinstance(path, (str, os.PathLike)) or not os.path.isfile(path):
         raise ValueError(f"--data: no such file {path!r}")
     with open(path, newline="", encoding="utf-8-sig") as fh:
@@ -82,16 +83,20 @@ def _read_table(path: str) -> tuple[list[str], list[list[str]]]:
             header = [h.strip() for h in next(reader)]
         except StopIteration:
             raise ValueError(f"{path}: empty file") from None
-        rows = []
-        for line, row in enumerate(reader, start=2):
+        rows, lines = [], []
+        for row in reader:
+            line = reader.line_num  # the line the record ends on (quoted newlines counted)
             if not row or all(not c.strip() for c in row):
                 continue
             if len(row) != len(header):
-                raise ValueError(f"{path}:{line}: {len(row)} fields, header has {len(header)}")
+                raise ValueError(
+                    f"{path}: line {line}: {len(row)} fields, the header has {len(header)}"
+                )
             rows.append(row)
+            lines.append(line)
     if len(rows) < 2:
         raise ValueError(f"{path}: need at least 2 data rows, got {len(rows)}")
-    return header, rows
+    return header, rows, lines
 
 
 def _numbers(path: str, cells: list[list[str]], names: Sequence[str], rows: Sequence[str]) -> Any:
@@ -103,23 +108,27 @@ def _numbers(path: str, cells: list[list[str]], names: Sequence[str], rows: Sequ
             for j, c in enumerate(row):
                 if not _is_float(c):
                     what = "missing" if c.strip().lower() in _MISSING else "not a number"
-                    raise ValueError(
-                        f"{path}: {rows[i]}, column {names[j]!r} is {what}: {c!r}"
-                    ) from None
+                    raise ValueError(f"{path}: {rows[i]}, {names[j]} is {what}: {c!r}") from None
         raise
     if not np.all(np.isfinite(out)):
         i, j = (int(v) for v in np.argwhere(~np.isfinite(out))[0])
-        raise ValueError(f"{path}: {rows[i]}, column {names[j]!r} is not finite")
+        raise ValueError(f"{path}: {rows[i]}, {names[j]} is not finite")
     return out
 
 
-def _encode_labels(path: str, labels: Sequence[str]) -> tuple[NDArray[np.float64], list[str]]:
+def _encode_labels(
+    path: str, labels: Sequence[str], where: Sequence[str], target: str
+) -> tuple[NDArray[np.float64], list[str]]:
     """Numeric labels as they are; text labels coded 0..C-1 in sorted order (R's factor
-    levels); the classes in code order (empty for numeric labels)."""
+    levels); the classes in code order (empty for numeric labels). ``where[i]`` names the
+    place of label ``i`` in the file (a line, or a sample's column)."""
     stripped = [c.strip() for c in labels]
     missing = [i for i, c in enumerate(stripped) if c.lower() in _MISSING]
     if missing:
-        raise ValueError(f"{path}: the label of sample {missing[0] + 1} is missing")
+        i = missing[0]
+        raise ValueError(
+            f"{path}: {where[i]} {target!r}: the label of sample {i + 1} is missing: {labels[i]!r}"
+        )
     if all(_is_float(c) for c in stripped):
         return np.array(stripped, dtype=np.float64), []
     classes = sorted(set(stripped))
@@ -200,17 +209,15 @@ def load_csv(
     (its published R^2 is then shown beside ours; the file's name is never guessed from).
     Needs scikit-learn.
     """
-    header, rows = _read_table(path)
+    header, rows, line_numbers = _read_table(path)
     if target not in header:
         raise ValueError(f"{path}: no column {target!r}; columns: {', '.join(header[:20])}")
     t = header.index(target)
-    labels, _ = _encode_labels(path, [r[t] for r in rows])
+    lines = [f"line {n}" for n in line_numbers]
+    labels, _ = _encode_labels(path, [r[t] for r in rows], [f"{w}, column" for w in lines], target)
     cols = [j for j in range(len(header)) if j != t]
     X = _numbers(
-        path,
-        [[r[j] for j in cols] for r in rows],
-        [header[j] for j in cols],
-        [f"line {i + 2}" for i in range(len(rows))],
+        path, [[r[j] for j in cols] for r in rows], [f"column {header[j]!r}" for j in cols], lines
     )
     return _real_dataset(
         name or os.path.splitext(os.path.basename(path))[0],
@@ -255,7 +262,7 @@ def load_microarray(
     """
     if layout not in ("samples", "genes"):
         raise ValueError(f"layout must be 'samples' or 'genes', got {layout!r}")
-    header, rows = _read_table(path)
+    header, rows, line_numbers = _read_table(path)
     ds_name = name or os.path.splitext(os.path.basename(path))[0]
     if layout == "samples":
         if target not in header:
@@ -266,8 +273,9 @@ def load_microarray(
         labels = [r[t] for r in rows]
         cells = [[r[j] for j in cols] for r in rows]
         genes = [header[j] for j in cols]
-        where = [f"line {i + 2}" for i in range(len(rows))]
-        X = _numbers(path, cells, genes, where)
+        where = [f"line {n}" for n in line_numbers]
+        X = _numbers(path, cells, [f"column {g!r}" for g in genes], where)
+        label_at = [f"{w}, column" for w in where]
     else:
         first = [r[0].strip() for r in rows]
         if target not in first:
@@ -278,15 +286,17 @@ def load_microarray(
         t = first.index(target)
         labels = rows[t][1:]
         gene_rows = [r for i, r in enumerate(rows) if i != t]
+        gene_lines = [n for i, n in enumerate(line_numbers) if i != t]
         genes = [r[0].strip() for r in gene_rows]
         samples = header[1:]
+        label_at = [f"line {line_numbers[t]}, sample {c!r} of the row" for c in samples]
         X = _numbers(
             path,
             [list(col) for col in zip(*(r[1:] for r in gene_rows), strict=True)],
-            genes,
+            [f"line {n} (gene {g!r})" for g, n in zip(genes, gene_lines, strict=True)],
             [f"sample {s!r}" for s in samples],
         )
-    y, _ = _encode_labels(path, labels)
+    y, _ = _encode_labels(path, labels, label_at, target)
     return _real_dataset(
         ds_name, X, y, tuple(genes), lam=lam, convention=convention, truth_k=truth_k,
         paper=paper_dataset,
