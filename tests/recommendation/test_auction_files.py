@@ -186,5 +186,6 @@ def test_missing_pandas_names_the_extra(tmp_path, monkeypatch):
     monkeypatch.setattr(builtins, "__import__", no_pandas)
     with pytest.raises(ImportError, match="optional extra 'pandas'"):
         load_auctions(_csv(tmp_path, GOOD))
+    (tmp_path / "a.parquet").write_bytes(b"")
     with pytest.raises(ImportError, match="optional extra 'parquet'"):
-        load_auctions(tmp_path / "a.parquet" if (tmp_path / "a.parquet").touch() is None else None)
+        load_auctions(tmp_path / "a.parquet")
