@@ -103,8 +103,30 @@ def _table(path: str | os.PathLike[str], expected: tuple[str, ...]) -> TableFile
     return table
 
 
+#: Keys (ids, codes) spanning at most this range are indexed directly (an array of that
+#: length) instead of sorted: the published ids span about a million.
+_DENSE = 1 << 26
+
+
+def _dense(keys: NDArray[Any]) -> tuple[IntArray, int]:
+    """Codes 0..m-1 for ``keys`` (equal keys, equal codes) and m: the keys shifted when they
+    span at most ``_DENSE`` values (no sort), else their ranks."""
+    lo, hi = int(keys.min()), int(keys.max())
+    if hi - lo < _DENSE:
+        return keys.astype(np.int64) - lo, hi - lo + 1
+    uniq, inv = np.unique(keys, return_inverse=True)
+    return inv.reshape(-1).astype(np.int64), int(uniq.size)
+
+
 def _join(keys: IntArray, table_keys: IntArray) -> IntArray:
     """For each of ``keys`` its row in ``table_keys`` (the first of equal keys), -1 if absent."""
+    lo, hi = int(table_keys.min()), int(table_keys.max())
+    if hi - lo < _DENSE:
+        row_of = np.full(hi - lo + 2, -1, dtype=np.int64)  # the last slot: out of range
+        row_of[table_keys[::-1] - lo] = np.arange(table_keys.size - 1, -1, -1)
+        at = keys.astype(np.int64) - lo
+        at[(at < 0) | (at > hi - lo)] = hi - lo + 1
+        return row_of[at]
     order = np.argsort(table_keys, kind="stable")
     sorted_keys = table_keys[order]
     pos = np.searchsorted(sorted_keys, keys)
@@ -182,25 +204,24 @@ def _compact(ids: IntArray) -> NDArray[Any]:
     return ids
 
 
-def _smoothed(
-    keys: NDArray[Any], clicks: NDArray[Any], prior: FloatArray, strength: float
-) -> tuple[NDArray[Any], FloatArray]:
-    """Per key: ``(clicks + strength x prior) / (n + strength)`` (prior: per row, averaged);
-    the sorted keys and their rates."""
-    uniq, inv = np.unique(keys, return_inverse=True)
-    n = np.bincount(inv).astype(np.float64)
-    c = np.bincount(inv, weights=clicks.astype(np.float64))
-    p = np.bincount(inv, weights=prior) / n
-    return uniq, (c + strength * p) / (n + strength)
-
-
-def _lookup(
-    table: tuple[NDArray[Any], FloatArray], keys: NDArray[Any], default: FloatArray
+def _rates(
+    keys: NDArray[Any],
+    train: NDArray[np.bool_],
+    clicks: NDArray[Any],
+    prior: FloatArray,
+    strength: float,
+    default: FloatArray,
 ) -> FloatArray:
-    """The rate of each of ``keys`` in ``table`` (sorted keys, rates); ``default`` if absent."""
-    uniq, rate = table
-    pos = np.minimum(np.searchsorted(uniq, keys), uniq.size - 1)
-    return np.where(uniq[pos] == keys, rate[pos], default)
+    """Per row: its key's ``(clicks + strength x prior) / (n + strength)`` over the ``train``
+    rows (prior averaged over them), or ``default`` for a key no training row has."""
+    code, m = _dense(keys)
+    t = code[train]
+    n = np.bincount(t, minlength=m).astype(np.float64)
+    c = np.bincount(t, weights=clicks[train].astype(np.float64), minlength=m)
+    seen = n > 0
+    p = np.bincount(t, weights=prior[train], minlength=m) / np.where(seen, n, 1.0)
+    rate = (c + strength * p) / (n + strength)
+    return np.where(seen[code], rate[code], default)
 
 
 def _pair(a: IntArray, b: IntArray) -> IntArray:
@@ -276,23 +297,21 @@ def _click_models(
     overall = float(clk[train].mean())
     ones = np.ones(clk.size)
     # server: ad -> category -> overall
-    cate_rate = _smoothed(log.cate[train], clk[train], overall * ones[train], prior)
-    cate_p = _lookup(cate_rate, log.cate, overall * ones)
-    ad_rate = _smoothed(log.adgroup[train], clk[train], cate_p[train], prior)
-    server = _lookup(ad_rate, log.adgroup, cate_p)
+    cate_p = _rates(log.cate, train, clk, overall * ones, prior, overall * ones)
+    server = _rates(log.adgroup, train, clk, cate_p, prior, cate_p)
     # device: the server rate times one lift per profile feature (its click rate in the ad's
     # category over the category's, each shrunk), times the user's own click ratio
     device = server.copy()
     for f in range(log.profiles.shape[1]):
         fc = _pair(log.profile_codes(f), log.cate)
-        feat_rate = _smoothed(fc[train], clk[train], cate_p[train], prior)
-        device *= _lookup(feat_rate, fc, cate_p) / cate_p
-    uniq, inv = np.unique(log.user[train], return_inverse=True)
-    u_clicks = np.bincount(inv, weights=clk[train].astype(np.float64))
-    u_expected = np.bincount(inv, weights=device[train])
-    m = overall * prior  # pseudo-clicks: the ratio shrinks towards 1
-    ratio = (uniq, (u_clicks + m) / (u_expected + m))
-    return server, np.minimum(1.0, device * _lookup(ratio, log.user, ones))
+        device *= _rates(fc, train, clk, cate_p, prior, cate_p) / cate_p
+    code, m = _dense(log.user)
+    u_clicks = np.bincount(code[train], weights=clk[train].astype(np.float64), minlength=m)
+    u_expected = np.bincount(code[train], weights=device[train], minlength=m)
+    pseudo = overall * prior  # pseudo-clicks: the ratio shrinks towards 1
+    seen = np.bincount(code[train], minlength=m) > 0
+    ratio = np.where(seen, (u_clicks + pseudo) / (u_expected + pseudo), 1.0)
+    return server, np.minimum(1.0, device * ratio[code])
 
 
 def _auctions(
