@@ -191,6 +191,7 @@ def movielens_world(args: argparse.Namespace, s: Settings, rng: Any) -> tuple[An
     n_eval = min(s.n_users, n // 2)
     if max(s.ks) > data.items.shape[0]:
         raise ValueError(f"--k {max(s.ks)} exceeds the {data.items.shape[0]} MovieLens movies")
+    world: Any
     if args.truth == "mlp":
         world = fit_network_world(
             data, hidden=s.hidden, min_user_ratings=args.min_ratings, train_users=s.n_train,

@@ -321,7 +321,8 @@ class AuctionData:
                 extremeness=args.ctr_extremeness, informativeness=args.informativeness,
                 mean_ctr=args.ctr, bid_sigma=args.bid_sigma, rng=args.seed + 4,
             )  # fmt: skip
-        options.notice(data.loaded.text(data))
+        if data.loaded is not None:
+            options.notice(data.loaded.text(data))
         return data
 
 

@@ -385,7 +385,7 @@ def load_datasets(args: argparse.Namespace, job: Job, say: Any) -> list[Any]:
     from dpbandits.topk import real_data as rd
 
     t = time.perf_counter()
-    common = dict(truth_k=job.ks, lam=job.lam, convention=job.convention)
+    common: dict[str, Any] = dict(truth_k=job.ks, lam=job.lam, convention=job.convention)
     datasets = [
         rd.load_microarray(path, args.target, layout=args.layout, paper_dataset=paper, **common)
         for path, paper in zip(job.data_paths, job.paper_names, strict=True)
