@@ -123,7 +123,8 @@ def _join(keys: IntArray, table_keys: IntArray) -> IntArray:
     lo, hi = int(table_keys.min()), int(table_keys.max())
     if hi - lo < _DENSE:
         row_of = np.full(hi - lo + 2, -1, dtype=np.int64)  # the last slot: out of range
-        row_of[table_keys[::-1] - lo] = np.arange(table_keys.size - 1, -1, -1)
+        uniq, first = np.unique(table_keys, return_index=True)  # the table is small
+        row_of[uniq - lo] = first
         at = keys.astype(np.int64) - lo
         at[(at < 0) | (at > hi - lo)] = hi - lo + 1
         return row_of[at]
@@ -189,11 +190,12 @@ def read_taobao(
     arr = {k: np.concatenate(v) for k, v in parts.items()}
     ad_row = _join(arr["adgroup"], ad_id)
     known = ad_row >= 0
-    cate = np.where(known, ad_cate[ad_row], -1)
+    cate = _compact(np.where(known, ad_cate[ad_row], -1))
     price = np.where(known, ad_price[ad_row], math.nan)
+    del ad_row, known
     return TaobaoLog(
         arr["user"], arr["time_stamp"], arr["adgroup"], arr["clk"], cate, price,
-        _join(arr["user"], user_id), profiles,
+        _compact(_join(arr["user"], user_id)), profiles,
     )  # fmt: skip
 
 
@@ -208,18 +210,22 @@ def _rates(
     keys: NDArray[Any],
     train: NDArray[np.bool_],
     clicks: NDArray[Any],
-    prior: FloatArray,
+    prior: FloatArray | float,
     strength: float,
-    default: FloatArray,
+    default: FloatArray | float,
 ) -> FloatArray:
     """Per row: its key's ``(clicks + strength x prior) / (n + strength)`` over the ``train``
-    rows (prior averaged over them), or ``default`` for a key no training row has."""
+    rows (prior: per row, or one number; averaged over them), or ``default`` for a key no
+    training row has."""
     code, m = _dense(keys)
     t = code[train]
     n = np.bincount(t, minlength=m).astype(np.float64)
     c = np.bincount(t, weights=clicks[train].astype(np.float64), minlength=m)
     seen = n > 0
-    p = np.bincount(t, weights=prior[train], minlength=m) / np.where(seen, n, 1.0)
+    if isinstance(prior, float):
+        p = np.full(m, prior)
+    else:
+        p = np.bincount(t, weights=prior[train], minlength=m) / np.where(seen, n, 1.0)
     rate = (c + strength * p) / (n + strength)
     return np.where(seen[code], rate[code], default)
 
@@ -295,9 +301,8 @@ def _click_models(
     on the ``train`` impressions."""
     clk = log.clk
     overall = float(clk[train].mean())
-    ones = np.ones(clk.size)
     # server: ad -> category -> overall
-    cate_p = _rates(log.cate, train, clk, overall * ones, prior, overall * ones)
+    cate_p = _rates(log.cate, train, clk, overall, prior, overall)
     server = _rates(log.adgroup, train, clk, cate_p, prior, cate_p)
     # device: the server rate times one lift per profile feature (its click rate in the ad's
     # category over the category's, each shrunk), times the user's own click ratio

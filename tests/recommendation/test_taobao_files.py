@@ -96,3 +96,27 @@ def test_missing_pandas_names_the_extra(tmp_path, monkeypatch):
     monkeypatch.setattr(builtins, "__import__", no_pandas)
     with pytest.raises(ImportError, match="optional extra 'pandas'"):
         taobao.load_taobao(tmp_path)
+
+
+@pytest.mark.parametrize("scale", [1, 10**9])  # ids spanning a few values, or 10^10 (sorted)
+def test_join_and_rates_match_a_dictionary(scale):
+    """The direct-index and the sorted paths give what a dictionary gives: the first row of
+    a duplicated id, -1 for an absent one; rates only from training rows."""
+    table = np.array([5, 3, 9, 3, -1]) * scale
+    keys = np.array([3, 4, 9, -1, 5, 100, -7, 3]) * scale
+    first = {}
+    for i, k in enumerate(table.tolist()):
+        first.setdefault(k, i)
+    np.testing.assert_array_equal(
+        taobao._join(keys, table), [first.get(k, -1) for k in keys.tolist()]
+    )
+    rng = np.random.default_rng(0)
+    keys = rng.integers(0, 6, 200) * scale
+    clicks = rng.integers(0, 2, 200)
+    train = rng.random(200) < 0.7
+    train[keys == 5 * scale] = False  # a key with no training row
+    got = taobao._rates(keys, train, clicks, 0.1, 10.0, -1.0)
+    for k in np.unique(keys):
+        rows = train & (keys == k)
+        want = (clicks[rows].sum() + 10 * 0.1) / (rows.sum() + 10) if rows.any() else -1.0
+        assert np.allclose(got[keys == k], want)
