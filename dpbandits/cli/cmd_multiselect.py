@@ -184,6 +184,7 @@ def movielens_world(args: argparse.Namespace, s: Settings, rng: Any) -> tuple[An
         os.path.join(args.movielens, "ratings.csv"), os.path.join(args.movielens, "movies.csv"),
         max_rows=args.max_ratings, min_ratings=args.min_ratings,
     )  # fmt: skip
+    options.notice(data.summary)
     n = data.features.shape[0]
     if n < 2:
         raise ValueError(f"--movielens: fewer than 2 users with >= {args.min_ratings} ratings")
