@@ -153,7 +153,7 @@ def _child(directory: str) -> None:
 def scale(sizes: list[int]) -> None:
     print("load_taobao alone (each size loaded in a fresh process; wall and CPU time, peak")
     print("resident memory; on a busy machine the CPU time is the one to extrapolate):")
-    last = (0, 0.0, 0.0)
+    points = []
     for n in sizes:
         with tempfile.TemporaryDirectory() as d:
             write_log(d, n)
@@ -163,16 +163,26 @@ def scale(sizes: list[int]) -> None:
                 check=True,
             )  # fmt: skip
         r = json.loads(out.stdout.strip().splitlines()[-1])
-        per_row = (r["peak_mb"] - r["before_mb"]) * 2**20 / n
+        grew = r["peak_mb"] - r["before_mb"]
         print(f"  {n:>11,} impressions ({size:.0f} MB CSV): {r['seconds']:6.1f} s wall, "
-              f"{r['cpu']:6.1f} s CPU; peak {r['peak_mb']:.0f} MB ({r['before_mb']:.0f} MB "
-              f"after imports: {per_row:.0f} bytes per impression)")  # fmt: skip
-        last = (n, r["cpu"], per_row)
-    n, cpu, per_row = last
-    if n < FULL_LOG:
-        f = FULL_LOG / n
-        print(f"  extrapolated to the full log ({FULL_LOG:,} impressions, linear in rows): "
-              f"{cpu * f / 60:.1f} min of CPU, {per_row * FULL_LOG / 2**30:.1f} GB")  # fmt: skip
+              f"{r['cpu']:6.1f} s CPU; peak {r['peak_mb']:.0f} MB ({grew:.0f} MB above the "
+              f"{r['before_mb']:.0f} MB after imports)")  # fmt: skip
+        points.append((n, r["seconds"], r["cpu"], grew))
+    if points[-1][0] >= FULL_LOG:
+        return
+    if len(points) >= 2:  # fixed cost + cost per impression, from the two largest sizes
+        (n0, w0, c0, m0), (n1, w1, c1, m1) = points[-2:]
+        slope = [(b - a) / (n1 - n0) for a, b in ((w0, w1), (c0, c1), (m0, m1))]
+        last = (w1, c1, m1)
+        wall, cpu, mem = (b + s_ * (FULL_LOG - n1) for b, s_ in zip(last, slope, strict=True))
+        print(f"  per impression: {slope[1] * 1e6:.2f} s CPU per million, "
+              f"{slope[2] * 2**20:.0f} bytes of memory")  # fmt: skip
+    else:
+        f = FULL_LOG / points[-1][0]
+        wall, cpu, mem = (v * f for v in points[-1][1:])
+    print(f"  extrapolated to the full log ({FULL_LOG:,} impressions): {cpu / 60:.1f} min "
+          f"of CPU ({wall / 60:.1f} min wall at this load), {mem / 1024:.1f} GB above the "
+          "imports")  # fmt: skip
 
 
 def main() -> None:
