@@ -203,6 +203,10 @@ def _build(
         _, rank = candidate_ranks(np.where(present, bid * ps, 0.0), present)
         present &= rank < int(max_candidates)
     out = make_auctions(bid, ps, pd, reserve=reserve, present=present, click=click, auction_id=ids)
+    if out.n == 0:
+        raise ValueError(
+            f"{path}: none of the {r} auctions has an ad bidding at least its reserve"
+        )
     summary = LoadSummary(
         path, int(auction.size), time_range(np.concatenate(times)) if times else None,
         (("auctions without an ad bidding at least the reserve", r - out.n),),

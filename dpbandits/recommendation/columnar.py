@@ -12,6 +12,7 @@ data row) -- and its column. pandas (and pyarrow for Parquet) are the optional e
 
 from __future__ import annotations
 
+import csv
 import os
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
@@ -165,11 +166,18 @@ class TableFile:
         return _is_parquet(self.path)
 
     def require(self, required: Sequence[str], what: str = "") -> None:
+        """Every name of ``required`` is a column, once."""
+        twice = sorted({c for c in self.columns if self.columns.count(c) > 1})
+        if twice:
+            raise ValueError(f"{self.path}: column(s) {', '.join(twice)} appear more than once")
         missing = [c for c in required if c not in self.columns]
         if missing:
+            hint = ""
+            if len(self.columns) == 1 and any(sep in self.columns[0] for sep in ";\t|"):
+                hint = " (the file must be comma-separated)"
             raise ValueError(
                 f"{self.path}: missing column(s) {', '.join(missing)}{what}; the header has "
-                f"{', '.join(self.columns) or 'nothing'}"
+                f"{', '.join(self.columns) or 'nothing'}{hint}"
             )
 
     def chunks(
@@ -239,7 +247,7 @@ def open_table(path: str | os.PathLike[str], what: str = "data") -> TableFile:
     p = os.fspath(path)
     if not os.path.isfile(p):
         raise ValueError(f"no such file {p!r} ({what} are never downloaded)")
-    pd = _pandas(p)
+    _pandas(p)  # the missing extra is named before anything else
     if _is_parquet(p):
         import pyarrow.parquet as pq
 
@@ -247,9 +255,9 @@ def open_table(path: str | os.PathLike[str], what: str = "data") -> TableFile:
             names = list(pq.ParquetFile(p).schema_arrow.names)
         except Exception as exc:  # pyarrow's ArrowInvalid: not a Parquet file
             raise ValueError(f"{p}: not a Parquet file ({exc})") from None
-    else:
-        try:
-            names = [str(c) for c in pd.read_csv(p, nrows=0, encoding="utf-8-sig").columns]
-        except pd.errors.EmptyDataError:
-            raise ValueError(f"{p}: empty file") from None
+    else:  # the header as written (pandas would rename a repeated name)
+        with open(p, newline="", encoding="utf-8-sig") as fh:
+            names = next(csv.reader(fh), [])
+        if not names:
+            raise ValueError(f"{p}: empty file")
     return TableFile(p, tuple(n.strip() for n in names), tuple(names))

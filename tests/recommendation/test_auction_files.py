@@ -97,6 +97,16 @@ def test_file_level_problems(tmp_path):
         load_auctions(bogus)
     with pytest.raises(ValueError, match="max_candidates"):
         load_auctions(_csv(tmp_path, GOOD), max_candidates=0)
+    with pytest.raises(ValueError, match="column.s. bid appear more than once"):
+        load_auctions(
+            _csv(tmp_path, ["a,1,2,0.1,0.2"], head="auction_id,bid,bid,pclick_server,pclick_device")
+        )
+    with pytest.raises(ValueError, match="must be comma-separated"):
+        load_auctions(
+            _csv(tmp_path, ["a;1;0.1;0.2"], head="auction_id;bid;pclick_server;pclick_device")
+        )
+    with pytest.raises(ValueError, match="none of the 2 auctions has an ad bidding at least"):
+        load_auctions(_csv(tmp_path, ["a,1,0.1,0.2,0,5", "b,2,0.1,0.2,0,5"]))
 
 
 def test_parquet_null_id_is_refused_not_a_new_auction(tmp_path):
