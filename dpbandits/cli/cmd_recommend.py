@@ -291,7 +291,7 @@ class AuctionData:
             data, outcome = choose_outcome(data, self.args.outcome)
             median = float(np.median(data.s_server[data.eligible]))
             bounds = self.settings.auction_bounds or [0.25 * median, median]
-            self.say(
+            options.notice(  # the choices made for the user: shown also with --no-progress
                 f"auctions: {data.n}, {data.n_candidates.mean():.2f} candidates on average; "
                 f"outcome {outcome}, pay per {self.args.payment}, clipping bounds "
                 f"{', '.join(f'{b:.3g}' for b in bounds)}"

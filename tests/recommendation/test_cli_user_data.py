@@ -41,6 +41,7 @@ def test_summary_is_printed_with_no_progress(tmp_path, capsys):
     err = capsys.readouterr().err
     assert "mine.csv: 120 rows -> 40 auctions, 3.00 candidates on average (3-3)" in err
     assert "clicks logged on 120 shown ads" in err
+    assert "outcome click, pay per click, clipping bounds" in err
 
 
 def test_candidates_never_shown_follow_the_documented_rule(tmp_path, capsys):
