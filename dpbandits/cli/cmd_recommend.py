@@ -18,7 +18,12 @@ the three auction ones):
 The auction experiments run on synthetic auctions (``--ctr``, ``--ctr-extremeness``,
 ``--bid-sigma``, ``--informativeness``, ``--n-candidates``), on your per-auction file
 (``--auctions FILE.csv|.parquet``; docs/recommendation.md, "Your auction data") or on the
-Taobao log (``--taobao DIR`` with raw_sample.csv, ad_feature.csv, user_profile.csv).
+Taobao log (``--taobao DIR`` with raw_sample.csv, ad_feature.csv, user_profile.csv); both are
+read through pandas (the optional extra ``pandas``; ``parquet`` for Parquet). A bad cell stops
+the command with its file, line and column; what was loaded (auctions, candidates, clicks,
+dates, what was dropped) and the outcome chosen are printed on stderr, also with
+``--no-progress``. Ads the log never showed (empty ``click``, or ``shown`` = 0) have no
+observed click: CTR by logged clicks leaves their auctions out and says how many.
 
 Writes ``<experiment>.csv`` (and ``.png``/``.svg``/``.pdf`` unless ``--no-plots``) to ``--out``.
 Defaults are small (a few seconds); ``--full`` uses 100,000 requests per cell.
