@@ -83,6 +83,9 @@ def test_sparse_user_file_gets_a_table1_r2_and_notices_without_progress(tmp_path
     (row,) = _table1(out)
     assert float(row["r2_paper"]) == 0.4822 and row["paper_dataset"] == "alon"
     assert "0.4822 (alon)" in capsys.readouterr().out
+    assert main([*argv, "--paper-dataset", "-"]) == 0  # '-': none of Table 1
+    (row,) = _table1(out)
+    assert row["r2_paper"] == "nan" and row["paper_dataset"] == ""
 
 
 @pytest.mark.parametrize(
