@@ -67,8 +67,11 @@ def load_auctions(
     by ``s_server`` (the paper limits its internal auctions to 15). ``Auctions.loaded``
     summarises what was read (:class:`~dpbandits.recommendation.auctions.LoadSummary`).
     """
-    if max_candidates is not None and (isinstance(max_candidates, bool) or int(max_candidates) < 1):
-        raise ValueError(f"max_candidates must be an integer >= 1, got {max_candidates!r}")
+    if max_candidates is not None:
+        if isinstance(max_candidates, bool) or not isinstance(max_candidates, (int, np.integer)):
+            raise TypeError(f"max_candidates must be an integer, got {max_candidates!r}")
+        if max_candidates < 1:
+            raise ValueError(f"max_candidates must be >= 1, got {max_candidates!r}")
     table = open_table(path, "auction data")
     required, optional = AUCTION_COLUMNS
     table.require(required)

@@ -97,6 +97,9 @@ def test_file_level_problems(tmp_path):
         load_auctions(bogus)
     with pytest.raises(ValueError, match="max_candidates"):
         load_auctions(_csv(tmp_path, GOOD), max_candidates=0)
+    for bad in (2.5, True, "3"):
+        with pytest.raises(TypeError, match="max_candidates must be an integer"):
+            load_auctions(_csv(tmp_path, GOOD), max_candidates=bad)
     with pytest.raises(ValueError, match="column.s. bid appear more than once"):
         load_auctions(
             _csv(tmp_path, ["a,1,2,0.1,0.2"], head="auction_id,bid,bid,pclick_server,pclick_device")
