@@ -5,9 +5,17 @@ Each evaluation user sends its feature vector plus ``Laplace(eta)`` noise; the s
 App. A variants ``sat``, ``avg``, ``avg_realuser``); the user picks one with the true model
 (dis-utility ``d_i``, Table 1) or with the frugal PCA model (``d_f``, Table 2).
 
-The world is synthetic (``dpbandits.recommendation.world``) unless ``--movielens DIR`` points at
-a local MovieLens release (``ratings.csv`` and ``movies.csv``; nothing is downloaded), in which
-case a bilinear rating model fitted to it is the ground truth.
+The ground truth ``u_M(f, b)`` (a rating in [0, 5]):
+
+- by default a synthetic world (``dpbandits.recommendation.world``): a latent-factor model with
+  a rough user embedding, ``5 sigmoid(c_b + s z(f) . (b Q^T) / (h sqrt|b|))`` with
+  ``z(f) = f P^T + roughness sin(frequency f R^T + phase)``, built to the statistics paper 004
+  reports about its MovieLens network (§5; docs/recommendation.md);
+- with ``--movielens DIR`` (a local release with ``ratings.csv`` and ``movies.csv``; nothing is
+  downloaded): a neural network fitted to its ratings as the paper's §4.1 (``--truth mlp``,
+  default: a scikit-learn ``MLPRegressor`` with ``--hidden`` layers; its test metrics -- share
+  of ratings within 0.5, RMSE -- are printed on stderr, also with ``--no-progress``), or a
+  ridge bilinear model (``--truth bilinear``).
 
 Writes ``multiselect.csv`` (every algorithm, eta, k), ``table1_d_i.md``, ``table2_d_f.md``
 (the paper's layout, with the utility ratio) and ``disutility.<format>`` to ``--out``.
@@ -25,6 +33,7 @@ from __future__ import annotations
 
 import argparse
 import os
+from dataclasses import dataclass
 from typing import Any
 
 from dpbandits.cli import options
@@ -60,8 +69,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--no-frugal", action="store_true", help="skip d_f (the frugal model)")
     p.add_argument(
         "--truth", choices=["mlp", "bilinear"], default="mlp",
-        help="--movielens ground truth: a scikit-learn network as the paper's (default) or a "
-        "ridge bilinear model",
+        help="--movielens ground truth: a scikit-learn neural network as the paper's §4.1 "
+        "(default) or a ridge bilinear model (the synthetic world is neither: a rough "
+        "latent-factor model)",
     )  # fmt: skip
     p.add_argument("--hidden", default="64,32", help="--truth mlp: layer widths (default 64,32)")
     p.add_argument(
@@ -73,91 +83,43 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.set_defaults(func=run)
 
 
+@dataclass(frozen=True)
+class Settings:
+    """The checked options of one ``multiselect`` run (:func:`parse`)."""
+
+    etas: list[float]
+    ks: list[int]
+    algorithms: list[str]
+    server: Any  # multiselection.ServerSettings
+    n_users: int
+    n_train: int
+    hidden: tuple[int, ...]
+
+
 def run(args: argparse.Namespace) -> int:
+    """Check the options, build the world and the users, run every (algorithm, eta, k) and
+    write the tables (module docstring)."""
     import numpy as np
 
     from dpbandits.recommendation import multiselection as ms
 
     load_plugins(args.plugins)
-    etas = [float(v) for v in options.parse_float_grid(args.eta, "--eta")]
-    if any(not (0 < e < float("inf")) for e in etas):
-        raise ValueError(f"--eta values must be finite and > 0, got {args.eta!r}")
-    ks = options.parse_ints(args.ks, "--k", (1, 2, 3, 5))
-    algos = options.split_list(args.algorithms, "--algorithm") or DEFAULT_ALGOS.split(",")
-    for a in algos:
-        if a not in ms.ALGORITHMS:
-            raise ValueError(f"--algorithm must be among {ms.ALGORITHMS}, got {a!r}")
-    options.check_at_least_one(args, *(flag[2:].replace("-", "_") for flag, _, _ in SIZES))
-    settings = ms.ServerSettings(q1=args.q1, q2=args.q2, r=args.r, p=args.p)
-    n_users = args.users or (1500 if args.full else 100)
-    n_train = args.train_users or (3400 if args.full else 1000)
-    hidden = tuple(options.parse_ints([args.hidden], "--hidden", (64, 32)))
-    if args.movielens is not None and not os.path.isdir(args.movielens):
-        raise ValueError(f"--movielens: no such directory {args.movielens!r}")
-    options.check_writable_file(args.json_path, "--json")
-    if os.path.exists(args.out) and not os.path.isdir(args.out):
-        raise ValueError(f"--out: {args.out!r} exists and is not a directory")
-    if max(ks) > args.items and args.movielens is None:
-        raise ValueError(f"--k {max(ks)} exceeds --items {args.items}")
-
+    s = parse(args)
     say = options.progress_printer(not args.no_progress)
     rng = np.random.default_rng(args.seed)
-    world: Any
     if args.movielens is None:
-        from dpbandits.recommendation.world import make_world, sample_users
-
-        world = make_world(n_train=n_train, n_items=args.items, rng=rng)
-        users = sample_users(world, n_users, rng)
-        source = f"synthetic latent-factor world ({n_train} training users, {args.items} items)"
+        world, users, source = synthetic_world(args, s, rng)
     else:
-        from dpbandits.recommendation.movielens import fit_world, load_movielens
-
-        data = load_movielens(
-            os.path.join(args.movielens, "ratings.csv"),
-            os.path.join(args.movielens, "movies.csv"),
-            max_rows=args.max_ratings,
-            min_ratings=args.min_ratings,
-        )
-        n = data.features.shape[0]
-        if n < 2:
-            raise ValueError(f"--movielens: fewer than 2 users with >= {args.min_ratings} ratings")
-        perm = rng.permutation(n)
-        n_eval = min(n_users, n // 2)
-        if max(ks) > data.items.shape[0]:
-            raise ValueError(f"--k {max(ks)} exceeds the {data.items.shape[0]} MovieLens movies")
-        if args.truth == "mlp":
-            from dpbandits.recommendation.movielens import fit_network_world
-
-            world = fit_network_world(
-                data, hidden=hidden, min_user_ratings=args.min_ratings, train_users=n_train,
-                rng=args.seed,
-            )  # fmt: skip
-            m = world.metrics
-            say(
-                f"network {hidden}: {int(m['ratings'])} ratings of {int(m['users'])} users; "
-                f"test within 0.5: {m.get('within_0.5', float('nan')):.1%} (paper 61 %), "
-                f"RMSE {m.get('rmse', float('nan')):.3f} (paper 0.93)"
-            )
-        else:
-            world = fit_world(data)
-            world = type(world)(
-                **{**world.__dict__, "train": data.features[perm[n_eval:]][:n_train]}
-            )
-        users = data.features[perm[:n_eval]]
-        source = f"MovieLens at {args.movielens} ({data.ratings.size} ratings, {args.truth} truth)"
+        world, users, source = movielens_world(args, s, rng)
     # the output directory keeps its INCOMPLETE.txt marker unless everything below is written
     with options.output_directory(args.out, "multiselect"):
-        say(f"{source}; {users.shape[0]} users x {len(etas)} eta x {len(algos)} algorithms")
-        rows = ms.disutility_table(
-            world,
-            users,
-            etas=etas,
-            ks=ks,
-            algorithms=algos,
-            settings=settings,
-            frugal=not args.no_frugal,
-            rng=rng,
+        say(
+            f"{source}; {users.shape[0]} users x {len(s.etas)} eta x {len(s.algorithms)} algorithms"
         )
+        rows = ms.disutility_table(
+            world, users, etas=s.etas, ks=s.ks, algorithms=s.algorithms, settings=s.server,
+            frugal=not args.no_frugal, rng=rng,
+        )  # fmt: skip
         from dpbandits.recommendation.plots import plot_disutility
 
         files = options.Outputs(args)
@@ -170,6 +132,85 @@ def run(args: argparse.Namespace) -> int:
         files.json(rows)
     print("\n".join(files.written))
     return 0
+
+
+def parse(args: argparse.Namespace) -> Settings:
+    """Grids, algorithms and sizes, each checked before any work."""
+    from dpbandits.recommendation import multiselection as ms
+
+    etas = [float(v) for v in options.parse_float_grid(args.eta, "--eta")]
+    if any(not (0 < e < float("inf")) for e in etas):
+        raise ValueError(f"--eta values must be finite and > 0, got {args.eta!r}")
+    ks = options.parse_ints(args.ks, "--k", (1, 2, 3, 5))
+    algos = options.split_list(args.algorithms, "--algorithm") or DEFAULT_ALGOS.split(",")
+    for a in algos:
+        if a not in ms.ALGORITHMS:
+            raise ValueError(f"--algorithm must be among {ms.ALGORITHMS}, got {a!r}")
+    options.check_at_least_one(args, *(flag[2:].replace("-", "_") for flag, _, _ in SIZES))
+    hidden = tuple(options.parse_ints([args.hidden], "--hidden", (64, 32)))
+    if args.movielens is not None and not os.path.isdir(args.movielens):
+        raise ValueError(f"--movielens: no such directory {args.movielens!r}")
+    options.check_writable_file(args.json_path, "--json")
+    if os.path.exists(args.out) and not os.path.isdir(args.out):
+        raise ValueError(f"--out: {args.out!r} exists and is not a directory")
+    if max(ks) > args.items and args.movielens is None:
+        raise ValueError(f"--k {max(ks)} exceeds --items {args.items}")
+    return Settings(
+        etas, ks, algos, ms.ServerSettings(q1=args.q1, q2=args.q2, r=args.r, p=args.p),
+        args.users or (1500 if args.full else 100),
+        args.train_users or (3400 if args.full else 1000), hidden,
+    )  # fmt: skip
+
+
+def synthetic_world(args: argparse.Namespace, s: Settings, rng: Any) -> tuple[Any, Any, str]:
+    """The synthetic latent-factor world, its evaluation users and a line naming it."""
+    from dpbandits.recommendation.world import make_world, sample_users
+
+    world = make_world(n_train=s.n_train, n_items=args.items, rng=rng)
+    users = sample_users(world, s.n_users, rng)
+    return (
+        world,
+        users,
+        (f"synthetic latent-factor world ({s.n_train} training users, {args.items} items)"),
+    )
+
+
+def movielens_world(args: argparse.Namespace, s: Settings, rng: Any) -> tuple[Any, Any, str]:
+    """The ground truth fitted to a local MovieLens release (``--truth``), half of its users
+    (at most ``--users``) as evaluation users; the network's test metrics are printed."""
+    from dpbandits.recommendation.movielens import fit_network_world, fit_world, load_movielens
+
+    data = load_movielens(
+        os.path.join(args.movielens, "ratings.csv"), os.path.join(args.movielens, "movies.csv"),
+        max_rows=args.max_ratings, min_ratings=args.min_ratings,
+    )  # fmt: skip
+    options.notice(data.summary)
+    n = data.features.shape[0]
+    if n < 2:
+        raise ValueError(f"--movielens: fewer than 2 users with >= {args.min_ratings} ratings")
+    perm = rng.permutation(n)
+    n_eval = min(s.n_users, n // 2)
+    if max(s.ks) > data.items.shape[0]:
+        raise ValueError(f"--k {max(s.ks)} exceeds the {data.items.shape[0]} MovieLens movies")
+    world: Any
+    if args.truth == "mlp":
+        world = fit_network_world(
+            data, hidden=s.hidden, min_user_ratings=args.min_ratings, train_users=s.n_train,
+            rng=args.seed,
+        )  # fmt: skip
+        m = world.metrics
+        options.notice(
+            f"network {s.hidden}: {int(m['ratings'])} ratings of {int(m['users'])} users; "
+            f"test within 0.5: {m.get('within_0.5', float('nan')):.1%} (paper 61 %), "
+            f"RMSE {m.get('rmse', float('nan')):.3f} (paper 0.93)"
+        )
+    else:
+        world = fit_world(data)
+        world = type(world)(
+            **{**world.__dict__, "train": data.features[perm[n_eval:]][: s.n_train]}
+        )
+    source = f"MovieLens at {args.movielens} ({data.ratings.size} ratings, {args.truth} truth)"
+    return world, data.features[perm[:n_eval]], source
 
 
 def markdown_table(rows: list[dict[str, Any]], metric: str, source: str) -> str:

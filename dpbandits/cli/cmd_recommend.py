@@ -18,7 +18,12 @@ the three auction ones):
 The auction experiments run on synthetic auctions (``--ctr``, ``--ctr-extremeness``,
 ``--bid-sigma``, ``--informativeness``, ``--n-candidates``), on your per-auction file
 (``--auctions FILE.csv|.parquet``; docs/recommendation.md, "Your auction data") or on the
-Taobao log (``--taobao DIR`` with raw_sample.csv, ad_feature.csv, user_profile.csv).
+Taobao log (``--taobao DIR`` with raw_sample.csv, ad_feature.csv, user_profile.csv); both are
+read through pandas (the optional extra ``pandas``; ``parquet`` for Parquet). A bad cell stops
+the command with its file, line and column; what was loaded (auctions, candidates, clicks,
+dates, what was dropped) and the outcome chosen are printed on stderr, also with
+``--no-progress``. Ads the log never showed (empty ``click``, or ``shown`` = 0) have no
+observed click: CTR by logged clicks leaves their auctions out and says how many.
 
 Writes ``<experiment>.csv`` (and ``.png``/``.svg``/``.pdf`` unless ``--no-plots``) to ``--out``.
 Defaults are small (a few seconds); ``--full`` uses 100,000 requests per cell.
@@ -38,6 +43,7 @@ import argparse
 import functools
 import os
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 from dpbandits.cli import options
@@ -120,7 +126,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument(
         "--outcome", choices=["auto", "pclick_device", "click"], default="auto",
         help="CTR measured by pClick_device (direct method) or logged clicks (auto: clicks "
-        "when the data has them)",
+        "when every candidate has a logged click; click: auctions with candidates never shown "
+        "are left out and counted)",
     )  # fmt: skip
     options.add_list_option(
         p, "--auction-bound", metavar="B",
@@ -156,14 +163,57 @@ def _ints(text: str, name: str) -> list[int]:
     return [int(v) for v in vals]
 
 
+@dataclass(frozen=True)
+class Settings:
+    """The checked options of one ``recommend`` run (:func:`parse`)."""
+
+    experiments: list[str]
+    mechanisms: list[str] | None
+    epsilons: list[float]
+    gammas: list[float]
+    bounds: list[float]
+    n_requests: int
+    knobs: dict[str, Any]
+    grid: tuple[list[int], list[float], list[float]]  # App. G: candidates, extremeness, rho
+    auction_bounds: list[float] | None
+
+
 def run(args: argparse.Namespace) -> int:
+    """Check every option, then run the experiments in the order of ``EXPERIMENTS`` and write
+    their CSVs, figures and JSON (module docstring)."""
+    load_plugins(args.plugins)
+    settings = parse(args)
+    check_data_options(args)
+    from dpbandits.recommendation import plots  # matplotlib: only once the arguments are checked
+
+    say = options.progress_printer(not args.no_progress)
+    steps = plan(args, settings, AuctionData(args, settings, say), plots)
+    # the output directory keeps its INCOMPLETE.txt marker unless everything below is written
+    with options.output_directory(args.out, "recommend"):
+        files = options.Outputs(args)
+        all_rows: dict[str, Any] = {}
+        for name in (e for e in EXPERIMENTS if e in settings.experiments):
+            message, compute, plot = steps[name]
+            say(message)
+            rows = all_rows[name] = compute()
+            files.csv(f"{name.replace('-', '_')}.csv", rows)
+            files.figure(name.replace("-", "_"), functools.partial(plot, rows))
+        if "appg" in all_rows:
+            from dpbandits.recommendation.local_experiments import winners
+
+            keys = ["n_candidates", "extremeness", "informativeness", "epsilon"]
+            files.csv("appg_winners.csv", winners(all_rows["appg"], keys))
+        files.json(all_rows)
+    print("\n".join(files.written))
+    return 0
+
+
+def parse(args: argparse.Namespace) -> Settings:
+    """The experiments, grids and knobs, each checked before any work."""
     from dpbandits.recommendation import local_experiments as lx
     from dpbandits.recommendation.synthetic import generate_requests
 
-    load_plugins(args.plugins)
     has_data = args.auctions is not None or args.taobao is not None
-    if args.auctions is not None and args.taobao is not None:
-        raise ValueError("--auctions and --taobao exclude each other")
     default = list(AUCTION_EXPERIMENTS) if has_data else list(EXPERIMENTS)
     experiments = options.split_list(args.experiments, "--experiment") or default
     for e in experiments:
@@ -173,47 +223,38 @@ def run(args: argparse.Namespace) -> int:
     for m in mechanisms or []:
         if m not in lx.MECHANISMS:
             raise ValueError(f"--mechanism must be among {lx.MECHANISMS}, got {m!r}")
-    epsilons = options.parse_epsilons(args.epsilon)
     options.parse_epsilons(repr(args.gamma_epsilon), "--gamma-epsilon")
     if not 0 <= args.cutoff <= 1:
         raise ValueError(f"--cutoff must lie in [0, 1], got {args.cutoff!r}")
     gammas = [float(v) for v in options.parse_float_grid(args.gamma, "--gamma")]
     if any(not (0 <= g <= 1) for g in gammas):
         raise ValueError(f"--gamma values must lie in [0, 1], got {args.gamma!r}")
-    bound_items = options.split_list(args.bounds, "--bound") or ["0.05", "0.25"]
-    bounds = [float(b) for b in options.parse_float_grid(",".join(bound_items), "--bound")]
-    if any(not (0 < b < float("inf")) for b in bounds):
-        raise ValueError(f"--bound values must be finite and > 0, got {bounds!r}")
     n_req = args.requests if args.requests is not None else (100_000 if args.full else 10_000)
     if n_req < 2:
         raise ValueError(f"--requests must be >= 2, got {n_req}")
     knobs: dict[str, Any] = dict(
-        n_candidates=_candidates(args.n_candidates),
-        extremeness=args.extremeness,
-        informativeness=args.informativeness,
-        mean=args.mean,
-    )
+        n_candidates=_candidates(args.n_candidates), extremeness=args.extremeness,
+        informativeness=args.informativeness, mean=args.mean,
+    )  # fmt: skip
     generate_requests(0, **knobs)  # validate the knobs before any work
-    grid_k = _ints(args.grid_candidates, "--grid-candidates")
-    grid_e = [
-        float(v) for v in options.parse_float_grid(args.grid_extremeness, "--grid-extremeness")
-    ]
-    grid_r = [
-        float(v)
-        for v in options.parse_float_grid(args.grid_informativeness, "--grid-informativeness")
-    ]
+    grid_e = _floats(args.grid_extremeness, "--grid-extremeness")
+    grid_r = _floats(args.grid_informativeness, "--grid-informativeness")
     for x in grid_e:
         generate_requests(0, extremeness=x)
     for rho in grid_r:
         generate_requests(0, informativeness=rho)
-    auction_bounds = options.split_list(args.auction_bounds, "--auction-bound")
-    a_bounds = (
-        [float(b) for b in options.parse_float_grid(",".join(auction_bounds), "--auction-bound")]
-        if auction_bounds
-        else None
-    )
-    if a_bounds is not None and any(not (0 < b < float("inf")) for b in a_bounds):
-        raise ValueError(f"--auction-bound values must be finite and > 0, got {a_bounds!r}")
+    return Settings(
+        experiments, mechanisms, options.parse_epsilons(args.epsilon), gammas,
+        _bounds(options.split_list(args.bounds, "--bound") or ["0.05", "0.25"], "--bound"),
+        n_req, knobs, (_ints(args.grid_candidates, "--grid-candidates"), grid_e, grid_r),
+        _bounds(options.split_list(args.auction_bounds, "--auction-bound"), "--auction-bound"),
+    )  # fmt: skip
+
+
+def check_data_options(args: argparse.Namespace) -> None:
+    """The data files and their options exist and fit, before any work."""
+    if args.auctions is not None and args.taobao is not None:
+        raise ValueError("--auctions and --taobao exclude each other")
     if args.auctions is not None and not os.path.isfile(args.auctions):
         raise ValueError(f"--auctions: no such file {args.auctions!r}")
     if args.taobao is not None and not os.path.isdir(args.taobao):
@@ -222,113 +263,168 @@ def run(args: argparse.Namespace) -> int:
         if value is not None and value < 1:
             raise ValueError(f"{flag} must be >= 1, got {value}")
     options.check_writable_file(args.json_path, "--json")
-    from dpbandits.recommendation import plots  # matplotlib: only once the arguments are checked
 
-    say = options.progress_printer(not args.no_progress)
-    auction_data: list[Any] = []  # loaded on first use: [Auctions, outcome, bounds]
 
-    def auctions() -> tuple[Any, str, list[float]]:
-        import numpy as np
+def _floats(text: str, name: str) -> list[float]:
+    return [float(v) for v in options.parse_float_grid(text, name)]
 
-        from dpbandits.recommendation import auctions as au
-        from dpbandits.recommendation.auction_files import load_auctions
 
-        if not auction_data:
-            if args.auctions is not None:
-                data = load_auctions(args.auctions, max_candidates=args.max_candidates)
-            elif args.taobao is not None:
-                from dpbandits.recommendation.taobao import load_taobao
+def _bounds(items: list[str] | None, name: str) -> Any:
+    """Clipping bounds from a list option (None when not given), each finite and > 0."""
+    if not items:
+        return None
+    values = _floats(",".join(items), name)
+    if any(not (0 < b < float("inf")) for b in values):
+        raise ValueError(f"{name} values must be finite and > 0, got {values!r}")
+    return values
 
-                data = load_taobao(
-                    args.taobao, max_rows=args.max_rows, max_candidates=args.max_candidates
-                )
-            else:
-                data = au.synthetic_auctions(
-                    n_req, n_candidates=knobs["n_candidates"], extremeness=args.ctr_extremeness,
-                    informativeness=args.informativeness, mean_ctr=args.ctr,
-                    bid_sigma=args.bid_sigma, rng=args.seed + 4,
-                )  # fmt: skip
-            outcome = args.outcome
-            if outcome == "auto":
-                outcome = "click" if data.click is not None else "pclick_device"
+
+class AuctionData:
+    """The auctions of the auction experiments, loaded on first use: the user's file, the
+    Taobao log or synthetic auctions; what was loaded is always printed (stderr)."""
+
+    def __init__(self, args: argparse.Namespace, settings: Settings, say: Any) -> None:
+        self.args, self.settings, self.say = args, settings, say
+        self._data: tuple[Any, str, list[float]] | None = None
+
+    def __call__(self) -> tuple[Any, str, list[float]]:
+        """``(auctions, outcome, clipping bounds)``."""
+        if self._data is None:
+            import numpy as np
+
+            data = self._load()
+            data, outcome = choose_outcome(data, self.args.outcome)
             median = float(np.median(data.s_server[data.eligible]))
-            bounds_ = a_bounds or [0.25 * median, median]
-            say(
+            bounds = self.settings.auction_bounds or [0.25 * median, median]
+            options.notice(  # the choices made for the user: shown also with --no-progress
                 f"auctions: {data.n}, {data.n_candidates.mean():.2f} candidates on average; "
-                f"outcome {outcome}, pay per {args.payment}, clipping bounds "
-                f"{', '.join(f'{b:.3g}' for b in bounds_)}"
+                f"outcome {outcome}, pay per {self.args.payment}, clipping bounds "
+                f"{', '.join(f'{b:.3g}' for b in bounds)}"
             )
-            auction_data.extend([data, outcome, bounds_])
-        return auction_data[0], auction_data[1], auction_data[2]
+            self._data = (data, outcome, bounds)
+        return self._data
+
+    def _load(self) -> Any:
+        args = self.args
+        if args.auctions is not None:
+            from dpbandits.recommendation.auction_files import load_auctions
+
+            self.say(f"reading {args.auctions}")
+            data = load_auctions(args.auctions, max_candidates=args.max_candidates)
+        elif args.taobao is not None:
+            from dpbandits.recommendation.taobao import load_taobao
+
+            self.say(f"reading the Taobao log in {args.taobao}")
+            data = load_taobao(
+                args.taobao, max_rows=args.max_rows, max_candidates=args.max_candidates
+            )
+        else:
+            from dpbandits.recommendation.auctions import synthetic_auctions
+
+            return synthetic_auctions(
+                self.settings.n_requests, n_candidates=self.settings.knobs["n_candidates"],
+                extremeness=args.ctr_extremeness, informativeness=args.informativeness,
+                mean_ctr=args.ctr, bid_sigma=args.bid_sigma, rng=args.seed + 4,
+            )  # fmt: skip
+        if data.loaded is not None:
+            options.notice(data.loaded.text(data))
+        return data
+
+
+def choose_outcome(data: Any, outcome: str) -> tuple[Any, str]:
+    """How CTR is measured (docs/recommendation.md, "Your auction data"): ``auto`` is the
+    logged clicks when every candidate of every auction has one, else ``pclick_device``;
+    ``click`` leaves out, and counts, the auctions with candidates never shown."""
+    logged = data.click_logged
+    if outcome == "auto":
+        if data.click is None or logged.all():
+            return data, "click" if data.click is not None else "pclick_device"
+        options.notice(
+            f"outcome pclick_device: {data.n - int(logged.sum())} of {data.n} auctions have "
+            "candidates the log never showed; --outcome click measures CTR by logged clicks "
+            f"on the other {int(logged.sum())}"
+        )
+        return data, "pclick_device"
+    if outcome == "click":
+        if data.click is None:
+            raise ValueError("--outcome click: the data has no logged clicks (column 'click')")
+        if not logged.any():
+            raise ValueError("--outcome click: every auction has candidates never shown")
+        if not logged.all():
+            options.notice(
+                f"outcome click: left out {data.n - int(logged.sum())} of {data.n} auctions "
+                "with candidates the log never showed (their clicks are unknown)"
+            )
+            data = data.subset(logged)
+    return data, outcome
+
+
+def plan(
+    args: argparse.Namespace, s: Settings, auctions: AuctionData, plots: Any
+) -> dict[str, tuple[str, Callable[[], list[dict[str, Any]]], Callable[..., Any]]]:
+    """experiment -> (progress line, its rows, plot function)."""
+    from dpbandits.recommendation import auctions as au
+    from dpbandits.recommendation import local_experiments as lx
+    from dpbandits.recommendation.synthetic import generate_requests
+
+    req: list[Any] = []  # the engagement requests, drawn on first use
+
+    def requests() -> Any:
+        if not req:
+            req.append(generate_requests(s.n_requests, rng=args.seed, **s.knobs))
+        return req[0]
+
+    mechs = s.mechanisms or lx.MECHANISMS
+    common = dict(noise=args.noise)
+    auction_common = dict(noise=args.noise, payment=args.payment)
+    grid_k, grid_e, grid_r = s.grid
+    n_cells = len(grid_k) * len(grid_e) * len(grid_r)
 
     def auction_rows(kind: str) -> list[dict[str, Any]]:
-        from dpbandits.recommendation import auctions as au
-
         data, outcome, bds = auctions()
         if kind == "rq1":
             return au.pricing_comparison(data, outcome, args.payment, rng=args.seed + 5)
         if kind == "auction-epsilon":
             return au.auction_epsilon_sweep(
-                data, epsilons, mechanisms=mechs, bounds=bds, gamma=args.cutoff,
-                noise=args.noise, outcome=outcome, payment=args.payment, rng=args.seed + 6,
+                data, s.epsilons, mechanisms=mechs, bounds=bds, gamma=args.cutoff,
+                outcome=outcome, rng=args.seed + 6, **auction_common,
             )  # fmt: skip
         return au.auction_gamma_sweep(
-            data, gammas, mechanisms=mechanisms or ("rr",), epsilon=args.gamma_epsilon,
-            bound=bds[0], noise=args.noise, outcome=outcome, payment=args.payment,
-            rng=args.seed + 7,
+            data, s.gammas, mechanisms=s.mechanisms or ("rr",), epsilon=args.gamma_epsilon,
+            bound=bds[0], outcome=outcome, rng=args.seed + 7, **auction_common,
         )  # fmt: skip
 
-    req = generate_requests(n_req, rng=args.seed, **knobs)
-    mechs = mechanisms or lx.MECHANISMS
-    n_cells = len(grid_k) * len(grid_e) * len(grid_r)
-    # experiment -> (progress line, its rows, plot function); run in the order of EXPERIMENTS
-    plan: dict[str, tuple[str, Callable[[], list[dict[str, Any]]], Callable[..., Any]]] = {
+    return {
         "epsilon": (
-            f"epsilon sweep: {n_req} requests x {len(epsilons)} eps",
-            lambda: lx.epsilon_sweep(req, epsilons, mechanisms=mechs, bounds=bounds,
-                                     gamma=args.cutoff, noise=args.noise, rng=args.seed + 1),
+            f"epsilon sweep: {s.n_requests} requests x {len(s.epsilons)} eps",
+            lambda: lx.epsilon_sweep(requests(), s.epsilons, mechanisms=mechs, bounds=s.bounds,
+                                     gamma=args.cutoff, rng=args.seed + 1, **common),
             plots.plot_epsilon_sweep,
         ),
         "gamma": (
-            f"gamma sweep: {n_req} requests x {len(gammas)} gammas",
-            lambda: lx.gamma_sweep(req, gammas, mechanisms=mechanisms or ("rr",),
-                                   epsilon=args.gamma_epsilon, bound=bounds[0],
-                                   noise=args.noise, rng=args.seed + 2),
+            f"gamma sweep: {s.n_requests} requests x {len(s.gammas)} gammas",
+            lambda: lx.gamma_sweep(requests(), s.gammas, mechanisms=s.mechanisms or ("rr",),
+                                   epsilon=args.gamma_epsilon, bound=s.bounds[0],
+                                   rng=args.seed + 2, **common),
             plots.plot_gamma_sweep,
         ),
         "appg": (
-            f"App. G grid: {n_cells} cells x {len(epsilons)} eps",
-            lambda: lx.appg_grid(n_requests=n_req, n_candidates=grid_k, extremeness=grid_e,
-                                 informativeness=grid_r, epsilons=epsilons, mechanisms=mechs,
-                                 bound=bounds[0], mean=args.mean, noise=args.noise,
-                                 rng=args.seed + 3),
+            f"App. G grid: {n_cells} cells x {len(s.epsilons)} eps",
+            lambda: lx.appg_grid(n_requests=s.n_requests, n_candidates=grid_k,
+                                 extremeness=grid_e, informativeness=grid_r,
+                                 epsilons=s.epsilons, mechanisms=mechs, bound=s.bounds[0],
+                                 mean=args.mean, rng=args.seed + 3, **common),
             plots.plot_appg,
         ),
         "rq1": ("RQ1: pricing models", lambda: auction_rows("rq1"), plots.plot_pricing),
         "auction-epsilon": (
-            f"auction epsilon sweep: {len(epsilons)} eps",
+            f"auction epsilon sweep: {len(s.epsilons)} eps",
             lambda: auction_rows("auction-epsilon"),
             functools.partial(plots.plot_auction_sweep, x="epsilon"),
         ),
         "auction-gamma": (
-            f"auction gamma sweep: {len(gammas)} gammas",
+            f"auction gamma sweep: {len(s.gammas)} gammas",
             lambda: auction_rows("auction-gamma"),
             functools.partial(plots.plot_auction_sweep, x="gamma"),
         ),
     }  # fmt: skip
-    # the output directory keeps its INCOMPLETE.txt marker unless everything below is written
-    with options.output_directory(args.out, "recommend"):
-        files = options.Outputs(args)
-        all_rows: dict[str, Any] = {}
-        for name in (e for e in EXPERIMENTS if e in experiments):
-            message, compute, plot = plan[name]
-            say(message)
-            rows = all_rows[name] = compute()
-            files.csv(f"{name.replace('-', '_')}.csv", rows)
-            files.figure(name.replace("-", "_"), functools.partial(plot, rows))
-        if "appg" in all_rows:
-            keys = ["n_candidates", "extremeness", "informativeness", "epsilon"]
-            files.csv("appg_winners.csv", lx.winners(all_rows["appg"], keys))
-        files.json(all_rows)
-    print("\n".join(files.written))
-    return 0

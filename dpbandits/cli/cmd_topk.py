@@ -6,14 +6,17 @@ Examples::
     dpbandits topk --paper                        # paper sizes: 1000 reps, 100 trials, 12 eps
     dpbandits topk --figure fig5 --k 5,8 --mechanism canonical_lipschitz,joint,gumbel
     dpbandits topk --data chin.csv --target y     # Table 1, Figs. 5-8 on your own data set
-    dpbandits topk --data alon.csv,sorlie.csv --target y --layout samples
+    dpbandits topk --data alon.csv,sorlie.csv --target y --paper-dataset alon,sorlie
     dpbandits topk --standin christensen,sorlie,yeoh   # Figs. 2-4, 6-7 on synthetic stand-ins
     dpbandits topk --figure slate --scenario 4 --k 5   # k-slates on a selection scenario
 
 Data sets (``--data`` CSV files, ``--standin`` Table 1 names) replace the synthetic data of
 Figs. 5/8 and add Table 1 (``table1.csv``: n, p, R^2 of the LASSO) and Figs. 6-7
 (``differences.csv``: DP-SIS minus two-stage accuracy per data set and eps). The LASSO penalty
-is ``--lasso-lambda`` in paper 002's units (``--lasso-convention``; docs/topk.md).
+is ``--lasso-lambda`` in paper 002's units (``--lasso-convention``; docs/topk.md). A stand-in
+is keyed by its name: ``--standin alon`` is the same data alone or among others. What was
+loaded, and where the truth had to continue down the LASSO path, is printed on stderr also
+with ``--no-progress``.
 
 Writes figures (``fig1``, ``fig5``, ``fig6``, ``fig7``, ``fig8``, ``slates``) and CSVs
 (``fig1_counts.csv``, ``accuracy.csv`` -- accuracy with the TOP/GREAT/GOOD columns of Fig. 8
@@ -27,6 +30,7 @@ import functools
 import math
 import os
 import time
+from dataclasses import dataclass
 from typing import Any
 
 from dpbandits.cli import options
@@ -79,6 +83,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument(
         "--layout", choices=["samples", "genes"], default="samples",
         help="--data layout: a row per sample (default) or a row per gene",
+    )  # fmt: skip
+    options.add_list_option(
+        p, "--paper-dataset", metavar="NAME",
+        help="the Table 1 data set each --data file holds, in order (e.g. alon,golub), to set "
+        "the paper's R^2 beside ours; the file names are never guessed from",
     )  # fmt: skip
     options.add_list_option(
         p, "--standin", metavar="NAME",
@@ -192,13 +201,15 @@ def _standin_names(items: list[str] | None) -> list[str]:
 
 def _table1_summary(rows: list[dict[str, Any]]) -> str:
     lines = ["Table 1: in-sample R^2 of the non-private LASSO (centred, infinity-norm 1)", ""]
-    lines.append("| data set | n | p | R^2 | paper R^2 | nonzero | truth lambda |")
-    lines.append("|---|---|---|---|---|---|---|")
+    lines.append(
+        "| data set | n | p | R^2 | paper R^2 | nonzero | truth lambda | R^2 at truth lambda |"
+    )
+    lines.append("|---|---|---|---|---|---|---|---|")
     for r in rows:
-        paper = "" if math.isnan(r["r2_paper"]) else f"{r['r2_paper']:.4f}"
+        paper = "" if math.isnan(r["r2_paper"]) else f"{r['r2_paper']:.4f} ({r['paper_dataset']})"
         lines.append(
             f"| {r['dataset']} | {r['n']} | {r['p']} | {r['r2']:.4f} | {paper} | "
-            f"{r['n_nonzero']} | {r['truth_lambda']:.3g} |"
+            f"{r['n_nonzero']} | {r['truth_lambda']:.3g} | {r['r2_truth']:.4f} |"
         )
     return "\n".join(lines)
 
@@ -222,8 +233,82 @@ def _diff_summary(rows: list[dict[str, Any]], k_label: str) -> str:
     return "\n".join(lines)
 
 
+@dataclass(frozen=True)
+class Job:
+    """The checked options of one ``topk`` run (:func:`parse`)."""
+
+    figures: list[str]
+    ks: list[str]
+    eps: list[float]
+    mechanisms: list[str]
+    lam: float
+    convention: str
+    data_paths: list[str]
+    paper_names: list[str | None]
+    standins: list[str]
+    reps: int
+    trials: int
+
+    @property
+    def has_data(self) -> bool:
+        return bool(self.data_paths or self.standins)
+
+
+class Report:
+    """The run's outputs: ``<stem>.csv`` per finished part, its summary text, the JSON."""
+
+    def __init__(self, args: argparse.Namespace) -> None:
+        self.files = options.Outputs(args, relative=True)
+        self.summary: list[str] = []
+        self.records: dict[str, list[dict[str, Any]]] = {}
+
+    def table(self, key: str, stem: str, records: list[dict[str, Any]], text: str) -> None:
+        self.records[key] = records
+        self.files.csv(f"{stem}.csv", records)
+        self.summary.append(text)
+
+    def finish(self, args: argparse.Namespace, t0: float) -> None:
+        text = "\n\n".join(self.summary) + "\n"
+        self.files.text("summary.md", text)
+        self.files.json(self.records)
+        print(text)
+        print(
+            f"seed {args.seed}; {time.perf_counter() - t0:.1f} s; "
+            f"wrote {', '.join(self.files.written)} in {args.out}"
+        )
+
+
 def run(args: argparse.Namespace) -> int:
+    """Check every option, then the parts asked for: Fig. 1, the data sets and Table 1, the
+    accuracy curves (Figs. 5-8), the k-slates; then the summary (module docstring)."""
     load_plugins(args.plugins)
+    job = parse(args)
+    check_dependencies(args, job)
+    say = options.progress_printer(not args.no_progress)
+    report = Report(args)
+    with options.output_directory(args.out, "topk"):
+        t0 = time.perf_counter()
+        if "fig1" in job.figures:
+            figure1(args, job, report, say)
+        datasets = load_datasets(args, job, say) if job.has_data else []
+        if "table1" in job.figures:
+            from dpbandits.topk.real_data import table1
+
+            rows = table1(datasets)
+            report.table("table1", "table1", rows, _table1_summary(rows))
+        if {"fig5", "fig6", "fig7", "fig8"} & set(job.figures):
+            accuracy(args, job, datasets, report, say)
+        if "slate" in job.figures:
+            slates(args, job, report, say)
+        report.finish(args, t0)
+    return 0
+
+
+def parse(args: argparse.Namespace) -> Job:
+    """The figures, grids, data sets and sizes, each checked before any work."""
+    from dpbandits.topk.experiments import PAPER_EPSILONS
+    from dpbandits.topk.real_data import paper_dataset
+
     data_paths = options.split_list([args.data] if args.data else None, "--data") or []
     standins = _standin_names(options.split_list(args.standins, "--standin"))
     has_data = bool(data_paths or standins)
@@ -236,15 +321,10 @@ def run(args: argparse.Namespace) -> int:
             raise ValueError(f"--figure must be among {', '.join(FIGURES)}, got {f!r}")
     if not has_data and set(DATA_FIGURES) & set(figures):
         standins = list(DEFAULT_STANDINS)  # the data sets of Figs. 2-4, as stand-ins
-        has_data = True
     ks = options.split_list(args.ks, "--k") or (["5", "log", "8"] if args.paper else ["5", "log"])
-    from dpbandits.topk.experiments import PAPER_EPSILONS
-
     eps_text = (
         args.epsilon if args.epsilon is not None else ("paper" if args.paper else DEFAULT_EPS)
     )
-    eps = options.parse_epsilons(eps_text, paper=PAPER_EPSILONS)  # 'paper': paper 002's grid
-    mechanisms = options.split_list(args.mechanisms, "--mechanism") or ["canonical_lipschitz"]
     options.check_at_least_one(args, "reps", "trials", "slate_trials")
     lam, convention = _lasso(args)
     if (args.data is None) != (args.target is None):
@@ -252,152 +332,139 @@ def run(args: argparse.Namespace) -> int:
     for path in data_paths:
         if not os.path.isfile(path):
             raise ValueError(f"--data: no such file {path!r}")
-    reps = args.reps or (1000 if args.paper else 100)
-    trials = args.trials or (100 if args.paper else 30)
+    papers = options.split_list(args.paper_datasets, "--paper-dataset") or []
+    if papers and len(papers) != len(data_paths):
+        raise ValueError(
+            f"--paper-dataset names {len(papers)} data set(s) for {len(data_paths)} --data "
+            "file(s): give one per file, in order ('-' for a file that is none of Table 1)"
+        )
+    paper_names = [None if p == "-" else paper_dataset(p) for p in papers] or [None] * len(
+        data_paths
+    )
+    return Job(
+        figures, ks, options.parse_epsilons(eps_text, paper=PAPER_EPSILONS),
+        options.split_list(args.mechanisms, "--mechanism") or ["canonical_lipschitz"],
+        lam, convention, data_paths, paper_names, standins,
+        args.reps or (1000 if args.paper else 100), args.trials or (100 if args.paper else 30),
+    )  # fmt: skip
 
+
+def check_dependencies(args: argparse.Namespace, job: Job) -> None:
+    """Mechanisms, scikit-learn, the slate scenario and the JSON path, before any work."""
     from dpbandits import topk
 
-    for m in mechanisms:
+    for m in job.mechanisms:
         topk.make(m)  # unknown names fail before any work
-    if {"fig1", "fig5", "fig8"} & set(figures) or has_data:
+    if {"fig1", "fig5", "fig8"} & set(job.figures) or job.has_data:
         from dpbandits.topk.feature_selection import SKLEARN_HINT
 
         try:
             import sklearn  # noqa: F401
         except ImportError:
             raise ValueError(SKLEARN_HINT) from None
-    if "slate" in figures:
+    if "slate" in job.figures:
         from dpbandits import scenarios
 
         scenarios.get(args.scenario)
     options.check_writable_file(args.json_path, "--json")
 
-    say = options.progress_printer(not args.no_progress)
-    files = options.Outputs(args, relative=True)
-    summary: list[str] = []
-    all_records: dict[str, list[dict[str, Any]]] = {}
 
-    def table(key: str, stem: str, records: list[dict[str, Any]], text: str) -> None:
-        """A finished part: ``<stem>.csv``, its summary, and ``key`` of the JSON file."""
-        all_records[key] = records
-        files.csv(f"{stem}.csv", records)
-        summary.append(text)
+def figure1(args: argparse.Namespace, job: Job, report: Report, say: Any) -> None:
+    from dpbandits.topk import experiments as te
+    from dpbandits.topk import plots as tp
 
-    with options.output_directory(args.out, "topk"):
-        import numpy as np
+    t = time.perf_counter()
+    rec1 = te.figure1_counts(job.reps, args.seed, lam=job.lam, convention=job.convention)
+    say(f"fig1: {job.reps} repetitions in {time.perf_counter() - t:.1f} s")
+    report.table("fig1", "fig1_counts", rec1, _fig1_summary(rec1))
+    report.files.figure("fig1", lambda: tp.plot_figure1(rec1))
 
-        from dpbandits.topk import experiments as te
-        from dpbandits.topk import plots as tp
-        from dpbandits.topk import real_data as rd
 
-        t0 = time.perf_counter()
-        if "fig1" in figures:
-            t = time.perf_counter()
-            rec1 = te.figure1_counts(reps, args.seed, lam=lam, convention=convention)
-            say(f"fig1: {reps} repetitions in {time.perf_counter() - t:.1f} s")
-            table("fig1", "fig1_counts", rec1, _fig1_summary(rec1))
-            files.figure("fig1", lambda: tp.plot_figure1(rec1))
-        datasets = []
-        if has_data:
-            t = time.perf_counter()
-            for path in data_paths:
-                datasets.append(
-                    rd.load_microarray(
-                        path,
-                        args.target,
-                        layout=args.layout,
-                        truth_k=ks,
-                        lam=lam,
-                        convention=convention,
-                    )
-                )
-            for i, name in enumerate(standins):
-                rng = np.random.default_rng([args.seed, 2, i])
-                datasets.append(
-                    rd.microarray_standin(name, rng, truth_k=ks, lam=lam, convention=convention)
-                )
-            for ds in datasets:
-                extended = ds.truth_lambda < ds.lam
-                say(
-                    f"{ds.name} {ds.X.shape}: LASSO at lambda = {ds.lam:g} ({ds.convention}) "
-                    f"keeps {ds.n_nonzero} features, R^2 {ds.r2:.4f}"
-                    + (
-                        f"; the truth continues down the LASSO path to lambda = "
-                        f"{ds.truth_lambda:.3g}"
-                        if extended
-                        else ""
-                    )
-                )
-            say(f"data sets loaded in {time.perf_counter() - t:.1f} s")
-            if "table1" in figures:
-                rows = rd.table1(datasets)
-                table("table1", "table1", rows, _table1_summary(rows))
-        if {"fig5", "fig6", "fig7", "fig8"} & set(figures):
-            t = time.perf_counter()
-            if not datasets:
-                datasets = [te.fan_lv_design(np.random.default_rng(args.seed))]
-            rec5: list[dict[str, Any]] = []
-            for ds in datasets:
-                rec5 += te.accuracy_curves(
-                    ds,
-                    ks,
-                    eps,
-                    trials,
-                    args.seed,
-                    mechanisms=mechanisms,
-                    lam=lam,
-                    convention=convention,
-                )
-            say(
-                f"accuracy: {', '.join(d.name for d in datasets)}, {trials} trials "
-                f"in {time.perf_counter() - t:.1f} s"
+def load_datasets(args: argparse.Namespace, job: Job, say: Any) -> list[Any]:
+    """The user's files, then the stand-ins (keyed by name); what each holds is printed."""
+    from dpbandits.topk import real_data as rd
+
+    t = time.perf_counter()
+    common: dict[str, Any] = dict(truth_k=job.ks, lam=job.lam, convention=job.convention)
+    datasets = [
+        rd.load_microarray(path, args.target, layout=args.layout, paper_dataset=paper, **common)
+        for path, paper in zip(job.data_paths, job.paper_names, strict=True)
+    ]
+    datasets += [rd.standin(name, args.seed, **common) for name in job.standins]
+    for ds in datasets:
+        options.notice(
+            f"{ds.name} {ds.X.shape}: LASSO at lambda = {ds.lam:g} ({ds.convention}) keeps "
+            f"{ds.n_nonzero} features, R^2 {ds.r2:.4f}"
+            + (
+                f"; the truth continues down the LASSO path to lambda = {ds.truth_lambda:.3g}"
+                if ds.truth_lambda < ds.lam
+                else ""
             )
-            table("accuracy", "accuracy", rec5, _acc_summary(rec5))
-            if "fig5" in figures:
-                files.figure("fig5", lambda: tp.plot_accuracy(rec5))
-            if "fig8" in figures:
-                files.figure("fig8", lambda: tp.plot_order_metrics(rec5))
-            if {"fig6", "fig7"} & set(figures):
-                diffs = rd.accuracy_differences(rec5)
-                k_of: dict[str, list[int]] = {}
-                for r in diffs:
-                    k_of.setdefault(r["dataset"], []).append(r["k"])
-                parts = []
-                # Fig. 6 is k = 5, Fig. 7 the data set's floor(log d): the first and the last k
-                for fig, pick in (("fig6", min), ("fig7", max)):
-                    if fig not in figures:
-                        continue
-                    sel = [r for r in diffs if r["k"] == pick(k_of[r["dataset"]])]
-                    label = "Fig. 6 (k = smallest)" if fig == "fig6" else "Fig. 7 (k = largest)"
-                    parts.append(_diff_summary(sel, label))
-                    files.figure(fig, functools.partial(tp.plot_differences, sel, label))
-                table("differences", "differences", diffs, "\n\n".join(parts))
-        if "slate" in figures:
-            from dpbandits.topk.slates import evaluate_slates
-
-            t = time.perf_counter()
-            k_slate = int(ks[0]) if ks[0].isdigit() else 5
-            slate_mechs = (
-                mechanisms if args.mechanisms else ["canonical_lipschitz", "joint", "gumbel"]
-            )
-            recs = evaluate_slates(
-                args.scenario, slate_mechs, k_slate, eps, args.slate_trials, args.seed
-            )
-            say(
-                f"slate: scenario {args.scenario}, {args.slate_trials} trials "
-                f"in {time.perf_counter() - t:.1f} s"
-            )
-            table("slates", "slates", recs, _slate_summary(recs, args.scenario, k_slate, eps))
-            files.figure("slates", lambda: tp.plot_slates(recs))
-        text = "\n\n".join(summary) + "\n"
-        files.text("summary.md", text)
-        files.json(all_records)
-        print(text)
-        print(
-            f"seed {args.seed}; {time.perf_counter() - t0:.1f} s; "
-            f"wrote {', '.join(files.written)} in {args.out}"
         )
-    return 0
+    say(f"data sets loaded in {time.perf_counter() - t:.1f} s")
+    return datasets
+
+
+def accuracy(
+    args: argparse.Namespace, job: Job, datasets: list[Any], report: Report, say: Any
+) -> None:
+    """Figs. 5 and 8 (accuracy curves), Figs. 6-7 (differences) on the data sets, or on the
+    synthetic Fan & Lv design without them."""
+    import numpy as np
+
+    from dpbandits.topk import experiments as te
+    from dpbandits.topk import plots as tp
+    from dpbandits.topk.real_data import accuracy_differences
+
+    t = time.perf_counter()
+    datasets = datasets or [te.fan_lv_design(np.random.default_rng(args.seed))]
+    rec5: list[dict[str, Any]] = []
+    for ds in datasets:
+        rec5 += te.accuracy_curves(
+            ds, job.ks, job.eps, job.trials, args.seed, mechanisms=job.mechanisms,
+            lam=job.lam, convention=job.convention,
+        )  # fmt: skip
+    say(
+        f"accuracy: {', '.join(d.name for d in datasets)}, {job.trials} trials "
+        f"in {time.perf_counter() - t:.1f} s"
+    )
+    report.table("accuracy", "accuracy", rec5, _acc_summary(rec5))
+    if "fig5" in job.figures:
+        report.files.figure("fig5", lambda: tp.plot_accuracy(rec5))
+    if "fig8" in job.figures:
+        report.files.figure("fig8", lambda: tp.plot_order_metrics(rec5))
+    if not {"fig6", "fig7"} & set(job.figures):
+        return
+    diffs = accuracy_differences(rec5)
+    k_of: dict[str, list[int]] = {}
+    for r in diffs:
+        k_of.setdefault(r["dataset"], []).append(r["k"])
+    parts = []
+    # Fig. 6 is k = 5, Fig. 7 the data set's floor(log d): the first and the last k
+    for fig, pick in (("fig6", min), ("fig7", max)):
+        if fig not in job.figures:
+            continue
+        sel = [r for r in diffs if r["k"] == pick(k_of[r["dataset"]])]
+        label = "Fig. 6 (k = smallest)" if fig == "fig6" else "Fig. 7 (k = largest)"
+        parts.append(_diff_summary(sel, label))
+        report.files.figure(fig, functools.partial(tp.plot_differences, sel, label))
+    report.table("differences", "differences", diffs, "\n\n".join(parts))
+
+
+def slates(args: argparse.Namespace, job: Job, report: Report, say: Any) -> None:
+    from dpbandits.topk import plots as tp
+    from dpbandits.topk.slates import evaluate_slates
+
+    t = time.perf_counter()
+    k_slate = int(job.ks[0]) if job.ks[0].isdigit() else 5
+    mechs = job.mechanisms if args.mechanisms else ["canonical_lipschitz", "joint", "gumbel"]
+    recs = evaluate_slates(args.scenario, mechs, k_slate, job.eps, args.slate_trials, args.seed)
+    say(
+        f"slate: scenario {args.scenario}, {args.slate_trials} trials "
+        f"in {time.perf_counter() - t:.1f} s"
+    )
+    report.table("slates", "slates", recs, _slate_summary(recs, args.scenario, k_slate, job.eps))
+    report.files.figure("slates", lambda: tp.plot_slates(recs))
 
 
 def _slate_summary(recs: list[dict[str, Any]], scenario: str, k: int, eps: list[float]) -> str:

@@ -49,6 +49,7 @@ __all__ = [
     "parse_epsilons",
     "parse_float_grid",
     "parse_ints",
+    "notice",
     "progress_printer",
     "slug",
     "split_list",
@@ -164,6 +165,12 @@ def progress_printer(enabled: bool) -> Callable[[str], None]:
             print(message, file=sys.stderr, flush=True)
 
     return say
+
+
+def notice(message: str) -> None:
+    """A line the user must see whatever ``--no-progress`` says (what was loaded, a model's
+    quality, a choice made for them): on stderr, so that stdout stays the command's output."""
+    print(message, file=sys.stderr, flush=True)
 
 
 def add_list_option(

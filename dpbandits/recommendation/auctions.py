@@ -45,7 +45,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -63,6 +63,7 @@ __all__ = [
     "PAYMENTS",
     "PRICINGS",
     "Auctions",
+    "LoadSummary",
     "auction_epsilon_sweep",
     "auction_gamma_sweep",
     "auction_metrics",
@@ -83,13 +84,47 @@ PRICINGS = ("server", "device", "naive")
 PAYMENTS = ("impression", "click")
 
 @dataclass(frozen=True)
+class LoadSummary:
+    """What a loader read (:func:`~dpbandits.recommendation.auction_files.load_auctions`,
+    :func:`~dpbandits.recommendation.taobao.load_taobao`): the file, its data rows, the period
+    the rows cover (first and last time, text) and what was left out, ``(reason, count)``."""
+
+    source: str
+    rows: int
+    time_range: tuple[str, str] | None = None
+    dropped: tuple[tuple[str, int], ...] = ()
+
+    def text(self, auctions: Auctions) -> str:
+        """One paragraph: auctions, candidates, logged clicks, dates, what was dropped."""
+        k = auctions.n_candidates
+        parts = [
+            f"loaded {self.source}: {self.rows:,} rows -> {auctions.n:,} auctions, "
+            f"{k.mean():.2f} candidates on average ({k.min()}-{k.max()})"
+        ]
+        if auctions.click is None:
+            parts.append("no logged clicks")
+        else:
+            c = auctions.click[auctions.eligible]
+            logged = ~np.isnan(c)
+            parts.append(f"{int(np.nansum(c)):,} clicks logged on {int(logged.sum()):,} shown ads")
+            unlogged = auctions.n - int(auctions.click_logged.sum())
+            if unlogged:
+                parts.append(f"{unlogged:,} auctions have candidates never shown (no logged click)")
+        if self.time_range is not None:
+            parts.append(f"from {self.time_range[0]} to {self.time_range[1]}")
+        parts += [f"dropped {n:,} {why}" for why, n in self.dropped if n]
+        return "; ".join(parts)
+
+
+@dataclass(frozen=True)
 class Auctions:
     """A batch of single-slot auctions, candidates padded to ``K`` columns (module docstring).
 
     ``bid``, ``pclick_server``, ``pclick_device`` have shape ``(R, K)`` (0 in padding);
     ``eligible`` marks the real candidates that bid at least the reserve; ``reserve`` is the
-    per-click reserve of each auction, shape ``(R,)``; ``click`` the logged 0/1 clicks (or
-    None); ``auction_id`` one id per auction.
+    per-click reserve of each auction, shape ``(R,)``; ``click`` the logged 0/1 clicks (NaN for
+    a candidate the log never showed, whose click is unknown; or None); ``auction_id`` one id
+    per auction; ``loaded`` what the loader read (:class:`LoadSummary`; None when built here).
     """
 
     bid: FloatArray
@@ -99,6 +134,7 @@ class Auctions:
     reserve: FloatArray
     click: FloatArray | None = None
     auction_id: NDArray[Any] | None = None
+    loaded: LoadSummary | None = field(default=None, compare=False)
 
     @property
     def n(self) -> int:
@@ -118,6 +154,13 @@ class Auctions:
     def n_candidates(self) -> IntArray:
         return self.eligible.sum(axis=1).astype(np.int64)
 
+    @property
+    def click_logged(self) -> BoolArray:
+        """Per auction: every candidate has a logged click (all False without clicks)."""
+        if self.click is None:
+            return np.zeros(self.n, dtype=bool)
+        return ~np.any(self.eligible & np.isnan(self.click), axis=1)
+
     def subset(self, rows: NDArray[np.int64] | NDArray[np.bool_] | slice) -> Auctions:
         return Auctions(
             self.bid[rows],
@@ -127,6 +170,7 @@ class Auctions:
             self.reserve[rows],
             None if self.click is None else self.click[rows],
             None if self.auction_id is None else self.auction_id[rows],
+            self.loaded,
         )
 
 
@@ -142,7 +186,8 @@ def make_auctions(
 ) -> Auctions:
     """Validated :class:`Auctions` from ``(R, K)`` arrays (``present`` marks the real
     candidates; default all). Ads bidding below their auction's reserve are made ineligible.
-    Auctions left without an eligible ad are dropped (they show nothing and pay nothing)."""
+    Auctions left without an eligible ad are dropped (they show nothing and pay nothing).
+    ``click`` holds 0/1, or NaN for a candidate the log never showed (its click is unknown)."""
     b = checks.real_array(bid, "bid")
     if b.ndim != 2 or b.shape[1] < 1:
         raise ValueError(f"bid must have shape (R, K) with K >= 1, got {b.shape}")
@@ -169,9 +214,9 @@ def make_auctions(
         raise ValueError("reserve must be >= 0")
     clk = None
     if click is not None:
-        clk = checks.real_array(click, "click")
-        if clk.shape != shape or np.any(mask & (clk != 0) & (clk != 1)):
-            raise ValueError(f"click must be 0/1 with shape {shape}")
+        clk = np.asarray(click, dtype=np.float64)
+        if clk.shape != shape or np.any(mask & (clk != 0) & (clk != 1) & ~np.isnan(clk)):
+            raise ValueError(f"click must be 0/1 (NaN: not logged) with shape {shape}")
     eligible = mask & (b >= res[:, None])
     keep = eligible.any(axis=1)
     ids = None if auction_id is None else np.asarray(auction_id)
@@ -184,7 +229,7 @@ def make_auctions(
         arrays["pclick_device"] * zero,
         eligible,
         res,
-        None if clk is None else clk * zero,
+        None if clk is None else np.where(eligible, clk, 0.0),
         ids,
     )
     return out if keep.all() else out.subset(np.flatnonzero(keep))
@@ -259,6 +304,13 @@ def _outcome(auctions: Auctions, outcome: str) -> FloatArray:
     if outcome == "click":
         if auctions.click is None:
             raise ValueError("outcome='click' needs logged clicks (Auctions.click)")
+        unlogged = auctions.n - int(auctions.click_logged.sum())
+        if unlogged:  # a selection could land on an ad whose click nobody observed
+            raise ValueError(
+                f"outcome='click': {unlogged} of {auctions.n} auctions have candidates the log "
+                "never showed (no logged click); keep the others with "
+                "auctions.subset(auctions.click_logged), or use outcome='pclick_device'"
+            )
         return auctions.click
     raise ValueError(f"outcome must be 'pclick_device' or 'click', got {outcome!r}")
 

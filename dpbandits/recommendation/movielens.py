@@ -65,6 +65,7 @@ class MovieLensData:
     user_index: IntArray  # (n_ratings,) rows of features
     movie_index: IntArray  # (n_ratings,) rows of items
     ratings: FloatArray  # (n_ratings,)
+    summary: str = ""  # what was read and dropped, one line
 
 
 def _check_file(path: str | os.PathLike[str], name: str) -> str:
@@ -74,22 +75,50 @@ def _check_file(path: str | os.PathLike[str], name: str) -> str:
     return p
 
 
+def _cell(path: str, line: int, name: str, text: str, kind: type) -> Any:
+    """One cell as ``kind`` (int or a finite float); errors name the file, line and column."""
+    where = f"{path}, line {line}, column {name!r}"
+    t = text.strip()
+    if not t:
+        raise ValueError(f"{where}: empty cell")
+    try:
+        value = kind(t)
+    except ValueError:
+        what = "an integer" if kind is int else "a number"
+        raise ValueError(f"{where}: {text!r} is not {what}") from None
+    if kind is float and not np.isfinite(value):
+        raise ValueError(f"{where}: {text!r} is not finite")
+    return value
+
+
+def _rows(path: str, expected: tuple[str, ...]) -> Any:
+    """``(line, row)`` of a CSV file with the header ``expected`` (blank lines skipped;
+    at least as many fields as the header names)."""
+    with open(path, newline="", encoding="utf-8-sig") as fh:
+        reader = csv.reader(fh)
+        header = next(reader, None)
+        if header is None or [h.strip() for h in header[: len(expected)]] != list(expected):
+            raise ValueError(f"{path}: expected a header {','.join(expected)!r}, got {header!r}")
+        for row in reader:
+            if not row or all(not c.strip() for c in row):
+                continue
+            if len(row) < len(expected):
+                raise ValueError(
+                    f"{path}, line {reader.line_num}: {len(row)} fields, the header has "
+                    f"{len(expected)} ({','.join(expected)})"
+                )
+            yield reader.line_num, row
+
+
 def _read_movies(path: str) -> dict[int, FloatArray]:
     pos = {g: i for i, g in enumerate(GENRES)}
     out: dict[int, FloatArray] = {}
-    with open(path, newline="", encoding="utf-8") as fh:
-        reader = csv.reader(fh)
-        header = next(reader, None)
-        if header is None or [h.strip() for h in header[:1]] != ["movieId"]:
-            raise ValueError(f"{path}: expected a header 'movieId,title,genres', got {header!r}")
-        for row in reader:
-            if len(row) < 3:
-                raise ValueError(f"{path}: malformed row {row!r}")
-            vec = np.zeros(len(GENRES))
-            for g in row[-1].split("|"):
-                if g in pos:
-                    vec[pos[g]] = 1.0
-            out[int(row[0])] = vec
+    for line, row in _rows(path, ("movieId", "title", "genres")):
+        vec = np.zeros(len(GENRES))
+        for g in row[-1].split("|"):
+            if g in pos:
+                vec[pos[g]] = 1.0
+        out[_cell(path, line, "movieId", row[0], int)] = vec
     return out
 
 
@@ -97,22 +126,17 @@ def _read_ratings(path: str, max_rows: int | None) -> tuple[IntArray, IntArray, 
     users: list[int] = []
     movies: list[int] = []
     ratings: list[float] = []
-    with open(path, newline="", encoding="utf-8") as fh:
-        reader = csv.reader(fh)
-        header = next(reader, None)
-        if header is None or [h.strip() for h in header[:3]] != ["userId", "movieId", "rating"]:
-            raise ValueError(
-                f"{path}: expected a header 'userId,movieId,rating,timestamp', got {header!r}"
-            )
-        for i, row in enumerate(reader):
-            if max_rows is not None and i >= max_rows:
-                break
-            try:
-                users.append(int(row[0]))
-                movies.append(int(row[1]))
-                ratings.append(float(row[2]))
-            except (ValueError, IndexError):
-                raise ValueError(f"{path}: malformed row {i + 2}: {row!r}") from None
+    for line, row in _rows(path, ("userId", "movieId", "rating")):
+        if max_rows is not None and len(ratings) >= max_rows:
+            break
+        users.append(_cell(path, line, "userId", row[0], int))
+        movies.append(_cell(path, line, "movieId", row[1], int))
+        r = _cell(path, line, "rating", row[2], float)
+        if not 0.0 <= r <= 5.0:
+            raise ValueError(f"{path}, line {line}, column 'rating': {r:g} is out of range [0, 5]")
+        ratings.append(r)
+    if not ratings:
+        raise ValueError(f"{path}: no ratings")
     return np.array(users, np.int64), np.array(movies, np.int64), np.array(ratings, np.float64)
 
 
@@ -137,12 +161,19 @@ def load_movielens(
         raise ValueError(f"max_rows must be None or an integer >= 1, got {max_rows!r}")
     genres = _read_movies(mp)
     u, m, r = _read_ratings(rp, max_rows)
-    known = np.array([mid in genres for mid in m], dtype=bool)
+    n_read = r.size
+    known = np.isin(m, np.fromiter(genres, dtype=np.int64, count=len(genres)))
     u, m, r = u[known], m[known], r[known]
     user_ids, uidx, counts = np.unique(u, return_inverse=True, return_counts=True)
     keep_user = counts >= min_ratings
     keep = keep_user[uidx]
     u, m, r = u[keep], m[keep], r[keep]
+    summary = (
+        f"loaded {rp}: {n_read:,} ratings; dropped {int((~known).sum()):,} of movies not in "
+        f"{os.path.basename(mp)} and {int((~keep).sum()):,} of the "
+        f"{int((~keep_user).sum()):,} users with fewer than {min_ratings} ratings; kept "
+        f"{r.size:,} ratings of {int(keep_user.sum()):,} users"
+    )
     user_ids, uidx = np.unique(u, return_inverse=True)
     movie_ids, midx = np.unique(m, return_inverse=True)
     items = (
@@ -167,6 +198,7 @@ def load_movielens(
         user_index=uidx.astype(np.int64),
         movie_index=midx.astype(np.int64),
         ratings=r,
+        summary=summary,
     )
 
 

@@ -30,22 +30,27 @@ test set, as the data's own train/test split) and builds the auctions from the r
 
 To use your own models, export per-candidate predictions in the schema of
 :func:`dpbandits.recommendation.auction_files.load_auctions` instead.
+
+The files are read a chunk at a time through pandas (:mod:`~dpbandits.recommendation.columnar`;
+the optional extra ``pandas``), keeping about 17 bytes per impression (its user, time, ad and
+click) plus the ad's category and price; the click models are counts (``numpy.bincount``) and
+sorted look-ups, so the full log (26 million impressions) loads in minutes
+(``benchmarks/bench_taobao.py``). A bad cell is refused with its file, line and column.
 """
 
 from __future__ import annotations
 
-import csv
 import math
 import os
-from array import array
-from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
 
-from dpbandits.recommendation.auctions import Auctions, make_auctions
+from dpbandits.recommendation.auction_files import time_range
+from dpbandits.recommendation.auctions import Auctions, LoadSummary, make_auctions
+from dpbandits.recommendation.columnar import CHUNK_ROWS, Codes, TableFile, open_table
 
 __all__ = ["RAW_SAMPLE", "AD_FEATURE", "USER_PROFILE", "TaobaoLog", "load_taobao", "read_taobao"]
 
@@ -70,7 +75,8 @@ FloatArray = NDArray[np.float64]
 
 @dataclass(frozen=True)
 class TaobaoLog:
-    """The three tables as arrays: impressions, and per-impression ad and user attributes."""
+    """The three tables as arrays: impressions with their ad's attributes, and the users'
+    profiles (one row per profiled user; ``user_row`` points into it, -1: no profile)."""
 
     user: IntArray
     time_stamp: IntArray
@@ -78,38 +84,82 @@ class TaobaoLog:
     clk: IntArray
     cate: IntArray  # the impression's ad's category (-1 if the ad is not in ad_feature)
     price: FloatArray  # its item price (nan if unknown)
-    profile: IntArray  # (n, F): a code per profile feature of the user (-1: no profile)
+    user_row: IntArray  # (n,): the impression's user's row of ``profiles`` (-1: no profile)
+    profiles: IntArray  # (U, F): a code per profile feature of each profiled user
+
+    def profile_codes(self, f: int) -> IntArray:
+        """Feature ``f``'s code of each impression's user (-1 without a profile)."""
+        return np.where(self.user_row >= 0, self.profiles[self.user_row, f], -1)
+
+    @property
+    def profile(self) -> IntArray:
+        """``(n, F)``: every profile feature's code per impression (-1: no profile)."""
+        return np.stack([self.profile_codes(f) for f in range(self.profiles.shape[1])], axis=1)
 
 
-def _header(path: str, row: list[str], expected: Sequence[str]) -> dict[str, int]:
-    names = [h.strip() for h in row]
-    missing = [c for c in expected if c not in names]
-    if missing:
-        raise ValueError(
-            f"{path}: not the published format, missing column(s) {', '.join(missing)} "
-            f"(header {','.join(names)!r}; expected {','.join(expected)})"
-        )
-    return {c: names.index(c) for c in expected}
+def _table(path: str | os.PathLike[str], expected: tuple[str, ...]) -> TableFile:
+    table = open_table(path, "the Taobao log files")
+    table.require(expected, f" (not the published format; expected {','.join(expected)})")
+    return table
 
 
-def _int(path: str, line: int, name: str, text: str) -> int:
-    try:
-        return int(text)
-    except ValueError:
-        try:
-            v = float(text)
-        except ValueError:
-            raise ValueError(f"{path}:{line}: {name} is not a number: {text!r}") from None
-        if not v.is_integer():
-            raise ValueError(f"{path}:{line}: {name} is not an integer: {text!r}") from None
-        return int(v)
+#: Keys (ids, codes) spanning at most this range are indexed directly (an array of that
+#: length) instead of sorted: the published ids span about a million.
+_DENSE = 1 << 26
 
 
-def _check(path: str | os.PathLike[str]) -> str:
-    p = os.fspath(path)
-    if not os.path.isfile(p):
-        raise ValueError(f"no such file {p!r} (the Taobao log is never downloaded)")
-    return p
+def _dense(keys: NDArray[Any]) -> tuple[IntArray, int]:
+    """Codes 0..m-1 for ``keys`` (equal keys, equal codes) and m: the keys shifted when they
+    span at most ``_DENSE`` values (no sort), else their ranks."""
+    lo, hi = int(keys.min()), int(keys.max())
+    if hi - lo < _DENSE:
+        return keys.astype(np.int64) - lo, hi - lo + 1
+    uniq, inv = np.unique(keys, return_inverse=True)
+    return inv.reshape(-1).astype(np.int64), int(uniq.size)
+
+
+def _join(keys: IntArray, table_keys: IntArray) -> IntArray:
+    """For each of ``keys`` its row in ``table_keys`` (the first of equal keys), -1 if absent."""
+    lo, hi = int(table_keys.min()), int(table_keys.max())
+    if hi - lo < _DENSE:
+        row_of = np.full(hi - lo + 2, -1, dtype=np.int64)  # the last slot: out of range
+        uniq, first = np.unique(table_keys, return_index=True)  # the table is small
+        row_of[uniq - lo] = first
+        at = keys.astype(np.int64) - lo
+        at[(at < 0) | (at > hi - lo)] = hi - lo + 1
+        return row_of[at]
+    order = np.argsort(table_keys, kind="stable")
+    sorted_keys = table_keys[order]
+    pos = np.searchsorted(sorted_keys, keys)
+    found = pos < sorted_keys.size
+    found[found] = sorted_keys[pos[found]] == keys[found]
+    return np.where(found, order[np.minimum(pos, sorted_keys.size - 1)], -1)
+
+
+def _ads(path: str | os.PathLike[str], chunk_rows: int) -> tuple[IntArray, IntArray, FloatArray]:
+    ids, cates, prices = [], [], []
+    for chunk in _table(path, AD_FEATURE).chunks(("adgroup_id", "cate_id", "price"),
+                                                 chunk_rows=chunk_rows):  # fmt: skip
+        ids.append(chunk.integers("adgroup_id"))
+        cates.append(chunk.integers("cate_id"))
+        price = chunk.numbers("price", empty=True)  # empty: unknown price, the ad is dropped
+        chunk.check("price", price, price >= 0, "is negative; an item price must be >= 0")
+        prices.append(price)
+    return np.concatenate(ids), np.concatenate(cates), np.concatenate(prices)
+
+
+def _profiles(path: str | os.PathLike[str], chunk_rows: int) -> tuple[IntArray, IntArray]:
+    codes = [Codes() for _ in _PROFILE_KEYS]
+    ids, rows = [], []
+    table = _table(path, USER_PROFILE)
+    for chunk in table.chunks(("userid", *_PROFILE_KEYS), text=_PROFILE_KEYS,
+                              chunk_rows=chunk_rows):  # fmt: skip
+        ids.append(chunk.integers("userid"))
+        cells = [
+            chunk.frame[c].fillna("").astype(str).str.strip().to_numpy() for c in _PROFILE_KEYS
+        ]
+        rows.append(np.stack([code.encode(v) for code, v in zip(codes, cells, strict=True)], 1))
+    return np.concatenate(ids), np.concatenate(rows).reshape(-1, len(_PROFILE_KEYS))
 
 
 def read_taobao(
@@ -118,89 +168,71 @@ def read_taobao(
     user_profile: str | os.PathLike[str],
     *,
     max_rows: int | None = None,
+    chunk_rows: int = CHUNK_ROWS,
 ) -> TaobaoLog:
     """Read the three files (module docstring); ``max_rows`` limits the impressions read."""
-    rs, af, up = _check(raw_sample), _check(ad_feature), _check(user_profile)
     if max_rows is not None and (isinstance(max_rows, bool) or int(max_rows) < 1):
         raise ValueError(f"max_rows must be an integer >= 1, got {max_rows!r}")
-    ads: dict[int, tuple[int, float]] = {}
-    with open(af, newline="", encoding="utf-8-sig") as fh:
-        reader = csv.reader(fh)
-        col = _header(af, next(reader, []), AD_FEATURE)
-        for line, row in enumerate(reader, start=2):
-            if not row:
-                continue
-            price = float(row[col["price"]]) if row[col["price"]].strip() else math.nan
-            if not (price >= 0):  # NaN or negative: unknown bid
-                price = math.nan
-            ads[_int(af, line, "adgroup_id", row[col["adgroup_id"]])] = (
-                _int(af, line, "cate_id", row[col["cate_id"]]),
-                price,
-            )
-    profiles: dict[int, tuple[int, ...]] = {}
-    codes: list[dict[str, int]] = [{} for _ in _PROFILE_KEYS]
-    with open(up, newline="", encoding="utf-8-sig") as fh:
-        reader = csv.reader(fh)
-        col = _header(up, next(reader, []), USER_PROFILE)
-        for line, row in enumerate(reader, start=2):
-            if not row:
-                continue
-            profiles[_int(up, line, "userid", row[col["userid"]])] = tuple(
-                code.setdefault(row[col[c]].strip(), len(code))
-                for code, c in zip(codes, _PROFILE_KEYS, strict=True)
-            )
-    cols = {name: array("q") for name in ("user", "time_stamp", "adgroup", "clk")}
-    with open(rs, newline="", encoding="utf-8-sig") as fh:
-        reader = csv.reader(fh)
-        col = _header(rs, next(reader, []), RAW_SAMPLE)
-        for line, row in enumerate(reader, start=2):
-            if not row:
-                continue
-            if max_rows is not None and len(cols["user"]) >= int(max_rows):
-                break
-            clk = _int(rs, line, "clk", row[col["clk"]])
-            if clk not in (0, 1):
-                raise ValueError(f"{rs}:{line}: clk must be 0 or 1, got {clk}")
-            cols["user"].append(_int(rs, line, "user", row[col["user"]]))
-            cols["time_stamp"].append(_int(rs, line, "time_stamp", row[col["time_stamp"]]))
-            cols["adgroup"].append(_int(rs, line, "adgroup_id", row[col["adgroup_id"]]))
-            cols["clk"].append(clk)
-    if not cols["user"]:
-        raise ValueError(f"{rs}: no impressions")
-    arr = {k: np.frombuffer(v, dtype=np.int64).copy() for k, v in cols.items()}
-    cate = np.array([ads.get(int(a), (-1, math.nan))[0] for a in arr["adgroup"]], dtype=np.int64)
-    prices = np.array([ads.get(int(a), (-1, math.nan))[1] for a in arr["adgroup"]])
-    none = (-1,) * len(_PROFILE_KEYS)
-    profile = np.array([profiles.get(int(u), none) for u in arr["user"]], dtype=np.int64).reshape(
-        -1, len(_PROFILE_KEYS)
-    )
+    raw = _table(raw_sample, RAW_SAMPLE)
+    ad_id, ad_cate, ad_price = _ads(ad_feature, chunk_rows)
+    user_id, profiles = _profiles(user_profile, chunk_rows)
+    parts: dict[str, list[Any]] = {"user": [], "time_stamp": [], "adgroup": [], "clk": []}
+    columns = ("user", "time_stamp", "adgroup_id", "clk")
+    for chunk in raw.chunks(columns, chunk_rows=chunk_rows, max_rows=max_rows):
+        clk = chunk.integers("clk")
+        chunk.check("clk", clk.astype(np.float64), (clk == 0) | (clk == 1), "must be 0 or 1")
+        parts["clk"].append(clk.astype(np.int8))
+        parts["user"].append(_compact(chunk.integers("user")))
+        parts["adgroup"].append(_compact(chunk.integers("adgroup_id")))
+        parts["time_stamp"].append(chunk.integers("time_stamp"))
+    if not sum(len(p) for p in parts["clk"]):
+        raise ValueError(f"{raw.path}: no impressions")
+    arr = {k: np.concatenate(v) for k, v in parts.items()}
+    ad_row = _join(arr["adgroup"], ad_id)
+    known = ad_row >= 0
+    cate = _compact(np.where(known, ad_cate[ad_row], -1))
+    price = np.where(known, ad_price[ad_row], math.nan)
+    del ad_row, known
     return TaobaoLog(
-        arr["user"], arr["time_stamp"], arr["adgroup"], arr["clk"], cate, prices, profile
-    )
+        arr["user"], arr["time_stamp"], arr["adgroup"], arr["clk"], cate, price,
+        _compact(_join(arr["user"], user_id)), profiles,
+    )  # fmt: skip
 
 
-def _smoothed(
-    keys: IntArray, clicks: NDArray[Any], prior: FloatArray, strength: float
-) -> dict[int, float]:
-    """``(clicks + strength x prior) / (n + strength)`` per key (prior: per row, averaged)."""
-    uniq, inv = np.unique(keys, return_inverse=True)
-    n = np.bincount(inv).astype(np.float64)
-    c = np.bincount(inv, weights=clicks.astype(np.float64))
-    p = np.bincount(inv, weights=prior) / n
+def _compact(ids: IntArray) -> NDArray[Any]:
+    """int32 when the ids fit (the published ids do): half the memory of the log."""
+    if ids.size and -(2**31) <= ids.min() and ids.max() < 2**31:
+        return ids.astype(np.int32)
+    return ids
+
+
+def _rates(
+    keys: NDArray[Any],
+    train: NDArray[np.bool_],
+    clicks: NDArray[Any],
+    prior: FloatArray | float,
+    strength: float,
+    default: FloatArray | float,
+) -> FloatArray:
+    """Per row: its key's ``(clicks + strength x prior) / (n + strength)`` over the ``train``
+    rows (prior: per row, or one number; averaged over them), or ``default`` for a key no
+    training row has."""
+    code, m = _dense(keys)
+    t = code[train]
+    n = np.bincount(t, minlength=m).astype(np.float64)
+    c = np.bincount(t, weights=clicks[train].astype(np.float64), minlength=m)
+    seen = n > 0
+    if isinstance(prior, float):
+        p = np.full(m, prior)
+    else:
+        p = np.bincount(t, weights=prior[train], minlength=m) / np.where(seen, n, 1.0)
     rate = (c + strength * p) / (n + strength)
-    return dict(zip(uniq.tolist(), rate.tolist(), strict=True))
-
-
-def _lookup(table: dict[int, float], keys: IntArray, default: FloatArray) -> FloatArray:
-    return np.array(
-        [table.get(int(k), float(d)) for k, d in zip(keys, default, strict=True)], dtype=np.float64
-    )
+    return np.where(seen[code], rate[code], default)
 
 
 def _pair(a: IntArray, b: IntArray) -> IntArray:
-    """One integer key for the pairs (a, b) (a dense code of the pair)."""
-    _, inv = np.unique(np.stack([a, b], axis=1), axis=0, return_inverse=True)
-    return inv.reshape(-1).astype(np.int64)
+    """One integer key for the pairs (a, b) of codes >= -1."""
+    return (a.astype(np.int64) + 1) * (int(b.max()) + 2) + (b.astype(np.int64) + 1)
 
 
 def load_taobao(
@@ -251,28 +283,40 @@ def load_taobao(
             f"split_time {split_time} leaves {int(train.sum())} training and {int(test.sum())} "
             "test impressions; both must be > 0"
         )
+    server, device = _click_models(log, train, prior)
+    auctions = _auctions(log, test, server, device, bid_scale, max_candidates)
+    source = os.path.dirname(paths["raw_sample"]) or "."
+    summary = LoadSummary(
+        source, int(log.clk.size), time_range(log.time_stamp[test].astype(np.float64)),
+        (("impressions before the split, which train the click models", int(train.sum())),
+         ("test impressions of ads without a known price", int((~train & ~known).sum()))),
+    )  # fmt: skip
+    return Auctions(**{**auctions.__dict__, "loaded": summary})
+
+
+def _click_models(
+    log: TaobaoLog, train: NDArray[np.bool_], prior: float
+) -> tuple[FloatArray, FloatArray]:
+    """``pclick_server`` and ``pclick_device`` of every impression (module docstring), fitted
+    on the ``train`` impressions."""
     clk = log.clk
     overall = float(clk[train].mean())
-    ones = np.ones(clk.size)
     # server: ad -> category -> overall
-    cate_rate = _smoothed(log.cate[train], clk[train], overall * ones[train], prior)
-    cate_p = _lookup(cate_rate, log.cate, overall * ones)
-    ad_rate = _smoothed(log.adgroup[train], clk[train], cate_p[train], prior)
-    server = _lookup(ad_rate, log.adgroup, cate_p)
+    cate_p = _rates(log.cate, train, clk, overall, prior, overall)
+    server = _rates(log.adgroup, train, clk, cate_p, prior, cate_p)
     # device: the server rate times one lift per profile feature (its click rate in the ad's
     # category over the category's, each shrunk), times the user's own click ratio
     device = server.copy()
-    for f in range(log.profile.shape[1]):
-        fc = _pair(log.profile[:, f], log.cate)
-        feat_rate = _smoothed(fc[train], clk[train], cate_p[train], prior)
-        device *= _lookup(feat_rate, fc, cate_p) / cate_p
-    uniq, inv = np.unique(log.user[train], return_inverse=True)
-    u_clicks = np.bincount(inv, weights=clk[train].astype(np.float64))
-    u_expected = np.bincount(inv, weights=device[train])
-    m = overall * prior  # pseudo-clicks: the ratio shrinks towards 1
-    ratio = dict(zip(uniq.tolist(), ((u_clicks + m) / (u_expected + m)).tolist(), strict=True))
-    device = np.minimum(1.0, device * _lookup(ratio, log.user, ones))
-    return _auctions(log, test, server, device, bid_scale, max_candidates)
+    for f in range(log.profiles.shape[1]):
+        fc = _pair(log.profile_codes(f), log.cate)
+        device *= _rates(fc, train, clk, cate_p, prior, cate_p) / cate_p
+    code, m = _dense(log.user)
+    u_clicks = np.bincount(code[train], weights=clk[train].astype(np.float64), minlength=m)
+    u_expected = np.bincount(code[train], weights=device[train], minlength=m)
+    pseudo = overall * prior  # pseudo-clicks: the ratio shrinks towards 1
+    seen = np.bincount(code[train], minlength=m) > 0
+    ratio = np.where(seen, (u_clicks + pseudo) / (u_expected + pseudo), 1.0)
+    return server, np.minimum(1.0, device * ratio[code])
 
 
 def _auctions(
@@ -285,10 +329,13 @@ def _auctions(
 ) -> Auctions:
     """Group the selected impressions by (user, time stamp) into padded auctions."""
     idx = np.flatnonzero(rows)
-    key = np.stack([log.user[idx], log.time_stamp[idx]], axis=1)
-    order = np.lexsort((idx, key[:, 1], key[:, 0]))
-    idx, key = idx[order], key[order]
-    _, start, counts = np.unique(key, axis=0, return_index=True, return_counts=True)
+    user, stamp = log.user[idx], log.time_stamp[idx]
+    order = np.lexsort((idx, stamp, user))
+    idx, user, stamp = idx[order], user[order], stamp[order]
+    new = np.ones(idx.size, dtype=bool)
+    new[1:] = (user[1:] != user[:-1]) | (stamp[1:] != stamp[:-1])
+    start = np.flatnonzero(new)
+    counts = np.diff(np.append(start, idx.size))
     auction = np.repeat(np.arange(start.size), counts)
     slot = np.arange(idx.size) - np.repeat(start, counts)
     r, k = start.size, int(counts.max())
@@ -310,5 +357,6 @@ def _auctions(
         s = np.where(present, bid * ps, -np.inf)
         rank = np.argsort(np.argsort(-s, axis=1, kind="stable"), axis=1, kind="stable")
         present &= rank < m
-    ids = np.array([f"{t}_{u}" for u, t in key[start]])  # timestamp_user, as in Fig. 9
+    # timestamp_user, as in Fig. 9
+    ids = np.char.add(np.char.add(stamp[start].astype(str), "_"), user[start].astype(str))
     return make_auctions(bid, ps, pd, reserve=reserve, present=present, click=click, auction_id=ids)

@@ -66,7 +66,9 @@ class Dataset:
     in-sample R^2 of the LASSO at ``lam`` (Table 1), ``n_nonzero`` its number of nonzero
     coefficients, ``truth_lambda`` the penalty at which the ranking reached its length
     (``lam`` unless extended down the path); ``support`` is the known model's support of a
-    synthetic set.
+    synthetic set; ``paper`` the Table 1 data set it stands for (a name of
+    :data:`dpbandits.topk.real_data.TABLE1`: a stand-in's, or the one a user names), whose
+    published numbers are set beside ours.
     """
 
     name: str
@@ -80,6 +82,7 @@ class Dataset:
     truth_lambda: float = math.nan
     convention: str = ""
     support: NDArray[np.int64] | None = None
+    paper: str | None = None
 
 
 def figure1_design(

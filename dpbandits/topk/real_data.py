@@ -36,6 +36,8 @@ __all__ = [
     "load_csv",
     "load_microarray",
     "microarray_standin",
+    "paper_dataset",
+    "standin",
     "table1",
 ]
 
@@ -70,8 +72,9 @@ TruthK = int | str | Sequence[int | str] | None
 _MISSING = frozenset({"", "na", "nan", "null", "none", "?"})
 
 
-def _read_table(path: str) -> tuple[list[str], list[list[str]]]:
-    """Header and data rows of a CSV file (blank lines skipped; field counts checked)."""
+def _read_table(path: str) -> tuple[list[str], list[list[str]], list[int]]:
+    """Header, data rows and their line numbers in a CSV file (blank lines skipped; field
+    counts checked)."""
     if not isinstance(path, (str, os.PathLike)) or not os.path.isfile(path):
         raise ValueError(f"--data: no such file {path!r}")
     with open(path, newline="", encoding="utf-8-sig") as fh:
@@ -80,16 +83,20 @@ def _read_table(path: str) -> tuple[list[str], list[list[str]]]:
             header = [h.strip() for h in next(reader)]
         except StopIteration:
             raise ValueError(f"{path}: empty file") from None
-        rows = []
-        for line, row in enumerate(reader, start=2):
+        rows, lines = [], []
+        for row in reader:
+            line = reader.line_num  # the line the record ends on (quoted newlines counted)
             if not row or all(not c.strip() for c in row):
                 continue
             if len(row) != len(header):
-                raise ValueError(f"{path}:{line}: {len(row)} fields, header has {len(header)}")
+                raise ValueError(
+                    f"{path}: line {line}: {len(row)} fields, the header has {len(header)}"
+                )
             rows.append(row)
+            lines.append(line)
     if len(rows) < 2:
         raise ValueError(f"{path}: need at least 2 data rows, got {len(rows)}")
-    return header, rows
+    return header, rows, lines
 
 
 def _numbers(path: str, cells: list[list[str]], names: Sequence[str], rows: Sequence[str]) -> Any:
@@ -101,23 +108,27 @@ def _numbers(path: str, cells: list[list[str]], names: Sequence[str], rows: Sequ
             for j, c in enumerate(row):
                 if not _is_float(c):
                     what = "missing" if c.strip().lower() in _MISSING else "not a number"
-                    raise ValueError(
-                        f"{path}: {rows[i]}, column {names[j]!r} is {what}: {c!r}"
-                    ) from None
+                    raise ValueError(f"{path}: {rows[i]}, {names[j]} is {what}: {c!r}") from None
         raise
     if not np.all(np.isfinite(out)):
         i, j = (int(v) for v in np.argwhere(~np.isfinite(out))[0])
-        raise ValueError(f"{path}: {rows[i]}, column {names[j]!r} is not finite")
+        raise ValueError(f"{path}: {rows[i]}, {names[j]} is not finite")
     return out
 
 
-def _encode_labels(path: str, labels: Sequence[str]) -> tuple[NDArray[np.float64], list[str]]:
+def _encode_labels(
+    path: str, labels: Sequence[str], where: Sequence[str], target: str
+) -> tuple[NDArray[np.float64], list[str]]:
     """Numeric labels as they are; text labels coded 0..C-1 in sorted order (R's factor
-    levels); the classes in code order (empty for numeric labels)."""
+    levels); the classes in code order (empty for numeric labels). ``where[i]`` names the
+    place of label ``i`` in the file (a line, or a sample's column)."""
     stripped = [c.strip() for c in labels]
     missing = [i for i, c in enumerate(stripped) if c.lower() in _MISSING]
     if missing:
-        raise ValueError(f"{path}: the label of sample {missing[0] + 1} is missing")
+        i = missing[0]
+        raise ValueError(
+            f"{path}: {where[i]} {target!r}: the label of sample {i + 1} is missing: {labels[i]!r}"
+        )
     if all(_is_float(c) for c in stripped):
         return np.array(stripped, dtype=np.float64), []
     classes = sorted(set(stripped))
@@ -135,6 +146,7 @@ def _real_dataset(
     convention: str,
     truth_k: TruthK,
     support: NDArray[np.int64] | None = None,
+    paper: str | None = None,
 ) -> Dataset:
     """Centre and scale (not private, as paper 002 does); the LASSO truth and Table 1's R^2."""
     if np.ptp(y) == 0:
@@ -161,7 +173,18 @@ def _real_dataset(
         truth_lambda=ranking.lam_used,
         convention=convention,
         support=support,
+        paper=paper_dataset(paper),
     )
+
+
+def paper_dataset(name: str | None) -> str | None:
+    """The key of :data:`TABLE1` for ``name`` (case and spaces ignored); None stays None."""
+    if name is None:
+        return None
+    key = str(name).strip().lower()
+    if key not in TABLE1:
+        raise ValueError(f"unknown Table 1 data set {name!r}; Table 1 has {', '.join(TABLE1)}")
+    return key
 
 
 def load_csv(
@@ -172,6 +195,7 @@ def load_csv(
     lam: float = 0.1,
     convention: str = "mean",
     name: str | None = None,
+    paper_dataset: str | None = None,
 ) -> Dataset:
     """Load a numeric CSV (header row; one column is ``target``) for the real-data experiments.
 
@@ -181,19 +205,19 @@ def load_csv(
     proxy for the true top-k, §5), long enough for the largest of ``truth_k`` (ints or
     ``"log"``; default ``max(8, floor(log d))``, enough for the paper's k in
     {5, 8, floor(log d)}); R^2 (Table 1) is recorded. Text labels in ``target`` are coded as
-    in :func:`load_microarray`. Needs scikit-learn.
+    in :func:`load_microarray`. ``paper_dataset`` names the Table 1 data set the file holds
+    (its published R^2 is then shown beside ours; the file's name is never guessed from).
+    Needs scikit-learn.
     """
-    header, rows = _read_table(path)
+    header, rows, line_numbers = _read_table(path)
     if target not in header:
         raise ValueError(f"{path}: no column {target!r}; columns: {', '.join(header[:20])}")
     t = header.index(target)
-    labels, _ = _encode_labels(path, [r[t] for r in rows])
+    lines = [f"line {n}" for n in line_numbers]
+    labels, _ = _encode_labels(path, [r[t] for r in rows], [f"{w}, column" for w in lines], target)
     cols = [j for j in range(len(header)) if j != t]
     X = _numbers(
-        path,
-        [[r[j] for j in cols] for r in rows],
-        [header[j] for j in cols],
-        [f"line {i + 2}" for i in range(len(rows))],
+        path, [[r[j] for j in cols] for r in rows], [f"column {header[j]!r}" for j in cols], lines
     )
     return _real_dataset(
         name or os.path.splitext(os.path.basename(path))[0],
@@ -203,6 +227,7 @@ def load_csv(
         lam=lam,
         convention=convention,
         truth_k=truth_k,
+        paper=paper_dataset,
     )
 
 
@@ -215,6 +240,7 @@ def load_microarray(
     lam: float = 0.1,
     convention: str = "mean",
     name: str | None = None,
+    paper_dataset: str | None = None,
 ) -> Dataset:
     """Load one of paper 002's microarray data sets (§5, Table 1) from a CSV file.
 
@@ -232,11 +258,11 @@ def load_microarray(
     Labels may be numbers or text; text labels are coded 0, 1, ..., C-1 in sorted order (the
     order of R's factor levels) and the codes are the regression target, as Table 1's LASSO
     regressions need a numeric target. Missing values are rejected with their position.
-    The rest is :func:`load_csv` (preprocessing, LASSO truth, R^2).
+    The rest is :func:`load_csv` (preprocessing, LASSO truth, R^2, ``paper_dataset``).
     """
     if layout not in ("samples", "genes"):
         raise ValueError(f"layout must be 'samples' or 'genes', got {layout!r}")
-    header, rows = _read_table(path)
+    header, rows, line_numbers = _read_table(path)
     ds_name = name or os.path.splitext(os.path.basename(path))[0]
     if layout == "samples":
         if target not in header:
@@ -247,8 +273,9 @@ def load_microarray(
         labels = [r[t] for r in rows]
         cells = [[r[j] for j in cols] for r in rows]
         genes = [header[j] for j in cols]
-        where = [f"line {i + 2}" for i in range(len(rows))]
-        X = _numbers(path, cells, genes, where)
+        where = [f"line {n}" for n in line_numbers]
+        X = _numbers(path, cells, [f"column {g!r}" for g in genes], where)
+        label_at = [f"{w}, column" for w in where]
     else:
         first = [r[0].strip() for r in rows]
         if target not in first:
@@ -259,18 +286,21 @@ def load_microarray(
         t = first.index(target)
         labels = rows[t][1:]
         gene_rows = [r for i, r in enumerate(rows) if i != t]
+        gene_lines = [n for i, n in enumerate(line_numbers) if i != t]
         genes = [r[0].strip() for r in gene_rows]
         samples = header[1:]
+        label_at = [f"line {line_numbers[t]}, sample {c!r} of the row" for c in samples]
         X = _numbers(
             path,
             [list(col) for col in zip(*(r[1:] for r in gene_rows), strict=True)],
-            genes,
+            [f"line {n} (gene {g!r})" for g, n in zip(genes, gene_lines, strict=True)],
             [f"sample {s!r}" for s in samples],
         )
-    y, _ = _encode_labels(path, labels)
+    y, _ = _encode_labels(path, labels, label_at, target)
     return _real_dataset(
-        ds_name, X, y, tuple(genes), lam=lam, convention=convention, truth_k=truth_k
-    )
+        ds_name, X, y, tuple(genes), lam=lam, convention=convention, truth_k=truth_k,
+        paper=paper_dataset,
+    )  # fmt: skip
 
 
 def _is_float(text: str) -> bool:
@@ -367,19 +397,36 @@ def microarray_standin(
         convention=convention,
         truth_k=truth_k,
         support=support,
+        paper=key if isinstance(spec, str) else None,
     )
 
 
+def standin(name: str, seed: int, **kwargs: Any) -> Dataset:
+    """The stand-in of Table 1's data set ``name`` for ``seed``: keyed by the name (its row of
+    :data:`TABLE1`), so one name and seed give the same data in every command and call,
+    whatever else is asked for. ``kwargs`` go to :func:`microarray_standin`."""
+    key = paper_dataset(name)
+    assert key is not None
+    return microarray_standin(key, np.random.default_rng([seed, 2, list(TABLE1).index(key)]),
+                              **kwargs)  # fmt: skip
+
+
 def table1(datasets: Iterable[Dataset]) -> list[dict[str, Any]]:
-    """Table 1's columns for each data set: n, p, R^2 (ours) beside the paper's when the name
-    is one of :data:`TABLE1`, with the LASSO's nonzero count and the truth's penalty."""
+    """Table 1's columns for each data set: n, p, R^2 (ours) beside the paper's when the data
+    set names its Table 1 row (``Dataset.paper``), with the LASSO's nonzero count and the
+    truth's penalty. When the penalty keeps fewer features than the truth needs (a user's
+    sparse or weak data: R^2 can be 0 there), ``r2_truth`` is the R^2 of the LASSO at the
+    truth's penalty ``truth_lambda``, down the path; else it equals ``r2``."""
     out = []
     for ds in datasets:
-        key = ds.name.split(" ")[0].lower()
-        paper = TABLE1.get(key)
+        paper = TABLE1.get(ds.paper) if ds.paper else None
+        r2_truth = ds.r2
+        if ds.truth_lambda < ds.lam:
+            r2_truth = fs.lasso_r2(ds.X, ds.y, ds.truth_lambda, ds.convention)
         out.append(
             {
                 "dataset": ds.name,
+                "paper_dataset": ds.paper or "",
                 "n": int(ds.X.shape[0]),
                 "p": int(ds.X.shape[1]),
                 "r2": ds.r2,
@@ -387,6 +434,7 @@ def table1(datasets: Iterable[Dataset]) -> list[dict[str, Any]]:
                 "n_nonzero": ds.n_nonzero,
                 "lambda": ds.lam,
                 "truth_lambda": ds.truth_lambda,
+                "r2_truth": r2_truth,
                 "convention": ds.convention,
             }
         )

@@ -176,7 +176,7 @@ def test_load_auctions_rejects_bad_files(tmp_path):
     with pytest.raises(ValueError, match="missing column"):
         load_auctions(path)
     path.write_text("auction_id,bid,pclick_server,pclick_device\n1,x,0.1,0.2\n")
-    with pytest.raises(ValueError, match="'bid' must be numeric"):
+    with pytest.raises(ValueError, match="line 2, column 'bid': 'x' is not a number"):
         load_auctions(path)
     path.write_text(
         "auction_id,bid,pclick_server,pclick_device,reserve\n1,2,0.1,0.2,0.5\n1,2,0.1,0.2,0.6\n"

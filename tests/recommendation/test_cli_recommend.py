@@ -157,7 +157,7 @@ def test_multiselect_bad_input(tmp_path, capsys, argv, match):
     assert not (tmp_path / "o").exists()
 
 
-def test_multiselect_on_local_movielens_files(tmp_path):
+def test_multiselect_on_local_movielens_files(tmp_path, capsys):
     rng = __import__("numpy").random.default_rng(0)
     genres = ["Action", "Comedy|Romance", "Drama", "Sci-Fi|Action", "Horror", "Animation"]
     lines = ["movieId,title,genres"] + [f"{i},M{i},{g}" for i, g in enumerate(genres, 1)]
@@ -197,3 +197,5 @@ def test_multiselect_on_local_movielens_files(tmp_path):
     )
     assert code == 0
     assert "MovieLens" in (out / "table1_d_i.md").read_text()
+    # the network's quality is shown even with --no-progress (stderr)
+    assert "test within 0.5:" in capsys.readouterr().err

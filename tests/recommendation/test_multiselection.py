@@ -2,6 +2,7 @@
 frugal model, the experiment table and the MovieLens loader."""
 
 import math
+import re
 
 import numpy as np
 import pytest
@@ -254,6 +255,38 @@ def test_movielens_loader_reads_local_files_only(tmp_path):
     (tmp_path / "movies.csv").write_text("movieId,title,genres\n")
     with pytest.raises(ValueError, match="header"):
         load_movielens(tmp_path / "ratings.csv", tmp_path / "movies.csv")
+
+
+@pytest.mark.parametrize(
+    "file, line, text, words",
+    [
+        ("ratings.csv", 3, "7,2,7.0,2", "line 3, column 'rating': 7 is out of range [0, 5]"),
+        ("ratings.csv", 4, "7,x,5.0,3", "line 4, column 'movieId': 'x' is not an integer"),
+        ("ratings.csv", 2, ",1,4.5,1", "line 2, column 'userId': empty cell"),
+        ("ratings.csv", 5, "9,1,nan,5", "line 5, column 'rating': 'nan' is not finite"),
+        ("ratings.csv", 6, "9,1", "line 6: 2 fields, the header has 3"),
+        ("movies.csv", 3, "two,Heat,Action", "line 3, column 'movieId': 'two' is not an integer"),
+    ],
+)
+def test_movielens_bad_cells_are_named_by_line_and_column(tmp_path, file, line, text, words):
+    _write_movielens(tmp_path)
+    path = tmp_path / file
+    lines = path.read_text().splitlines()
+    lines[line - 1] = text
+    path.write_text("\n".join(lines) + "\n")
+    with pytest.raises(ValueError, match=re.escape(f"{path}, {words}")):
+        load_movielens(tmp_path / "ratings.csv", tmp_path / "movies.csv")
+
+
+def test_movielens_summary_counts_what_was_dropped(tmp_path):
+    ratings, movies = _write_movielens(tmp_path)
+    with open(ratings, "a") as fh:
+        fh.write("\n11,99,3.0,6\n")  # a blank line, and a movie not in movies.csv
+    data = load_movielens(ratings, movies, min_ratings=3)
+    assert data.summary.endswith(
+        "6 ratings; dropped 1 of movies not in movies.csv and 2 of the 1 users with fewer "
+        "than 3 ratings; kept 3 ratings of 1 users"
+    ), data.summary
 
 
 def test_table_rejects_bad_set_sizes(small_world):

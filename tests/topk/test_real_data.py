@@ -101,7 +101,7 @@ def test_load_microarray_rejects_bad_files(tmp_path):
     with pytest.raises(ValueError, match="line 3, column 'g1' is missing"):
         rd.load_microarray(str(path))
     path.write_text("g0,g1,y\n1,2,a\n3,4,\n4,5,a\n")
-    with pytest.raises(ValueError, match="label of sample 2 is missing"):
+    with pytest.raises(ValueError, match="line 3, column 'y': the label of sample 2 is missing"):
         rd.load_microarray(str(path))
     with pytest.raises(ValueError, match="no row 'y'"):
         rd.load_microarray(str(path), layout="genes")
