@@ -42,8 +42,10 @@ from typing import Any, TypeVar, cast
 import numba
 import numpy as np
 
+from dpbandits.core import compile_progress
 from dpbandits.core.kernel_cache import kernel_cache_dir
 from dpbandits.core.numba_compat import (
+    add_compile_listener,
     defer_blas_probe,
     float_bits,
     generator_at,
@@ -157,6 +159,8 @@ def _cache_directory() -> str:
 
 
 install_cache_locators(_cache_stamp, _cache_directory)
+# a notice and a progress bar while the library's kernels compile (core/compile_progress.py)
+compile_progress.install(lambda py_func: getattr(py_func, _MARK, False), add_compile_listener)
 defer_blas_probe()
 
 

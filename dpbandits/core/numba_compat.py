@@ -34,6 +34,7 @@ import numba
 # ziggurat) are importable from here but not part of the library's API: they are numba's.
 __all__ = [
     "TESTED_NUMBA",
+    "add_compile_listener",
     "check_numba_version",
     "defer_blas_probe",
     "float_bits",
@@ -189,6 +190,23 @@ def on_compile(callback: Callable[[Any], None]) -> Iterator[None]:
 
     with event.install_listener("numba:compile", Listener()):
         yield
+
+
+def add_compile_listener(on_start: Callable[[Any], None], on_end: Callable[[Any], None]) -> None:
+    """For the rest of the process, call ``on_start(py_func)`` when numba starts compiling a
+    function and ``on_end(py_func)`` when it is done (not when it loads one from its disk
+    cache), through numba's event API."""
+
+    class Listener(event.Listener):
+        def on_start(self, e: Any) -> None:
+            dispatcher = e.data.get("dispatcher")
+            on_start(getattr(dispatcher, "py_func", dispatcher))
+
+        def on_end(self, e: Any) -> None:
+            dispatcher = e.data.get("dispatcher")
+            on_end(getattr(dispatcher, "py_func", dispatcher))
+
+    event.register("numba:compile", Listener())
 
 
 # -- numba's start-up BLAS probe --------------------------------------------------------------

@@ -77,7 +77,7 @@ def test_loops_are_compiled_in_parallel_once_per_compile_key(monkeypatch) -> Non
     forked processes, one task per compile key (GEM and mGEM share theirs)."""
     sent = []
     monkeypatch.setattr(warmup_module, "run_tasks",
-                        lambda fn, tasks, n_jobs: sent.append((fn, tasks, n_jobs)))  # fmt: skip
+                        lambda fn, tasks, n_jobs, **_: sent.append((fn, tasks, n_jobs)))
     agent_map = {"fresh": FreshlyCompiled(), **shift_agents(["GEM", "mGEM", "TS"])}
     warm_up(_tasks(agent_map), n_jobs=2)
     assert len(sent) == 1
