@@ -100,3 +100,16 @@ def test_cli_docs(capsys):
     assert capsys.readouterr().out.strip() == docs.docs_url("course")
     assert main(["docs", "nope"]) == 2
     assert "not a documentation page" in capsys.readouterr().err
+
+
+def test_the_site_loads_no_script_from_the_network():
+    """The math renders offline: mkdocs.yml loads MathJax from the site itself, where the
+    build's hook copies it (docs/_tools/hooks.py: MATHJAX, on_post_build), not from a CDN."""
+    text = (ROOT / "mkdocs.yml").read_text("utf-8")
+    scripts = re.findall(r"^  - (\S+\.js)$", text.split("extra_javascript:", 1)[1], re.M)
+    assert "javascripts/mathjax/tex-mml-chtml.js" in scripts
+    assert not [s for s in scripts if "//" in s]
+    hooks = (ROOT / "docs" / "_tools" / "hooks.py").read_text("utf-8")
+    assert re.search(r'^MATHJAX = "mathjax@3\.\d+\.\d+"$', hooks, re.M)
+    assert '"tex-mml-chtml.js"' in hooks
+    assert 'Path(config.site_dir) / "javascripts" / "mathjax"' in hooks
