@@ -109,7 +109,7 @@ def agent_families(specs: dict[str, dict[str, Any]]) -> dict[str, str]:
     out = {}
     for label, spec in specs.items():
         if spec.get("kind") == "private" or "epsilon_select" in spec:
-            out[label] = "App. H agents"
+            out[label] = APP_H
         elif any(k.startswith("epsilon") for k in spec):
             out[label] = "ε-DP agents of the literature"
         else:
@@ -119,6 +119,8 @@ def agent_families(specs: dict[str, dict[str, Any]]) -> dict[str, str]:
 
 #: The family of the non-private agents, drawn in every panel as references.
 REFERENCE = "non-private"
+#: The family of the App. H agents: x is their eps_S per action, not their run's eps.
+APP_H = "App. H agents"
 
 
 def _panels(agents: list[str], families: dict[str, str]) -> list[tuple[str, list[str]]]:
@@ -174,7 +176,8 @@ def plot_final_regret(
     axes = fig.subplots(nrows, ncols, squeeze=False, sharey=True)
     from matplotlib import colormaps
 
-    palette = colormaps["tab10"].colors  # 10 distinct colours; a panel holds at most 8
+    # 9 distinct colours (tab10 without its grey, the bounds' colour); a panel holds at most 8
+    palette = [c for i, c in enumerate(colormaps["tab10"].colors) if i != 7]
     ys = [r["regret_mean"] for r in rows if _is_number(r["regret_mean"])]
     positive = [y for y in ys if y > 0]
     log_y = bool(positive) and max(positive) > 100 * min(positive)
@@ -199,7 +202,8 @@ def plot_final_regret(
                     low = np.maximum((y - _Z * se)[ok], min(positive) / 2 if log_y else -np.inf)
                     ax.fill_between(x[ok], low, (y + _Z * se)[ok], color=color, alpha=0.15,
                                     linewidth=0)  # fmt: skip
-            _draw_sweep_bounds(ax, bounds or {}, pos)
+            # an App. H agent's x is eps_S per action, not its run's eps: levels only there
+            _draw_sweep_bounds(ax, bounds or {}, pos, against_x=not title.startswith(APP_H))
             if log_x:
                 ax.set_xscale("log")
                 ax.xaxis.set_minor_locator(NullLocator())
@@ -220,11 +224,13 @@ def plot_final_regret(
     return fig
 
 
-def _draw_sweep_bounds(ax: Any, bounds: dict[str, dict[float, float]], pos: dict[float, float]
-                       ) -> None:  # fmt: skip
-    """Lower bounds: against eps where they depend on it, else a level."""
+def _draw_sweep_bounds(ax: Any, bounds: dict[str, dict[float, float]], pos: dict[float, float],
+                       against_x: bool = True) -> None:  # fmt: skip
+    """Lower bounds: against eps where they depend on it (when ``against_x``: the x-axis is the
+    eps of the agents' whole run), else a level."""
     for j, (name, values) in enumerate(bounds.items()):
-        finite = sorted((e, v) for e, v in values.items() if math.isfinite(e) and e in pos)
+        finite = sorted((e, v) for e, v in values.items()
+                        if against_x and math.isfinite(e) and e in pos)  # fmt: skip
         style = {"color": "k", "linewidth": 3, "alpha": 0.25 + 0.2 * (j % 2), "label": name}
         if finite:
             ax.plot([pos[e] for e, _ in finite], [v for _, v in finite], **style)
