@@ -177,7 +177,7 @@ def plot_final_regret(
     from matplotlib import colormaps
 
     # 9 distinct colours (tab10 without its grey, the bounds' colour); a panel holds at most 8
-    palette = [c for i, c in enumerate(colormaps["tab10"].colors) if i != 7]
+    palette = [colormaps["tab10"](i) for i in range(10) if i != 7]
     ys = [r["regret_mean"] for r in rows if _is_number(r["regret_mean"])]
     positive = [y for y in ys if y > 0]
     log_y = bool(positive) and max(positive) > 100 * min(positive)
