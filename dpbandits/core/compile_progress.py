@@ -19,6 +19,7 @@ A caller that shows its own account of the compilation (the engine's warm-up,
 from __future__ import annotations
 
 import contextlib
+import io
 import os
 import sys
 import threading
@@ -55,6 +56,15 @@ def _silent() -> bool:
     return bool(_state["quiet"]) or os.environ.get(ENV, "") == "0"
 
 
+def _stream() -> Any:
+    """Where the notice goes: stderr, or the process's own stderr when stderr is a string
+    buffer (output silenced by ``contextlib.redirect_stderr(io.StringIO())``, as the course
+    checker does around a student's code: the wait is still shown)."""
+    if isinstance(sys.stderr, io.StringIO) and sys.__stderr__ is not None:
+        return sys.__stderr__
+    return sys.stderr
+
+
 def _name(py_func: Any) -> str:
     qualname = getattr(py_func, "__qualname__", None) or repr(py_func)
     module = (getattr(py_func, "__module__", None) or "").rsplit(".", 1)[-1]
@@ -71,7 +81,7 @@ def _started(py_func: Any) -> None:
             from dpbandits.core.kernel_cache import kernel_cache_dir
 
             print(f"dpbandits: compiling kernels at their first use on this machine (seconds "
-                  f"each, once: cached in {kernel_cache_dir()})…", file=sys.stderr,
+                  f"each, once: cached in {kernel_cache_dir()})…", file=_stream(),
                   flush=True)  # fmt: skip
         bar = _state["bar"]
         if bar is None:
@@ -79,7 +89,7 @@ def _started(py_func: Any) -> None:
 
             # on a terminal only (disable=None): a log gets the line above, not bar redraws
             bar = _state["bar"] = tqdm(desc="compiling kernels", unit=" kernels",
-                                       initial=_state["count"], file=sys.stderr, leave=False,
+                                       initial=_state["count"], file=_stream(), leave=False,
                                        disable=None, dynamic_ncols=True)  # fmt: skip
         bar.set_postfix_str(_name(py_func), refresh=True)
 

@@ -60,3 +60,20 @@ def test_quiet_and_the_environment_variable_silence_it(tmp_path, monkeypatch, ca
     assert _fresh_kernels(tmp_path, "fresh_kernels_d").twice(1.0) == 2.0
     assert "compiling" not in capsys.readouterr().err
     assert not compile_progress._state["announced"] and sys.stderr is not None
+
+
+def test_the_notice_is_shown_when_stderr_is_silenced_into_a_string(tmp_path, monkeypatch,
+                                                                   capfd) -> None:  # fmt: skip
+    """The course checker runs a student's code with stderr redirected into a string buffer:
+    the compile notice still reaches the terminal (the process's own stderr)."""
+    import contextlib
+    import io
+
+    monkeypatch.setenv("NUMBA_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.delenv(compile_progress.ENV, raising=False)
+    monkeypatch.setitem(compile_progress._state, "announced", False)
+    buffer = io.StringIO()
+    with contextlib.redirect_stderr(buffer):
+        assert _fresh_kernels(tmp_path, "fresh_kernels_e").twice(2.0) == 4.0
+    assert "compiling kernels" not in buffer.getvalue()
+    assert "dpbandits: compiling kernels at their first use" in capfd.readouterr().err
