@@ -44,6 +44,7 @@ __all__ = [
     "compile_estimate",
     "compile_notice",
     "print_line",
+    "refill_noise_blocks",
     "warm_up",
     "warm_up_task",
 ]
@@ -191,6 +192,8 @@ def warm_up(tasks: list[ChunkTask], n_jobs: int = 1, notice: CompileNotice | Non
             notice = stack.enter_context(compile_notice({t.label: t.agent for t in order}))
         minis = [warm_up_task(t) for t in order]
         _play(minis[0])
+        if any(is_private(t.agent) for t in order):
+            refill_noise_blocks()
         notice.ready([minis[0].label])
         rest = minis[1:]
         if notice.compiled and n_jobs > 1 and len(rest) > 1:
@@ -216,6 +219,20 @@ def warm_up(tasks: list[ChunkTask], n_jobs: int = 1, notice: CompileNotice | Non
             _play(mini)
             notice.ready([mini.label])
     return time.perf_counter() - start
+
+
+def refill_noise_blocks() -> None:
+    """Compile (or load) the private means' noise refill here, before the workers start: the
+    warm-up's few steps never reach the end of a noise block (``block`` pulls of an arm,
+    :class:`dpbandits.continual.PrivateMeans`), so each worker compiled the refill's kernels
+    itself in the middle of its run, once per worker on an empty cache. Blocks of 2 counts
+    reach it at the third pull, with the argument types of any block size."""
+    from dpbandits.continual import PrivateMeans
+
+    means = PrivateMeans(2, 2, 1.0, block=2, rng=0)
+    actions, rewards = np.zeros(2, dtype=np.intp), np.ones(2)
+    for _ in range(5):
+        means.update(actions, rewards)
 
 
 def print_line(line: str) -> None:
