@@ -156,3 +156,39 @@ def test_shift_at_a_small_horizon_puts_the_change_point_inside_it(tmp_path, caps
             str(tmp_path / "o"), "--no-plots", "--no-progress"]  # fmt: skip
     assert main(argv) == 0
     assert "2 runs x 2000 steps, shift at t = 1200" in capsys.readouterr().out
+
+
+def _helps(name, sp):
+    """(command, option help paragraph) of ``sp`` and its sub-subcommands, as printed."""
+    import argparse
+    import re
+
+    out = [(name, " ".join(p.split())) for p in re.split(r"\n  (?=-)", sp.format_help())[1:]]
+    for a in sp._actions:
+        if isinstance(a, argparse._SubParsersAction):
+            for child_name, child in a.choices.items():
+                out += _helps(f"{name} {child_name}", child)
+    return out
+
+
+def test_no_help_text_states_a_default_twice_or_a_none_default():
+    """``shift --jobs`` read "(default: all cores) (default: None)": argparse's defaults
+    formatter appends to texts that already state the default."""
+    for command, sp in _subparsers().items():
+        for where, text in _helps(command, sp):
+            assert "(default: None)" not in text and "(default: [])" not in text, (where, text)
+            assert text.count("(default") <= 1, (where, text)
+
+
+def test_the_defaults_formatter_adds_a_default_only_where_the_text_has_none():
+    import argparse
+
+    from dpbandits.cli.options import DefaultsHelpFormatter
+
+    p = argparse.ArgumentParser(prog="x", formatter_class=DefaultsHelpFormatter)
+    p.add_argument("--runs", type=int, default=100, help="replications")
+    p.add_argument("--jobs", type=int, default=None, help="workers (default: all cores)")
+    p.add_argument("--quiet", action="store_true", help="say less")
+    text = " ".join(p.format_help().split())
+    assert "replications (default: 100)" in text
+    assert "workers (default: all cores) --quiet say less" in text

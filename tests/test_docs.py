@@ -231,7 +231,8 @@ def test_results_to_frame_says_how_to_get_pandas(monkeypatch):
 
 def test_the_package_metadata_points_to_the_documentation_and_the_license():
     """Issue 30, item 9: a LICENSE file for the license pyproject.toml declares, and the
-    documentation address of the metadata is the one the messages use."""
+    documentation address of the metadata is the one the messages use: none while the site is
+    not published, and no placeholder repository address (issue 41)."""
     if sys.version_info >= (3, 11):
         import tomllib
     else:  # pragma: no cover
@@ -241,7 +242,8 @@ def test_the_package_metadata_points_to_the_documentation_and_the_license():
     project = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]
     assert project["license"] == "MIT" and project["license-files"] == ["LICENSE"]
     assert (ROOT / "LICENSE").read_text(encoding="utf-8").startswith("MIT License\n")
-    assert project["urls"]["Documentation"] == DOCS_URL
+    assert project.get("urls", {}).get("Documentation") == DOCS_URL
+    assert "Repository" not in project.get("urls", {})
     assert len(project["classifiers"]) >= 10
 
 

@@ -3,6 +3,7 @@ event's bound on the privacy loss, and the verdict against the agent's claimed e
 
 from __future__ import annotations
 
+import textwrap
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -117,10 +118,13 @@ class AgentAuditResult:
             f"{'p_prime':>7} {'log-ratio':>9} {'lower':>7}",
         ]
         for e in self.events:
+            # an event longer than its column goes on at word boundaries, under it
+            first, *more = textwrap.wrap(e.event, 36, break_on_hyphens=False) or [""]
             lines.append(
-                f"{e.family:<8} {e.step:>5}  {e.event[:36]:<36} {e.direction:<5} {e.p:>7.4f} "
+                f"{e.family:<8} {e.step:>5}  {first:<36} {e.direction:<5} {e.p:>7.4f} "
                 f"{e.p_prime:>7.4f} {e.estimate:>9.3f} {e.lower:>7.3f}"
             )
+            lines += [f"{'':<8} {'':>5}  {part}" for part in more]
         lines += ["", self.verdict()]
         lines += [f"note: {n}" for n in self.notes]
         return "\n".join(lines)

@@ -37,8 +37,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def _summary(obj: Any) -> str:
-    """First line of a docstring, without reST markup."""
-    return (inspect.getdoc(obj) or "").split("\n")[0].replace("``", "")
+    """The first paragraph of a docstring, on one line, without reST markup (its first line
+    alone stops mid-sentence when the summary runs over two lines)."""
+    paragraph = (inspect.getdoc(obj) or "").split("\n\n")[0]
+    return " ".join(paragraph.split()).replace("``", "")
 
 
 def _value(v: Any) -> str:
@@ -154,9 +156,11 @@ def _print_blocks(title: str, usage: str, rows: list[tuple[str, str, str]]) -> N
     print(f"{title.ljust(width)}  class: definition / parameters (defaults)")
     print("-" * 100)
     for name, what, params in rows:
-        print(f"{name.ljust(width)}  {what}")
         indent = " " * (width + 2)
-        print(textwrap.fill(params, 100, initial_indent=indent, subsequent_indent=indent + "  "))
+        print(textwrap.fill(what, 100, initial_indent=f"{name.ljust(width)}  ",
+                            subsequent_indent=indent, break_on_hyphens=False))  # fmt: skip
+        print(textwrap.fill(params, 100, initial_indent=indent, subsequent_indent=indent + "  ",
+                            break_on_hyphens=False))  # fmt: skip
     print(f"\n{usage}")
 
 

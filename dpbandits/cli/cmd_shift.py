@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from dpbandits.cli.options import (
+    DefaultsHelpFormatter,
     add_bounds_options,
     add_command,
     add_list_option,
@@ -36,9 +37,7 @@ HELP = "the paper's bandit-under-shift experiment (App. H, Fig. 9)"
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
-    parser = add_command(
-        subparsers, "shift", HELP, __doc__, formatter_class=argparse.ArgumentDefaultsHelpFormatter
-    )
+    parser = add_command(subparsers, "shift", HELP, __doc__, formatter_class=DefaultsHelpFormatter)
     parser.add_argument("--runs", type=positive_count, default=100,
                         help="replications per agent")
     parser.add_argument("--horizon", type=count, default=50_000, help="steps T")

@@ -33,6 +33,7 @@ from dpbandits.core.files import INCOMPLETE_MARKER, mark_incomplete, remove_stal
 
 __all__ = [
     "INCOMPLETE_MARKER",
+    "DefaultsHelpFormatter",
     "Outputs",
     "add_bounds_options",
     "add_command",
@@ -54,6 +55,23 @@ __all__ = [
     "slug",
     "split_list",
 ]
+
+
+class DefaultsHelpFormatter(argparse.RawDescriptionHelpFormatter):
+    """Help that ends each option's text with its default, ``(default: 100)``, unless the text
+    already says what the default is (argparse's ``ArgumentDefaultsHelpFormatter`` adds it to
+    every option, ``(default: None)`` after a "default: all cores" too), or the option has no
+    value to show (``None``, a flag's ``False``, an empty list). The description is shown as
+    written."""
+
+    def _get_help_string(self, action: argparse.Action) -> str | None:
+        text = action.help or ""
+        default = action.default
+        if ("default" in text or not action.option_strings or default is None
+                or default is argparse.SUPPRESS or isinstance(default, bool)
+                or default in ([], ())):  # fmt: skip
+            return text
+        return f"{text} (default: %(default)s)"
 
 
 def add_command(

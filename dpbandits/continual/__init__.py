@@ -334,8 +334,9 @@ class PrivateMeans:
 
     Noise is drawn lazily in blocks of ``block`` counts per stream (a power of two, at most the
     smallest power of two above ``n_max``), two blocks held per stream, so memory is
-    ``2 R K block`` float64 (6.5 MB for R=100, K=2; ``3 R K block`` while it is built,
-    which is what the constructor checks against the machine's memory) whatever the horizon,
+    ``2 R K block`` float64 (6.5 MB for R=100, K=2; ``4 R K block`` while the next block is
+    drawn, ``6 R K block`` with ``noise="discrete"``, which is what the constructor checks
+    against the machine's memory) whatever the horizon,
     instead of the ``R K n_max`` of a full table (80 MB for n_max=50_000): several agents run side
     by side in
     the engine.  ``block=None`` (default) takes 2048, or, when ``n_max`` is given, the power of
@@ -381,14 +382,6 @@ class PrivateMeans:
         if self.n_max is not None:
             block = min(block, max(2, 1 << self.n_max.bit_length()))  # covers n <= n_max
         self.block = block
-        # the noise blocks at their peak (two slots per stream and the first block's table while
-        # it is copied in: 3 block float64 per stream), and the counts, sums and means
-        checks.memory(
-            HybridNoiseBlocks.peak_nbytes(self.layout.size, block) + 24 * self.layout.size,
-            f"the noise blocks of n_runs * n_arms = {self.n_runs} * {self.n_arms} streams "
-            f"(block = {block} counts, 3 * block float64 each at construction)",
-            itemsize=1,
-        )
         self.sensitivity = self.hi - self.lo
         checks.noise_scale(2 * MAX_EPOCH * self.sensitivity, self.epsilon, "the hybrid mechanism")
         nodes: NodeSampler = LAPLACE_NODES
@@ -398,6 +391,17 @@ class PrivateMeans:
         if noise == "discrete":
             nodes, limit, limit_name = self._grid()
         s = self.layout.size
+        # the noise blocks at their peak (two slots per stream, and the next block with its
+        # node draws while the first step refills them: 4 block float64 per stream, 6 with
+        # discrete noise), and the counts, sums and means
+        peak = HybridNoiseBlocks.peak_nbytes(s, block, nodes)
+        checks.memory(
+            peak + 24 * s,
+            f"the noise blocks of n_runs * n_arms = {self.n_runs} * {self.n_arms} streams "
+            f"(block = {block} counts, {peak / (8 * s * block):.0f} * block float64 each at "
+            "the first step's refill)",
+            itemsize=1,
+        )
         self._noise = HybridNoiseBlocks(
             s, self.epsilon, self.sensitivity, block, checks.generator(rng), limit,
             nodes, limit_name,

@@ -205,9 +205,16 @@ class NodeSampler(Protocol):
         """The value of one unit for node noise of scale ``scale``."""
         ...
 
+    #: Bytes held per value at the peak of :meth:`units` (its result and its temporaries): what
+    #: a caller counts against the machine's memory (:meth:`HybridNoiseBlocks.peak_nbytes`).
+    draw_itemsize: int
+
 
 class LaplaceNodes:
     """Continuous Laplace node noise ``Lap(s)``: unit draws ``Lap(1)``, one unit = ``s``."""
+
+    #: the float64 result only (drawn in place)
+    draw_itemsize = 8
 
     def units(self, rng: Any, size: tuple[int, ...] | int, scale: Any) -> NDArray[np.float64]:
         return laplace_unit(rng, size)
@@ -237,6 +244,9 @@ class GridLaplaceNodes:
 
     def __repr__(self) -> str:
         return f"GridLaplaceNodes(gamma={self.gamma!r})"
+
+    #: two float64 exponentials per value, and the float64 difference
+    draw_itemsize = 24
 
     def units(self, rng: Any, size: tuple[int, ...] | int, scale: Any) -> NDArray[np.float64]:
         return discrete_laplace_units(rng, np.divide(scale, self.gamma), size)
@@ -487,14 +497,22 @@ class HybridNoiseBlocks:
         self.shift = self.log_block + 1
 
     @staticmethod
-    def peak_nbytes(n_streams: int, block: int) -> int:
-        """Bytes the constructor holds at its peak for ``n_streams`` streams of blocks of
-        ``block`` counts: per stream the two slots (``buf``, ``2 block`` float64) and the first
-        block's table (``block - 1`` float64, alive while it is copied in), the high-level nodes
-        (63 float64) and two counters -- the peak ``tracemalloc`` measures. What a caller checks
-        against the machine's memory before building one
-        (:class:`dpbandits.continual.PrivateMeans`)."""
-        return 8 * n_streams * (3 * block + _MAX_LEVELS + 2)
+    def peak_nbytes(n_streams: int, block: int, nodes: NodeSampler = LAPLACE_NODES) -> int:
+        """Bytes held at the peak of the life of ``n_streams`` streams of blocks of ``block``
+        counts with node sampler ``nodes`` -- the peak ``tracemalloc`` measures over the
+        constructor and the first refill (:meth:`generate`), what a caller checks against the
+        machine's memory before building one (:class:`dpbandits.continual.PrivateMeans`).
+
+        Per stream: always the two slots (``buf``, ``2 block`` float64), the high-level nodes
+        (63 float64) and two counters; in the constructor, the first block's table (``block -
+        1`` float64, alive while it is copied in); at a refill, which the first step makes,
+        the new block's node units (``block`` float64), a copy of the high-level nodes, and the
+        ``block - 1`` node draws at ``nodes.draw_itemsize`` bytes each (3x a float64 for the
+        discrete sampler's two exponentials and their difference)."""
+        held = 2 * block + _MAX_LEVELS + 2
+        construction = 8 * (held + block)
+        refill = 8 * (held + block + _MAX_LEVELS) + nodes.draw_itemsize * block
+        return n_streams * max(construction, refill)
 
     def __getstate__(self) -> dict[str, Any]:
         state = self.__dict__.copy()

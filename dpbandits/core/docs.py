@@ -1,11 +1,14 @@
-"""Where the documentation lives: the site's address, and the pages shipped with the package.
+"""Where the documentation lives: the pages shipped with the package, and the site built from them.
 
 The pages of the repository's ``docs/`` folder are the source of the documentation site (MkDocs,
-``mkdocs.yml``) and ship inside the package as ``dpbandits/pages`` (a link to ``docs/`` in the
-repository, copied into the wheel), so that ``dpbandits docs TOPIC`` prints a page without a
-network. :data:`DOCS_URL` is the one place that says where the site is: messages and ``--help``
-texts point to a page with :func:`docs_reference`, which gives its address and the offline
-command, and the site build (``docs/_tools/hooks.py``) takes its ``site_url`` from here.
+``mkdocs.yml``: ``pip install -e ".[docs]" && mkdocs build`` in a clone writes it to ``site/``,
+readable from disk, math included) and ship inside the package as ``dpbandits/pages`` (a link
+to ``docs/`` in the repository, copied into the wheel), so that ``dpbandits docs TOPIC`` prints
+a page without a network. The README and the changelog are pages too (``getting-started``,
+``changelog``). The site has no published address: :data:`DOCS_URL` is ``None``, and messages
+and ``--help`` texts point to a page with :func:`docs_reference`, the offline command. Setting
+:data:`DOCS_URL` (the one place that says where the site is) makes them name the page's address
+too, and the site build (``docs/_tools/hooks.py``) takes its ``site_url`` from it.
 """
 
 from __future__ import annotations
@@ -25,9 +28,13 @@ __all__ = [
     "shipped_names",
 ]
 
-#: The address of the documentation site (ends with ``/``); every page is ``DOCS_URL + NAME.html``
-#: (the site is built with ``use_directory_urls: false``, so that it also reads from disk).
-DOCS_URL = "https://dpbandits.readthedocs.io/en/latest/"
+#: The address of the published documentation site (ends with ``/``; every page is ``DOCS_URL
+#: + NAME.html``, the site being built with ``use_directory_urls: false``), or ``None`` while
+#: the site is not published (now: build it with mkdocs, or read ``dpbandits docs``).
+DOCS_URL: str | None = None
+
+#: Titles of the pages whose first heading is not one (the README's is the project's name).
+_TITLES = {"getting-started": "Install and quickstart (the README)"}
 
 # A mention of a page as a repository path: ``docs/experiments.md`` (an anchor may follow).
 _DOCS_PATH = re.compile(r"\bdocs/([A-Za-z0-9_-]+)\.md(#[A-Za-z0-9_-]+)?")
@@ -64,10 +71,13 @@ def _topic(topic: str) -> str:
 
 
 def docs_url(page: str, anchor: str | None = None) -> str:
-    """The address of page ``page`` (``"experiments"`` or ``"docs/experiments.md"``) on the
-    documentation site, with ``#anchor`` if given. ``ValueError`` for a page that does not exist."""
+    """Where page ``page`` (``"experiments"`` or ``"docs/experiments.md"``) is read: its address
+    on the published site when there is one (:data:`DOCS_URL`), else its file in a site built
+    by ``mkdocs build`` in a clone (``site/experiments.html``); with ``#anchor`` if given.
+    ``ValueError`` for a page that does not exist."""
     name = _topic(page)
-    url = DOCS_URL + ("index.html" if name == "index" else f"{name}.html")
+    file = "index.html" if name == "index" else f"{name}.html"
+    url = (DOCS_URL if DOCS_URL is not None else "site/") + file
     return url if anchor is None else f"{url}#{anchor.removeprefix('#')}"
 
 
@@ -78,6 +88,8 @@ def docs_text(topic: str) -> str:
 
 def docs_title(topic: str) -> str:
     """The title of page ``topic``: its first ``# `` heading (the page name if it has none)."""
+    if _topic(topic) in _TITLES:
+        return _TITLES[_topic(topic)]
     for line in docs_text(topic).splitlines():
         if line.startswith("# "):
             return line[2:].strip()
@@ -85,9 +97,15 @@ def docs_title(topic: str) -> str:
 
 
 def docs_reference(page: str, anchor: str | None = None) -> str:
-    """How a message points to a page: its address and the command that prints it offline,
-    ``"https://.../experiments.html (offline: dpbandits docs experiments)"``."""
-    return f"{docs_url(page, anchor)} (offline: dpbandits docs {_topic(page)})"
+    """How a message points to a page: the command that prints it offline,
+    ``"dpbandits docs experiments"`` (``", section results"`` for an anchor), after its address
+    when the site is published (``"https://.../experiments.html (offline: dpbandits docs
+    experiments)"``)."""
+    name = _topic(page)
+    if DOCS_URL is None:
+        section = f", section {anchor.removeprefix('#')}" if anchor else ""
+        return f"`dpbandits docs {name}`{section}"
+    return f"{docs_url(page, anchor)} (offline: dpbandits docs {name})"
 
 
 def link_docs_paths(text: str) -> str:

@@ -11,14 +11,16 @@ means, windowed quantiles, the built-in selectors) are compiled the same way. Se
 
 Choices, each for a reason:
 
-- ``cache=True``: the machine code is written next to the module (or in numba's user cache
-  directory when that is read-only) and loaded by later processes, so only the first run on a
-  machine pays the compilation (about a second per kernel). numba checks a cached kernel
-  against its own source file only, but a kernel holds the code of the kernels it calls,
-  from other modules too: so every kernel of the library is checked against the compiled part
-  of all of the library's kernel modules (:func:`library_stamp`), and a change to any kernel
-  or constant (an upgrade, a ``git pull`` in an editable install) recompiles them all instead
-  of running stale code.
+- ``cache=True``: the machine code is written to disk and loaded by later processes, so only
+  the first run on a machine pays the compilation (about a second per kernel). Not next to the
+  module, numba's default, which for an installed package is site-packages: in a per-user
+  cache directory, one folder per library version and CPU, or ``NUMBA_CACHE_DIR`` when set
+  (:mod:`dpbandits.core.kernel_cache`; ``dpbandits cache`` shows and clears it). numba checks
+  a cached kernel against its own source file only, but a kernel holds the code of the kernels
+  it calls, from other modules too: so every kernel of the library is checked against the
+  compiled part of all of the library's kernel modules (:func:`library_stamp`), and a change
+  to any kernel or constant (an upgrade, a ``git pull`` in an editable install) recompiles
+  them all instead of running stale code.
 - ``error_model="numpy"``: a division by zero gives ``inf``/``nan`` as the numpy code it
   replaces would, instead of raising ``ZeroDivisionError``.
 - No ``fastmath``: every kernel does the same IEEE operations in the same order as the numpy
@@ -40,7 +42,10 @@ from typing import Any, TypeVar, cast
 import numba
 import numpy as np
 
+from dpbandits.core import compile_progress
+from dpbandits.core.kernel_cache import kernel_cache_dir
 from dpbandits.core.numba_compat import (
+    add_compile_listener,
     defer_blas_probe,
     float_bits,
     generator_at,
@@ -149,7 +154,13 @@ def _cache_stamp(py_func: Any) -> Any:
     return (library_stamp(), *(_file_digest(p) for p in sources))
 
 
-install_cache_locators(_cache_stamp)
+def _cache_directory() -> str:
+    return str(kernel_cache_dir())
+
+
+install_cache_locators(_cache_stamp, _cache_directory)
+# a notice and a progress bar while the library's kernels compile (core/compile_progress.py)
+compile_progress.install(lambda py_func: getattr(py_func, _MARK, False), add_compile_listener)
 defer_blas_probe()
 
 
@@ -160,7 +171,7 @@ def _compile(fn: F, **options: Any) -> F:
     compiled: Any
     try:
         compiled = numba.njit(cache=True, nogil=True, error_model="numpy", **options)(fn)
-    except RuntimeError:  # no file to cache next to (code typed in an interpreter)
+    except RuntimeError:  # no source file (code typed in an interpreter), no writable cache
         compiled = numba.njit(nogil=True, error_model="numpy", **options)(fn)
     return cast(F, compiled)
 

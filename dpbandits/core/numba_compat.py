@@ -34,6 +34,7 @@ import numba
 # ziggurat) are importable from here but not part of the library's API: they are numba's.
 __all__ = [
     "TESTED_NUMBA",
+    "add_compile_listener",
     "check_numba_version",
     "defer_blas_probe",
     "float_bits",
@@ -123,19 +124,55 @@ def _stamped_locator(base: Any, stamp: Callable[[Any], Any]) -> Any:
     return Locator
 
 
-def install_cache_locators(stamp: Callable[[Any], Any]) -> None:
-    """Key the disk cache of some compiled functions on more than their own source file: a
-    function ``py_func`` with ``stamp(py_func) is not None`` is cached (in the usual places:
-    ``NUMBA_CACHE_DIR``, next to the module, numba's user directory) under numba's source stamp
-    and ``stamp(py_func)``, computed when it is decorated. Installed once per process."""
+def _directory_locator(base: Any, directory: Callable[[], str]) -> Any:
+    """numba's user-wide cache locator ``base`` writing to ``directory()`` instead of numba's
+    own user directory (``get_suitable_cache_subpath`` keeps numba's per-source-folder layout
+    inside it)."""
+
+    class Locator(base):
+        def __init__(self, py_func: Any, py_file: str) -> None:
+            super().__init__(py_func, py_file)
+            self._cache_path = os.path.join(directory(), self.get_suitable_cache_subpath(py_file))
+
+    Locator.__name__ = Locator.__qualname__ = "DirectoryCacheLocator"
+    return Locator
+
+
+def _no_locator(stamp: Callable[[Any], Any]) -> Any:
+    """The last locator of a stamped function: none of the others could write its directory, so
+    it is not cached (numba then raises ``RuntimeError`` at decoration, which
+    ``dpbandits.core.jit`` answers by compiling without a cache) rather than cached next to its
+    source file, inside the installed package."""
+
+    class Locator:
+        @classmethod
+        def from_function(cls, py_func: Any, py_file: str) -> Any:
+            if stamp(py_func) is not None:
+                raise RuntimeError(f"no writable kernel cache directory for {py_func!r}")
+            return None
+
+    Locator.__name__ = Locator.__qualname__ = "LibraryNoCacheLocator"
+    return Locator
+
+
+def install_cache_locators(stamp: Callable[[Any], Any], directory: Callable[[], str]) -> None:
+    """Key the disk cache of some compiled functions on more than their own source file, and
+    keep it out of the source tree: a function ``py_func`` with ``stamp(py_func) is not None``
+    is cached in ``NUMBA_CACHE_DIR`` when it is set, else in ``directory()`` (never next to its
+    module: for an installed package that is site-packages, where pip does not know the files),
+    under numba's source stamp and ``stamp(py_func)``, computed when it is decorated. Other
+    compiled functions keep numba's own locators. Installed once per process."""
     # numba >= 0.61 names its locators without the underscore; both are looked up
-    names = ("UserProvidedCacheLocator", "InTreeCacheLocator", "UserWideCacheLocator")
-    bases = [getattr(caching, n, None) or getattr(caching, "_" + n) for n in names]
+    names = ("UserProvidedCacheLocator", "UserWideCacheLocator")
+    provided, user_wide = (getattr(caching, n, None) or getattr(caching, "_" + n) for n in names)
     impl = getattr(caching, "CacheImpl", None) or getattr(caching, "_CacheImpl")  # noqa: B009
     if not any(getattr(c, "__name__", "").startswith("Library") for c in impl._locator_classes):
-        impl._locator_classes = [_stamped_locator(b, stamp) for b in bases] + list(
-            impl._locator_classes
-        )
+        impl._locator_classes = [
+            _stamped_locator(provided, stamp),
+            _stamped_locator(_directory_locator(user_wide, directory), stamp),
+            _no_locator(stamp),
+            *impl._locator_classes,
+        ]
 
 
 @contextlib.contextmanager
@@ -153,6 +190,23 @@ def on_compile(callback: Callable[[Any], None]) -> Iterator[None]:
 
     with event.install_listener("numba:compile", Listener()):
         yield
+
+
+def add_compile_listener(on_start: Callable[[Any], None], on_end: Callable[[Any], None]) -> None:
+    """For the rest of the process, call ``on_start(py_func)`` when numba starts compiling a
+    function and ``on_end(py_func)`` when it is done (not when it loads one from its disk
+    cache), through numba's event API."""
+
+    class Listener(event.Listener):
+        def on_start(self, e: Any) -> None:
+            dispatcher = e.data.get("dispatcher")
+            on_start(getattr(dispatcher, "py_func", dispatcher))
+
+        def on_end(self, e: Any) -> None:
+            dispatcher = e.data.get("dispatcher")
+            on_end(getattr(dispatcher, "py_func", dispatcher))
+
+    event.register("numba:compile", Listener())
 
 
 # -- numba's start-up BLAS probe --------------------------------------------------------------

@@ -1,3 +1,3 @@
 """The version of the distribution (one home: pyproject.toml reads the same number)."""
 
-__version__ = "0.1.0"
+__version__ = "0.2.0"

@@ -22,6 +22,7 @@ import contextlib
 import importlib.util
 import io
 import linecache
+import re
 import sys
 import time
 import traceback
@@ -108,7 +109,45 @@ class TaskResult:
 
 
 class StudentImportError(Exception):
-    """The student's file could not be run; the message says where and why."""
+    """The student's file could not be run; the message says where and why, ``lineno`` the line
+    of the file where it failed (``None`` when not in the student's code)."""
+
+    def __init__(self, message: str, lineno: int | None = None) -> None:
+        super().__init__(message)
+        self.lineno = lineno
+
+
+def _failing_line(exc: BaseException, path: Path) -> int | None:
+    """The line of the student's file ``path`` where importing it failed: a syntax error's, or
+    the outermost frame in the file (the top-level statement that was running)."""
+    if isinstance(exc, SyntaxError) and exc.filename and exc.lineno:
+        return exc.lineno if _resolved(exc.filename) == _resolved(path) else None
+    for frame in traceback.extract_tb(exc.__traceback__):
+        if _resolved(frame.filename) == _resolved(path):
+            return frame.lineno
+    return None
+
+
+_TOP_DEF = re.compile(r"(?:async\s+def|def|class)\s+(\w+)")
+
+
+def _task_of_line(path: Path, lineno: int | None, names: Sequence[str]) -> int:
+    """The index in ``names`` of the task whose code holds line ``lineno`` of ``path``: the last
+    top-level ``def``/``class`` of a task name at or before it (its cell, in a notebook); 0 when
+    there is none (read as text: the file may not parse)."""
+    if lineno is None:
+        return 0
+    index = {name: i for i, name in enumerate(names)}
+    found = 0
+    try:
+        lines = path.read_text(encoding="utf-8", errors="replace").splitlines()[:lineno]
+    except OSError:
+        return 0
+    for line in lines:
+        match = _TOP_DEF.match(line)
+        if match and match.group(1) in index:
+            found = index[match.group(1)]
+    return found
 
 
 @dataclass(frozen=True)
@@ -220,7 +259,8 @@ def load_student(
         described = _describe_exception(exc, src) or f"{type(exc).__name__}: {exc}"
         if isinstance(exc, SystemExit):
             described = f"your file called exit() ({type(exc).__name__})"
-        raise StudentImportError(f"your file could not be imported: {described}") from None
+        raise StudentImportError(f"your file could not be imported: {described}",
+                                 _failing_line(exc, p)) from None  # fmt: skip
     finally:
         sys.dont_write_bytecode = dont_write
         with contextlib.suppress(ValueError):
@@ -353,15 +393,13 @@ def run_checks(
     try:
         module = load_student(p, module_name, src, folder)
     except StudentImportError as exc:
+        # the reason goes on the row of the task whose code failed (a syntax error in one
+        # cell is that cell's task's), the other rows point to it
+        at = _task_of_line(p, exc.lineno, [t.name for t in tasks])
+        there = f"not checked: your file could not be imported (see {tasks[at].name})"
         return [
-            TaskResult(
-                exercise,
-                t.name,
-                FAILED,
-                str(exc) if i == 0 else "not checked: your file could not be imported (above)",
-                0.0,
-                max_points=t.points,
-            )  # fmt: skip
+            TaskResult(exercise, t.name, FAILED, str(exc) if i == at else there, 0.0,
+                       max_points=t.points)  # fmt: skip
             for i, t in enumerate(tasks)
         ]
     try:

@@ -153,10 +153,28 @@ def plot_cumulative(
                      f"{'95% CI of the mean' if band == 'se' else '10-90% of runs'})")  # fmt: skip
         if w == "regret" and curves:
             _draw_bounds(ax, curves, results.steps)
+            _log_if_flat(ax, results, chosen, curves)
             ax.legend(fontsize="x-small", loc="upper left")
     if not (curves and whats[0] == "regret"):
         axes[0].legend(fontsize="small")
     return fig
+
+
+#: Bounds below this fraction of the largest regret would sit flat on a linear axis.
+_FLAT = 0.05
+
+
+def _log_if_flat(ax: Axes, results: Any, labels: list[str], curves: list[BoundCurve]) -> None:
+    """A logarithmic regret axis when the lower bounds end below :data:`_FLAT` of the largest
+    mean regret (logarithmic bounds against a linear regret are otherwise a flat line at 0),
+    from the bounds' first positive values."""
+    top = max((float(results.data[a]["regret"].mean(axis=1)[-1]) for a in labels), default=0.0)
+    ends = [float(c.values[-1]) for c in curves if np.isfinite(c.values[-1])]
+    if not ends or top <= 0 or max(ends) >= _FLAT * top:
+        return
+    lows = [float(v) for c in curves for v in c.values if np.isfinite(v) and v > 0]
+    ax.set_yscale("log")
+    ax.set_ylim(bottom=min(lows) / 2 if lows else None)
 
 
 def _bounds_epsilons(value: Any) -> list[float]:

@@ -32,6 +32,7 @@ from typing import Any
 
 import numpy as np
 
+from dpbandits.core import compile_progress
 from dpbandits.core.numba_compat import on_compile
 from dpbandits.experiments.agentspec import is_private
 from dpbandits.experiments.chunk import ChunkTask, run_chunk
@@ -43,6 +44,7 @@ __all__ = [
     "compile_estimate",
     "compile_notice",
     "print_line",
+    "refill_noise_blocks",
     "warm_up",
     "warm_up_task",
 ]
@@ -83,6 +85,8 @@ class CompileNotice:
         self.n_jobs = n_jobs
         self.announce = announce
         self.compiled = 0
+        self.bar: Any = None
+        self._total = len(self.pending)
         self._pid = os.getpid()
 
     def started(self, py_func: Any) -> None:
@@ -94,6 +98,30 @@ class CompileNotice:
             seconds = compile_estimate(list(self.pending.values()), self.n_jobs)
             self.announce(f"compiling kernels for {', '.join(self.pending)} (first run on "
                           f"this machine, ~{seconds:.0f} s)…")  # fmt: skip
+            from tqdm.auto import tqdm
+
+            # how far: the agents whose code is ready; what: the kernel compiling here, or the
+            # agents the compiling processes work on (a terminal only: disable=None)
+            self.bar = tqdm(total=self._total, desc="compiling", unit=" agents",
+                            initial=self._total - len(self.pending), file=sys.stderr,
+                            leave=False, disable=None, dynamic_ncols=True)  # fmt: skip
+        if self.bar is not None:
+            name = getattr(py_func, "__qualname__", "") or repr(py_func)
+            self.bar.set_postfix_str(name.split("__", 1)[0], refresh=True)
+
+    def ready(self, labels: list[str], working: str = "") -> None:
+        """The code of the agents ``labels`` is compiled (or loaded); ``working``: what is
+        compiling now."""
+        for label in labels:
+            if self.pending.pop(label, None) is not None and self.bar is not None:
+                self.bar.update(1)
+        if self.bar is not None and working:
+            self.bar.set_postfix_str(working, refresh=True)
+
+    def close(self) -> None:
+        if self.bar is not None:
+            self.bar.close()
+            self.bar = None
 
 
 @contextlib.contextmanager
@@ -103,8 +131,12 @@ def compile_notice(
     """A :class:`CompileNotice` for the ``label -> agent`` mapping of a run, active in the
     block: wrap a run's set-up and :func:`warm_up` in it."""
     notice = CompileNotice(agents, n_jobs, announce)
-    with on_compile(notice.started):
-        yield notice
+    # this notice and its bar replace the library's general one (core/compile_progress.py)
+    with compile_progress.quiet(), on_compile(notice.started):
+        try:
+            yield notice
+        finally:
+            notice.close()
 
 
 def warm_up_task(task: ChunkTask) -> ChunkTask:
@@ -160,21 +192,47 @@ def warm_up(tasks: list[ChunkTask], n_jobs: int = 1, notice: CompileNotice | Non
             notice = stack.enter_context(compile_notice({t.label: t.agent for t in order}))
         minis = [warm_up_task(t) for t in order]
         _play(minis[0])
-        notice.pending.pop(minis[0].label, None)
+        if any(is_private(t.agent) for t in order):
+            refill_noise_blocks()
+        notice.ready([minis[0].label])
         rest = minis[1:]
         if notice.compiled and n_jobs > 1 and len(rest) > 1:
-            by_key: dict[Any, ChunkTask] = {}
+            by_key: dict[Any, list[ChunkTask]] = {}
             for mini in rest:
-                by_key.setdefault(_compile_key(mini.agent, mini.n_arms), mini)
-            distinct = sorted(by_key.values(), key=lambda t: -_cost(t))
+                by_key.setdefault(_compile_key(mini.agent, mini.n_arms), []).append(mini)
+            groups = sorted(by_key.values(), key=lambda g: -_cost(g[0]))
+            working = {i: g[0].label for i, g in enumerate(groups)}
+
+            def done(i: int, _: Any) -> None:
+                working.pop(i, None)
+                shown = f"in {min(n_jobs, len(groups))} processes: {', '.join(working.values())}"
+                notice.ready([t.label for t in groups[i]], shown if working else "")
+
+            notice.ready([], f"in {min(n_jobs, len(groups))} processes: "
+                             f"{', '.join(working.values())}")  # fmt: skip
             try:
-                run_tasks(_play, distinct, n_jobs=min(n_jobs, len(distinct)))
+                run_tasks(_play, [g[0] for g in groups], n_jobs=min(n_jobs, len(groups)),
+                          on_done=done)  # fmt: skip
             except Exception:  # noqa: BLE001 (e.g. an agent that cannot be pickled)
                 pass  # the pass below compiles here instead, and raises a real error itself
         for mini in rest:
             _play(mini)
-            notice.pending.pop(mini.label, None)
+            notice.ready([mini.label])
     return time.perf_counter() - start
+
+
+def refill_noise_blocks() -> None:
+    """Compile (or load) the private means' noise refill here, before the workers start: the
+    warm-up's few steps never reach the end of a noise block (``block`` pulls of an arm,
+    :class:`dpbandits.continual.PrivateMeans`), so each worker compiled the refill's kernels
+    itself in the middle of its run, once per worker on an empty cache. Blocks of 2 counts
+    reach it at the third pull, with the argument types of any block size."""
+    from dpbandits.continual import PrivateMeans
+
+    means = PrivateMeans(2, 2, 1.0, block=2, rng=0)
+    actions, rewards = np.zeros(2, dtype=np.intp), np.ones(2)
+    for _ in range(5):
+        means.update(actions, rewards)
 
 
 def print_line(line: str) -> None:

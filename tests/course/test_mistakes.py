@@ -97,10 +97,17 @@ def test_file_that_does_not_run(tmp_path: Path) -> None:
     path = _mutated(tmp_path, Mutant(1, "", "def epsilon_greedy(", "def epsilon_greedy(:"))
     results = course.check(1, path)
     assert [r.status for r in results] == ["failed"] * 4
-    assert "your file could not be imported: your code raised SyntaxError" in results[0].message
-    assert "ex1_bandit_basics.py, line" in results[0].message
-    assert all("could not be imported" in r.message for r in results[1:])
+    # on the row of epsilon_greedy, the task whose code does not parse
+    assert "your file could not be imported: your code raised SyntaxError" in results[2].message
+    assert "ex1_bandit_basics.py, line" in results[2].message
+    assert all("imported (see epsilon_greedy)" in results[i].message for i in (0, 1, 3))
     assert sum(r.points for r in results) == 0
+    # a syntax error in the last task's function goes on the last task's row
+    path = _mutated(tmp_path, Mutant(1, "", "def greedy_regret_rate(", "def greedy_regret_rate(:"))
+    results = course.check(1, path)
+    assert "your code raised SyntaxError" in results[3].message, results[3].message
+    assert [r.message for r in results[:3]] == [
+        "not checked: your file could not be imported (see greedy_regret_rate)"] * 3
 
 
 def test_file_that_runs_an_unfinished_function_on_import(tmp_path: Path) -> None:

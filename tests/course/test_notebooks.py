@@ -87,6 +87,27 @@ def test_check_a_notebook(tmp_path: Path, capsys) -> None:
     assert ex.filename != solution.name
 
 
+def test_a_syntax_error_in_one_cell_is_reported_on_its_own_task(tmp_path: Path) -> None:
+    """A cell that does not parse stops the import of the whole notebook: the reason goes on
+    the row of the task whose cell it is (it went on the first task's row), by cell and line,
+    and the other rows point to that task."""
+    solution = course.start(3, tmp_path / "t", solution=True)
+    nb = nbformat.read(solution, as_version=4)
+    names = [t.name for t in course.exercise(3).tasks]
+    target = names[-1]
+    number = next(i for i, c in enumerate(nb.cells, start=1) if f"def {target}(" in c.source)
+    nb.cells[number - 1].source += "\n    x = (1,\n"
+    nbformat.write(nb, solution)
+    results = course.check(3, solution)
+    assert [r.task for r in results] == names
+    bad = results[-1]
+    assert "your code raised SyntaxError" in bad.message, bad.message
+    assert f"ex3_shift.ipynb, cell {number}, line" in bad.message, bad.message
+    for r in results[:-1]:
+        assert r.status == "failed" and r.message == (
+            f"not checked: your file could not be imported (see {target})"), r.message
+
+
 def test_notebook_script(tmp_path: Path) -> None:
     nb = nbformat.v4.new_notebook()
     nb.cells = [

@@ -302,3 +302,18 @@ def test_cli(tmp_path, capsys):
         assert main(["audit-agent", *argv, "--no-progress"]) == 2
         err = capsys.readouterr().err
         assert err.count("\n") == 1 and option in err, err
+
+
+def test_the_report_wraps_long_events_at_word_boundaries() -> None:
+    """An event longer than its 36-character column was cut mid-word; it goes on under it."""
+    from dpbandits.testing.agent_audit_result import AgentAuditResult, EventBound
+
+    event = "arm 1 pulled at least 12 times in steps 10-40 after the change"
+    bound = EventBound("counts", 12, event, "P/P'", 30, 10, 100, 0.2, 1.1, 0.3)
+    result = AgentAuditResult("ucb", 1.0, "claimed", 0.2, 0.05, 200, 50, 2, (12,), [bound], 1.0,
+                              "a table")  # fmt: skip
+    lines = str(result).splitlines()
+    row = next(i for i, x in enumerate(lines) if x.startswith("counts"))
+    more = [x[16:] for x in lines[row + 1 : row + 3] if x.startswith(" ")]
+    assert more and all(len(x) <= 36 for x in more), lines[row : row + 3]
+    assert " ".join(" ".join([lines[row][16:52], *more]).split()) == event, lines[row : row + 3]

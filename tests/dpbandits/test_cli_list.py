@@ -30,3 +30,22 @@ def test_audit_command_bad_input(capsys):
     assert main(["audit", "rnm", "--pairs", "zzz"]) == 2
     assert main(["audit", "rnm", "--epsilon", "-1"]) == 2
     assert "epsilon must be finite and > 0" in capsys.readouterr().err
+
+
+def test_list_agents_prints_whole_summaries_wrapped_at_word_boundaries(capsys):
+    """Each agent's summary (its docstring's first paragraph) is printed whole, wrapped at word
+    boundaries within 100 columns: joined with spaces, the lines give it back (a cut inside a
+    word would add a space); AdaP-UCB's summary stopped at "Partial Information:"."""
+    import inspect
+
+    import agents
+
+    assert main(["list", "agents"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    text = " ".join(" ".join(lines).split())
+    for name in agents.available():
+        cls = agents.describe(name).cls
+        summary = (inspect.getdoc(cls) or "").split("\n\n")[0].replace("``", "")
+        assert f"{name} {cls.__name__}: {' '.join(summary.split())}" in text, name
+    assert "Partial Information: A Refined Analysis of Differentially Private Bandits" in text
+    assert max(len(x) for x in lines[2:]) <= 100

@@ -916,10 +916,14 @@ def test_compiled_dyadic_units_repeat_numpy_bit_for_bit(sampler: str) -> None:
     (200, 2, {}),
     (10, 1000, {"n_max": 50_000}),
     (100, 2, {"noise": "discrete"}),
+    (10, 1000, {"n_max": 50_000, "noise": "discrete"}),
+    (500, 2, {"block": 64}),
 ])  # fmt: skip
 def test_private_means_checks_all_the_memory_it_allocates(monkeypatch, n_runs, n_arms, kwargs):
-    """The memory checked before any allocation is at least the peak the constructor
-    allocates (numpy's allocations, traced): issue 30 found the check counting half of it."""
+    """The memory checked before any allocation is at least the peak of the constructor and
+    the first step, whose noise refill draws the next block (numpy's allocations, traced), and
+    not far above it: issue 30 found the check counting half of the constructor's peak, issue
+    41 the first refill at 1.33x the checked figure with Laplace noise, 1.99x with discrete."""
     import tracemalloc
 
     from dpbandits.core import checks
@@ -931,15 +935,19 @@ def test_private_means_checks_all_the_memory_it_allocates(monkeypatch, n_runs, n
         checked.append(int(n_values) * int(itemsize))
         real(n_values, what, itemsize)
 
-    PrivateMeans(2, n_arms, 1.0, 0.0, 1.0, **kwargs)  # loads the kernels: not traced below
+    first = np.zeros(n_runs, dtype=np.intp), np.ones(n_runs)
+    warm = PrivateMeans(n_runs, n_arms, 1.0, 0.0, 1.0, **kwargs)
+    warm.update(*first)  # loads the kernels: not traced below
+    del warm
     monkeypatch.setattr(checks, "memory", spy)
     tracemalloc.start()
     try:
-        PrivateMeans(n_runs, n_arms, 1.0, 0.0, 1.0, **kwargs)
+        means = PrivateMeans(n_runs, n_arms, 1.0, 0.0, 1.0, **kwargs)
+        means.update(*first)
         _, peak = tracemalloc.get_traced_memory()
     finally:
         tracemalloc.stop()
-    assert checked and max(checked) >= peak
+    assert checked and peak <= max(checked) <= 1.2 * peak, (max(checked) / peak)
 
 
 def test_private_means_too_large_is_refused_before_any_allocation(monkeypatch):

@@ -371,3 +371,17 @@ def test_cli_bounds_flag(tmp_path, monkeypatch, capsys):
     assert "--no-plots" in capsys.readouterr().err
     assert main(["shift", "--bounds-eps", "-1", "--out", str(tmp_path / "e"), *common]) != 0
     assert "--bounds-eps" in capsys.readouterr().err
+
+
+def test_bounds_far_below_the_regret_get_a_log_axis(bernoulli_results):
+    """``--bounds`` drew the c log T bounds flat at 0 under regrets of thousands: when they end
+    below 5% of the largest regret the regret axis is logarithmic, else it stays linear."""
+    res = bernoulli_results
+    fig = plotting.plot_cumulative(res, bounds=True)
+    regret_ax = fig.axes[1]
+    top = max(float(res.data[a]["regret"].mean(axis=1)[-1]) for a in res.labels)
+    ends = [x.get_ydata()[-1] for x in regret_ax.get_lines()
+            if x.get_label().startswith("lower bound")]  # fmt: skip
+    expected = "log" if max(ends) < 0.05 * top else "linear"
+    assert regret_ax.get_yscale() == expected
+    assert regret_ax.get_ylim()[0] > 0 or expected == "linear"

@@ -23,6 +23,15 @@ def test_a_typo_in_an_agent_kind_on_the_command_line_is_named():
         parse_agent_option(["UCB=ucbb"])
 
 
+@pytest.mark.parametrize("agent", ["dp-ucb", "X=dp-ucb:epsilon=1", "ucb,dp-ucb"])
+def test_a_misspelled_agent_is_named_before_the_missing_env(agent, capsys):
+    """``dpbandits run --agent dp-ucb`` (no ``--env``): the typo first, not the missing env."""
+    assert main(["run", "--agent", agent, "--no-progress"]) == 2
+    err = capsys.readouterr().err
+    assert "unknown agent kind 'dp-ucb' (did you mean 'dp_ucb'?" in err, err
+    assert "--env" not in err.split("the form is")[0], err
+
+
 def test_a_typo_in_a_parameter_suggests_the_right_one():
     cfg = copy.deepcopy(CONFIG)
     cfg["agents"]["mGEM"]["epsilon_selct"] = 1.0

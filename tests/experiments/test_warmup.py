@@ -77,7 +77,7 @@ def test_loops_are_compiled_in_parallel_once_per_compile_key(monkeypatch) -> Non
     forked processes, one task per compile key (GEM and mGEM share theirs)."""
     sent = []
     monkeypatch.setattr(warmup_module, "run_tasks",
-                        lambda fn, tasks, n_jobs: sent.append((fn, tasks, n_jobs)))  # fmt: skip
+                        lambda fn, tasks, n_jobs, **_: sent.append((fn, tasks, n_jobs)))
     agent_map = {"fresh": FreshlyCompiled(), **shift_agents(["GEM", "mGEM", "TS"])}
     warm_up(_tasks(agent_map), n_jobs=2)
     assert len(sent) == 1
@@ -86,3 +86,21 @@ def test_loops_are_compiled_in_parallel_once_per_compile_key(monkeypatch) -> Non
     assert sorted(t.label for t in tasks) in (["GEM", "TS"], ["TS", "mGEM"])
     loops = [t.agent for t in tasks]
     assert compile_estimate(loops, 2) < compile_estimate(loops, 1)
+
+
+def test_the_warm_up_compiles_the_noise_refill_of_any_block_size() -> None:
+    """The private means' refill kernels are compiled in the parent (refill_noise_blocks), with
+    the argument types a run's own refill uses: a later refill with other sizes compiles
+    nothing new (each worker compiled them mid-run before)."""
+    from dpbandits.continual import PrivateMeans
+    from dpbandits.continual.tree_noise import block_store
+    from dpbandits.core.samplers import fill_standard_laplace
+    from dpbandits.experiments.warmup import refill_noise_blocks
+
+    refill_noise_blocks()
+    before = (len(block_store.signatures), len(fill_standard_laplace.signatures))
+    assert before[0] >= 1 and before[1] >= 1
+    means = PrivateMeans(7, 3, 0.5, block=64, rng=1)
+    for _ in range(70):  # past the first block of 64 counts: a refill
+        means.update(np.zeros(7, dtype=np.intp), np.full(7, 0.5))
+    assert (len(block_store.signatures), len(fill_standard_laplace.signatures)) == before

@@ -78,6 +78,8 @@ def parse_agent_option(items: list[str] | None) -> dict[str, dict[str, Any]]:
                                                                         head.strip())
                 if not label or not kind:
                     raise ValueError(f"--agent: expected LABEL=KIND:key=value,..., got {part!r}")
+                if kind.lower() not in kinds:  # before any other option's complaint
+                    raise _unknown_kind(part, kind, kinds)
                 if label in out:
                     raise ValueError(f"--agent: label {label!r} given twice")
                 current = out[label] = {"kind": kind}
@@ -85,15 +87,21 @@ def parse_agent_option(items: list[str] | None) -> dict[str, dict[str, Any]]:
                     current.update(parse_assignments([rest], "--agent"))
             elif current is None:
                 # LABEL=KIND with a KIND that is not an agent: most likely a typo in the kind
-                close = difflib.get_close_matches(kind.strip().lower(), sorted(kinds), n=1)
-                hint = f"did you mean {close[0]!r}? " if close else ""
-                raise ValueError(
-                    f"--agent {part!r}: unknown agent kind {kind.strip()!r} ({hint}available: "
-                    f"{', '.join(sorted(kinds))}); the form is LABEL=KIND:key=value,..."
-                )
+                raise _unknown_kind(part, kind, kinds)
             else:
                 current.update(parse_assignments([part], "--agent"))
     return out
+
+
+def _unknown_kind(part: str, kind: str, kinds: set[str]) -> ValueError:
+    """The error of an ``--agent`` item ``part`` whose ``kind`` is not an agent, with the close
+    match."""
+    close = difflib.get_close_matches(kind.strip().lower(), sorted(kinds), n=1)
+    hint = f"did you mean {close[0]!r}? " if close else ""
+    return ValueError(
+        f"--agent {part!r}: unknown agent kind {kind.strip()!r} ({hint}available: "
+        f"{', '.join(sorted(kinds))}); the form is LABEL=KIND:key=value,..."
+    )
 
 
 def load_config(
