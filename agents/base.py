@@ -119,8 +119,10 @@ class Agent:
     parameter_constraints: ClassVar[Mapping[str, Param]] = {}
     #: What the agent is (:class:`dpbandits.core.traits.AgentTraits`): the rewards it accepts,
     #: whether it is private, compiled, needs the horizon. Read by the engine, experiment
-    #: configs, the command line and the audits instead of probing the agent.
-    traits: ClassVar[AgentTraits] = AgentTraits()
+    #: configs, the command line and the audits (:func:`dpbandits.core.traits.traits_of`)
+    #: instead of probing the agent; a class that declares none (``None``, e.g. a course
+    #: exercise) gets the traits its hooks show.
+    traits: ClassVar[AgentTraits | None] = None
 
     n_runs: int
     n_arms: int

@@ -61,6 +61,7 @@ from dpbandits.core.jit import (
 )
 from dpbandits.core.params import Param
 from dpbandits.core.samplers import standard_laplace
+from dpbandits.core.traits import AgentTraits
 
 __all__ = ["DPUCB", "DPUCBBound", "DPUCBHybrid", "DPUCBInt"]
 
@@ -221,8 +222,10 @@ def _play(pulls: Any, pending: Any, mean: Any, count: Any, bsig: Any, bmax: Any,
 
 
 class DPUCB(Agent):
-    """DP-UCB (Mishra & Thakurta, UAI 2015, Alg. 1): UCB on tree-mechanism private sums.
+    """DP-UCB (Mishra & Thakurta 2015, Alg. 1), eps per arm tree (theirs: eps/K): tree sums.
 
+    Each arm's tree gets the whole eps (parallel composition: each reward enters one arm's
+    tree), where the paper runs each of the K trees at eps/K.
     By default Mishra & Thakurta's private UCB: each arm's sum by the binary tree mechanism,
     the noise's bound in the index; the other defaults give Tossou & Dimitrakakis's variants
     (:class:`DPUCBBound`, :class:`DPUCBHybrid`, :class:`DPUCBInt`).
@@ -276,8 +279,9 @@ class DPUCB(Agent):
     """
 
     name = "dp_ucb"
+    traits = AgentTraits(rewards="unit", private=True, compiled=True, needs_horizon=True)
     #: the algorithm's name in reports
-    algorithm = "DP-UCB (Mishra & Thakurta 2015, Alg. 1)"
+    algorithm = "DP-UCB (Mishra & Thakurta 2015, Alg. 1; eps per arm tree, not eps/K)"
     #: Relative cost of a step (UCB ~ 1), for the engine's scheduling (docs/performance.md):
     #: 25-45 ns per agent-step at R = 100 against UCB's 10 (benchmarks/bench_scaling.py).
     cost_hint = 4.0
@@ -484,15 +488,18 @@ class DPUCBHybrid(DPUCB):
 
 
 class DPUCBInt(DPUCB):
-    """DP-UCB-INT (Tossou & Dimitrakakis, AAAI 2016, Alg. 3): private means every f pulls.
+    """DP-UCB-Int, this library's hybrid-release variant of DP-UCB-INT (Tossou & Dimitrakakis).
 
-    Made eps-DP: an arm's private mean changes only when it completes a block of
-    ``f = ceil(1 / eps)`` pulls, released by the hybrid mechanism on the blocks' means (see
-    :class:`DPUCB`, ``interval``). For ``eps >= 1``, ``f = 1`` and it is :class:`DPUCBHybrid`;
-    like it, it has no noise term and can lock an arm out at small eps."""
+    The paper's DP-UCB-INT (AAAI 2016, Alg. 3) is only (eps, delta)-DP; this variant is eps-DP:
+    an arm's private mean changes only when it completes a block of ``f = ceil(1 / eps)`` pulls,
+    released by the hybrid mechanism on the blocks' means (see :class:`DPUCB`, ``interval``).
+    For ``eps >= 1``, ``f = 1`` and it is :class:`DPUCBHybrid`; like it, it has no noise term
+    and can lock an arm out at small eps."""
 
     name = "dp_ucb_int"
-    algorithm = "DP-UCB-INT (Tossou & Dimitrakakis 2016, Alg. 3; hybrid releases)"
+    algorithm = (
+        "DP-UCB-Int (this library's hybrid-release variant of Tossou & Dimitrakakis 2016, Alg. 3)"
+    )
 
     def __init__(
         self,

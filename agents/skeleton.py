@@ -218,8 +218,9 @@ class CompiledAgent(Agent):
 
     A subclass declares ``ARM``, ``RUN`` and ``PAR`` (:func:`fields`), the kernels
     ``arm_kernel`` and ``learn_kernel`` (``round_kernel`` optional), its
-    :attr:`~agents.base.Agent.traits`, and writes :meth:`parameters` (the ``PAR`` values, by
-    name) and, when a field does not start at 0, :meth:`init_state`. It may override
+    :attr:`~agents.base.Agent.traits`, the fields that do not start at 0 (:attr:`ARM_START`,
+    :attr:`RUN_START`), and writes :meth:`parameters` (the ``PAR`` values, by name) and, when
+    a field's start depends on the sizes or parameters, :meth:`init_state`. It may override
     :meth:`check_step` (a check of ``update``'s actions). Everything else -- ``choose``,
     ``observe``, ``play``, the reward checks -- is this class's.
     """
@@ -228,6 +229,9 @@ class CompiledAgent(Agent):
     ARM: ClassVar[Any] = NO_FIELDS
     RUN: ClassVar[Any] = NO_FIELDS
     PAR: ClassVar[Any] = NO_FIELDS
+    #: Fields that do not start at 0, by name: ``{"root": nan}`` (the others start at 0).
+    ARM_START: ClassVar[Mapping[str, float]] = {}
+    RUN_START: ClassVar[Mapping[str, float]] = {}
     round_kernel: ClassVar[Any] = no_round
     arm_kernel: ClassVar[Any] = None
     learn_kernel: ClassVar[Any] = None
@@ -242,7 +246,8 @@ class CompiledAgent(Agent):
         return {}
 
     def init_state(self) -> None:
-        """Set the fields of :attr:`arms`/:attr:`runs` that do not start at 0."""
+        """Set the fields of :attr:`arms`/:attr:`runs` whose start depends on the sizes or the
+        parameters (after :attr:`ARM_START` and :attr:`RUN_START`)."""
 
     def check_step(self, actions: NDArray[np.int64]) -> None:
         """Refuse ``update``'s ``actions`` the algorithm cannot learn from (default: none)."""
@@ -285,6 +290,10 @@ class CompiledAgent(Agent):
         self._x = np.empty(R)
         self._address = generator_address(self.rng)
         self._loop = type(self).compiled_loop()
+        for name, value in self.ARM_START.items():
+            self.arm_field(name)[:] = value
+        for name, value in self.RUN_START.items():
+            self.run_field(name)[:] = value
         self.init_state()
 
     def arm_field(self, name: str) -> NDArray[np.float64]:

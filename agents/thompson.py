@@ -19,6 +19,7 @@ from dpbandits.core.samplers import (
     standard_exponential,
     standard_normal,
 )
+from dpbandits.core.traits import AgentTraits
 
 __all__ = ["ThompsonSampling"]
 
@@ -236,6 +237,7 @@ class ThompsonSampling(Agent):
     """
 
     name = "thompson"
+    traits = AgentTraits(compiled=True)
     #: Relative cost of a step (UCB ~ 1), for the engine's scheduling (docs/performance.md).
     cost_hint = 1.5
 
@@ -254,8 +256,11 @@ class ThompsonSampling(Agent):
         self._ab = np.empty((self.n_runs, self.n_arms, 2))  # Beta parameters, interleaved
         # play's per-arm posterior tables (Gaussian: mean and standard deviation; Bernoulli:
         # four Gamma constants), kept from one call to the next (Agent.kept_tables_valid)
-        self._tables = (np.empty((2, self.n_runs, self.n_arms)) if self._gaussian
-                        else np.empty((self.n_runs, self.n_arms, 4)))
+        self._tables = (
+            np.empty((2, self.n_runs, self.n_arms))
+            if self._gaussian
+            else np.empty((self.n_runs, self.n_arms, 4))
+        )
 
     def choose(self) -> NDArray[np.int64]:
         stats, out = self.stats, np.empty(self.n_runs, dtype=np.int64)
