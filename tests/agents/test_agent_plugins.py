@@ -96,10 +96,10 @@ def test_a_plugin_agent_passes_check_agent(installed):
 
 def test_dpbandits_list_shows_the_plugin_and_the_broken_one(installed, capsys):
     assert main(["list", "agents"]) == 0
-    out = capsys.readouterr().out
-    assert "plugin_greedy" in out and "Greedy: Epsilon-free greedy" in out
+    out = " ".join(capsys.readouterr().out.split())  # (the parameters are wrapped)
+    assert "plugin_greedy Greedy: Epsilon-free greedy" in out
     assert "c=1.0 [number >= 0]" in out
-    assert "plugin_broken" in out and "failed to load" in out
+    assert "plugin_broken ? (agent plug-in 'plugin_broken'" in out and "failed to load" in out
 
 
 def test_a_config_and_the_command_line_take_the_plugin_kind(installed, tmp_path):
