@@ -46,7 +46,7 @@ from __future__ import annotations
 
 import inspect
 from collections.abc import Callable, Mapping
-from typing import Any, ClassVar
+from typing import Any, ClassVar, TypeVar
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
@@ -61,6 +61,7 @@ from dpbandits.core.traits import AgentTraits
 __all__ = [
     "Agent",
     "ArmStatistics",
+    "variant",
     "bernoulli_error",
     "in_bernoulli",
     "in_unit_interval",
@@ -254,3 +255,36 @@ class Agent:
     def __repr__(self) -> str:
         args = ", ".join(f"{k}={v!r}" for k, v in self.get_params().items())
         return f"{type(self).__name__}({args})"
+
+
+_A = TypeVar("_A", bound=type)
+
+
+def variant(**defaults: Any) -> Callable[[_A], _A]:
+    """A class decorator for an agent that is its base class with other constructor defaults
+    (e.g. DP-UCB-BOUND: DP-UCB with ``mechanism="hybrid"``): the class gets an ``__init__``
+    with the base's signature and these defaults, read by ``inspect.signature``,
+    ``agents.describe``, ``get_params`` and ``repr`` as a written one would be."""
+
+    def decorate(cls: _A) -> _A:
+        base_init = cls.__mro__[1].__init__
+        signature = inspect.signature(base_init)
+        unknown = sorted(set(defaults) - set(signature.parameters))
+        if unknown:
+            raise TypeError(f"{cls.__name__}: {unknown} are not parameters of its base class")
+        new = signature.replace(parameters=[
+            p.replace(default=defaults[p.name]) if p.name in defaults else p
+            for p in signature.parameters.values()
+        ])  # fmt: skip
+
+        def __init__(self: Any, *args: Any, **kwargs: Any) -> None:
+            bound = new.bind(self, *args, **kwargs)
+            bound.apply_defaults()
+            base_init(*bound.args, **bound.kwargs)
+
+        __init__.__signature__ = new  # type: ignore[attr-defined]
+        __init__.__qualname__ = f"{cls.__qualname__}.__init__"
+        cls.__init__ = __init__  # type: ignore[misc]
+        return cls
+
+    return decorate

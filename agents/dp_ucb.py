@@ -45,7 +45,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from agents.base import Agent, in_unit_interval, unit_interval_error
+from agents.base import Agent, in_unit_interval, unit_interval_error, variant
 from dpbandits.accounting import global_dp_report
 from dpbandits.continual import PrivateMeans
 from dpbandits.continual.kernels import binary_noise_push, means_push
@@ -446,6 +446,7 @@ class DPUCB(Agent):
         return global_dp_report(self.algorithm, eps, mechanism, composition)
 
 
+@variant(mechanism="hybrid")
 class DPUCBBound(DPUCB):
     """DP-UCB-BOUND (Tossou & Dimitrakakis, AAAI 2016, Alg. 1): hybrid sums, noise term.
 
@@ -455,16 +456,8 @@ class DPUCBBound(DPUCB):
     name = "dp_ucb_bound"
     algorithm = "DP-UCB-BOUND (Tossou & Dimitrakakis 2016, Alg. 1)"
 
-    def __init__(
-        self,
-        epsilon: float = 1.0,
-        mechanism: str = "hybrid",
-        bound: bool = True,
-        interval: int | None = 1,
-    ) -> None:
-        super().__init__(epsilon, mechanism, bound, interval)
 
-
+@variant(mechanism="hybrid", bound=False)
 class DPUCBHybrid(DPUCB):
     """DP-UCB (Tossou & Dimitrakakis, AAAI 2016): UCB1 on hybrid-mechanism private means.
 
@@ -477,16 +470,8 @@ class DPUCBHybrid(DPUCB):
     name = "dp_ucb_hybrid"
     algorithm = "DP-UCB (Tossou & Dimitrakakis 2016)"
 
-    def __init__(
-        self,
-        epsilon: float = 1.0,
-        mechanism: str = "hybrid",
-        bound: bool = False,
-        interval: int | None = 1,
-    ) -> None:
-        super().__init__(epsilon, mechanism, bound, interval)
 
-
+@variant(mechanism="hybrid", bound=False, interval=None)
 class DPUCBInt(DPUCB):
     """DP-UCB-Int, this library's hybrid-release variant of DP-UCB-INT (Tossou & Dimitrakakis).
 
@@ -500,12 +485,3 @@ class DPUCBInt(DPUCB):
     algorithm = (
         "DP-UCB-Int (this library's hybrid-release variant of Tossou & Dimitrakakis 2016, Alg. 3)"
     )
-
-    def __init__(
-        self,
-        epsilon: float = 1.0,
-        mechanism: str = "hybrid",
-        bound: bool = False,
-        interval: int | None = None,
-    ) -> None:
-        super().__init__(epsilon, mechanism, bound, interval)

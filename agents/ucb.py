@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import math
-from types import SimpleNamespace
 from typing import Any
 
 import numpy as np
@@ -92,11 +91,6 @@ class UCB(IndexAgent):
             log_horizon = math.log(self.needed_horizon("UCB(log='T') has ln T in its bonus"))
         return {"alpha": float(self.alpha), "log_horizon": log_horizon,
                 "per_step": float(self.log == "t")}  # fmt: skip
-
-    @property
-    def stats(self) -> SimpleNamespace:
-        """The ``(R, K)`` pull ``counts`` and reward ``sums`` (views of the state)."""
-        return SimpleNamespace(counts=self.arm_field("count"), sums=self.arm_field("sum"))
 
     def index(self) -> NDArray[np.float64]:
         """The ``(R, K)`` UCB indices at the current step."""
