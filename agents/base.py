@@ -30,12 +30,9 @@ replication ``r`` playing arm ``a`` at the ``i``-th step gets ``rows[i, a * R + 
 the arms it played into ``actions`` ``(m, R)`` and the rewards it got into ``rewards``
 ``(m, R)``, and advances ``t`` by ``m`` (:meth:`Agent.played`). It uses the same compiled
 functions as its ``choose``/``observe``, so the two paths give identical results. The engine
-uses it when :meth:`Agent.block_player` allows. A ``play`` may keep per-arm tables derived from
-its statistics from one call to the next (UCB's indices, Thompson sampling's posterior tables)
-and rebuild them only when :attr:`Agent.kept_tables_valid` is false: :meth:`Agent.update` (the
-step protocol) and :meth:`Agent.reset` clear it, :meth:`Agent.played` sets it. Rebuilding them at
-every call would cost ``O(R K)`` per call, i.e. per step once the reward tape's blocks hold a
-single step (large ``R K``).
+uses it when :meth:`Agent.block_player` allows. The agents of the compiled skeleton
+(:mod:`agents.skeleton`, docs/agents.md) get ``choose``, ``observe`` and ``play`` written once
+around their own compiled kernels.
 
 Nothing inside a step loops over replications or arms in Python; :class:`ArmStatistics` is the
 batched bookkeeping of pull counts and reward sums that most agents need (its home is
@@ -153,8 +150,6 @@ class Agent:
         self.rng = checks.generator(rng)
         self.t = 0
         self._acted: Any = None
-        #: whether tables ``play`` keeps between calls are still those of the statistics
-        self.kept_tables_valid = False
         self._initial = [np.full(self.n_runs, a, dtype=np.int64) for a in range(self.n_arms)]
         check_params(self, type(self).parameter_constraints)
         self.setup()
@@ -199,7 +194,6 @@ class Agent:
         r = checks.step_rewards(rewards, self.n_runs)
         if actions is not acted:
             actions = checks.step_actions(actions, self.n_runs, self.n_arms)
-        self.kept_tables_valid = False  # observe changes the statistics outside play
         self.observe(actions, r)
         self.t += 1
 
@@ -220,11 +214,9 @@ class Agent:
 
     def played(self, n: int) -> None:
         """Record that ``play`` has just played ``n`` steps (``t`` advances; the next ``update``
-        validates its actions, as none came from ``act``; the tables ``play`` keeps are those
-        of the statistics)."""
+        validates its actions, as none came from ``act``)."""
         self.t += n
         self._acted = None
-        self.kept_tables_valid = True
 
     # -- what a subclass writes -----------------------------------------------------------
     def setup(self) -> None:
