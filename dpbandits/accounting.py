@@ -201,7 +201,9 @@ def global_dp_report(
     releases, so nothing is treated as public and ``epsilon`` is the total of the run.
     ``mechanism`` says what is released, ``composition`` why the total is ``epsilon``.
 
-    The keys of :meth:`PrivacyLedger.report` that summaries read are filled in the same way
+    ``rho_implied`` is the zCDP parameter the guarantee implies, ``eps^2 / 2`` (Bun & Steinke
+    2016, Proposition 1.4; docs/trust-models.md). The keys of :meth:`PrivacyLedger.report` that
+    summaries read are filled in the same way
     (``means.epsilon``, ``total_paper``, ``total_parallel``: all equal to the total), beside
     ``epsilon_total`` and a readable ``text``.
     """
@@ -212,11 +214,14 @@ def global_dp_report(
         f"  released   {mechanism}",
         f"  total      {composition}",
         "  actions    post-processing of the releases (nothing treated as public)",
+        f"  implied    rho = eps^2/2 = {eps * eps / 2:g} (zCDP; Bun & Steinke 2016, Prop. 1.4)",
     ])  # fmt: skip
     return {
         "model": "global",
+        "notion": "pure",
         "algorithm": algorithm,
         "epsilon_total": eps,
+        "rho_implied": eps * eps / 2,
         "counts_public": False,
         "means": {
             "epsilon": eps,

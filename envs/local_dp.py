@@ -142,14 +142,17 @@ def local_dp_report(randomizer: LocalRandomizer) -> dict[str, Any]:
     }  # fmt: skip
 
 
-def _inner_spec(env: Any) -> tuple[str, dict[str, Any]]:
+def _inner_spec(env: Any, horizon: int | None = None) -> tuple[str, dict[str, Any]]:
+    """The wrapped environment's id and arguments (``horizon`` added when given)."""
     if isinstance(env, str):
-        return env, {}
+        return env, ({} if horizon is None else {"horizon": horizon})
     if isinstance(env, Mapping) and isinstance(env.get("id"), str):
         cfg = dict(env)
         env_id = cfg.pop("id")
         kwargs = dict(cfg.pop("kwargs", {}))
         kwargs.update(cfg)
+        if horizon is not None:
+            kwargs["horizon"] = horizon
         return env_id, kwargs
     raise ParameterError(
         f"env must be an environment id or a config {{'id': ..., **kwargs}}, got {env!r}", "env"
@@ -261,9 +264,11 @@ class LocalDPBanditVectorEnv(BanditVectorEnv):
 
 def make_local_dp(env: Any = "dpbandits/KArmedBernoulli-v0", epsilon: float = 1.0,
                   mechanism: str = "auto", bounds: Any = None, debias: bool = True,
-                  render_mode: str | None = None) -> LocalDPReward:  # fmt: skip
-    """``gymnasium.make("dpbandits/LocalDP-v0", env=..., epsilon=...)``: the single form."""
-    env_id, kwargs = _inner_spec(env)
+                  render_mode: str | None = None,
+                  horizon: int | None = None) -> LocalDPReward:  # fmt: skip
+    """``gymnasium.make("dpbandits/LocalDP-v0", env=..., epsilon=...)``: the single form;
+    ``horizon``, when given, is passed to the wrapped environment."""
+    env_id, kwargs = _inner_spec(env, horizon)
     if render_mode is not None:
         kwargs["render_mode"] = render_mode
     return LocalDPReward(gym.make(env_id, **kwargs), epsilon, mechanism, bounds, debias)
@@ -271,18 +276,19 @@ def make_local_dp(env: Any = "dpbandits/KArmedBernoulli-v0", epsilon: float = 1.
 
 def make_local_dp_vector(num_envs: int = 1, env: Any = "dpbandits/KArmedBernoulli-v0",
                          epsilon: float = 1.0, mechanism: str = "auto", bounds: Any = None,
-                         debias: bool = True, render_mode: str | None = None) -> Any:  # fmt: skip
+                         debias: bool = True, render_mode: str | None = None,
+                         horizon: int | None = None) -> Any:  # fmt: skip
     """``gymnasium.make_vec("dpbandits/LocalDP-v0", ...)``: :class:`LocalDPBanditVectorEnv`
     around the project's bandits, :class:`LocalDPVectorReward` around any other environment."""
-    env_id, kwargs = _inner_spec(env)
+    env_id, kwargs = _inner_spec(env, horizon)
     spec = gym.spec(env_id)
     if spec.vector_entry_point is not None:
         probe = gym.make_vec(env_id, num_envs=1, vectorization_mode="vector_entry_point", **kwargs)
         native = isinstance(probe, BanditVectorEnv)
         probe.close()
         if native:
-            return LocalDPBanditVectorEnv(num_envs, env, epsilon, mechanism, bounds, debias,
-                                          render_mode)  # fmt: skip
+            return LocalDPBanditVectorEnv(num_envs, {"id": env_id, **kwargs}, epsilon,
+                                          mechanism, bounds, debias, render_mode)  # fmt: skip
     if render_mode is not None:
         kwargs["render_mode"] = render_mode
     inner = gym.make_vec(env_id, num_envs=num_envs, **kwargs)

@@ -32,6 +32,10 @@ def add_experiment_arguments(parser: argparse.ArgumentParser, command: str) -> N
     parser.add_argument("--runs", type=positive_count, default=None,
                         help="replications per agent")
     parser.add_argument("--seed", type=int, default=None, help="root seed")
+    parser.add_argument("--delta", type=float, default=None, metavar="DELTA",
+                        help="also state every privacy guarantee as (eps, delta) at DELTA in "
+                        "(0, 1), converted by dp-accounting (the extra 'accounting'; "
+                        "docs/trust-models.md)")  # fmt: skip
     parser.add_argument("--set", dest="sets", action="append", default=[], metavar="KEY=VALUE",
                         help="set any key path, e.g. agents.mGEM.epsilon_select=2 or "
                         "experiment.env_kwargs.horizon=5000; repeatable")  # fmt: skip
@@ -134,6 +138,10 @@ def experiment_from_args(
               f"'{name}' shipped with dpbandits; `dpbandits {command} --example {name} > "
               f"my.toml` writes it to edit, `dpbandits {command} --example` lists the others",
               file=sys.stderr, flush=True)  # fmt: skip
+    sets = parse_assignments(args.sets, "--set")
+    if getattr(args, "delta", None) is not None:  # refused before any work when outside (0, 1)
+        checks.probability(args.delta, "--delta")
+        sets["experiment.delta"] = args.delta
     exp = load_config(
         source,
         env=args.env,
@@ -141,7 +149,7 @@ def experiment_from_args(
         agents=parse_agent_option(args.agents),
         n_runs=args.runs,
         seed=args.seed,
-        sets=parse_assignments(args.sets, "--set"),
+        sets=sets,
         grid=grid,
         check=False,
     )

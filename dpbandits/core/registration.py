@@ -60,7 +60,8 @@ def register_envs() -> None:
     """
     import gymnasium
 
-    for env_id, (entry_point, vector_entry_point) in {**ENV_IDS, **OTHER_ENV_IDS, **WRAPPER_ENV_IDS}.items():
+    every = {**ENV_IDS, **OTHER_ENV_IDS, **WRAPPER_ENV_IDS}
+    for env_id, (entry_point, vector_entry_point) in every.items():
         if env_id not in gymnasium.registry:
             gymnasium.register(
                 id=env_id, entry_point=entry_point, vector_entry_point=vector_entry_point

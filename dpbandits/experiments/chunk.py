@@ -19,6 +19,7 @@ from dpbandits.experiments.agentspec import is_private
 from dpbandits.experiments.envspec import make_vector_env
 from dpbandits.experiments.parallel import report_progress
 from dpbandits.experiments.regret import action_frequencies, regret_from_actions
+from dpbandits.experiments.trust_reports import run_report
 from envs.base import BanditVectorEnv
 
 __all__ = ["PROGRESS_EVERY", "ChunkTask", "chunk_seeds", "run_chunk"]
@@ -280,6 +281,8 @@ def run_chunk(task: ChunkTask, progress: Callable[[int], None] | None = None) ->
     if task.keep_actions:
         out["actions"] = actions
     report_fn = getattr(agent, "privacy_report", None)
-    out["privacy"] = jsonable(report_fn()) if callable(report_fn) else None
+    env_report_fn = getattr(venv, "privacy_report", None)  # a local randomizer at the user
+    out["privacy"] = jsonable(run_report(report_fn() if callable(report_fn) else None,
+                                         env_report_fn() if callable(env_report_fn) else None))
     out["cpu_seconds"] = time.process_time() - cpu0
     return out

@@ -25,11 +25,19 @@ from dpbandits.theory.lower_bounds import (
     shariff_sheffet,
     tv_gaussian,
 )
+from dpbandits.theory.trust_bounds import (
+    TRUST_BOUND_LABELS,
+    ldp_contraction,
+    local_dp,
+    local_dp_coefficient,
+    zcdp,
+)
 
 __all__ = [
     "ARM_FAMILIES",
     "BOUND_LABELS",
     "KARWA_VADHAN_CONSTANT",
+    "TRUST_BOUND_LABELS",
     "azize_2025",
     "azize_basu",
     "coefficients",
@@ -39,7 +47,11 @@ __all__ = [
     "kl_bernoulli",
     "kl_gaussian",
     "lai_robbins",
+    "ldp_contraction",
+    "local_dp",
+    "local_dp_coefficient",
     "regret_lower_bounds",
     "shariff_sheffet",
     "tv_gaussian",
+    "zcdp",
 ]

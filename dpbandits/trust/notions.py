@@ -43,6 +43,7 @@ __all__ = [
     "accountant_available",
     "approx_dp",
     "check_delta",
+    "conversion_text",
     "implied_rho",
     "native_guarantee",
     "with_conversion",

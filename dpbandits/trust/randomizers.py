@@ -123,7 +123,8 @@ class LocalRandomizer:
         """What each report is, for privacy reports."""
         if self.kind == LAPLACE:
             return (f"each reward in [{self.lo:g}, {self.hi:g}] reported as reward + "
-                    f"Lap({self.width:g}/eps) (Laplace mechanism, Ren et al. 2020 CTL)")  # fmt: skip
+                    f"Lap({self.width:g}/eps) (Laplace mechanism, Ren et al. 2020 "
+                    "CTL)")  # fmt: skip
         form = "debiased" if self.debias else "raw bit"
         return (f"each reward in [{self.lo:g}, {self.hi:g}] reported by randomized response on "
                 f"a Bernoulli((x - lo)/(hi - lo)) coin, the bit kept with probability "
