@@ -241,7 +241,8 @@ class LocalDPBanditVectorEnv(BanditVectorEnv):
             inner.close()
             raise ParameterError(
                 f"LocalDPBanditVectorEnv wraps the project's bandits; {env_id} is "
-                f"{type(inner).__name__}: use LocalDPVectorReward", "env"
+                f"{type(inner).__name__}: use LocalDPVectorReward",
+                "env",
             )
         self.randomizer = randomizer_for(inner, epsilon, mechanism, bounds, debias)
         self.num_envs = inner.num_envs

@@ -98,9 +98,7 @@ class LocalRandomizer:
                  hi: float = 1.0, debias: bool = True) -> None:  # fmt: skip
         self.epsilon = checks.positive_number(epsilon, "epsilon")
         if mechanism not in MECHANISMS:
-            raise ValueError(
-                f"mechanism must be one of {sorted(MECHANISMS)}, got {mechanism!r}"
-            )
+            raise ValueError(f"mechanism must be one of {sorted(MECHANISMS)}, got {mechanism!r}")
         self.mechanism = mechanism
         self.lo = checks.number(lo, "lo")
         self.hi = checks.number(hi, "hi")
