@@ -14,7 +14,9 @@ Built-in names (:func:`available`): ``ucb``, ``thompson``, ``sw_ucb``, ``d_ucb``
 ``dp_ucb_hybrid``, ``dp_ucb_int`` (:mod:`agents.dp_ucb`) and ``dp_se`` (:mod:`agents.dp_se`),
 ``adap_ucb``, ``adap_klucb`` (:mod:`agents.adap`), ``dp_klucb``, ``dp_imed``
 (:mod:`agents.dp_kl`) and ``dp_ts`` (:mod:`agents.dp_ts`); the non-private ``klucb``
-(:mod:`agents.klucb`).
+(:mod:`agents.klucb`); the other trust models (docs/trust-models.md): the eps-LDP
+``ldp_ucb_l``, ``ldp_ucb_b``, ``ldp_klucb_b`` (:mod:`agents.ldp_ucb`) and the rho-zCDP
+``adac_ucb`` (:mod:`agents.adac`).
 :func:`register` adds a user's own agent class or factory under a new name;
 :func:`describe` tells what a name builds and the parameters it takes (used by experiment configs
 and ``dpbandits list``).
@@ -34,6 +36,7 @@ from agents.ucb import UCB
 from dpbandits.core.sibling_packages import lazy_attributes
 
 if TYPE_CHECKING:
+    from agents.adac import AdaCUCB
     from agents.adap import AdaPKLUCB, AdaPUCB
     from agents.dp_kl import DPIMED, DPKLUCB
     from agents.dp_se import DPSE
@@ -41,6 +44,7 @@ if TYPE_CHECKING:
     from agents.dp_ucb import DPUCB, DPUCBBound, DPUCBHybrid, DPUCBInt
     from agents.exp3 import Exp3
     from agents.klucb import KLUCB
+    from agents.ldp_ucb import LDPKLUCBB, LDPUCBB, LDPUCBL
     from agents.nonstationary import DiscountedUCB, SlidingWindowUCB
 
 __dpbandits_package__ = "agents"  # checked by dpbandits.core.sibling_packages
@@ -49,7 +53,11 @@ __all__ = [
     "DPIMED",
     "DPKLUCB",
     "KLUCB",
+    "LDPKLUCBB",
+    "LDPUCBB",
+    "LDPUCBL",
     "UCB",
+    "AdaCUCB",
     "AdaPKLUCB",
     "AdaPUCB",
     "Agent",
@@ -91,6 +99,10 @@ _LAZY = {
     "DPKLUCB": "agents.dp_kl",
     "DPIMED": "agents.dp_kl",
     "LazyDPTS": "agents.dp_ts",
+    "LDPUCBL": "agents.ldp_ucb",
+    "LDPUCBB": "agents.ldp_ucb",
+    "LDPKLUCBB": "agents.ldp_ucb",
+    "AdaCUCB": "agents.adac",
 }
 
 
@@ -128,6 +140,10 @@ _BUILT_IN: dict[str, Callable[..., Any]] = {
     "dp_klucb": _Deferred("DPKLUCB"),
     "dp_imed": _Deferred("DPIMED"),
     "dp_ts": _Deferred("LazyDPTS"),
+    "ldp_ucb_l": _Deferred("LDPUCBL"),
+    "ldp_ucb_b": _Deferred("LDPUCBB"),
+    "ldp_klucb_b": _Deferred("LDPKLUCBB"),
+    "adac_ucb": _Deferred("AdaCUCB"),
 }
 _REGISTRY: dict[str, Callable[..., Any]] = dict(_BUILT_IN)
 

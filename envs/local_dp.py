@@ -47,8 +47,8 @@ import gymnasium as gym
 import numpy as np
 from gymnasium.vector import VectorEnv, VectorWrapper
 
+from dpbandits.accounting import local_dp_report as accounting_local_report
 from dpbandits.core.checks import ParameterError
-from dpbandits.trust.notions import implied_rho
 from dpbandits.trust.randomizers import LocalRandomizer
 from envs.base import BanditVectorEnv, np_random_getter
 from envs.core import BanditCore, Schedule
@@ -114,32 +114,12 @@ def randomizer_for(env: Any, epsilon: float, mechanism: str = "auto",
 
 def local_dp_report(randomizer: LocalRandomizer) -> dict[str, Any]:
     """The privacy report of a run on an environment wrapped with ``randomizer``: eps-LDP, and
-    eps-DP for the whole run (module docstring), as a JSON-able dict."""
-    eps = randomizer.epsilon
-    text = "\n".join([
-        f"Privacy (local DP at the user): eps = {eps:g} per report (eps-LDP).",
-        f"  released   {randomizer.description}",
-        "  learner    sees reports only: everything it outputs is post-processing",
-        f"  total      eps = {eps:g} for the whole run, also as global DP (one step's reward "
-        "changes one report's law)",
-        f"  implied    rho = eps^2/2 = {implied_rho(eps):g} (zCDP)",
-    ])  # fmt: skip
-    return {
-        "model": "local",
-        "notion": "local",
-        "algorithm": "local randomizer at the user",
-        "epsilon_local": eps,
-        "epsilon_total": eps,
-        "counts_public": False,
-        "mechanism": randomizer.mechanism,
-        "debias": randomizer.debias,
-        "bounds": [randomizer.lo, randomizer.hi],
-        "means": {"epsilon": eps, "total": eps, "mechanism": randomizer.description,
-                  "composition": "one report per reward; every output is post-processing"},
-        "total_paper": eps,
-        "total_parallel": eps,
-        "text": text,
-    }  # fmt: skip
+    eps-DP for the whole run (:func:`dpbandits.accounting.local_dp_report`)."""
+    report = accounting_local_report("local randomizer at the user", randomizer.epsilon,
+                                     randomizer.description)  # fmt: skip
+    report.update(mechanism=randomizer.mechanism, debias=randomizer.debias,
+                  bounds=[randomizer.lo, randomizer.hi])  # fmt: skip
+    return report
 
 
 def _inner_spec(env: Any, horizon: int | None = None) -> tuple[str, dict[str, Any]]:
