@@ -51,11 +51,11 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 import agents as agents_pkg
+from dpbandits.audit.agent_result import AgentAuditResult, EventBound
+from dpbandits.audit.reward_tables import default_steps, draw_table, neighbour_table, play_table
+from dpbandits.audit.selector import clopper_pearson
 from dpbandits.core import checks
 from dpbandits.core.docs import docs_reference
-from dpbandits.testing.agent_audit_result import AgentAuditResult, EventBound
-from dpbandits.testing.audit import clopper_pearson
-from dpbandits.testing.reward_tables import default_steps, draw_table, neighbour_table, play_table
 
 __all__ = [
     "DEFAULT_ENV",
