@@ -135,8 +135,12 @@ class _LDP(IndexAgent):
         return {"c": 0.0, "eps": eps, "scale": scale, "p": p, "q": q}
 
     def private_means(self) -> NDArray[np.float64]:
-        """The ``(R, K)`` means of the reports so far (all the learner knows)."""
-        return np.asarray(self.arm_field("sum") / self.arm_field("count"), dtype=np.float64)
+        """The ``(R, K)`` means of the reports so far (all the learner knows); NaN for an arm
+        not pulled yet."""
+        counts = self.arm_field("count")
+        out = np.full(counts.shape, np.nan)
+        np.divide(self.arm_field("sum"), counts, out=out, where=counts > 0)
+        return out
 
     def privacy_report(self) -> dict[str, Any]:
         """eps-LDP per report, eps-DP for the whole run (module docstring)."""
