@@ -42,8 +42,11 @@ def _reference_ldp_ucb(kind: str, eps: float, rng: np.random.Generator) -> float
                 if low.size:
                     a = int(low[0])
                 else:
-                    idx = s / n + np.sqrt(2 * math.log(rnd) / n) + np.sqrt(
-                        32 * math.log(rnd) / (eps**2 * n))
+                    idx = (
+                        s / n
+                        + np.sqrt(2 * math.log(rnd) / n)
+                        + np.sqrt(32 * math.log(rnd) / (eps**2 * n))
+                    )
                     a = int(np.argmax(idx))
             else:
                 a = int(np.argmax(s / n + np.sqrt(2 * math.log(rnd) / n)))
@@ -69,8 +72,11 @@ def _reference_adac(rho: float, alpha: float, rng: np.random.Generator) -> float
             a, length = t, 1
         else:
             tl = t + 1
-            idx = priv + np.sqrt(alpha * math.log(2 * tl) / (2 * last_n)) + np.sqrt(
-                alpha * math.log(tl) / rho) / last_n
+            idx = (
+                priv
+                + np.sqrt(alpha * math.log(2 * tl) / (2 * last_n))
+                + np.sqrt(alpha * math.log(tl) / rho) / last_n
+            )
             a = int(np.argmax(idx))
             length = int(count[a])
         total, done = 0.0, 0
