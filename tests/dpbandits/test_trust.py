@@ -10,7 +10,6 @@ import pytest
 from scipy import stats
 
 from dpbandits import theory
-from dpbandits.core.checks import ParameterError
 from dpbandits.trust import LocalRandomizer, approx_dp, check_delta, implied_rho, with_conversion
 from dpbandits.trust.randomizers import response_bias
 from tests.stats import assert_mean_close, assert_proportion_close

@@ -63,9 +63,11 @@ def test_wrapper_around_any_env_needs_its_range() -> None:
         envs.LocalDPVectorReward(gym.make_vec("CartPole-v1", num_envs=2), 1.0)
 
 
-@pytest.mark.parametrize("kwargs, name", [({"epsilon": 0.0}, "epsilon"),
-                                          ({"epsilon": 1.0, "mechanism": "x"}, "mechanism"),
-                                          ({"epsilon": 1.0, "bounds": (1, 2, 3)}, "bounds")])  # fmt: skip
+BAD = [({"epsilon": 0.0}, "epsilon"), ({"epsilon": 1.0, "mechanism": "x"}, "mechanism"),
+       ({"epsilon": 1.0, "bounds": (1, 2, 3)}, "bounds")]  # fmt: skip
+
+
+@pytest.mark.parametrize("kwargs, name", BAD)
 def test_bad_arguments_fail_before_any_work(kwargs: dict, name: str) -> None:
     with pytest.raises(ValueError, match=name):
         gym.make("dpbandits/LocalDP-v0", env=BERN, **kwargs)
