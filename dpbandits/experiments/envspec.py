@@ -42,6 +42,14 @@ def env_spec(env: Any) -> dict[str, Any]:
     # make_vec records its own arguments in the spec; the engine chooses them per chunk.
     for key in ("num_envs", "vectorization_mode", "vector_kwargs", "wrappers"):
         kwargs.pop(key, None)
+    wrappers = [w.name for w in getattr(spec, "additional_wrappers", ())]
+    if "LocalDPReward" in wrappers:
+        # a local randomizer put around an environment by hand (envs.LocalDPReward): the
+        # engine rebuilds it in its workers as dpbandits/LocalDP-v0, never drops it
+        r = env.get_wrapper_attr("randomizer")
+        return {"id": "dpbandits/LocalDP-v0", "kwargs": {
+            "env": {"id": spec.id, **kwargs}, "epsilon": r.epsilon, "mechanism": r.mechanism,
+            "bounds": [r.lo, r.hi], "debias": r.debias}}  # fmt: skip
     return {"id": spec.id, "kwargs": kwargs}
 
 

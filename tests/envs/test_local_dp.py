@@ -80,3 +80,15 @@ def test_reward_outside_the_given_range_is_refused() -> None:
     with pytest.raises(ValueError, match="outside the reward range"):
         for _ in range(50):
             e.step(1)
+
+
+def test_a_hand_wrapped_env_is_run_as_local_dp_not_dropped() -> None:
+    import dpbandits
+    from dpbandits.experiments.envspec import env_spec
+
+    w = envs.LocalDPReward(gym.make("dpbandits/KArmedBernoulli-v0", means=[0.3, 0.7]), 0.5)
+    spec = env_spec(w)
+    assert spec["id"] == "dpbandits/LocalDP-v0" and spec["kwargs"]["epsilon"] == 0.5
+    res = dpbandits.run(w, ["ucb"], n_runs=2, horizon=200, n_jobs=1, progress=False)
+    assert res.privacy["ucb"]["notion"] == "local"
+    assert res.privacy["ucb"]["epsilon_local"] == 0.5
