@@ -92,3 +92,11 @@ def test_a_hand_wrapped_env_is_run_as_local_dp_not_dropped() -> None:
     res = dpbandits.run(w, ["ucb"], n_runs=2, horizon=200, n_jobs=1, progress=False)
     assert res.privacy["ucb"]["notion"] == "local"
     assert res.privacy["ucb"]["epsilon_local"] == 0.5
+
+
+def test_an_agent_for_unit_rewards_is_refused_before_work_on_real_reports() -> None:
+    import dpbandits
+
+    env = {"id": "dpbandits/LocalDP-v0", "env": BERN, "epsilon": 1.0}
+    with pytest.raises(ParameterError, match="debias=False"):
+        dpbandits.run(env, ["adap_ucb"], n_runs=2, horizon=100, n_jobs=1, progress=False)
