@@ -45,6 +45,7 @@ from typing import Any
 
 import gymnasium as gym
 import numpy as np
+from gymnasium.envs.registration import load_env_creator
 from gymnasium.vector import VectorEnv, VectorWrapper
 
 from dpbandits.accounting import local_dp_report as accounting_local_report
@@ -262,14 +263,13 @@ def make_local_dp_vector(num_envs: int = 1, env: Any = "dpbandits/KArmedBernoull
     """``gymnasium.make_vec("dpbandits/LocalDP-v0", ...)``: :class:`LocalDPBanditVectorEnv`
     around the project's bandits, :class:`LocalDPVectorReward` around any other environment."""
     env_id, kwargs = _inner_spec(env, horizon)
-    spec = gym.spec(env_id)
-    if spec.vector_entry_point is not None:
-        probe = gym.make_vec(env_id, num_envs=1, vectorization_mode="vector_entry_point", **kwargs)
-        native = isinstance(probe, BanditVectorEnv)
-        probe.close()
-        if native:
-            return LocalDPBanditVectorEnv(num_envs, {"id": env_id, **kwargs}, epsilon,
-                                          mechanism, bounds, debias, render_mode)  # fmt: skip
+    entry = gym.spec(env_id).vector_entry_point
+    if isinstance(entry, str):
+        entry = load_env_creator(entry)
+    if isinstance(entry, type) and issubclass(entry, BanditVectorEnv):
+        # the project's bandits: their reward tape is privatized (the engine's fast paths)
+        return LocalDPBanditVectorEnv(num_envs, {"id": env_id, **kwargs}, epsilon, mechanism,
+                                      bounds, debias, render_mode)  # fmt: skip
     if render_mode is not None:
         kwargs["render_mode"] = render_mode
     inner = gym.make_vec(env_id, num_envs=num_envs, **kwargs)
