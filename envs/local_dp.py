@@ -263,9 +263,8 @@ def make_local_dp_vector(num_envs: int = 1, env: Any = "dpbandits/KArmedBernoull
     """``gymnasium.make_vec("dpbandits/LocalDP-v0", ...)``: :class:`LocalDPBanditVectorEnv`
     around the project's bandits, :class:`LocalDPVectorReward` around any other environment."""
     env_id, kwargs = _inner_spec(env, horizon)
-    entry = gym.spec(env_id).vector_entry_point
-    if isinstance(entry, str):
-        entry = load_env_creator(entry)
+    declared = gym.spec(env_id).vector_entry_point
+    entry: Any = load_env_creator(declared) if isinstance(declared, str) else declared
     if isinstance(entry, type) and issubclass(entry, BanditVectorEnv):
         # the project's bandits: their reward tape is privatized (the engine's fast paths)
         return LocalDPBanditVectorEnv(num_envs, {"id": env_id, **kwargs}, epsilon, mechanism,
