@@ -30,6 +30,7 @@ from dpbandits.cli.options import (
     add_list_option,
     add_plugin_argument,
     check_writable_file,
+    positive_count,
     split_list,
 )
 
@@ -52,7 +53,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                         metavar="KEY=VALUE",
                         help="an environment argument (value in TOML syntax); repeatable, or "
                         "comma-separated")  # fmt: skip
-    parser.add_argument("--runs", type=int, default=RUNS,
+    parser.add_argument("--runs", type=positive_count, default=RUNS,
                         help=f"runs of the agent on every table, half to pick the events and "
                         f"half to bound them ({RUNS})")  # fmt: skip
     parser.add_argument("--horizon", type=int, default=HORIZON,

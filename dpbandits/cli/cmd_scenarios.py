@@ -82,9 +82,11 @@ def _group_selectors(key: str, names: list[str] | None, scenario: Any) -> Any:
 
 
 def run(args: argparse.Namespace) -> int:
+    """The steps: the options checked and every scenario and selector resolved before any
+    long computation (:func:`_scenario_groups`), one figure per group (:func:`_run_sweeps`
+    for fig13, :func:`_run_evaluations` for the others), then the tables."""
     import numpy as np
 
-    from dpbandits import scenarios
     from dpbandits.scenarios import evaluation
 
     load_plugins(args.plugins)
@@ -93,26 +95,11 @@ def run(args: argparse.Namespace) -> int:
     if args.trials is not None and args.trials <= 0:
         raise ValueError(f"--trials must be > 0, got {args.trials}")
     names = options.split_list(args.selectors, "--selector")
-    scenario_specs = options.split_list(args.scenarios, "--scenario")
-
     # Resolve everything before any long computation, so that typos fail at once.
-    groups: list[tuple[str, list[Any]]] = []
-    for spec in scenario_specs or ["fig1"]:
-        key = spec.strip().lower()
-        if key == "fig13":
-            groups.append(("fig13", [1, 2, 3]))
-        elif "+" in key:
-            parts = [x for x in key.split("+") if x]
-            groups.append(("_".join(parts), [scenarios.get(x) for x in parts]))
-        else:
-            groups.append((key, scenarios.figure_scenarios(spec)))
+    groups = _scenario_groups(options.split_list(args.scenarios, "--scenario"))
     if names is not None:
         evaluation.resolve_selectors(names)
 
-    from dpbandits.scenarios import exceptional_figures
-    from dpbandits.scenarios import plots as scenario_plots
-
-    say = options.progress_printer(not args.no_progress)
     with options.output_directory(args.out, "scenarios"):
         files = options.Outputs(args, relative=True)
         md: list[str] = []
@@ -120,53 +107,9 @@ def run(args: argparse.Namespace) -> int:
         t_start = time.perf_counter()
         for key, items in groups:
             if key == "fig13":
-                sweeps = [
-                    evaluation.proportion_sweep(
-                        kind,
-                        selectors=names,
-                        epsilon=args.sweep_epsilon,
-                        n_trials=args.trials or 10_000,
-                        seed=args.seed,
-                    )
-                    for kind in items
-                ]
-                for sw in sweeps:
-                    md.append(sw.to_markdown())
-                    records.extend(sw.records())
-                title = "Fig. 13: proportion of high scores"
-                files.figure(
-                    "fig13", functools.partial(scenario_plots.plot_sweeps, sweeps, suptitle=title)
-                )
-                continue
-            evs = []
-            for sc in items:
-                t_sc = time.perf_counter()
-                ev = evaluation.evaluate(
-                    sc,
-                    _group_selectors(key, names, sc),
-                    eps,
-                    args.trials,
-                    args.seed,
-                    keep_errors=False,
-                    batch_size=args.batch_size,
-                    progress=not args.no_progress,
-                )
-                evs.append(ev)
-                # Progress on stderr, so that stdout is exactly the markdown table.
-                say(
-                    f"scenario {ev.scenario}: {ev.n_trials} trials, {len(ev.mse)} selectors, "
-                    f"{eps.size} eps in {time.perf_counter() - t_sc:.1f} s"
-                )
-                md.append(ev.to_markdown())
-                records.extend(ev.records())
-            name = key if key.startswith("fig") or key == "all" else "scenario_" + options.slug(key)
-            if key in ("fig4", "fig18"):
-                plot = functools.partial(
-                    exceptional_figures.exceptional_figure, evs, key, seed=args.seed
-                )
+                _run_sweeps(args, items, names, files, md, records)
             else:
-                plot = functools.partial(scenario_plots.plot_evaluations, evs)
-            files.figure(name, plot)
+                _run_evaluations(args, key, items, names, eps, files, md, records)
         elapsed = time.perf_counter() - t_start
 
         text = "\n\n".join(md) + "\n"
@@ -176,3 +119,94 @@ def run(args: argparse.Namespace) -> int:
         print(f"eps grid: {np.array2string(eps, precision=3)}; seed {args.seed}; {elapsed:.1f} s")
         print(f"wrote {', '.join(files.written)} in {args.out}")
     return 0
+
+
+def _scenario_groups(specs: list[str] | None) -> list[tuple[str, list[Any]]]:
+    """``(key, scenarios)`` of each ``--scenario`` value: a figure group, one scenario, or
+    scenarios joined by ``+`` (one figure); fig13 is the proportion sweep of scenarios 1-3."""
+    from dpbandits import scenarios
+
+    groups: list[tuple[str, list[Any]]] = []
+    for spec in specs or ["fig1"]:
+        key = spec.strip().lower()
+        if key == "fig13":
+            groups.append(("fig13", [1, 2, 3]))
+        elif "+" in key:
+            parts = [x for x in key.split("+") if x]
+            groups.append(("_".join(parts), [scenarios.get(x) for x in parts]))
+        else:
+            groups.append((key, scenarios.figure_scenarios(spec)))
+    return groups
+
+
+def _run_sweeps(
+    args: argparse.Namespace,
+    kinds: list[Any],
+    names: list[str] | None,
+    files: options.Outputs,
+    md: list[str],
+    records: list[dict[str, Any]],
+) -> None:
+    """Fig. 13: the proportion sweep of each bimodal scenario at ``--sweep-epsilon``."""
+    from dpbandits.scenarios import evaluation
+    from dpbandits.scenarios import plots as scenario_plots
+
+    sweeps = [
+        evaluation.proportion_sweep(
+            kind,
+            selectors=names,
+            epsilon=args.sweep_epsilon,
+            n_trials=args.trials or 10_000,
+            seed=args.seed,
+        )
+        for kind in kinds
+    ]
+    for sw in sweeps:
+        md.append(sw.to_markdown())
+        records.extend(sw.records())
+    title = "Fig. 13: proportion of high scores"
+    files.figure("fig13", functools.partial(scenario_plots.plot_sweeps, sweeps, suptitle=title))
+
+
+def _run_evaluations(
+    args: argparse.Namespace,
+    key: str,
+    items: list[Any],
+    names: list[str] | None,
+    eps: Any,
+    files: options.Outputs,
+    md: list[str],
+    records: list[dict[str, Any]],
+) -> None:
+    """One figure: every scenario of the group evaluated over the eps grid."""
+    from dpbandits.scenarios import evaluation, exceptional_figures
+    from dpbandits.scenarios import plots as scenario_plots
+
+    say = options.progress_printer(not args.no_progress)
+    evs = []
+    for sc in items:
+        t_sc = time.perf_counter()
+        ev = evaluation.evaluate(
+            sc,
+            _group_selectors(key, names, sc),
+            eps,
+            args.trials,
+            args.seed,
+            keep_errors=False,
+            batch_size=args.batch_size,
+            progress=not args.no_progress,
+        )
+        evs.append(ev)
+        # Progress on stderr, so that stdout is exactly the markdown table.
+        say(
+            f"scenario {ev.scenario}: {ev.n_trials} trials, {len(ev.mse)} selectors, "
+            f"{eps.size} eps in {time.perf_counter() - t_sc:.1f} s"
+        )
+        md.append(ev.to_markdown())
+        records.extend(ev.records())
+    name = key if key.startswith("fig") or key == "all" else "scenario_" + options.slug(key)
+    if key in ("fig4", "fig18"):
+        plot = functools.partial(exceptional_figures.exceptional_figure, evs, key, seed=args.seed)
+    else:
+        plot = functools.partial(scenario_plots.plot_evaluations, evs)
+    files.figure(name, plot)

@@ -66,7 +66,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     add_plugin_argument(parser)
     parser.add_argument("--seed", type=int, default=0, help="root seed")
     parser.add_argument(
-        "--jobs", type=int, default=None, help="worker processes (default: all cores)"
+        "--jobs", type=positive_count, default=None, help="worker processes (default: all cores)"
     )
     add_output_options(parser, "shift", json=True)
     add_bounds_options(parser)

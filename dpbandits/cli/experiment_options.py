@@ -41,7 +41,7 @@ def add_experiment_arguments(parser: argparse.ArgumentParser, command: str) -> N
                         "experiment.env_kwargs.horizon=5000; repeatable")  # fmt: skip
     parser.add_argument("--out", default=f"dpbandits-{command}", metavar="DIR",
                         help="output directory")  # fmt: skip
-    parser.add_argument("--jobs", type=int, default=None,
+    parser.add_argument("--jobs", type=positive_count, default=None,
                         help="worker processes (default: all cores)")  # fmt: skip
     parser.add_argument("--format", default="png", choices=("png", "svg", "pdf"), help="figures")
     parser.add_argument("--no-plots", "--no-figures", dest="no_plots", action="store_true",
@@ -113,7 +113,6 @@ def experiment_from_args(
     Without a config file, ``--env`` or ``--agent``, the shipped example of ``command``
     (:data:`~dpbandits.experiments.examples.DEFAULT_RUN` or ``DEFAULT_SWEEP``) is the config,
     with the other options applied, and a line on stderr says so."""
-    from dpbandits.core import checks
     from dpbandits.experiments.config import (
         Experiment,
         load_config,
@@ -126,9 +125,6 @@ def experiment_from_args(
 
     load_plugins(args.plugins)
     mark_plugins_loaded(args.plugins)
-    for name in ("runs", "jobs"):
-        if getattr(args, name) is not None:
-            checks.positive_int(getattr(args, name), f"--{name}")
     source = args.config
     if source is None and args.env is None and not args.agents:
         # a bare command runs the shipped example of its kind (docs/cli.md), and says so

@@ -27,6 +27,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
+from dpbandits.core import checks
 from dpbandits.core.docs import docs_reference, link_docs_paths
 from dpbandits.core.files import INCOMPLETE_MARKER, mark_incomplete, remove_stale_temporaries
 
@@ -114,12 +115,13 @@ def count(text: str) -> int:
 
 
 def positive_count(text: str) -> int:
-    """An argparse ``type`` for a count that must be at least 1 (runs, horizons): the same
-    words for every command (``must be >= 1``)."""
-    value = count(text)
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be >= 1, got {text!r}")
-    return value
+    """An argparse ``type`` for a count that must be at least 1 (runs, jobs, horizons), checked
+    by :func:`dpbandits.core.checks.positive_int` as the engine and the configs check it: the
+    same words everywhere (argparse puts the option's name in front)."""
+    try:
+        return checks.positive_int(count(text), "")
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc).lstrip()) from None
 
 
 def positive_float(text: str) -> float:

@@ -19,7 +19,7 @@ from typing import Any, Literal
 from dpbandits.core import checks
 from dpbandits.core.checks import ParameterError, ParameterTypeError
 
-__all__ = ["Param", "check_params", "describe_params"]
+__all__ = ["Param", "check_params"]
 
 Kind = Literal["number", "int", "bool", "str", "any"]
 
@@ -115,7 +115,3 @@ def check_params(owner: Any, constraints: Mapping[str, Param]) -> dict[str, Any]
     ``constraints``; return the checked values by name."""
     return {name: c.check(name, getattr(owner, name)) for name, c in constraints.items()}
 
-
-def describe_params(constraints: Mapping[str, Param]) -> dict[str, str]:
-    """``{name: rule}`` for tables and help texts."""
-    return {name: c.describe() for name, c in constraints.items()}

@@ -25,6 +25,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from dpbandits.core import checks
 from dpbandits.core.files import atomic_write
 from dpbandits.course.checker import (
     CheckFailed,
@@ -63,8 +64,7 @@ def _chosen_tasks(ex: Exercise, tasks: Sequence[str] | None) -> list[Task]:
 
 
 def _check_seed(seed: Any) -> None:
-    if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
-        raise ValueError(f"seed must be a non-negative int, got {seed!r}")
+    checks.integer(seed, "seed", minimum=0)  # a bool is a TypeError
 
 
 def check(

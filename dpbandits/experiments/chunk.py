@@ -179,7 +179,11 @@ class _Events:
 
 
 def run_chunk(task: ChunkTask, progress: Callable[[int], None] | None = None) -> dict[str, Any]:
-    """Play one chunk of replications of one agent; return its per-run arrays."""
+    """Play one chunk of replications of one agent; return its per-run arrays.
+
+    The steps: the environment and the agent reset with the chunk's seeds
+    (:func:`chunk_seeds`), the play -- :func:`_play_blocks` for a compiled agent on one of the
+    project's environments, else :func:`_play_steps` -- and :func:`_outputs`."""
     if progress is None:
         progress = report_progress
     cpu0 = time.process_time()
@@ -193,14 +197,65 @@ def run_chunk(task: ChunkTask, progress: Callable[[int], None] | None = None) ->
     adtype = np.int8 if K <= 127 else (np.int16 if K <= 32767 else np.int64)
     actions = np.empty((T, n), dtype=adtype)
     reward_sum = np.zeros(n)
-    rec = task.record_steps
     traced = task.trace_steps.size > 0 and is_private(agent)
-
-    act, update = agent.act, agent.update
     # The project's vector environments have ``pull`` (rewards only, no info dict): the hot
     # path. Any other VectorEnv goes through ``step``.
-
     native = isinstance(venv, BanditVectorEnv)
+
+    # A compiled agent (``Agent.block_player``) plays every stretch of steps up to the next
+    # event in one call, against the environment's reward tape: the same draws and the same
+    # results as the step loop, without a Python call per step.
+    block_player = getattr(agent, "block_player", None)
+    play = block_player() if native and callable(block_player) else None
+    events = _Events(task, agent, n, K, traced, progress)
+    if play is not None:
+        _play_blocks(play, venv, actions, reward_sum, events)
+    else:
+        _play_steps(agent, venv, native, actions, reward_sum, events, K, label)
+    progress((T % PROGRESS_EVERY) * n)
+    regret = _regret_table(venv, native, task)
+    venv.close()
+    return _outputs(task, agent, events, actions, reward_sum, regret, traced, cpu0)
+
+
+def _play_blocks(
+    play: Callable[..., Any],
+    venv: BanditVectorEnv,
+    actions: NDArray[np.integer[Any]],
+    reward_sum: NDArray[np.float64],
+    events: _Events,
+) -> None:
+    """A compiled agent's play: one call of ``play`` per stretch of steps up to the next event
+    that is not a recorded step, on the environment's reward tape."""
+    T, n = actions.shape
+    block_rewards = np.empty((PROGRESS_EVERY, n))
+    t = 0
+    while t < T:
+        # recorded steps inside a block are read off its rewards: stop only for the others
+        stop = min((x for x in (events.next_tr, events.next_prog) if x > t), default=T)
+        rows = venv.reward_rows(min(stop, T) - t)
+        m = rows.shape[0]
+        play(rows, actions[t : t + m], block_rewards[:m])
+        events.add_rewards(t, block_rewards[:m], reward_sum)
+        t += m
+        if t == stop:
+            events.at(t, reward_sum)
+            check_signals()  # a Ctrl-C dropped in a destructor (dpbandits.core.signals)
+
+
+def _play_steps(
+    agent: Any,
+    venv: Any,
+    native: bool,
+    actions: NDArray[np.integer[Any]],
+    reward_sum: NDArray[np.float64],
+    events: _Events,
+    K: int,
+    label: str,
+) -> None:
+    """Any agent's play, step by step: ``act``, the environment's rewards, ``update``."""
+    T, n = actions.shape
+    act, update = agent.act, agent.update
     pull: Callable[[NDArray[np.int64]], Any] | None = venv.pull if native else None
     # Actions are checked at every step, except with ``pull``: there an action >= K or < -K
     # makes its index fall outside the reward tape (IndexError, turned into the error below at
@@ -217,32 +272,11 @@ def run_chunk(task: ChunkTask, progress: Callable[[int], None] | None = None) ->
         pull = step_rewards
     assert pull is not None
 
-    # A compiled agent (``Agent.block_player``) plays every stretch of steps up to the next
-    # event in one call, against the environment's reward tape: the same draws and the same
-    # results as the step loop below, without a Python call per step.
-    block_player = getattr(agent, "block_player", None)
-    play = block_player() if native and callable(block_player) else None
-    events = _Events(task, agent, n, K, traced, progress)
     next_event = events.next
-    t = 0
-    if play is not None:
-        block_rewards = np.empty((PROGRESS_EVERY, n))
-    while play is not None and t < T:
-        # recorded steps inside a block are read off its rewards: stop only for the others
-        stop = min((x for x in (events.next_tr, events.next_prog) if x > t), default=T)
-        rows = venv.reward_rows(min(stop, T) - t)
-        m = rows.shape[0]
-        play(rows, actions[t : t + m], block_rewards[:m])
-        events.add_rewards(t, block_rewards[:m], reward_sum)
-        t += m
-        if t == stop:
-            events.at(t, reward_sum)
-            check_signals()  # a Ctrl-C dropped in a destructor (dpbandits.core.signals)
-
     shape = (n,)
     umax = np.maximum.reduce
     u64, i64 = _UINT64, _INT64
-    for t in range(T if play is None else 0):
+    for t in range(T):
         a = act()
         if type(a) is not np.ndarray or a.dtype is not i64 or a.shape != shape:
             a = _coerce_actions(a, n, label)
@@ -264,15 +298,19 @@ def run_chunk(task: ChunkTask, progress: Callable[[int], None] | None = None) ->
             if s % PROGRESS_EVERY == 0 and not check_each_step:
                 _check_stored_actions(actions, s - PROGRESS_EVERY, s, K, label, venv)
             next_event = events.at(s, reward_sum)
-    if not check_each_step and play is None:
+    if not check_each_step:
         _check_stored_actions(actions, T - T % PROGRESS_EVERY, T, K, label, venv)
-    progress((T % PROGRESS_EVERY) * n)
-    regret = _regret_table(venv, native, task)
-    venv.close()
 
+
+def _outputs(task: ChunkTask, agent: Any, events: _Events, actions: NDArray[np.integer[Any]],
+             reward_sum: NDArray[np.float64], regret: NDArray[np.float64] | None, traced: bool,
+             cpu0: float) -> dict[str, Any]:  # fmt: skip
+    """The chunk's per-run arrays: rewards, regret, pull counts and frequencies, the traces,
+    the actions when kept, the privacy report and the CPU time."""
+    rec = task.record_steps
     out: dict[str, Any] = {"reward": events.reward_curve, "total_reward": reward_sum.copy()}
     out.update(regret_from_actions(actions, rec, regret, task.change_points))
-    out["action_counts"], out["action_freq"] = action_frequencies(actions, K, rec)
+    out["action_counts"], out["action_freq"] = action_frequencies(actions, task.n_arms, rec)
     if traced:
         out["private_means"] = events.pm_trace
         sens_trace = events.sens_trace

@@ -58,6 +58,7 @@ import gymnasium
 import numpy as np
 from numpy.typing import NDArray
 
+from dpbandits.core import checks
 from dpbandits.core.files import jsonable
 from dpbandits.core.version import __version__
 from dpbandits.experiments.agentspec import (
@@ -100,14 +101,6 @@ __all__ = [
 
 DEFAULT_CHUNK_SIZE = 100
 DEFAULT_POINTS = 1000  # recorded points per curve when record_stride is not given
-
-
-def _positive_int(value: Any, name: str) -> int:
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
-        raise TypeError(f"{name} must be an int, got {type(value).__name__}")
-    if value <= 0:
-        raise ValueError(f"{name} must be > 0, got {value}")
-    return int(value)
 
 
 def _record_steps(horizon: int, stride: int) -> NDArray[np.int64]:
@@ -330,14 +323,13 @@ def check_run_arguments(
 ) -> tuple[int, int, int, int]:
     """The scalar arguments of :func:`run`, checked; ``seed=None`` draws fresh entropy and
     ``n_jobs=None`` is the number of cores."""
-    n_runs = _positive_int(n_runs, "n_runs")
-    chunk_size = _positive_int(chunk_size, "chunk_size")
+    n_runs = checks.positive_int(n_runs, "n_runs")
+    chunk_size = checks.positive_int(chunk_size, "chunk_size")
     if seed is None:
         seed = int(np.random.SeedSequence().entropy)  # type: ignore[arg-type]
-    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
-        raise ValueError(f"seed must be a non-negative int or None, got {seed!r}")
-    n_jobs = _positive_int(os.cpu_count() or 1 if n_jobs is None else n_jobs, "n_jobs")
-    return n_runs, chunk_size, int(seed), n_jobs
+    seed = checks.integer(seed, "seed", minimum=0)  # a bool is a TypeError, as everywhere
+    n_jobs = checks.positive_int(os.cpu_count() or 1 if n_jobs is None else n_jobs, "n_jobs")
+    return n_runs, chunk_size, seed, n_jobs
 
 
 @dataclass
@@ -364,7 +356,7 @@ def probe_environment(
     environments, else at most the environment's) and read its facts. ``spec`` is updated in
     place when the horizon is passed on."""
     if horizon is not None:
-        horizon = _positive_int(horizon, "horizon")
+        horizon = checks.positive_int(horizon, "horizon")
     probe = make_env(spec)
     env_horizon = getattr(probe.unwrapped, "horizon", None)
     if (
@@ -428,10 +420,10 @@ def recording_plan(
     stride = (
         max(1, horizon // DEFAULT_POINTS)
         if record_stride is None
-        else _positive_int(record_stride, "record_stride")
+        else checks.positive_int(record_stride, "record_stride")
     )
     rec = _record_steps(horizon, stride)
-    tstride = stride if trace_stride is None else _positive_int(trace_stride, "trace_stride")
+    tstride = stride if trace_stride is None else checks.positive_int(trace_stride, "trace_stride")
     trace_steps = _record_steps(horizon, tstride) if trace else np.zeros(0, dtype=np.int64)
     table = facts.table
     expected_at = table[rec - 1] if table is not None else np.full((rec.size, n_arms), np.nan)

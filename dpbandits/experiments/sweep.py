@@ -262,7 +262,44 @@ def sweep(
     A cell that raises is reported (``log``, with its swept values) and the others continue;
     ``SweepResult.failed`` lists the failures. ``plugins`` (files or modules) are imported in
     every worker before its first cell.
+
+    The steps: :func:`_check_arguments`, :func:`_prepare_output` (the directory, marked
+    incomplete until the end), :func:`_plan_cells` (stored cells reused, the others to run),
+    :func:`_run_cells`, :func:`_write_tables` (``summary.csv``, ``cells.csv``, the failures)
+    and the figures.
     """
+    scheduler, n_jobs, out = _check_arguments(experiment, out, scheduler, n_jobs, fmt)
+    if log is None:
+        def log(msg: str) -> None:
+            print(msg, file=sys.stderr)
+
+    plugin_paths = tuple(
+        str(Path(p).resolve()) if p.endswith(".py") or Path(p).exists() else p for p in plugins
+    )
+    cells = experiment.cells()
+    store = Store(out / "store")
+    keys = [cell_key(_identity(c.experiment), c.seed) for c in cells]
+    res = SweepResult(out=out, cells=cells, keys=keys, scheduler=scheduler)
+    marker = _prepare_output(out, experiment, store)
+    rows_by_cell, todo = _plan_cells(res, store, plugin_paths)
+    failures = _run_cells(res, todo, store, rows_by_cell, scheduler, n_jobs, progress, log)
+    for i in sorted(rows_by_cell):
+        res.rows.extend(rows_by_cell[i])
+    _write_tables(res, list(experiment.sweep), store, failures, plots, fmt)
+    if plots and res.rows:
+        # matplotlib's import (~0.3 s) only when figures are written
+        from dpbandits.experiments.sweep_plots import write_sweep_plots
+
+        res.files += write_sweep_plots(res, fmt)
+    marker.unlink(missing_ok=True)
+    return res
+
+
+def _check_arguments(
+    experiment: Any, out: Any, scheduler: Any, n_jobs: Any, fmt: Any
+) -> tuple[str, int, Path]:
+    """:func:`sweep`'s arguments, checked before any work: the scheduler, the number of
+    workers (default: the cores) and the output directory."""
     if not isinstance(experiment, Experiment):
         raise TypeError(f"experiment must be an Experiment, got {type(experiment).__name__}")
     scheduler = check_scheduler(scheduler)
@@ -274,46 +311,62 @@ def sweep(
     out = Path(out)
     if out.exists() and not out.is_dir():
         raise ValueError(f"out: {str(out)!r} exists and is not a directory")
-    if log is None:
-        def log(msg: str) -> None:
-            print(msg, file=sys.stderr)
+    return scheduler, n_jobs, out
 
-    plugin_paths = tuple(
-        str(Path(p).resolve()) if p.endswith(".py") or Path(p).exists() else p for p in plugins
-    )
-    cells = experiment.cells()
-    swept = list(experiment.sweep)
-    store = Store(out / "store")
-    keys = [cell_key(_identity(c.experiment), c.seed) for c in cells]
-    res = SweepResult(out=out, cells=cells, keys=keys, scheduler=scheduler)
+
+def _prepare_output(out: Path, experiment: Experiment, store: Store) -> Path:
+    """Create ``out``, mark it incomplete (the marker, returned, is removed only once every
+    output is written: an interrupted sweep never looks complete), write ``sweep.toml``, and
+    remove what a killed run left half-written."""
     try:
         out.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
         raise ValueError(f"out: cannot create the directory {str(out)!r} ({exc})") from None
-    # removed only once every output below is written: an interrupted sweep never looks complete
     marker = mark_incomplete(out, "'dpbandits sweep'")
     atomic_write(out / "sweep.toml", experiment.to_toml())
     # what a killed run left half-written: in the store, and beside the tables and the plots
     store.remove_partial()
     for directory in (out, out / "plots", out / "plots" / "curves"):
         remove_stale_temporaries(directory)
+    return marker
 
+
+def _plan_cells(
+    res: SweepResult, store: Store, plugin_paths: tuple[str, ...]
+) -> tuple[dict[int, list[dict[str, Any]]], list[CellTask]]:
+    """The summary rows of the cells already in the store (reused, listed in ``res.reused``)
+    and the tasks of the others."""
     rows_by_cell: dict[int, list[dict[str, Any]]] = {}
     todo: list[CellTask] = []
-    for cell, key in zip(cells, keys, strict=True):
+    for cell, key in zip(res.cells, res.keys, strict=True):
         stored = store.get(key)
         if stored is not None and _is_result_of(stored, cell):
             res.reused.append(cell.index)
-            rows_by_cell[cell.index] = summary_rows(stored, cell.params, _rel(store, key, out))
+            rows_by_cell[cell.index] = summary_rows(stored, cell.params, _rel(store, key, res.out))
         else:
             todo.append(CellTask(cell.index, cell.params, cell.experiment.to_dict(), cell.seed,
                                  key, plugin_paths))  # fmt: skip
+    return rows_by_cell, todo
 
+
+def _run_cells(
+    res: SweepResult,
+    todo: list[CellTask],
+    store: Store,
+    rows_by_cell: dict[int, list[dict[str, Any]]],
+    scheduler: str,
+    n_jobs: int,
+    progress: bool,
+    log: Callable[[str], None],
+) -> dict[int, str]:
+    """Run ``todo`` on the scheduler; store each result as it arrives and add its summary rows
+    to ``rows_by_cell``; report a failed cell and go on. Returns the failures' tracebacks."""
     bar = None
     if progress and todo:
         from tqdm.auto import tqdm
 
-        bar = tqdm(total=len(cells), initial=len(res.reused), unit="cell", desc="dpbandits sweep")
+        bar = tqdm(total=len(res.cells), initial=len(res.reused), unit="cell",
+                   desc="dpbandits sweep")  # fmt: skip
 
     def done(j: int, outcome: dict[str, Any]) -> None:
         task = todo[j]
@@ -321,7 +374,7 @@ def sweep(
             store.put(task.key, outcome["results"])
             res.computed.append(task.index)
             rows_by_cell[task.index] = summary_rows(
-                outcome["results"], task.params, _rel(store, task.key, out)
+                outcome["results"], task.params, _rel(store, task.key, res.out)
             )
         else:
             res.failed[task.index] = outcome["error"]
@@ -341,16 +394,27 @@ def sweep(
             workers = 1 if scheduler == "serial" else min(n_jobs, len(todo))
             with handle_termination(), _executor(scheduler, workers) as executor:
                 if scheduler == "serial":
-                    _ensure_plugins(plugin_paths)
+                    _ensure_plugins(todo[0].plugins)  # every task carries the same
                 run_tasks(run_cell, todo, n_jobs=workers, executor=executor, on_done=done,
                           serial_progress=False)  # fmt: skip
     finally:
         if bar is not None:
             bar.close()
     res.wall_seconds = time.perf_counter() - t0
+    return failures
 
-    for i in sorted(rows_by_cell):
-        res.rows.extend(rows_by_cell[i])
+
+def _write_tables(
+    res: SweepResult,
+    swept: list[str],
+    store: Store,
+    failures: dict[int, str],
+    plots: bool,
+    fmt: str,
+) -> None:
+    """``summary.csv`` (the rows of every cell), ``cells.csv`` (each cell's values, seed, key,
+    status and files) and ``failed_cells.txt`` (the failures' tracebacks; removed when none)."""
+    out, cells, keys = res.out, res.cells, res.keys
     res.files.append(write_csv(out / "summary.csv", res.rows, _columns(swept, res.rows)))
     status = {i: "computed" for i in res.computed} | {i: "reused" for i in res.reused}
     status |= {i: "failed" for i in res.failed}
@@ -373,13 +437,6 @@ def sweep(
         res.files.append(atomic_write(failed_file, text))
     elif failed_file.exists():
         failed_file.unlink()
-    if plots and res.rows:
-        # matplotlib's import (~0.3 s) only when figures are written
-        from dpbandits.experiments.sweep_plots import write_sweep_plots
-
-        res.files += write_sweep_plots(res, fmt)
-    marker.unlink(missing_ok=True)
-    return res
 
 
 def _is_result_of(stored: Results, cell: Cell) -> bool:

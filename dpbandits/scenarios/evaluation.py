@@ -323,6 +323,67 @@ def _nanmean(x: NDArray[np.float64]) -> float:
     return float(x[ok].mean()) if ok.any() else float("nan")
 
 
+def _draw_data(
+    scenario: int | str | Scenario | ScenarioData, n_trials: int | None, data_seed: Any
+) -> tuple[ScenarioData, bool]:
+    """The trials of :func:`evaluate`: ``scenario``'s data as given, or ``n_trials`` drawn from
+    it; and whether every trial has the same scores (the bimodal scenarios)."""
+    if isinstance(scenario, ScenarioData):
+        if n_trials is not None and n_trials != scenario.n_trials:
+            raise ValueError(
+                f"n_trials={n_trials} does not match the {scenario.n_trials} trials of the data"
+            )
+        return scenario, False
+    sc = _scenarios.get(scenario)
+    if n_trials is not None:
+        n_trials = checks.positive_int(n_trials, "n_trials")
+    return sc.sample(n_trials, np.random.default_rng(data_seed)), isinstance(sc, _scenarios.Bimodal)
+
+
+def _squared_errors(
+    label: str,
+    base: Any,
+    q: NDArray[np.float64],
+    d: NDArray[np.float64],
+    eps_grid: NDArray[np.float64],
+    root: Any,
+    chunk: int,
+    keep: bool,
+    bar: Any,
+) -> tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.float64] | None, float]:
+    """One selector over the eps grid: the MSE of each eps, its standard error, the per-trial
+    squared errors ``(E, N)`` when ``keep``, and the seconds spent selecting."""
+    n, k = q.shape
+    best = q.max(axis=1)
+    rows = np.arange(n)
+    m = np.empty(eps_grid.size)
+    s = np.empty(eps_grid.size)
+    errs = np.empty((eps_grid.size, n)) if keep else None
+    elapsed = 0.0
+    for i, eps in enumerate(eps_grid):
+        sel = base.with_epsilon(float(eps))
+        rng = _stream(root, label, i)
+        t0 = time.perf_counter()
+        parts = [sel.select(q[j : j + chunk], d, rng) for j in range(0, n, chunk)]
+        elapsed += time.perf_counter() - t0
+        idx = np.concatenate([np.asarray(p).reshape(-1) for p in parts])
+        if idx.shape != (n,) or not np.issubdtype(idx.dtype, np.integer):
+            raise ValueError(
+                f"selector {label!r} returned {idx.dtype} indices of shape {idx.shape}, "
+                f"expected integers of shape ({n},)"
+            )
+        if idx.size and (idx.min() < 0 or idx.max() >= k):
+            raise ValueError(f"selector {label!r} returned an index outside [0, {k})")
+        sq = np.square(best - q[rows, idx])
+        m[i] = sq.mean()
+        s[i] = sq.std(ddof=1) / math.sqrt(n) if n > 1 else float("inf")
+        if errs is not None:
+            errs[i] = sq
+        if bar is not None:
+            bar.update(1)
+    return m, s, errs, elapsed
+
+
 def evaluate(
     scenario: int | str | Scenario | ScenarioData,
     selectors: Any = None,
@@ -372,25 +433,10 @@ def evaluate(
     checks.flag(progress, "progress")
     data_seed, root = _root_entropy(seed)
     resolved = resolve_selectors(selectors)  # before sampling: a bad name fails at once
-    if isinstance(scenario, ScenarioData):
-        data = scenario
-        if n_trials is not None and n_trials != data.n_trials:
-            raise ValueError(
-                f"n_trials={n_trials} does not match the {data.n_trials} trials of the data"
-            )
-        constant = False
-    else:
-        sc = _scenarios.get(scenario)
-        if n_trials is not None:
-            n_trials = checks.positive_int(n_trials, "n_trials")
-        data = sc.sample(n_trials, np.random.default_rng(data_seed))
-        constant = isinstance(sc, _scenarios.Bimodal)
-
+    data, constant = _draw_data(scenario, n_trials, data_seed)
     q = np.ascontiguousarray(data.scores, dtype=np.float64)
     d = np.asarray(data.sensitivities, dtype=np.float64)
     n, k = q.shape
-    best = q.max(axis=1)
-    rows = np.arange(n)
     chunk = n if batch_size is None else int(batch_size)
 
     mse: dict[str, NDArray[np.float64]] = {}
@@ -405,34 +451,10 @@ def evaluate(
 
         bar = tqdm(total=len(resolved) * eps_grid.size, desc=f"scenario {data.name}")
     for label, base in resolved:
-        m = np.empty(eps_grid.size)
-        s = np.empty(eps_grid.size)
-        errs = np.empty((eps_grid.size, n)) if kept is not None else None
-        elapsed = 0.0
-        for i, eps in enumerate(eps_grid):
-            sel = base.with_epsilon(float(eps))
-            rng = _stream(root, label, i)
-            t0 = time.perf_counter()
-            parts = [sel.select(q[j : j + chunk], d, rng) for j in range(0, n, chunk)]
-            elapsed += time.perf_counter() - t0
-            idx = np.concatenate([np.asarray(p).reshape(-1) for p in parts])
-            if idx.shape != (n,) or not np.issubdtype(idx.dtype, np.integer):
-                raise ValueError(
-                    f"selector {label!r} returned {idx.dtype} indices of shape {idx.shape}, "
-                    f"expected integers of shape ({n},)"
-                )
-            if idx.size and (idx.min() < 0 or idx.max() >= k):
-                raise ValueError(f"selector {label!r} returned an index outside [0, {k})")
-            sq = np.square(best - q[rows, idx])
-            m[i] = sq.mean()
-            s[i] = sq.std(ddof=1) / math.sqrt(n) if n > 1 else float("inf")
-            if errs is not None:
-                errs[i] = sq
-            if bar is not None:
-                bar.update(1)
-        mse[label], se[label] = m, s
+        mse[label], se[label], errs, timings[label] = _squared_errors(
+            label, base, q, d, eps_grid, root, chunk, kept is not None, bar
+        )
         private[label] = bool(getattr(base, "private", True))
-        timings[label] = elapsed
         if kept is not None and errs is not None:
             kept[label] = errs
     if bar is not None:

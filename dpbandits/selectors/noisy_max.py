@@ -24,7 +24,6 @@ row-major order: the numbers are those of the former numpy implementation, bit f
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
 from typing import Any, Literal
 
 import numpy as np
@@ -35,18 +34,14 @@ from dpbandits.selectors.base import FloatArray, IntArray, Selector
 from dpbandits.selectors.compiled import CompiledKernel
 
 __all__ = [
-    "BLOCK",
     "NOISES",
     "RNM",
     "RNMH",
     "ExponentialMechanism",
     "PermuteAndFlip",
-    "add_standard_noise",
-    "blocked_gaps_argmax",
     "first_max_index",
     "first_max_step",
     "noise_code",
-    "normalised_gaps",
     "permute_and_flip_kernel",
     "permute_and_flip_row",
     "permute_and_flip_rows",
@@ -58,7 +53,6 @@ __all__ = [
     "rnmh_kernel",
     "rnmh_row",
     "rnmh_rows",
-    "row_blocks",
     "row_maxima",
     "row_maximum",
     "scaled_gap",
@@ -69,21 +63,12 @@ NoiseName = Literal["exponential", "gumbel", "laplace"]
 #: The noise families; a kernel takes a family by its position here (:func:`noise_code`).
 NOISES: tuple[str, ...] = ("exponential", "gumbel", "laplace")
 
-#: Elements per row block of :func:`blocked_gaps_argmax` (for a Python ``pick``): the two float64
-#: work buffers (128 KB each) stay in the L2 cache, and the memory is bounded.
-BLOCK = 2**14
-
 
 def noise_code(noise: str) -> int:
     """The kernels' code of a noise family (its index in :data:`NOISES`)."""
     if noise not in NOISES:
         raise ValueError(f"noise must be one of {NOISES}, got {noise!r}")
     return NOISES.index(noise)
-
-
-def row_blocks(r: int, k: int) -> range:
-    """Start rows of the blocks of ``max(1, BLOCK // k)`` rows covering ``r`` rows."""
-    return range(0, r, max(1, BLOCK // k))
 
 
 # -- the compiled kernels (dpbandits.core.jit): one implementation for every entry point ----------
@@ -405,87 +390,9 @@ def _rnmh_rows_at(q: Any, d: Any, epsilon: float, address: int, out: Any) -> flo
     return rnmh_rows(q, d, epsilon, generator_at(address), out)
 
 
-@kernel
-def _gaps(q: Any, lam: Any, out: Any) -> None:
-    for r in range(q.shape[0]):
-        m = row_maximum(q, r)
-        for a in range(q.shape[1]):
-            out[r, a] = scaled_gap(q[r, a], m, lam[r])
-
-
-@kernel
-def _add_noise(code: int, u: Any, out: Any, rng: Any) -> None:
-    for i in range(out.shape[0]):
-        out[i] = standard_noise(code, rng) + u[i]
-
-
 # -- the numpy-facing helpers ------------------------------------------------------------------
 def _row_lams(lam: FloatArray, r: int) -> FloatArray:
     return np.ascontiguousarray(np.broadcast_to(np.asarray(lam, dtype=np.float64), (r, 1))[:, 0])
-
-
-def normalised_gaps(q: FloatArray, scale: FloatArray) -> FloatArray:
-    """``(q - max q) / scale`` row-wise, ``scale`` of shape ``(R, 1)`` (``> 0``).
-
-    The maximisers get exactly 0; if ``scale`` underflows relative to the gaps the others get
-    ``-inf`` (probability 0 in the limit), never NaN (:func:`scaled_gap`).
-    """
-    with np.errstate(over="ignore", divide="ignore"):
-        lam = 1.0 / np.asarray(scale, dtype=np.float64)
-    out = np.empty(q.shape)
-    _gaps(q, _row_lams(lam, q.shape[0]), out)
-    return out
-
-
-def add_standard_noise(
-    noise: str, u: FloatArray, out: FloatArray, rng: np.random.Generator
-) -> FloatArray:
-    """``out = u + z`` with ``z`` i.i.d. standard (scale 1) noise of the given family.
-
-    ``u`` holds values in ``[-inf, 0]``; ``out`` is a buffer of the same shape (may not be
-    ``u``). The noise is drawn in ``out``'s (row-major) order by :func:`standard_noise`:
-    every formula is an exact transform, so the law is that of ``Generator.gumbel`` /
-    ``.laplace``, and a uniform of exactly 0 (probability 2**-53) gives noise ``-inf``, never
-    NaN.
-    """
-    code = noise_code(noise)
-    uf = np.ascontiguousarray(np.broadcast_to(u, out.shape)).reshape(-1)
-    if out.flags.c_contiguous:
-        _add_noise(code, uf, out.reshape(-1), rng)  # a view of out
-    else:
-        flat = np.empty(out.size)
-        _add_noise(code, uf, flat, rng)
-        out[...] = flat.reshape(out.shape)
-    return out
-
-
-def blocked_gaps_argmax(
-    q: FloatArray, lam: FloatArray, pick: Callable[[FloatArray, FloatArray], IntArray]
-) -> IntArray:
-    """``pick(u, buf)`` on row blocks of the gaps ``u = (q - max q) * lam``; one index per row.
-
-    For a selection rule written in numpy (the built-in selectors use compiled row kernels).
-    ``lam`` has shape ``(R, 1)``, entries ``> 0`` (inverse noise scales). ``pick`` gets a block
-    ``u`` and a work buffer of the same shape and returns the selected index of each row; it
-    runs under ``errstate(over="ignore", divide="ignore")``. The blocks (:data:`BLOCK`) reuse
-    two buffers, so the work stays in cache. Maximisers get exactly 0 and gaps beyond the float
-    range ``-inf`` (probability 0), never NaN (:func:`scaled_gap`).
-    """
-    r, k = q.shape
-    lams = _row_lams(lam, r)
-    if not np.all((lams > 0.0) & (lams < np.inf)):
-        with np.errstate(over="ignore", divide="ignore"):
-            lams = 1.0 / (1.0 / lams)  # as rnm_rows does for such a batch
-    rows = max(1, BLOCK // k)
-    idx = np.empty(r, dtype=np.int64)
-    ubuf, zbuf = np.empty((min(rows, r), k)), np.empty((min(rows, r), k))
-    with np.errstate(over="ignore", divide="ignore"):
-        for r0 in row_blocks(r, k):
-            n = min(rows, r - r0)
-            u = ubuf[:n]
-            _gaps(q[r0 : r0 + n], lams[r0 : r0 + n], u)
-            idx[r0 : r0 + n] = pick(u, zbuf[:n])
-    return idx
 
 
 def rnm_select(q: FloatArray, scale: FloatArray, noise: str, rng: np.random.Generator) -> IntArray:

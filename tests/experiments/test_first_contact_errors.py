@@ -48,7 +48,7 @@ def test_runs_zero_is_worded_alike_by_every_command(command, capsys):
     with pytest.raises(SystemExit) as info:
         main([command, "--runs", "0"])
     assert info.value.code == 2
-    assert "argument --runs: must be >= 1, got '0'" in capsys.readouterr().err
+    assert "argument --runs: must be >= 1, got 0" in capsys.readouterr().err
 
 
 @pytest.mark.parametrize("option", ["--eps-select", "--eps-means", "--eps-krr", "--eps-quantiles"])
