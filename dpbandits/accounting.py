@@ -153,6 +153,9 @@ class PrivacyLedger:
             "totals_note": "eps_M + eps_p terms for the released means and sensitivities; "
             "each recorded action additionally carries its own eps_S guarantee",
             "epsilon_total": means_total + q_parallel,
+            "notion": "pure",
+            # the zCDP parameter the total implies (Bun & Steinke 2016, Proposition 1.4)
+            "rho_implied": (means_total + q_parallel) ** 2 / 2,
             "epsilon_total_note": "global DP of everything the agent outputs (actions, means, "
             "sensitivities) for reward sequences that differ in one step: the actions are "
             "post-processing of the released means and sensitivities, so eps_S adds nothing "
@@ -186,6 +189,8 @@ class PrivacyLedger:
             f"parallel composition {r['total_parallel']:g}; plus eps_S per action",
             f"  end to end: {r['epsilon_total']:g}-DP for all outputs, actions included (they "
             "are post-processing of the released means and sensitivities)",
+            f"  implied: rho = eps^2/2 = {r['rho_implied']:g} (zCDP; Bun & Steinke 2016, "
+            "Prop. 1.4)",
         ]
         return "\n".join(lines)
 
