@@ -409,6 +409,7 @@ def audit_agent(
         if epsilon < 0:
             raise ValueError(f"epsilon must be >= 0, got {epsilon}")
     gen = checks.generator(rng)
+    randomizer = None  # a local randomizer at the user (dpbandits/LocalDP-v0), applied per run
     if table is not None:
         if env is not None:
             raise ValueError("give env or table, not both")
