@@ -113,6 +113,7 @@ def experiment_from_args(
     Without a config file, ``--env`` or ``--agent``, the shipped example of ``command``
     (:data:`~dpbandits.experiments.examples.DEFAULT_RUN` or ``DEFAULT_SWEEP``) is the config,
     with the other options applied, and a line on stderr says so."""
+    from dpbandits.core import checks
     from dpbandits.experiments.config import (
         Experiment,
         load_config,

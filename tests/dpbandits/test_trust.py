@@ -152,3 +152,17 @@ def test_zcdp_bound_is_at_least_lai_robbins_and_grows_as_rho_shrinks() -> None:
     assert theory.zcdp(means, 0.5, [1, 10]).shape == (2,)
     with pytest.raises(ValueError, match="rho"):
         theory.zcdp(means, 0.0, T)
+
+
+def test_cli_delta(capsys, tmp_path) -> None:
+    from dpbandits.cli import main
+
+    base = ["run", "--env", "dpbandits/KArmedBernoulli-v0", "--env-arg", "means=[0.3,0.7]",
+            "--env-arg", "horizon=300", "--agent", "adac_ucb", "--runs", "2", "--jobs", "1",
+            "--no-plots", "--no-progress", "--out", str(tmp_path / "out")]  # fmt: skip
+    assert main([*base, "--delta", "1.5"]) == 2
+    assert "--delta must lie in (0, 1)" in capsys.readouterr().err
+    pytest.importorskip("dp_accounting")
+    assert main([*base, "--delta", "1e-6"]) == 0
+    out = capsys.readouterr().out
+    assert "rho=0.5 zCDP" in out and "(eps, delta)=(5.22, 1e-06)" in out
