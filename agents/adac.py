@@ -105,6 +105,7 @@ class AdaCUCB(IndexAgent):
     ARM, RUN, PAR = ARM, RUN, PAR
     round_kernel, held_kernel, chosen_kernel = _round, _held, _start
     index_kernel, learn_kernel = _index, _pull
+    ARM_START = {"last_n": 1.0}  # the initial pull is an episode of one pull
     cost_hint = 3.0
     parameter_constraints = {
         "rho": Param(low=0, low_open=True, doc="zCDP budget of the whole run"),
@@ -125,9 +126,6 @@ class AdaCUCB(IndexAgent):
                 "rho",
             )
         return {"rho": rho, "sigma": sigma, "alpha": float(self.alpha)}
-
-    def init_state(self) -> None:
-        self.arm_field("last_n")[:] = 1.0
 
     def check_step(self, actions: NDArray[np.int64]) -> None:
         if self.t >= self.n_arms and not np.array_equal(actions, self.run_field("cur")):

@@ -202,6 +202,7 @@ class LDPKLUCBB(_LDP):
     algorithm = "LDP-KLUCB-B"
     curator = LDPUCBB.curator
     round_kernel, arm_kernel, learn_kernel = _klucb_round, _klucb_arm, _learn_response_kl
+    ARM_START = KLUCB.ARM_START  # KL-UCB's warm start: none yet
     cost_hint = 7.0
     parameter_constraints = {
         **_LDP.parameter_constraints,
@@ -214,6 +215,3 @@ class LDPKLUCBB(_LDP):
 
     def parameters(self) -> dict[str, float]:
         return {**super().parameters(), "c": float(self.c)}
-
-    def init_state(self) -> None:
-        self.arm_field("root")[:] = np.nan  # KL-UCB's warm start: none yet
