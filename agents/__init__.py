@@ -12,7 +12,8 @@ Every agent plays a batch of ``R`` independent replications in lockstep (the pro
 The names (:func:`available`) are those of one registry (:data:`REGISTRY`,
 :class:`dpbandits.core.registry.Registry`): the built-ins of :data:`BUILT_IN` (one line each:
 UCB, Thompson sampling, the non-stationary baselines, Exp3, the private agent, and the
-eps-global-DP agents of the literature, docs/private-bandits.md), the agents a user adds with
+eps-global-DP agents of the literature, docs/private-bandits.md; the eps-LDP and rho-zCDP
+agents of the other trust models, docs/trust-models.md), the agents a user adds with
 :func:`register`, and those of installed plug-ins, declared as entry points of the group
 ``dpbandits.agents`` (:data:`ENTRY_POINT_GROUP`). :func:`describe` tells what a name builds and
 the parameters it takes, from the class (used by experiment configs and ``dpbandits list``).
@@ -55,6 +56,11 @@ BUILT_IN = {
     "dp_klucb": "agents.dp_kl:DPKLUCB",
     "dp_imed": "agents.dp_kl:DPIMED",
     "dp_ts": "agents.dp_ts:LazyDPTS",
+    # the other trust models (docs/trust-models.md): eps-LDP and rho-zCDP
+    "ldp_ucb_l": "agents.ldp_ucb:LDPUCBL",
+    "ldp_ucb_b": "agents.ldp_ucb:LDPUCBB",
+    "ldp_klucb_b": "agents.ldp_ucb:LDPKLUCBB",
+    "adac_ucb": "agents.adac:AdaCUCB",
 }
 
 #: The agent names: built-ins, run-time registrations (:func:`register`) and the entry points of

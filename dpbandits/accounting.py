@@ -30,6 +30,7 @@ App. H states three guarantees, and this ledger records and renders exactly thos
 from __future__ import annotations
 
 import json
+import math
 from typing import Any
 
 import numpy as np
@@ -37,7 +38,7 @@ from numpy.typing import ArrayLike
 
 from dpbandits.core import checks
 
-__all__ = ["PrivacyLedger", "global_dp_report"]
+__all__ = ["PrivacyLedger", "global_dp_report", "local_dp_report", "zcdp_report"]
 
 
 def _optional_epsilon(value: Any, name: str) -> float | None:
@@ -152,6 +153,9 @@ class PrivacyLedger:
             "totals_note": "eps_M + eps_p terms for the released means and sensitivities; "
             "each recorded action additionally carries its own eps_S guarantee",
             "epsilon_total": means_total + q_parallel,
+            "notion": "pure",
+            # the zCDP parameter the total implies (Bun & Steinke 2016, Proposition 1.4)
+            "rho_implied": (means_total + q_parallel) ** 2 / 2,
             "epsilon_total_note": "global DP of everything the agent outputs (actions, means, "
             "sensitivities) for reward sequences that differ in one step: the actions are "
             "post-processing of the released means and sensitivities, so eps_S adds nothing "
@@ -185,6 +189,8 @@ class PrivacyLedger:
             f"parallel composition {r['total_parallel']:g}; plus eps_S per action",
             f"  end to end: {r['epsilon_total']:g}-DP for all outputs, actions included (they "
             "are post-processing of the released means and sensitivities)",
+            f"  implied: rho = eps^2/2 = {r['rho_implied']:g} (zCDP; Bun & Steinke 2016, "
+            "Prop. 1.4)",
         ]
         return "\n".join(lines)
 
@@ -201,7 +207,9 @@ def global_dp_report(
     releases, so nothing is treated as public and ``epsilon`` is the total of the run.
     ``mechanism`` says what is released, ``composition`` why the total is ``epsilon``.
 
-    The keys of :meth:`PrivacyLedger.report` that summaries read are filled in the same way
+    ``rho_implied`` is the zCDP parameter the guarantee implies, ``eps^2 / 2`` (Bun & Steinke
+    2016, Proposition 1.4; docs/trust-models.md). The keys of :meth:`PrivacyLedger.report` that
+    summaries read are filled in the same way
     (``means.epsilon``, ``total_paper``, ``total_parallel``: all equal to the total), beside
     ``epsilon_total`` and a readable ``text``.
     """
@@ -212,11 +220,14 @@ def global_dp_report(
         f"  released   {mechanism}",
         f"  total      {composition}",
         "  actions    post-processing of the releases (nothing treated as public)",
+        f"  implied    rho = eps^2/2 = {eps * eps / 2:g} (zCDP; Bun & Steinke 2016, Prop. 1.4)",
     ])  # fmt: skip
     return {
         "model": "global",
+        "notion": "pure",
         "algorithm": algorithm,
         "epsilon_total": eps,
+        "rho_implied": eps * eps / 2,
         "counts_public": False,
         "means": {
             "epsilon": eps,
@@ -227,5 +238,65 @@ def global_dp_report(
         "total_paper": eps,
         "total_parallel": eps,
         "totals_note": "the whole run is eps-DP: every action is a function of the releases",
+        "text": text,
+    }
+
+
+def local_dp_report(algorithm: str, epsilon: float, mechanism: str) -> dict[str, Any]:
+    """The privacy report of a run in which every reward is privatized at the user by an
+    eps-LDP randomizer (Ren, Zhou, Liu & Shroff 2020; docs/trust-models.md), as a JSON-able
+    dict: ``notion = "local"``, ``epsilon_local`` the eps of each report and ``epsilon_total``
+    the same eps, the run's global guarantee (everything else is post-processing of the
+    reports, and one step's reward changes the law of one report only). ``mechanism`` says
+    what each report is; ``rho_implied = eps^2 / 2``."""
+    eps = checks.positive_number(epsilon, "epsilon")
+    text = "\n".join([
+        f"Privacy ({algorithm}): eps = {eps:g} per report (eps-LDP: every reward privatized "
+        "at the user).",
+        f"  released   {mechanism}",
+        "  learner    sees reports only: everything it outputs is post-processing",
+        f"  total      eps = {eps:g} for the whole run, also as global DP (one step's reward "
+        "changes one report's law)",
+        f"  implied    rho = eps^2/2 = {eps * eps / 2:g} (zCDP; Bun & Steinke 2016, Prop. 1.4)",
+    ])  # fmt: skip
+    return {
+        "model": "local",
+        "notion": "local",
+        "algorithm": algorithm,
+        "epsilon_local": eps,
+        "epsilon_total": eps,
+        "rho_implied": eps * eps / 2,
+        "counts_public": False,
+        "means": {"epsilon": eps, "total": eps, "mechanism": mechanism,
+                  "composition": "one report per reward; every output is post-processing"},
+        "total_paper": eps,
+        "total_parallel": eps,
+        "text": text,
+    }  # fmt: skip
+
+
+def zcdp_report(algorithm: str, rho: float, mechanism: str, composition: str) -> dict[str, Any]:
+    """The privacy report of an agent that is rho-zCDP for its whole run (Bun & Steinke 2016,
+    Definition 1.1; Azize & Basu 2023 for bandits: neighbouring reward sequences differ in one
+    step's reward), as a JSON-able dict: ``notion = "zcdp"`` and ``rho``. The Gaussian
+    mechanism is not eps-DP for any finite eps, so ``epsilon_total`` is ``inf``; its (eps,
+    delta) guarantees come from the accountant (:mod:`dpbandits.trust.notions`)."""
+    r = checks.positive_number(rho, "rho")
+    text = "\n".join([
+        f"Privacy ({algorithm}): rho = {r:g} for the whole run (rho-zCDP: neighbouring reward "
+        "sequences differ in one step's reward).",
+        f"  released   {mechanism}",
+        f"  total      {composition}",
+        "  actions    post-processing of the releases (nothing treated as public)",
+        "  pure eps   none finite (Gaussian noise); (eps, delta) at a delta by the accountant",
+    ])  # fmt: skip
+    return {
+        "model": "global",
+        "notion": "zcdp",
+        "algorithm": algorithm,
+        "rho": r,
+        "epsilon_total": math.inf,
+        "counts_public": False,
+        "means": {"rho": r, "mechanism": mechanism, "composition": composition},
         "text": text,
     }

@@ -11,6 +11,7 @@ reloading it) does not register anything twice.
     dpbandits/KArmedBernoulli-v0  KArmedBernoulli / KArmedBernoulliVectorEnv
     dpbandits/KArmedGaussian-v0   KArmedGaussian / KArmedGaussianVectorEnv
     dpbandits/Recommendation-v0   RecommendationEnv / RecommendationVectorEnv
+    dpbandits/LocalDP-v0          LocalDPReward / LocalDPBanditVectorEnv (any env, eps-LDP rewards)
 """
 
 from __future__ import annotations
@@ -40,6 +41,11 @@ if TYPE_CHECKING:
         KArmedGaussian,
         KArmedGaussianVectorEnv,
     )
+    from envs.local_dp import (
+        LocalDPBanditVectorEnv,
+        LocalDPReward,
+        LocalDPVectorReward,
+    )
     from envs.piecewise import PiecewiseStationaryBandit, PiecewiseStationaryBanditVectorEnv
     from envs.recommendation import RecommendationEnv, RecommendationVectorEnv
 
@@ -57,6 +63,9 @@ __all__ = [
     "KArmedBernoulliVectorEnv",
     "KArmedGaussian",
     "KArmedGaussianVectorEnv",
+    "LocalDPBanditVectorEnv",
+    "LocalDPReward",
+    "LocalDPVectorReward",
     "PiecewiseStationaryBandit",
     "PiecewiseStationaryBanditVectorEnv",
     "RecommendationEnv",
@@ -92,6 +101,9 @@ _LAZY = {
     ),
     **dict.fromkeys(
         ["PiecewiseStationaryBandit", "PiecewiseStationaryBanditVectorEnv"], "envs.piecewise"
+    ),
+    **dict.fromkeys(
+        ["LocalDPBanditVectorEnv", "LocalDPReward", "LocalDPVectorReward"], "envs.local_dp"
     ),
     **dict.fromkeys(["RecommendationEnv", "RecommendationVectorEnv"], "envs.recommendation"),
 }  # fmt: skip

@@ -21,6 +21,7 @@ FLOORS = {
     "dpbandits.quantiles": 1,
     "dpbandits.accounting": 1,
     "dpbandits.theory": 1,
+    "dpbandits.trust": 1,
     "agents": 2,
     "envs": 2,
     "dpbandits.scenarios": 2,

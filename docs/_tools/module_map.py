@@ -19,7 +19,7 @@ START, END = "<!-- modules:start -->", "<!-- modules:end -->"
 FLOORS = [
     (0, "core", ("dpbandits.core",)),
     (1, "mechanisms", ("dpbandits.selectors", "dpbandits.continual", "dpbandits.quantiles",
-                       "dpbandits.accounting", "dpbandits.theory")),
+                       "dpbandits.accounting", "dpbandits.theory", "dpbandits.trust")),
     (2, "agents, environments, selection problems", ("agents", "envs", "dpbandits.scenarios",
                                                      "dpbandits.topk", "dpbandits.recommendation")),
     (3, "experiments", ("dpbandits.experiments",)),

@@ -52,10 +52,17 @@ from numpy.typing import ArrayLike, NDArray
 
 import agents as agents_pkg
 from dpbandits.audit.agent_result import AgentAuditResult, EventBound
-from dpbandits.audit.reward_tables import default_steps, draw_table, neighbour_table, play_table
+from dpbandits.audit.reward_tables import (
+    default_steps,
+    draw_table,
+    local_randomizer,
+    neighbour_table,
+    play_table,
+)
 from dpbandits.audit.selector import clopper_pearson
 from dpbandits.core import checks
 from dpbandits.core.docs import docs_reference
+from dpbandits.trust.notions import approx_dp, check_delta, native_guarantee
 
 __all__ = [
     "DEFAULT_ENV",
@@ -89,7 +96,7 @@ SCORE_BINS = 64
 CHUNK = 2048
 
 
-def claimed_epsilon(agent: Any) -> float | None:
+def claimed_epsilon(agent: Any, delta: float | None = None) -> float | None:
     """The total eps ``agent`` claims (after its last run): ``privacy_report()["epsilon_total"]``.
 
     That entry of the agent's privacy report is the eps of global DP of everything the agent
@@ -111,7 +118,17 @@ def claimed_epsilon(agent: Any) -> float | None:
                         finite=False)  # fmt: skip
     if eps < 0:
         raise ValueError(f"privacy_report()['epsilon_total'] must be >= 0, got {eps}")
-    return eps
+    if delta is None:
+        return eps
+    # with delta: the (eps, delta) guarantee the accountant gives for the report's native
+    # notion (eps-DP, eps-LDP, rho-zCDP; dpbandits.trust.notions), the claim the audit checks
+    native = native_guarantee(dict(report))
+    if native is None:
+        return eps
+    conv = approx_dp(native[0], native[1], delta)
+    if conv["epsilon"] is None:
+        raise ImportError(f"audit_agent(delta=...): {conv['missing']}")
+    return float(conv["epsilon"])
 
 
 # -- features and events ------------------------------------------------------------------------
@@ -221,15 +238,17 @@ def _learned_feature(step: int, x: NDArray[np.float64], n_sel: int) -> _Feature:
 
 
 def _log_ratio_lower(
-    k: NDArray[np.int64], k_prime: NDArray[np.int64], n: int, alpha: float
+    k: NDArray[np.int64], k_prime: NDArray[np.int64], n: int, alpha: float, delta: float = 0.0
 ) -> NDArray[np.float64]:
-    """Lower bound on ``log(P / P')`` from ``k`` of ``n`` and ``k'`` of ``n`` draws: the
-    one-sided Clopper-Pearson lower bound on ``P`` over the upper bound on ``P'``, each at
-    level ``alpha``."""
+    """Lower bound on ``log((P - delta) / P')`` from ``k`` of ``n`` and ``k'`` of ``n`` draws:
+    the one-sided Clopper-Pearson lower bound on ``P``, less ``delta``, over the upper bound on
+    ``P'``, each at level ``alpha``. An (eps, delta)-DP agent has ``P <= e^eps P' + delta`` on
+    every event, so this bounds its eps from below (``-inf`` when ``P`` may be below
+    ``delta``); ``delta = 0`` is pure DP."""
     lower, _ = clopper_pearson(k, n, alpha)
     _, upper = clopper_pearson(k_prime, n, alpha)
-    with np.errstate(divide="ignore"):
-        return np.log(lower) - np.log(upper)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.log(np.maximum(lower - delta, 0.0)) - np.log(upper)
 
 
 def _log_ratio(k: int, k_prime: int) -> float:
@@ -270,7 +289,8 @@ class _Event:
         return shown + (f" (+{len(chosen) - 2} more)" if len(chosen) > 2 else "")
 
 
-def _best_event(feat: _Feature, n_sel: int, alpha_each: float) -> _Event | None:
+def _best_event(feat: _Feature, n_sel: int, alpha_each: float,
+                delta: float = 0.0) -> _Event | None:  # fmt: skip
     """The event of one feature with the largest lower bound on the selection half (the first
     ``n_sel`` runs of each table): ``rank <= j`` or its complement, in either direction, the
     codes ranked in their order (ordinal) or by their likelihood ratio on the selection half
@@ -294,10 +314,10 @@ def _best_event(feat: _Feature, n_sel: int, alpha_each: float) -> _Event | None:
         return None
     k, kp = k[useful], kp[useful]
     scores = np.stack([
-        _log_ratio_lower(k, kp, n_sel, alpha_each),
-        _log_ratio_lower(kp, k, n_sel, alpha_each),
-        _log_ratio_lower(n_sel - k, n_sel - kp, n_sel, alpha_each),
-        _log_ratio_lower(n_sel - kp, n_sel - k, n_sel, alpha_each),
+        _log_ratio_lower(k, kp, n_sel, alpha_each, delta),
+        _log_ratio_lower(kp, k, n_sel, alpha_each, delta),
+        _log_ratio_lower(n_sel - k, n_sel - kp, n_sel, alpha_each, delta),
+        _log_ratio_lower(n_sel - kp, n_sel - k, n_sel, alpha_each, delta),
     ])  # fmt: skip
     kind, i = np.unravel_index(int(np.argmax(scores)), scores.shape)
     return _Event(feat, ranks, int(useful[i]), bool(kind >= 2), bool(kind % 2 == 1),
@@ -320,6 +340,7 @@ def audit_agent(
     rng: Any = 0,
     chunk: int = CHUNK,
     progress: bool = False,
+    delta: float | None = None,
 ) -> AgentAuditResult:
     """Audit ``agent`` end to end: a lower confidence bound on its privacy loss, against its
     claimed total eps (module docstring; docs/selectors.md, "Auditing an agent").
@@ -357,6 +378,16 @@ def audit_agent(
         bound.
     progress:
         Show a ``tqdm`` progress bar over the agent-steps.
+    delta:
+        Audit (eps, delta)-DP at this ``delta`` in ``(0, 1)``: each event bounds
+        ``log((P - delta) / P')``, and the claim is the eps of the agent's guarantee at
+        ``delta`` (:func:`claimed_epsilon`; how rho-zCDP agents are audited,
+        docs/trust-models.md). ``None``: pure eps-DP.
+
+    An ``env`` that privatizes its rewards at the user (``dpbandits/LocalDP-v0``) is audited
+    with any agent: the table is drawn from the wrapped environment, every run reports each
+    reward through the randomizer afresh, and the claim is the smaller of the randomizer's eps
+    and the agent's own.
     """
     t_start = time.perf_counter()
     # -- every argument is checked before any work
@@ -371,11 +402,14 @@ def audit_agent(
     events_per_family = checks.positive_int(events_per_family, "events_per_family")
     chunk = checks.positive_int(chunk, "chunk")
     checks.flag(progress, "progress")
+    if delta is not None:
+        delta = check_delta(delta)
     if epsilon is not None:
         epsilon = checks.number(epsilon, "epsilon", finite=False)
         if epsilon < 0:
             raise ValueError(f"epsilon must be >= 0, got {epsilon}")
     gen = checks.generator(rng)
+    randomizer = None  # a local randomizer at the user (dpbandits/LocalDP-v0), applied per run
     if table is not None:
         if env is not None:
             raise ValueError("give env or table, not both")
@@ -393,7 +427,8 @@ def audit_agent(
         horizon = checks.integer(horizon, "horizon", minimum=2)
         env = DEFAULT_ENV if env is None else env
         seed = int(gen.integers(2**31))
-        tab, lo, hi = draw_table(env, horizon, seed)
+        inner, randomizer = local_randomizer(env)
+        tab, lo, hi = draw_table(inner, horizon, seed)
         name = env if isinstance(env, str) else (env.get("id") if isinstance(env, Mapping)
                                                  else type(env).__name__)  # fmt: skip
         source = f"a table drawn from {name} (seed {seed})"
@@ -414,7 +449,11 @@ def audit_agent(
     agent = copy.deepcopy(agent)
     # the agent's parameters and its claim are checked on one replication, before the runs
     agent.reset(1, n_arms, horizon=horizon, rng=0)
-    claims = [] if epsilon is not None else [claimed_epsilon(agent)]
+    claims = [] if epsilon is not None else [claimed_epsilon(agent, delta)]
+    local_claim = None
+    if randomizer is not None:  # the reports are eps-LDP whatever the agent does
+        local_claim = (randomizer.epsilon if delta is None
+                       else approx_dp("local", randomizer.epsilon, delta)["epsilon"])  # fmt: skip
 
     tables = [tab] + [neighbour_table(tab, s, lo, hi) for s in steps_t]
     dtype = np.int8 if n_arms <= 127 else (np.int16 if n_arms <= 32767 else np.int64)
@@ -435,15 +474,20 @@ def audit_agent(
                     start = h * half + done
                     play_table(agent, tb, n, seeds[2 * i + h].spawn(1)[0],
                                out=acts[i, start : start + n],
-                               progress=None if bar is None else bar.update)  # fmt: skip
+                               progress=None if bar is None else bar.update,
+                               randomizer=randomizer)  # fmt: skip
                     if epsilon is None:
-                        claims.append(claimed_epsilon(agent))
+                        claims.append(claimed_epsilon(agent, delta))
     finally:
         if bar is not None:
             bar.close()
     known = [c for c in claims if c is not None]
     claimed = epsilon if epsilon is not None else (max(known) if known else None)
     source_claim = "given" if epsilon is not None else "privacy_report()['epsilon_total']"
+    if epsilon is None and local_claim is not None and (claimed is None or local_claim < claimed):
+        claimed, source_claim = local_claim, "the local randomizer's eps"
+    if delta is not None and epsilon is None and claimed is not None:
+        source_claim += f", as (eps, delta) at delta={delta:g} by dp-accounting"
 
     # -- the selection half picks each family's events; the evaluation half bounds them
     alpha_each = alpha / (2 * len(FAMILIES) * events_per_family)
@@ -452,7 +496,7 @@ def audit_agent(
         feats, x = _features(np.concatenate([acts[0], acts[k + 1]]), s, n_arms)
         feats.append(_learned_feature(s, x, half))
         for f in feats:
-            ev = _best_event(f, half, alpha_each)
+            ev = _best_event(f, half, alpha_each, delta or 0.0)
             if ev is not None:
                 found[f.family].append(ev)
     events: list[EventBound] = []
@@ -471,7 +515,8 @@ def audit_agent(
             k_base = int(inside[half:total].sum())
             k_nb = int(inside[total + half :].sum())
             k1, k2 = (k_nb, k_base) if ev.swap else (k_base, k_nb)
-            lower = float(_log_ratio_lower(np.array([k1]), np.array([k2]), half, alpha_each)[0])
+            lower = float(_log_ratio_lower(np.array([k1]), np.array([k2]), half, alpha_each,
+                                           delta or 0.0)[0])  # fmt: skip
             events.append(EventBound(
                 family=fam, step=ev.feature.step, event=ev.describe(),
                 direction="P'/P" if ev.swap else "P/P'", count=k_base, count_prime=k_nb, n=half,
@@ -479,7 +524,8 @@ def audit_agent(
                 estimate=_log_ratio(k1, k2),
                 selection_lower=max(0.0, ev.score),
             ))  # fmt: skip
-    ceiling = float(_log_ratio_lower(np.array([half]), np.array([0]), half, alpha_each)[0])
+    ceiling = float(_log_ratio_lower(np.array([half]), np.array([0]), half, alpha_each,
+                                     delta or 0.0)[0])  # fmt: skip
     if events and max(e.lower for e in events) >= ceiling - 1e-9:
         notes.append(
             f"an event happened in every held-out run on one table and in none on the other: "
@@ -493,4 +539,5 @@ def audit_agent(
         eps_lower=max((e.lower for e in events), default=0.0), alpha=alpha, runs=2 * half,
         horizon=horizon, n_arms=n_arms, steps=steps_t, events=events,
         seconds=time.perf_counter() - t_start, table_source=source, notes=notes,
+        delta=delta or 0.0,
     )  # fmt: skip

@@ -70,6 +70,8 @@ class AgentAuditResult:
     seconds: float
     table_source: str
     notes: list[str] = field(default_factory=list)
+    #: The delta of an (eps, delta) audit (0: pure eps-DP).
+    delta: float = 0.0
 
     @property
     def passed(self) -> bool | None:
@@ -89,10 +91,11 @@ class AgentAuditResult:
     def verdict(self) -> str:
         if self.passed is None:
             return f"no privacy claim; the privacy loss is at least {self.eps_lower:.3g}"
+        at = f" at delta={self.delta:g}" if self.delta > 0 else ""
         if self.passed:
-            return f"PASS: lower bound {self.eps_lower:.3g} <= eps {self.epsilon:g}"
+            return f"PASS: lower bound {self.eps_lower:.3g} <= eps {self.epsilon:g}{at}"
         return (
-            f"FAIL: the privacy loss is at least {self.eps_lower:.3g} > eps {self.epsilon:g} "
+            f"FAIL: the privacy loss is at least {self.eps_lower:.3g} > eps {self.epsilon:g}{at} "
             f"(an eps-DP agent fails with probability <= {self.alpha:g})"
         )
 
@@ -103,6 +106,7 @@ class AgentAuditResult:
             "runs": self.runs, "horizon": self.horizon, "n_arms": self.n_arms,
             "steps": list(self.steps), "events": [e.to_dict() for e in self.events],
             "seconds": self.seconds, "table_source": self.table_source, "notes": self.notes,
+            "delta": self.delta,
         }  # fmt: skip
 
     def __str__(self) -> str:

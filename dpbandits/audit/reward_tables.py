@@ -25,6 +25,7 @@ __all__ = [
     "BLOCK",
     "default_steps",
     "draw_table",
+    "local_randomizer",
     "neighbour_table",
     "play_table",
     "reward_tape",
@@ -35,6 +36,29 @@ BLOCK = 256
 
 
 # -- tables -------------------------------------------------------------------------------------
+def local_randomizer(env: Any) -> tuple[Any, Any]:
+    """``(inner, randomizer)`` for an environment that privatizes its rewards at the user
+    (``dpbandits/LocalDP-v0``, envs/local_dp.py): the wrapped environment's config, whose
+    rewards make the table, and the randomizer each run applies afresh to every reward it
+    gets (:func:`play_table`); ``(env, None)`` for any other environment."""
+    if env is None:
+        return env, None
+    spec = env_spec(env)
+    if spec["id"] != "dpbandits/LocalDP-v0":
+        return env, None
+    venv = make_vector_env(spec, 1)
+    try:
+        randomizer = venv.randomizer
+    finally:
+        venv.close()
+    kwargs = dict(spec["kwargs"])
+    inner = kwargs.get("env", "dpbandits/KArmedBernoulli-v0")
+    inner = {"id": inner} if isinstance(inner, str) else dict(inner)
+    if "horizon" in kwargs:
+        inner["horizon"] = kwargs["horizon"]
+    return inner, randomizer
+
+
 def draw_table(
     env: Any, horizon: int, seed: int | None
 ) -> tuple[NDArray[np.float64], float, float]:
@@ -99,6 +123,7 @@ def play_table(
     rng: Any,
     out: NDArray[np.integer[Any]] | None = None,
     progress: Callable[[int], object] | None = None,
+    randomizer: Any = None,
 ) -> NDArray[np.integer[Any]]:
     """The actions ``(n_runs, T)`` of ``n_runs`` replications of ``agent`` on ``table``.
 
@@ -106,9 +131,14 @@ def play_table(
     agent is reset with ``rng`` and played through its block path (``agent.block_player()``,
     ``play(rows, actions, rewards)`` on the reward tape ``rows[i, a * R + r]``, as in the
     experiment engine) when it has one, else step by step (``act``/``update``). The actions are
-    written into ``out`` when given. ``progress(k)`` is called after every ``k`` agent-steps."""
+    written into ``out`` when given. ``progress(k)`` is called after every ``k`` agent-steps.
+    With a local ``randomizer`` (:func:`local_randomizer`) every reward a replication gets is
+    its fresh report instead (drawn from a generator spawned from ``rng``), as on
+    ``dpbandits/LocalDP-v0``."""
     horizon, n_arms = table.shape
-    agent.reset(n_runs, n_arms, horizon=horizon, rng=checks.generator(rng))
+    gen = checks.generator(rng)
+    user = gen.spawn(1)[0] if randomizer is not None else None
+    agent.reset(n_runs, n_arms, horizon=horizon, rng=gen)
     dtype = np.int8 if n_arms <= 127 else (np.int16 if n_arms <= 32767 else np.int64)
     actions = np.empty((horizon, n_runs), dtype=dtype)
     block_player = getattr(agent, "block_player", None)
@@ -119,6 +149,8 @@ def play_table(
         m = min(BLOCK, horizon - t)
         if play is not None:
             rows = reward_tape(table[t : t + m], n_runs)
+            if randomizer is not None:
+                rows = randomizer.privatize(rows, user)
             rows.flags.writeable = False  # as the engine hands them: the same compiled loop
             play(rows, actions[t : t + m], rewards[:m])
             block = actions[t : t + m]
@@ -129,7 +161,8 @@ def play_table(
             for i in range(t, t + m):
                 a = checks.step_actions(agent.act(), n_runs, n_arms)
                 actions[i] = a
-                agent.update(a, table[i, a])
+                x = table[i, a]
+                agent.update(a, x if randomizer is None else randomizer.privatize(x, user))
         t += m
         if progress is not None:
             progress(m * n_runs)

@@ -67,6 +67,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         default=None,
         help="the eps to compare with (default: the agent's claim)",
     )
+    parser.add_argument("--delta", type=float, default=None,
+                        help="audit (eps, delta)-DP at DELTA in (0, 1): the claim is the "
+                        "accountant's eps at DELTA (how a rho-zCDP agent is audited; "
+                        "docs/trust-models.md)")  # fmt: skip
     parser.add_argument("--alpha", type=float, default=ALPHA,
                         help=f"overall error level of the bound ({ALPHA:g})")  # fmt: skip
     parser.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
@@ -116,6 +120,8 @@ def run(args: argparse.Namespace) -> int:
         raise ValueError(f"--horizon must be >= 2, got {args.horizon}")
     if not 0 < args.alpha < 1:
         raise ValueError(f"--alpha must lie in (0, 1), got {args.alpha}")
+    if args.delta is not None and not 0 < args.delta < 1:
+        raise ValueError(f"--delta must lie in (0, 1), got {args.delta}")
     if args.epsilon is not None and not args.epsilon >= 0:
         raise ValueError(f"--epsilon must be >= 0, got {args.epsilon}")
     steps = None
@@ -141,7 +147,7 @@ def run(args: argparse.Namespace) -> int:
 
     result = audit_agent(agent, env, horizon=args.horizon, steps=steps, runs=args.runs,
                          alpha=args.alpha, epsilon=args.epsilon, rng=args.seed,
-                         progress=not args.no_progress)  # fmt: skip
+                         progress=not args.no_progress, delta=args.delta)  # fmt: skip
     print(result)
     if args.json_path:
         from dpbandits.core.files import write_json

@@ -26,6 +26,10 @@ def add_experiment_arguments(parser: argparse.ArgumentParser, command: str) -> N
     parser.add_argument("--runs", type=positive_count, default=None,
                         help="replications per agent")
     parser.add_argument("--seed", type=int, default=None, help="root seed")
+    parser.add_argument("--delta", type=float, default=None, metavar="DELTA",
+                        help="also state every privacy guarantee as (eps, delta) at DELTA in "
+                        "(0, 1), converted by dp-accounting (the extra 'accounting'; "
+                        "docs/trust-models.md)")  # fmt: skip
     parser.add_argument("--set", dest="sets", action="append", default=[], metavar="KEY=VALUE",
                         help="set any key path, e.g. agents.mGEM.epsilon_select=2 or "
                         "experiment.env_kwargs.horizon=5000; repeatable")  # fmt: skip
@@ -103,6 +107,7 @@ def experiment_from_args(
     Without a config file, ``--env`` or ``--agent``, the shipped example of ``command``
     (:data:`~dpbandits.experiments.examples.DEFAULT_RUN` or ``DEFAULT_SWEEP``) is the config,
     with the other options applied, and a line on stderr says so."""
+    from dpbandits.core import checks
     from dpbandits.experiments.config import (
         Experiment,
         load_config,
@@ -124,6 +129,10 @@ def experiment_from_args(
               f"'{name}' shipped with dpbandits; `dpbandits {command} --example {name} > "
               f"my.toml` writes it to edit, `dpbandits {command} --example` lists the others",
               file=sys.stderr, flush=True)  # fmt: skip
+    sets = parse_assignments(args.sets, "--set")
+    if getattr(args, "delta", None) is not None:  # refused before any work when outside (0, 1)
+        checks.probability(args.delta, "--delta")
+        sets["experiment.delta"] = args.delta
     exp = load_config(
         source,
         env=args.env,
@@ -131,7 +140,7 @@ def experiment_from_args(
         agents=parse_agent_option(args.agents),
         n_runs=args.runs,
         seed=args.seed,
-        sets=parse_assignments(args.sets, "--set"),
+        sets=sets,
         grid=grid,
         check=False,
     )

@@ -9,7 +9,7 @@ registering imports nothing from ``envs``: Gymnasium imports the environment mod
 
 from __future__ import annotations
 
-__all__ = ["ENV_IDS", "OTHER_ENV_IDS", "register_envs"]
+__all__ = ["ENV_IDS", "OTHER_ENV_IDS", "WRAPPER_ENV_IDS", "register_envs"]
 
 #: id -> (entry_point, vector_entry_point)
 ENV_IDS: dict[str, tuple[str, str]] = {
@@ -35,6 +35,12 @@ ENV_IDS: dict[str, tuple[str, str]] = {
     ),
 }
 
+#: Wrappers of another environment (their ``env`` argument), kept apart from :data:`ENV_IDS`:
+#: ``dpbandits/LocalDP-v0`` privatizes every reward at the user (envs/local_dp.py).
+WRAPPER_ENV_IDS: dict[str, tuple[str, str]] = {
+    "dpbandits/LocalDP-v0": ("envs.local_dp:make_local_dp", "envs.local_dp:make_local_dp_vector"),
+}
+
 #: Environments that are not bandit schedules (their own observation spaces and API): kept apart
 #: from :data:`ENV_IDS`, whose entries all follow the bandit protocol of ``envs.base``.
 OTHER_ENV_IDS: dict[str, tuple[str, str]] = {
@@ -46,15 +52,16 @@ OTHER_ENV_IDS: dict[str, tuple[str, str]] = {
 
 
 def register_envs() -> None:
-    """Register every id of :data:`ENV_IDS` and :data:`OTHER_ENV_IDS` not registered yet
-    (idempotent).
+    """Register every id of :data:`ENV_IDS`, :data:`OTHER_ENV_IDS` and :data:`WRAPPER_ENV_IDS`
+    not registered yet (idempotent).
 
     No ``max_episode_steps``: each environment truncates itself at its ``horizon`` argument, so
     ``gymnasium.make(id, horizon=...)`` is the way to change the episode length.
     """
     import gymnasium
 
-    for env_id, (entry_point, vector_entry_point) in {**ENV_IDS, **OTHER_ENV_IDS}.items():
+    every = {**ENV_IDS, **OTHER_ENV_IDS, **WRAPPER_ENV_IDS}
+    for env_id, (entry_point, vector_entry_point) in every.items():
         if env_id not in gymnasium.registry:
             gymnasium.register(
                 id=env_id, entry_point=entry_point, vector_entry_point=vector_entry_point

@@ -212,10 +212,21 @@ def reward_family_mismatch(agent: Any, arm: str | None, env_id: str) -> str | No
     whose traits say ``rewards="bernoulli"`` (DP-KLUCB, DP-IMED: algorithms defined for
     Bernoulli bandits, docs/private-bandits.md) needs Bernoulli arms. An environment that does
     not say (``arm is None``) passes: the agent then refuses the first reward that is not 0 or
-    1, at that step."""
-    if arm is None or arm == "bernoulli" or traits_of(agent).rewards != "bernoulli":
-        return None
+    1, at that step. Behind a local randomizer whose reports are real numbers (``arm ==
+    "privatized"``: Laplace or debiased reports, docs/trust-models.md) an agent for rewards in
+    ``[0, 1]`` is refused too."""
+    rewards = traits_of(agent).rewards
     name = getattr(agent, "algorithm", "") or type(agent).__name__
+    if arm == "privatized" and rewards in ("unit", "bernoulli"):
+        needed = "{0, 1}" if rewards == "bernoulli" else "[0, 1]"
+        return (
+            f"{env_id} reports privatized rewards that leave [0, 1] (Laplace or debiased "
+            f"reports), but {name} needs rewards in {needed}: "
+            "use randomized response's raw bits (mechanism='response', debias=False) or an "
+            "agent for real rewards"
+        )
+    if arm is None or arm == "bernoulli" or rewards != "bernoulli":
+        return None
     return (
         f"{env_id} has {arm} arms, but {name} is defined for Bernoulli rewards only: run it on "
         "Bernoulli arms (dpbandits/KArmedBernoulli-v0, or arm = 'bernoulli' in "

@@ -47,9 +47,16 @@ from dpbandits.core import checks
 from dpbandits.experiments.arm_laws import ArmLaws, SegmentLaw, laws_of, record_laws
 from dpbandits.experiments.envspec import env_spec, make_env
 from dpbandits.theory import lower_bounds as lb
+from dpbandits.theory import trust_bounds as ttb
 from envs.core import expected_clipped_normal
 
-__all__ = ["BoundCurve", "bound_curves", "check_bounds_drawable", "segment_coefficients"]
+__all__ = [
+    "BoundCurve",
+    "bound_curves",
+    "check_bounds_drawable",
+    "segment_coefficients",
+    "trust_curves",
+]
 
 #: Absolute tolerance of the root search for the pre-clipping alternative mean ``m'_a``.
 XTOL = 1e-12
@@ -129,7 +136,8 @@ def _curve(steps: NDArray[np.int64], segments: list[SegmentLaw], coefs: list[flo
 
 def bound_curves(results: Any, epsilons: Sequence[float] = (1.0,)) -> list[BoundCurve]:
     """The lower-bound curves of ``results`` at its recorded steps: Lai--Robbins, then every
-    eps-global-DP bound that applies at each of ``epsilons`` (module doc). A ``ValueError``
+    eps-global-DP bound that applies at each of ``epsilons`` (module doc), then the eps-LDP and
+    rho-zCDP bounds of the run's own privacy reports (:func:`trust_curves`). A ``ValueError``
     when the results do not record stationary laws of the arms."""
     eps_list = [checks.positive_number(e, "epsilon", allow_inf=True) for e in epsilons]
     laws = laws_of(results)
@@ -145,6 +153,78 @@ def bound_curves(results: Any, epsilons: Sequence[float] = (1.0,)) -> list[Bound
             label = f"lower bound: {lb.BOUND_LABELS[key]}{eps_text}{per_segment}"
             values = _curve(steps, laws.segments, [c[key] for c in coefs])
             curves.append(BoundCurve(key, eps, label, values))
+    return curves + trust_curves(results)
+
+
+def _segment_divergences(laws: ArmLaws, seg: SegmentLaw) -> Any:
+    """``(gaps, kl_inf, tv_inf)`` of one segment (Gaussian arms: the module doc's upper
+    bounds)."""
+    if laws.arm == "bernoulli":
+        return lb.distinguishability(seg.means)
+    return _clipped_divergences(seg, laws.lo, laws.hi)
+
+
+def _curve_fn(steps: NDArray[np.int64], segments: list[SegmentLaw], fns: list[Any]) -> Any:
+    """:func:`_curve` for bounds that are not ``c log n``: ``fns[j](n)`` is segment ``j``'s
+    bound after ``n`` of its steps."""
+    t = np.asarray(steps, dtype=np.float64)
+    out = np.zeros_like(t)
+    offset = 0.0
+    for seg, fn in zip(segments, fns, strict=True):
+        inside = (t > seg.start) & (t <= seg.end)
+        n = t[inside] - seg.start
+        out[inside] = offset + np.where(n > 1, fn(np.maximum(n, 1.0)), 0.0)
+        length = seg.end - seg.start
+        offset += float(fn(np.array([float(length)]))[0]) if length > 1 else 0.0
+    return out
+
+
+def _zcdp_fn(gaps: Any, kl: Any, tv: Any, rho: float) -> Any:
+    """``n -> sum_a Delta_a max(log n / kl_inf(a), sqrt(log n / rho) / tv_inf(a))``
+    (:func:`dpbandits.theory.zcdp`)."""
+    sub = gaps > 0
+    g, k, v = gaps[sub], kl[sub], tv[sub]
+
+    def fn(n: NDArray[np.float64]) -> NDArray[np.float64]:
+        lt = np.log(n)[:, None]
+        return np.sum(g * np.maximum(lt / k, np.sqrt(lt / rho) / v), axis=1)
+
+    return fn
+
+
+def trust_curves(results: Any) -> list[BoundCurve]:
+    """The lower bounds of the other trust models the run's privacy reports state
+    (docs/trust-models.md): the eps-LDP bound (:func:`dpbandits.theory.local_dp`) at each eps
+    of a local report (an LDP agent, or any agent on ``dpbandits/LocalDP-v0``), and the
+    rho-zCDP bound (:func:`dpbandits.theory.zcdp`) at each rho of a zCDP agent."""
+    local, rhos = set(), set()
+    for rep in results.privacy.values():
+        if isinstance(rep, dict) and rep.get("notion") == "local":
+            local.add(float(rep["epsilon_local"]))
+        elif isinstance(rep, dict) and rep.get("notion") == "zcdp":
+            rhos.add(float(rep["rho"]))
+    if not local and not rhos:
+        return []
+    laws = laws_of(results)
+    divs = [_segment_divergences(laws, seg) for seg in laws.segments]
+    per_segment = ", per segment" if len(laws.segments) > 1 else ""
+    curves = []
+    for eps in sorted(local):
+        contraction = ttb.ldp_contraction(eps)
+        coefs = []
+        for g, kl, tv in divs:
+            sub = g > 0
+            with np.errstate(invalid="ignore"):
+                private = np.where(np.isinf(tv[sub]), np.inf, contraction * tv[sub] ** 2)
+            coefs.append(float(np.sum(g[sub] / np.minimum(kl[sub], private))))
+        label = f"lower bound: {ttb.TRUST_BOUND_LABELS['local_dp']}, ε={eps:g}{per_segment}"
+        curves.append(BoundCurve("local_dp", eps, label, _curve(results.steps, laws.segments,
+                                                                coefs)))  # fmt: skip
+    for rho in sorted(rhos):
+        fns = [_zcdp_fn(g, kl, tv, rho) for g, kl, tv in divs]
+        label = f"lower bound: {ttb.TRUST_BOUND_LABELS['zcdp']}, ρ={rho:g}{per_segment}"
+        curves.append(BoundCurve("zcdp", rho, label, _curve_fn(results.steps, laws.segments,
+                                                               fns)))  # fmt: skip
     return curves
 
 

@@ -19,6 +19,7 @@ from dpbandits.experiments.agentspec import is_private
 from dpbandits.experiments.envspec import make_vector_env
 from dpbandits.experiments.parallel import report_progress
 from dpbandits.experiments.regret import action_frequencies, regret_from_actions
+from dpbandits.experiments.trust_reports import run_report
 from envs.base import BanditVectorEnv
 
 __all__ = ["PROGRESS_EVERY", "ChunkTask", "chunk_seeds", "run_chunk"]
@@ -213,8 +214,10 @@ def run_chunk(task: ChunkTask, progress: Callable[[int], None] | None = None) ->
         _play_steps(agent, venv, native, actions, reward_sum, events, K, label)
     progress((T % PROGRESS_EVERY) * n)
     regret = _regret_table(venv, native, task)
+    env_report_fn = getattr(venv, "privacy_report", None)  # a local randomizer at the user
+    env_report = env_report_fn() if callable(env_report_fn) else None
     venv.close()
-    return _outputs(task, agent, events, actions, reward_sum, regret, traced, cpu0)
+    return _outputs(task, agent, events, actions, reward_sum, regret, traced, cpu0, env_report)
 
 
 def _play_blocks(
@@ -303,9 +306,10 @@ def _play_steps(
 
 def _outputs(task: ChunkTask, agent: Any, events: _Events, actions: NDArray[np.integer[Any]],
              reward_sum: NDArray[np.float64], regret: NDArray[np.float64] | None, traced: bool,
-             cpu0: float) -> dict[str, Any]:  # fmt: skip
+             cpu0: float, env_report: Any = None) -> dict[str, Any]:  # fmt: skip
     """The chunk's per-run arrays: rewards, regret, pull counts and frequencies, the traces,
-    the actions when kept, the privacy report and the CPU time."""
+    the actions when kept, the privacy report (the agent's, inside the environment's when it
+    privatizes the rewards at the user: :func:`run_report`) and the CPU time."""
     rec = task.record_steps
     out: dict[str, Any] = {"reward": events.reward_curve, "total_reward": reward_sum.copy()}
     out.update(regret_from_actions(actions, rec, regret, task.change_points))
@@ -318,6 +322,7 @@ def _outputs(task: ChunkTask, agent: Any, events: _Events, actions: NDArray[np.i
     if task.keep_actions:
         out["actions"] = actions
     report_fn = getattr(agent, "privacy_report", None)
-    out["privacy"] = jsonable(report_fn()) if callable(report_fn) else None
+    out["privacy"] = jsonable(run_report(report_fn() if callable(report_fn) else None,
+                                         env_report))  # fmt: skip
     out["cpu_seconds"] = time.process_time() - cpu0
     return out

@@ -74,7 +74,9 @@ from dpbandits.experiments.envspec import env_spec, make_env, reward_family, vec
 from dpbandits.experiments.memory import RunSizes, check_memory
 from dpbandits.experiments.parallel import TaskTime, run_tasks
 from dpbandits.experiments.results import Results
+from dpbandits.experiments.trust_reports import convert_reports
 from dpbandits.experiments.warmup import compile_notice, print_line, warm_up
+from dpbandits.trust.notions import check_delta
 from envs.base import BanditVectorEnv
 
 if TYPE_CHECKING:
@@ -175,6 +177,7 @@ def run(
     keep_actions: bool = False,
     quantile_levels: tuple[float, float] = (0.1, 0.9),
     executor: cf.Executor | None = None,
+    delta: float | None = None,
 ) -> Results:
     """Run every agent for ``n_runs`` replications of ``horizon`` steps; return :class:`Results`.
 
@@ -223,6 +226,11 @@ def run(
         the local process pool, e.g. a Dask cluster's
         ``distributed.Client(...).get_executor()``. Every task carries its own seeds, so the
         results are bit-identical to a local run; the progress bar advances per finished task.
+    delta:
+        With a ``delta`` in ``(0, 1)``, every privacy report also states its guarantee as
+        (eps, delta) at this delta, converted by Google's ``dp-accounting`` (the extra
+        ``accounting``; without it the report says what to install), and ``config["delta"]``
+        records it (docs/trust-models.md).
 
     The results' ``timing`` says where the wall time went: ``wall_seconds`` (the tasks),
     ``cpu_seconds`` per agent, ``n_jobs``, ``started_at`` (``time.time()`` of the call),
@@ -242,6 +250,7 @@ def run(
     """
     t_enter = time.time()
     n_runs, chunk_size, seed, n_jobs = check_run_arguments(n_runs, chunk_size, seed, n_jobs)
+    delta = None if delta is None else check_delta(delta)
     spec = env_spec(env)
     # memory (dpbandits.experiments.memory): what is known before building the environment,
     # then everything, before any task is made: refused, run without traces, or announced
@@ -276,7 +285,10 @@ def run(
     t_end = time.time()
     labels = list(agent_map)
     data, privacy = merge_outputs(labels, tasks, outputs)
+    privacy = convert_reports(privacy, delta)
     config = run_config(spec, facts, plan, agent_map, n_runs, seed, chunk_size, quantile_levels)
+    if delta is not None:
+        config["delta"] = delta
     arrays: dict[str, NDArray[Any]] = {
         "steps": plan.steps,
         "expected_rewards": plan.expected_at,
@@ -372,6 +384,7 @@ def probe_environment(
             f"the environment's action space must be Discrete, got {probe.action_space}"
         )
     unwrapped = probe.unwrapped
+    arm = reward_family(probe)  # (behind a local randomizer: its reports)
     table: NDArray[np.float64] | None = None
     if callable(getattr(unwrapped, "expected_reward_table", None)):
         table = np.ascontiguousarray(unwrapped.expected_reward_table()[:horizon], dtype=float)
@@ -381,7 +394,7 @@ def probe_environment(
     probe.close()
     return EnvironmentFacts(unwrapped, horizon, int(n_arms), table, change_points,
                             tuple(quantile_levels),  # type: ignore[arg-type]
-                            reward_family(unwrapped))  # fmt: skip
+                            arm)  # fmt: skip
 
 
 @dataclass

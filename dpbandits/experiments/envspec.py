@@ -42,6 +42,14 @@ def env_spec(env: Any) -> dict[str, Any]:
     # make_vec records its own arguments in the spec; the engine chooses them per chunk.
     for key in ("num_envs", "vectorization_mode", "vector_kwargs", "wrappers"):
         kwargs.pop(key, None)
+    wrappers = [w.name for w in getattr(spec, "additional_wrappers", ())]
+    if "LocalDPReward" in wrappers:
+        # a local randomizer put around an environment by hand (envs.LocalDPReward): the
+        # engine rebuilds it in its workers as dpbandits/LocalDP-v0, never drops it
+        r = env.get_wrapper_attr("randomizer")
+        return {"id": "dpbandits/LocalDP-v0", "kwargs": {
+            "env": {"id": spec.id, **kwargs}, "epsilon": r.epsilon, "mechanism": r.mechanism,
+            "bounds": [r.lo, r.hi], "debias": r.debias}}  # fmt: skip
     return {"id": spec.id, "kwargs": kwargs}
 
 
@@ -87,6 +95,16 @@ def vector_class(spec: dict[str, Any]) -> type | None:
 def reward_family(env: Any) -> str | None:
     """The reward law of an environment's arms: ``"bernoulli"`` (rewards 0 or 1) or
     ``"gaussian"`` (clipped to ``[lo, hi]``), read from its ``arm`` attribute (the project's
-    environments have it, docs/environments.md); ``None`` when the environment does not say."""
+    environments have it, docs/environments.md); ``None`` when the environment does not say.
+    Behind a local randomizer (``dpbandits/LocalDP-v0``) the agents see its reports:
+    ``"bernoulli"`` for the raw bits of randomized response, else ``"privatized"`` (real
+    numbers)."""
+    try:
+        randomizer = env.get_wrapper_attr("randomizer")
+    except AttributeError:
+        randomizer = getattr(env, "randomizer", None)
+    if randomizer is not None:
+        raw_bits = randomizer.mechanism == "response" and not randomizer.debias
+        return "bernoulli" if raw_bits else "privatized"
     arm = getattr(getattr(env, "unwrapped", env), "arm", None)
     return arm if arm in ("bernoulli", "gaussian") else None

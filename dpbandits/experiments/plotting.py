@@ -90,6 +90,8 @@ _BOUND_STYLES = {
     "shariff_sheffet": (0, (1, 1)),  # denser than the change points' dotted line
     "azize_basu_2022": "-.",
     "azize_2025": (0, (5, 1, 1, 1, 1, 1)),
+    "local_dp": (0, (3, 2, 1, 2)),  # the other trust models (docs/trust-models.md)
+    "zcdp": (0, (8, 2)),
 }
 _BOUND_GRAYS = ("0.3", "0.55", "0.7", "0.8")  # one shade per eps of the private bounds
 

@@ -18,6 +18,7 @@ from numpy.typing import NDArray
 from dpbandits.core.extras import install_hint
 from dpbandits.core.files import atomic_open, strict_json
 from dpbandits.core.formatting import fixed
+from dpbandits.trust.notions import check_delta, conversion_text, with_conversion
 
 __all__ = ["RESULTS_FORMAT", "Results", "ResultsFileError", "SummaryTable"]
 
@@ -65,9 +66,19 @@ def _privacy_short(report: Any) -> str:
         return x
 
     total = report.get("epsilon_total")
+    conv = report.get("approx_dp")
+    approx = ""
+    if isinstance(conv, dict):  # the (eps, delta) conversion (docs/trust-models.md)
+        eps_d = conv.get("epsilon")
+        approx = (f"; (eps, delta)=({eps_d:.3g}, {conv['delta']:g})" if eps_d is not None
+                  else "; (eps, delta): needs the extra 'accounting'")  # fmt: skip
+    if report.get("model") == "local" and isinstance(total, (int, float)):
+        return f"eps={total:g} LDP (at the user){approx}"
+    if report.get("notion") == "zcdp":
+        return f"rho={report.get('rho', float('nan')):g} zCDP (whole run){approx}"
     if report.get("model") == "global" and isinstance(total, (int, float)):
         # a literature agent: one eps-global-DP guarantee for the whole run
-        return f"eps={total:g} (whole run)"
+        return f"eps={total:g} (whole run){approx}"
     parts = []
     eps_m = get("means", "epsilon")
     if isinstance(eps_m, (int, float)):
@@ -305,8 +316,16 @@ class Results:
             if not isinstance(rep, dict):
                 continue
             text = rep.get("text") or json.dumps(rep, indent=2)
-            out.append(f"[{label}]\n{text}")
+            conv = conversion_text(rep)
+            out.append(f"[{label}]\n{text}" + (f"\n{conv}" if conv else ""))
         return "\n\n".join(out) if out else "no private agents"
+
+    def privacy_at(self, delta: float) -> dict[str, Any]:
+        """Every privacy report with its guarantee also as (eps, delta) at ``delta``, converted
+        by Google's ``dp-accounting`` (the extra ``accounting``; docs/trust-models.md); runs
+        made with ``run(..., delta=...)`` have it in :attr:`privacy` already."""
+        d = check_delta(delta)
+        return {label: with_conversion(rep, d) for label, rep in self.privacy.items()}
 
     def to_json(self) -> dict[str, Any]:
         """``{"config", "agents": {label: summary row}, "privacy"}`` (the CLI's ``--json``).

@@ -8,6 +8,10 @@ docs/private-bandits.md, "Lower bounds".
 
 from __future__ import annotations
 
-# one list of names, the module's __all__
+# one list of names: the modules' own __all__
 from dpbandits.theory.lower_bounds import *  # noqa: F403
-from dpbandits.theory.lower_bounds import __all__ as __all__
+from dpbandits.theory.lower_bounds import __all__ as _lower_bounds_all
+from dpbandits.theory.trust_bounds import *  # noqa: F403
+from dpbandits.theory.trust_bounds import __all__ as _trust_bounds_all
+
+__all__ = [*_lower_bounds_all, *_trust_bounds_all]

@@ -30,6 +30,7 @@ from dpbandits.experiments.config.schema import (
     ConfigError,
     ConfigTypeError,
     check_integer,
+    check_number,
     check_string,
     check_table,
     show,
@@ -88,6 +89,9 @@ class Experiment:
     trace: bool = True
     name: str | None = None
     description: str | None = None
+    #: With a delta in (0, 1), each privacy report also states (eps, delta) at it
+    #: (docs/trust-models.md).
+    delta: float | None = None
     sweep: dict[str, list[Any]] = field(default_factory=dict)
     #: The agents :meth:`check` built and probed, by label: :meth:`run` runs these (each agent
     #: is built once and reset once before any work).
@@ -169,6 +173,7 @@ class Experiment:
             trace=exp.get("trace", EXPERIMENT_DEFAULTS["trace"]),
             name=exp.get("name"),
             description=exp.get("description"),
+            delta=exp.get("delta"),
             sweep=copy.deepcopy(dict(sweep or {})),
         )
 
@@ -194,7 +199,7 @@ class Experiment:
         """The config as plain data (every ``[experiment]`` key, defaults filled in)."""
         exp: dict[str, Any] = {"env": self.env}
         for key in ("n_runs", "seed", "horizon", "chunk_size", "record_stride", "trace", "name",
-                    "description"):  # fmt: skip
+                    "description", "delta"):  # fmt: skip
             value = getattr(self, key)
             if value is not None:
                 exp[key] = value
@@ -221,6 +226,10 @@ class Experiment:
         check_integer("experiment.chunk_size", self.chunk_size, 1)
         if self.record_stride is not None:
             check_integer("experiment.record_stride", self.record_stride, 1)
+        if self.delta is not None:
+            d = check_number("experiment.delta", self.delta)
+            if not 0.0 < d < 1.0:
+                raise ConfigError("experiment.delta", f"must lie in (0, 1), got {show(self.delta)}")
         if not isinstance(self.trace, bool):
             raise ConfigTypeError("experiment.trace", f"must be true or false, got {self.trace!r}")
         for key in ("name", "description"):
@@ -313,6 +322,7 @@ class Experiment:
             n_jobs=n_jobs,
             chunk_size=self.chunk_size,
             executor=executor,
+            delta=self.delta,
         )
         results.config["experiment_config"] = jsonable(self.to_dict())
         return results

@@ -42,6 +42,7 @@ EXPERIMENT_DEFAULTS: dict[str, Any] = {
     "trace": True,
     "name": None,
     "description": None,
+    "delta": None,
 }
 #: The top-level tables of a config.
 SECTIONS = ("experiment", "agents", "sweep")
