@@ -13,7 +13,10 @@ Built-in names (:func:`available`): ``ucb``, ``thompson``, ``sw_ucb``, ``d_ucb``
 ``private``; the eps-global-DP agents of the literature ``dp_ucb``, ``dp_ucb_bound``,
 ``dp_ucb_hybrid``, ``dp_ucb_int`` (:mod:`agents.dp_ucb`) and ``dp_se`` (:mod:`agents.dp_se`),
 ``adap_ucb``, ``adap_klucb`` (:mod:`agents.adap`), ``dp_klucb``, ``dp_imed``
-(:mod:`agents.dp_kl`) and ``dp_ts`` (:mod:`agents.dp_ts`); the non-private ``klucb``
+(:mod:`agents.dp_kl`) and ``dp_ts`` (:mod:`agents.dp_ts`); their versions for piecewise-stationary
+bandits ``cd_adap_ucb``, ``cd_adap_klucb``, ``cd_dp_klucb``, ``cd_dp_imed`` (private change
+detection and restarts) and ``sw_adap_ucb``, ``sw_adap_klucb``, ``sw_dp_klucb``, ``sw_dp_imed``
+(a sliding window of releases) (:mod:`agents.private_shift`); the non-private ``klucb``
 (:mod:`agents.klucb`).
 :func:`register` adds a user's own agent class or factory under a new name;
 :func:`describe` tells what a name builds and the parameters it takes (used by experiment configs
@@ -42,10 +45,22 @@ if TYPE_CHECKING:
     from agents.exp3 import Exp3
     from agents.klucb import KLUCB
     from agents.nonstationary import DiscountedUCB, SlidingWindowUCB
+    from agents.private_shift import (
+        CDDPIMED,
+        CDDPKLUCB,
+        SWDPIMED,
+        SWDPKLUCB,
+        CDAdaPKLUCB,
+        CDAdaPUCB,
+        SWAdaPKLUCB,
+        SWAdaPUCB,
+    )
 
 __dpbandits_package__ = "agents"  # checked by dpbandits.core.sibling_packages
 
 __all__ = [
+    "CDDPIMED",
+    "CDDPKLUCB",
     "DPIMED",
     "DPKLUCB",
     "KLUCB",
@@ -53,6 +68,8 @@ __all__ = [
     "AdaPKLUCB",
     "AdaPUCB",
     "Agent",
+    "CDAdaPKLUCB",
+    "CDAdaPUCB",
     "AgentKind",
     "ArmStatistics",
     "DPSE",
@@ -64,6 +81,10 @@ __all__ = [
     "Exp3",
     "LazyDPTS",
     "PrivateAgent",
+    "SWAdaPKLUCB",
+    "SWAdaPUCB",
+    "SWDPIMED",
+    "SWDPKLUCB",
     "SlidingWindowUCB",
     "ThompsonSampling",
     "available",
@@ -91,6 +112,11 @@ _LAZY = {
     "DPKLUCB": "agents.dp_kl",
     "DPIMED": "agents.dp_kl",
     "LazyDPTS": "agents.dp_ts",
+    **{
+        name: "agents.private_shift"
+        for name in ("CDAdaPUCB", "CDAdaPKLUCB", "CDDPKLUCB", "CDDPIMED", "SWAdaPUCB",
+                     "SWAdaPKLUCB", "SWDPKLUCB", "SWDPIMED")
+    },
 }
 
 
@@ -128,6 +154,14 @@ _BUILT_IN: dict[str, Callable[..., Any]] = {
     "dp_klucb": _Deferred("DPKLUCB"),
     "dp_imed": _Deferred("DPIMED"),
     "dp_ts": _Deferred("LazyDPTS"),
+    "cd_adap_ucb": _Deferred("CDAdaPUCB"),
+    "cd_adap_klucb": _Deferred("CDAdaPKLUCB"),
+    "cd_dp_klucb": _Deferred("CDDPKLUCB"),
+    "cd_dp_imed": _Deferred("CDDPIMED"),
+    "sw_adap_ucb": _Deferred("SWAdaPUCB"),
+    "sw_adap_klucb": _Deferred("SWAdaPKLUCB"),
+    "sw_dp_klucb": _Deferred("SWDPKLUCB"),
+    "sw_dp_imed": _Deferred("SWDPIMED"),
 }
 _REGISTRY: dict[str, Callable[..., Any]] = dict(_BUILT_IN)
 
