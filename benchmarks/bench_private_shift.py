@@ -1,0 +1,253 @@
+"""Private learning under shift: targets of the eps-DP agents for change (docs/private-shift.md).
+
+Not part of the test suite. Every agent plays the same runs (one seed, one engine call per
+setting), so the ratios compare like with like:
+
+1. four settings at eps = 1, each agent's mean pseudo-regret at T (± SE), the non-private
+   anchors beside them:
+   - ``fig9``: ``dpbandits/TwoArmedShift-v0`` with its defaults (App. H, Fig. 9);
+   - ``fig9-bernoulli``: the same shift on Bernoulli arms, means (0.2, 0.8) swapped at 30 000;
+   - ``piecewise-k5``: five Bernoulli arms, T = 100 000, four change points where the best arm
+     changes (gaps >= 0.2), every one a drop of the best arm;
+   - ``silent-k5``: five Bernoulli arms, T = 100 000, four change points, two of them *silent*
+     (an arm the agent does not play rises above the best one, which stays): only forced
+     exploration can see them; no target, the hard case of docs/private-shift.md;
+   - ``no-change``: Bernoulli (0.3, 0.7), T = 20 000;
+   and the targets: the best private shift agent's regret at most a third of the best stationary
+   private agent's (fig9, fig9-bernoulli, piecewise-k5); with no change, each shift agent's
+   regret at most 1.5 times AdaP-UCB's, and the restarts (false alarms) per run;
+2. ``--sweep``: regret against eps (0.1 .. 10) of the shift agents and the non-private anchors
+   on fig9-bernoulli and piecewise-k5: ``--figure PATH`` draws it (docs/img/private_shift_eps.png);
+3. speed: CPU nanoseconds per agent-step of each shift agent's block path (``play``) at R = 100
+   and R = 1, K = 2 and 5, and UCB's in the same run (the ratio is what carries across
+   machines; the targets are <= 200 ns at R = 100 and <= 2 us at R = 1).
+
+Run:  python benchmarks/bench_private_shift.py [--runs 20] [--sweep] [--figure PATH] [--json PATH]
+Other processes on the same cores slow the timings down (the load average is printed).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import time
+from typing import Any
+
+import numpy as np
+
+import agents
+from dpbandits.experiments import run
+
+PIECEWISE_K5 = [
+    [0, [0.9, 0.7, 0.5, 0.3, 0.1]],
+    [20_000, [0.3, 0.9, 0.1, 0.5, 0.7]],
+    [40_000, [0.7, 0.1, 0.9, 0.3, 0.5]],
+    [60_000, [0.1, 0.5, 0.3, 0.9, 0.7]],
+    [80_000, [0.5, 0.3, 0.7, 0.1, 0.9]],
+]
+SILENT_K5 = [
+    [0, [0.5, 0.3, 0.3, 0.3, 0.1]],
+    [20_000, [0.5, 0.8, 0.3, 0.3, 0.1]],
+    [40_000, [0.5, 0.2, 0.3, 0.3, 0.1]],
+    [60_000, [0.5, 0.2, 0.3, 0.8, 0.1]],
+    [80_000, [0.5, 0.2, 0.3, 0.2, 0.1]],
+]
+SETTINGS: dict[str, dict[str, Any]] = {
+    "fig9": {"id": "dpbandits/TwoArmedShift-v0"},
+    "fig9-bernoulli": {"id": "dpbandits/PiecewiseBandit-v0", "arm": "bernoulli",
+                       "horizon": 50_000, "segments": [[0, [0.2, 0.8]], [30_000, [0.8, 0.2]]]},
+    "piecewise-k5": {"id": "dpbandits/PiecewiseBandit-v0", "arm": "bernoulli",
+                     "horizon": 100_000, "segments": PIECEWISE_K5},
+    "silent-k5": {"id": "dpbandits/PiecewiseBandit-v0", "arm": "bernoulli",
+                  "horizon": 100_000, "segments": SILENT_K5},
+    "no-change": {"id": "dpbandits/KArmedBernoulli-v0", "means": [0.3, 0.7], "horizon": 20_000},
+}  # fmt: skip
+GAUSSIAN = ("fig9",)
+SHIFT = ("cd_adap_ucb", "cd_adap_klucb", "cd_dp_klucb", "cd_dp_imed",
+         "sw_adap_ucb", "sw_adap_klucb", "sw_dp_klucb", "sw_dp_imed")  # fmt: skip
+STATIONARY = ("adap_ucb", "adap_klucb", "dp_klucb", "dp_imed", "dp_ts", "dp_ucb_hybrid", "dp_se")
+#: non-private references; the change-detection anchors are added when registered
+ANCHORS = ("ucb", "klucb", "sw_ucb", "glr_klucb", "cusum_ucb", "m_ucb")
+TARGET_SETTINGS = ("fig9", "fig9-bernoulli", "piecewise-k5")
+
+
+def agent_map(setting: str, eps: float, with_stationary: bool = True) -> dict[str, Any]:
+    """``{name: config}`` of the agents run on ``setting`` (the Bernoulli-only ones left out
+    of the Gaussian setting)."""
+    names = list(SHIFT) + (list(STATIONARY) if with_stationary else [])
+    out: dict[str, Any] = {}
+    for name in names:
+        cls = agents.describe(name).cls
+        if setting in GAUSSIAN and getattr(cls, "bernoulli_only", False):
+            continue
+        out[name] = {"kind": name, "epsilon": eps}
+    for name in ANCHORS:
+        if name in agents.available():
+            out[name] = {"kind": name}
+    return out
+
+
+def regret_table(runs: int, eps: float = 1.0) -> dict[str, Any]:
+    """Regret at T (mean, SE) and restarts of every agent on every setting."""
+    table: dict[str, Any] = {}
+    for setting, env in SETTINGS.items():
+        t0 = time.time()
+        res = run(env, agent_map(setting, eps), n_runs=runs, seed=0, progress=False, trace=False)
+        rows = {}
+        for label in res.labels:
+            x = res.data[label]["total_regret"]
+            report = res.privacy.get(label) or {}
+            rows[label] = {"mean": float(x.mean()), "se": float(x.std(ddof=1) / math.sqrt(x.size)),
+                           "restarts": report.get("restarts_mean")}  # fmt: skip
+        table[setting] = rows
+        print(f"[{setting}: {time.time() - t0:.0f} s]", flush=True)
+    return table
+
+
+def targets(table: dict[str, Any]) -> list[str]:
+    """The lines that say whether each target holds."""
+    lines = []
+    for setting in TARGET_SETTINGS:
+        rows = table[setting]
+        shift = min((n for n in rows if n in SHIFT), key=lambda n: rows[n]["mean"])
+        stat = min((n for n in rows if n in STATIONARY), key=lambda n: rows[n]["mean"])
+        ratio = rows[shift]["mean"] / rows[stat]["mean"]
+        lines.append(f"{setting}: best shift agent {shift} {rows[shift]['mean']:,.0f} / best "
+                     f"stationary {stat} {rows[stat]['mean']:,.0f} = {ratio:.3f} "
+                     f"({'OK' if ratio <= 1 / 3 else 'MISSED'}: target <= 1/3)")  # fmt: skip
+    rows = table["no-change"]
+    ref = rows["adap_ucb"]["mean"]
+    for name in SHIFT:
+        ratio = rows[name]["mean"] / ref
+        lines.append(f"no-change: {name} {rows[name]['mean']:,.0f} / AdaP-UCB {ref:,.0f} = "
+                     f"{ratio:.2f} ({'OK' if ratio <= 1.5 else 'MISSED'}: target <= 1.5); "
+                     f"restarts per run {rows[name]['restarts']}")  # fmt: skip
+    return lines
+
+
+def markdown(table: dict[str, Any]) -> str:
+    settings = list(table)
+    names = list(dict.fromkeys(n for s in settings for n in table[s]))
+    head = "| agent | " + " | ".join(settings) + " |"
+    lines = [head, "|---" * (len(settings) + 1) + "|"]
+    for name in names:
+        cells = []
+        for s in settings:
+            row = table[s].get(name)
+            cells.append("-" if row is None else f"{row['mean']:,.0f} ± {row['se']:,.0f}")
+        lines.append(f"| {name} | " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
+def sweep(runs: int, epsilons: list[float]) -> dict[str, Any]:
+    """Regret at T against eps on fig9-bernoulli and piecewise-k5 (shift agents), with the
+    non-private anchors (run once)."""
+    out: dict[str, Any] = {}
+    for setting in ("fig9-bernoulli", "piecewise-k5"):
+        env = SETTINGS[setting]
+        curves: dict[str, list[float]] = {}
+        for eps in epsilons:
+            res = run(env, agent_map(setting, eps, with_stationary=False) | {
+                "adap_klucb": {"kind": "adap_klucb", "epsilon": eps}},
+                n_runs=runs, seed=0, progress=False, trace=False)  # fmt: skip
+            for label in res.labels:
+                curves.setdefault(label, []).append(float(res.data[label]["total_regret"].mean()))
+        out[setting] = curves
+        print(f"[sweep {setting} done]", flush=True)
+    return out
+
+
+def figure(sw: dict[str, Any], epsilons: list[float], path: str) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, axes = plt.subplots(1, len(sw), figsize=(6 * len(sw), 4.2))
+    for ax, (setting, curves) in zip(np.atleast_1d(axes), sw.items(), strict=True):
+        for label, ys in curves.items():
+            private = label not in ANCHORS
+            if private:
+                ax.plot(epsilons, ys, marker="o", label=label)
+            else:  # a non-private anchor: one value, drawn across
+                ax.axhline(ys[0], ls="--", lw=1, color="grey" if label == "ucb" else None,
+                           label=f"{label} (not private)")  # fmt: skip
+        ax.set_xscale("log")
+        ax.set_yscale("log")
+        ax.set_xlabel("eps")
+        ax.set_ylabel("regret at T")
+        ax.set_title(setting)
+        ax.legend(fontsize=7)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    print(f"figure: {path}")
+
+
+def speed(repeat: int = 3) -> dict[str, Any]:
+    """CPU ns per agent-step of ``play`` (R = 100 and R = 1, K = 2 and 5), UCB beside."""
+    out: dict[str, Any] = {}
+    rng = np.random.default_rng(0)
+    for K in (2, 5):
+        means = np.linspace(0.2, 0.8, K)
+        for R, T in ((100, 20_000), (1, 200_000)):
+            table = (rng.random((T, K)) < means).astype(np.float64)
+            rows = np.repeat(table, R, axis=1)  # column a * R + r
+            for name in ("ucb",) + SHIFT:
+                best = math.inf
+                for _ in range(repeat):
+                    agent = agents.make(name) if name == "ucb" else agents.make(name, epsilon=1.0)
+                    agent.reset(R, K, horizon=T, rng=1)
+                    actions = np.empty((T, R), dtype=np.int64)
+                    rewards = np.empty((T, R))
+                    agent.play(rows[:100], actions[:100], rewards[:100])  # compile, warm up
+                    t0 = time.process_time()
+                    step = 2048
+                    for i in range(100, T, step):
+                        j = min(i + step, T)
+                        agent.play(rows[i:j], actions[i:j], rewards[i:j])
+                    best = min(best, (time.process_time() - t0) / ((T - 100) * R) * 1e9)
+                out[f"K={K} R={R} {name}"] = best
+    return out
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--runs", type=int, default=20)
+    parser.add_argument("--sweep", action="store_true", help="regret against eps too")
+    parser.add_argument("--sweep-runs", type=int, default=10)
+    parser.add_argument("--figure", default=None, help="where to draw the sweep's figure")
+    parser.add_argument("--no-table", action="store_true", help="skip the eps = 1 table")
+    parser.add_argument("--no-speed", action="store_true")
+    parser.add_argument("--json", default=None, help="write every number to this file")
+    args = parser.parse_args()
+    print(f"load average {os.getloadavg()}")
+    result: dict[str, Any] = {}
+    if not args.no_table:
+        table = regret_table(args.runs)
+        result["table"] = table
+        print(markdown(table))
+        print("\n".join(targets(table)))
+    if args.sweep:
+        epsilons = [0.1, 0.3, 1.0, 3.0, 10.0]
+        sw = sweep(args.sweep_runs, epsilons)
+        result["sweep"] = {"epsilons": epsilons, **sw}
+        for setting, curves in sw.items():
+            print(setting)
+            for label, ys in curves.items():
+                print(f"  {label:16s} " + "  ".join(f"{y:9,.0f}" for y in ys))
+        if args.figure:
+            figure(sw, epsilons, args.figure)
+    if not args.no_speed:
+        sp = speed()
+        result["speed_ns"] = sp
+        for key, ns in sp.items():
+            print(f"{key:28s} {ns:8.1f} ns per agent-step")
+    if args.json:
+        with open(args.json, "w") as fh:
+            json.dump(result, fh, indent=1)
+
+
+if __name__ == "__main__":
+    main()
