@@ -20,7 +20,7 @@ one arm i.i.d. with mean ``mu``):
   constants), exceeded with probability at most ``e^-L``.
 
 The test fires when ``|m_1 - m_2|`` exceeds the sum of the two deviations at the level ``L = ln(3
-k^(3/2) / delta)`` (:func:`test_level`; the ``k^(3/2)`` as in the threshold Besson, Kaufmann,
+k^(3/2) / delta)`` (:func:`detection_level`; the ``k^(3/2)`` as in the threshold Besson, Kaufmann,
 Maillard & Seznec (JMLR 2022) recommend for their GLR test), for the splits whose newer side
 holds 1, 2, 3, 4, 6, 8, 12, 16, ... releases (a geometric grid, as GLR implementations
 subsample their split points): a split of a stationary arm passes it with probability at most
@@ -38,13 +38,19 @@ from typing import Any
 
 from dpbandits.core.jit import kernel
 
-__all__ = ["laplace_deviation", "minimum_cap", "split_threshold", "test_level", "test_releases"]
+__all__ = [
+    "laplace_deviation",
+    "minimum_cap",
+    "split_threshold",
+    "detection_level",
+    "detect_change",
+]
 
 _SQRT2 = math.sqrt(2.0)
 
 
 @kernel
-def test_level(k: float, delta: float) -> float:
+def detection_level(k: float, delta: float) -> float:
     """The level ``L = ln(3 k^(3/2) / delta)`` of a test over the last ``k`` releases."""
     return math.log(3.0 * k * math.sqrt(k) / delta)
 
@@ -82,7 +88,7 @@ def _on_grid(j: int) -> bool:
 
 
 @kernel
-def test_releases(ring: Any, r: int, a: int, head: int, k: int, total_sum: float,
+def detect_change(ring: Any, r: int, a: int, head: int, k: int, total_sum: float,
                   total_n: float, b: float, delta: float) -> bool:  # fmt: skip
     """Whether the last ``k`` releases of arm ``a`` of replication ``r`` hold a change (module
     docstring). ``ring[r, a, i, :]`` is a release ``(S~, n)``, kept in a circular buffer whose
@@ -94,7 +100,7 @@ def test_releases(ring: Any, r: int, a: int, head: int, k: int, total_sum: float
     if k < 2:
         return False
     size = ring.shape[2]
-    level = test_level(float(k), delta)
+    level = detection_level(float(k), delta)
     s2 = 0.0
     n2 = 0.0
     i = head + k - 1
@@ -124,7 +130,7 @@ def minimum_cap(epsilon: float, delta: float, window: int) -> int:
     0.01``)."""
     half = window // 2
     k1, k2 = float(half), float(window - half)
-    level = float(test_level(float(window), delta))
+    level = float(detection_level(float(window), delta))
     b = 1.0 / epsilon
     cap = 1
     while split_threshold(k1 * cap, k1, k2 * cap, k2, b, level) >= 1.0:

@@ -50,7 +50,7 @@ from numpy.typing import NDArray
 from agents.base import in_bernoulli, in_unit_interval
 from agents.episodes import LaplaceBatchAgent
 from agents.kl import d_eps, d_eps_upper_logit, kink_level, kl_upper_logit, neg_entropy
-from agents.private_change import minimum_cap, test_releases
+from agents.private_change import detect_change, minimum_cap
 from dpbandits.core.checks import ParameterError
 from dpbandits.core.jit import beats, generator_address, generator_at, kernel
 from dpbandits.core.params import Param
@@ -208,7 +208,7 @@ def _pull(arms: Any, runs: Any, ring: Any, r: int, a: int, t: int, x: float, par
     arms[r, a, B_END] = min(arms[r, a, COUNT], par[CAP])
     if runs[r, CUR] == a:
         runs[r, CUR] = -1.0
-    if par[DELTA] > 0.0 and test_releases(ring, r, a, head, k, arms[r, a, W_SUM],
+    if par[DELTA] > 0.0 and detect_change(ring, r, a, head, k, arms[r, a, W_SUM],
                                           arms[r, a, W_N], par[SCALE], par[DELTA]):  # fmt: skip
         _restart(arms, runs, r, t)
 
