@@ -88,18 +88,18 @@ def _on_grid(j: int) -> bool:
 
 
 @kernel
-def detect_change(ring: Any, r: int, a: int, head: int, k: int, total_sum: float,
-                  total_n: float, b: float, delta: float) -> bool:  # fmt: skip
+def detect_change(arms: Any, r: int, a: int, base: int, size: int, head: int, k: int,
+                  total_sum: float, total_n: float, b: float, delta: float) -> bool:  # fmt: skip
     """Whether the last ``k`` releases of arm ``a`` of replication ``r`` hold a change (module
-    docstring). ``ring[r, a, i, :]`` is a release ``(S~, n)``, kept in a circular buffer whose
-    oldest entry is at ``head``; ``total_sum`` and ``total_n`` are the sums of its ``S~`` and
+    docstring). The releases ``(S~, n)`` are kept in a circular buffer of ``size`` pairs in
+    ``arms[r, a, base:]`` (``S~`` at ``base + 2 i``, ``n`` at ``base + 2 i + 1``) whose oldest
+    entry is slot ``head``; ``total_sum`` and ``total_n`` are the sums of their ``S~`` and
     ``n``. The splits tried are those whose newer side holds ``j = 1, 2, 3, 4, 6, 8, 12, ...``
     releases (a geometric grid: ``O(log k)`` splits per test, each within a factor 1.5 of any
     other split point); a split is skipped at once when ``|m_1 - m_2|`` is below the
     rewards' part of the threshold, which needs no square root."""
     if k < 2:
         return False
-    size = ring.shape[2]
     level = detection_level(float(k), delta)
     s2 = 0.0
     n2 = 0.0
@@ -107,8 +107,8 @@ def detect_change(ring: Any, r: int, a: int, head: int, k: int, total_sum: float
     if i >= size:
         i -= size
     for j in range(1, k):  # the newer side: the last j releases
-        s2 += ring[r, a, i, 0]
-        n2 += ring[r, a, i, 1]
+        s2 += arms[r, a, base + 2 * i]
+        n2 += arms[r, a, base + 2 * i + 1]
         i = i - 1 if i > 0 else size - 1
         if not _on_grid(j):
             continue

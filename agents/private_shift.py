@@ -47,14 +47,15 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from agents.base import in_bernoulli, in_unit_interval
 from agents.episodes import LaplaceBatchAgent
 from agents.kl import d_eps, d_eps_upper_logit, kink_level, kl_upper_logit, neg_entropy
 from agents.private_change import detect_change, minimum_cap
+from agents.skeleton import fields
 from dpbandits.core.checks import ParameterError
-from dpbandits.core.jit import beats, generator_address, generator_at, kernel
+from dpbandits.core.jit import beats, kernel
 from dpbandits.core.params import Param
 from dpbandits.core.samplers import standard_laplace
+from dpbandits.core.traits import AgentTraits
 
 __all__ = [
     "CDAdaPKLUCB",
@@ -69,186 +70,149 @@ __all__ = [
 
 _UCB, _KLUCB, _DP_KLUCB, _DP_IMED = range(4)
 
-# -- the compiled step (dpbandits.core.jit): one implementation for choose/observe and play.
-# Per (replication, arm), ``arms[r, a, :]``: pulls since the last restart, the current batch's
-# reward sum, its length so far and the length that completes it, the window's noisy sum, its
-# number of rewards and of releases, the ring's oldest slot, the window mean (for reports) and
-# the number of releases of the whole run. Per replication, ``runs[r, :]``: the arm of the
-# current episode (-1: none), the step of the last restart and the number of restarts.
-# ``ring[r, a, i, :]`` holds a release ``(S~, n)``; the window is the ``W_K`` releases from
-# ``HEAD`` on (circular). The Laplace draws are made in the order of the step protocol.
-(COUNT, B_SUM, B_LEN, B_END, W_SUM, W_N, W_K, HEAD, PRIVATE, RELEASES) = range(10)
-N_ARM_FIELDS = 10
-CUR, TAU, RESTARTS = range(3)
-N_RUN_FIELDS = 3
-# parameters, in one float array: the noise scale 1/eps, eps, the cap, the test's delta (0: no
-# test), the forced period P (0: none) and the confidence exponent alpha
-SCALE, EPS, CAP, DELTA, PERIOD, ALPHA = range(6)
+# -- the compiled step on the skeleton (agents.skeleton). Per (replication, arm): pulls since the
+# last restart, the current batch's reward sum, its length so far and the length that completes
+# it, the window's noisy sum, its number of rewards and of releases, the ring's oldest slot, the
+# window mean (for reports) and the number of releases of the whole run; after these named
+# fields, the ring of the window's releases: ``window`` pairs ``(S~, n)`` from ``RING`` on
+# (circular, the oldest at ``head``; allocated by ``init_state``). Per replication: the arm of
+# the current episode (-1: none), the step after the last restart and the number of restarts.
+# The Laplace draws are made in the order of the step protocol.
+ARM = fields("count", "b_sum", "b_len", "b_end", "w_sum", "w_n", "w_k", "head", "private",
+             "releases")  # fmt: skip
+RING = len(ARM)
+RUN = fields("cur", "tau", "restarts")
+# the index (kind), the largest batch, the test's delta (0: no test), the forced period P (0:
+# none), the confidence exponent and the ring's size
+PAR = fields("eps", "scale", "kind", "cap", "delta", "period", "alpha", "window")
 
 
 @kernel
-def _index(kind: int, arms: Any, r: int, a: int, f: float, b: float, eps: float) -> float:
-    """The index of arm ``a`` (larger is better; DP-IMED's is negated) from its window: ``f =
-    alpha ln(t')``, ``t'`` the 1-based round since the last restart. The noise bonus of ``k``
-    releases pooled over ``N`` rewards is ``b (sqrt(2 k f) + f) / N`` (a sub-exponential
-    deviation of the sum of ``k`` Laplace variables; AdaP's ``f / (eps N)`` for one)."""
-    n = arms[r, a, W_N]
-    m = arms[r, a, W_SUM] / n
-    bonus = b * (math.sqrt(2.0 * arms[r, a, W_K] * f) + f) / n
+def _index(arms: Any, par: Any, r: int, a: int, f: float) -> float:
+    """The index of arm ``a`` from its window (larger is better): ``f = alpha ln(t')``, ``t'``
+    the 1-based round since the last restart. The noise bonus of ``k`` releases pooled over
+    ``N`` rewards is ``b (sqrt(2 k f) + f) / N`` (a sub-exponential deviation of the sum of
+    ``k`` Laplace variables; AdaP's ``f / (eps N)`` for one)."""
+    kind, b, eps = np.int64(par[PAR.kind]), par[PAR.scale], par[PAR.eps]
+    n = arms[r, a, ARM.w_n]
+    m = arms[r, a, ARM.w_sum] / n
+    k = arms[r, a, ARM.w_k]
     if kind == _UCB:
-        return m + math.sqrt(f / (2.0 * n)) + bonus
+        return m + math.sqrt(f / (2.0 * n)) + b * (math.sqrt(2.0 * k * f) + f) / n
     if kind == _KLUCB:
-        p = min(max(m + bonus, 0.0), 1.0)
+        p = min(max(m + b * (math.sqrt(2.0 * k * f) + f) / n, 0.0), 1.0)
         return kl_upper_logit(p, neg_entropy(p), f / n, math.nan)
-    # DP-KLUCB: d_eps accounts for one Laplace variable per phase; the others of the window
-    # are covered by the part of the bonus beyond the first
-    extra = b * math.sqrt(2.0 * (arms[r, a, W_K] - 1.0) * f) / n
-    x = min(max(m + extra, 0.0), 1.0)
+    # DP-KLUCB: d_eps accounts for one Laplace variable; the bonus covers the k - 1 others
+    x = min(max(m + b * math.sqrt(2.0 * (k - 1.0) * f) / n, 0.0), 1.0)
     return d_eps_upper_logit(x, neg_entropy(x), kink_level(x, eps), f / n, eps, math.nan)
 
 
 @kernel
-def _best(kind: int, arms: Any, r: int, f: float, b: float, eps: float) -> int:
+def _best(arms: Any, par: Any, r: int, f: float) -> int:
     """The arm of largest index (DP-IMED: of smallest ``N d_eps(x_a, x*) + ln N``); ties: the
     lowest arm."""
     n_arms = arms.shape[1]
-    if kind == _DP_IMED:
+    if np.int64(par[PAR.kind]) == _DP_IMED:
         top = -math.inf
         for a in range(n_arms):
-            top = max(top, min(max(arms[r, a, W_SUM] / arms[r, a, W_N], 0.0), 1.0))
+            top = max(top, min(max(arms[r, a, ARM.w_sum] / arms[r, a, ARM.w_n], 0.0), 1.0))
         best_a, best = 0, math.inf
         for a in range(n_arms):
-            n = arms[r, a, W_N]
-            x = min(max(arms[r, a, W_SUM] / n, 0.0), 1.0)
-            v = n * d_eps(x, top, eps) + math.log(n)
+            n = arms[r, a, ARM.w_n]
+            x = min(max(arms[r, a, ARM.w_sum] / n, 0.0), 1.0)
+            v = n * d_eps(x, top, par[PAR.eps]) + math.log(n)
             if v < best:
                 best_a, best = a, v
         return best_a
     best_a = 0
-    best = _index(kind, arms, r, 0, f, b, eps)
+    best = _index(arms, par, r, 0, f)
     for a in range(1, n_arms):
-        v = _index(kind, arms, r, a, f, b, eps)
+        v = _index(arms, par, r, a, f)
         if beats(v, best):
             best_a, best = a, v
     return best_a
 
 
 @kernel
-def _arm(kind: int, arms: Any, runs: Any, r: int, t: int, par: Any) -> int:
-    """The arm replication ``r`` plays at step ``t`` (0-based): an arm not pulled since the last
-    restart (the lowest), else the forced schedule's, else the episode's, else a new episode's
-    (the arm of best index)."""
+def _arm(arms: Any, runs: Any, par: Any, r: int, t: int, f: float, bits: Any) -> int:
+    """The arm replication ``r`` plays at step ``t >= K`` (0-based): an arm not pulled since the
+    last restart (the lowest), else the forced schedule's, else the episode's, else a new
+    episode's (the arm of best index)."""
     n_arms = arms.shape[1]
     for a in range(n_arms):
-        if arms[r, a, COUNT] == 0.0:
+        if arms[r, a, ARM.count] == 0.0:
             return a
-    period = np.int64(par[PERIOD])
+    period = np.int64(par[PAR.period])
     if period > 0:
         j = t % period
         if j < n_arms:
             return j
-    if runs[r, CUR] >= 0.0:
-        return np.int64(runs[r, CUR])
-    f = par[ALPHA] * math.log(t - runs[r, TAU] + 1.0)
-    a = _best(kind, arms, r, f, par[SCALE], par[EPS])
-    runs[r, CUR] = a
+    if runs[r, RUN.cur] >= 0.0:
+        return np.int64(runs[r, RUN.cur])
+    a = _best(arms, par, r, par[PAR.alpha] * math.log(t - runs[r, RUN.tau] + 1.0))
+    runs[r, RUN.cur] = a
     return a
 
 
 @kernel
 def _restart(arms: Any, runs: Any, r: int, t: int) -> None:
-    """Forget everything (a global restart after step ``t``): no pulls, batches or windows."""
+    """Forget everything (a global restart after step ``t``): no pulls, batches or windows (the
+    rewards of open batches are never released)."""
     for a in range(arms.shape[1]):
-        arms[r, a, COUNT] = 0.0
-        arms[r, a, B_SUM] = 0.0
-        arms[r, a, B_LEN] = 0.0
-        arms[r, a, B_END] = 1.0
-        arms[r, a, W_SUM] = 0.0
-        arms[r, a, W_N] = 0.0
-        arms[r, a, W_K] = 0.0
-        arms[r, a, HEAD] = 0.0
-    runs[r, CUR] = -1.0
-    runs[r, TAU] = t + 1.0
-    runs[r, RESTARTS] += 1.0
+        arms[r, a, ARM.count] = 0.0
+        arms[r, a, ARM.b_sum] = 0.0
+        arms[r, a, ARM.b_len] = 0.0
+        arms[r, a, ARM.b_end] = 1.0
+        arms[r, a, ARM.w_sum] = 0.0
+        arms[r, a, ARM.w_n] = 0.0
+        arms[r, a, ARM.w_k] = 0.0
+        arms[r, a, ARM.head] = 0.0
+    runs[r, RUN.cur] = -1.0
+    runs[r, RUN.tau] = t + 1.0
+    runs[r, RUN.restarts] += 1.0
 
 
 @kernel
-def _pull(arms: Any, runs: Any, ring: Any, r: int, a: int, t: int, x: float, par: Any,
+def _pull(arms: Any, runs: Any, par: Any, r: int, t: int, a: int, x: float,
           bits: Any) -> None:  # fmt: skip
     """Replication ``r`` got reward ``x`` from arm ``a`` at step ``t``. A completed batch releases
     its sum plus ``Lap(1 / eps)`` into the arm's window (the oldest release leaves a full
     window), ends the episode if it was the episode's arm, and is tested for a change."""
-    arms[r, a, COUNT] += 1.0
-    arms[r, a, B_SUM] += x
-    arms[r, a, B_LEN] += 1.0
-    if arms[r, a, B_LEN] < arms[r, a, B_END]:
+    arms[r, a, ARM.count] += 1.0
+    arms[r, a, ARM.b_sum] += x
+    arms[r, a, ARM.b_len] += 1.0
+    if arms[r, a, ARM.b_len] < arms[r, a, ARM.b_end]:
         return
-    released = arms[r, a, B_SUM] + standard_laplace(bits) * par[SCALE]
-    length = arms[r, a, B_LEN]
-    size = ring.shape[2]
-    head = np.int64(arms[r, a, HEAD])
-    k = np.int64(arms[r, a, W_K])
+    released = arms[r, a, ARM.b_sum] + standard_laplace(bits) * par[PAR.scale]
+    length = arms[r, a, ARM.b_len]
+    size = np.int64(par[PAR.window])
+    head = np.int64(arms[r, a, ARM.head])
+    k = np.int64(arms[r, a, ARM.w_k])
     if k == size:  # the oldest release leaves the window
-        arms[r, a, W_SUM] -= ring[r, a, head, 0]
-        arms[r, a, W_N] -= ring[r, a, head, 1]
+        arms[r, a, ARM.w_sum] -= arms[r, a, RING + 2 * head]
+        arms[r, a, ARM.w_n] -= arms[r, a, RING + 2 * head + 1]
         head = head + 1 if head + 1 < size else 0
-        arms[r, a, HEAD] = head
+        arms[r, a, ARM.head] = head
         k -= 1
     slot = head + k if head + k < size else head + k - size
-    ring[r, a, slot, 0] = released
-    ring[r, a, slot, 1] = length
+    arms[r, a, RING + 2 * slot] = released
+    arms[r, a, RING + 2 * slot + 1] = length
     k += 1
-    arms[r, a, W_K] = k
-    arms[r, a, W_SUM] += released
-    arms[r, a, W_N] += length
-    arms[r, a, PRIVATE] = arms[r, a, W_SUM] / arms[r, a, W_N]
-    arms[r, a, RELEASES] += 1.0
-    arms[r, a, B_SUM] = 0.0
-    arms[r, a, B_LEN] = 0.0
-    arms[r, a, B_END] = min(arms[r, a, COUNT], par[CAP])
-    if runs[r, CUR] == a:
-        runs[r, CUR] = -1.0
-    if par[DELTA] > 0.0 and detect_change(ring, r, a, head, k, arms[r, a, W_SUM],
-                                          arms[r, a, W_N], par[SCALE], par[DELTA]):  # fmt: skip
+    arms[r, a, ARM.w_k] = k
+    arms[r, a, ARM.w_sum] += released
+    arms[r, a, ARM.w_n] += length
+    arms[r, a, ARM.private] = arms[r, a, ARM.w_sum] / arms[r, a, ARM.w_n]
+    arms[r, a, ARM.releases] += 1.0
+    arms[r, a, ARM.b_sum] = 0.0
+    arms[r, a, ARM.b_len] = 0.0
+    arms[r, a, ARM.b_end] = min(arms[r, a, ARM.count], par[PAR.cap])
+    if runs[r, RUN.cur] == a:
+        runs[r, RUN.cur] = -1.0
+    if par[PAR.delta] > 0.0 and detect_change(
+        arms, r, a, RING, size, head, k, arms[r, a, ARM.w_sum], arms[r, a, ARM.w_n],
+        par[PAR.scale], par[PAR.delta]
+    ):  # fmt: skip
         _restart(arms, runs, r, t)
-
-
-@kernel
-def _choose(kind: int, arms: Any, runs: Any, t: int, par: Any, out: Any) -> None:
-    for r in range(out.shape[0]):
-        out[r] = _arm(kind, arms, runs, r, t, par)
-
-
-@kernel
-def _observe(arms: Any, runs: Any, ring: Any, actions: Any, t: int, x: Any, par: Any,
-             address: int) -> None:  # fmt: skip
-    bits = generator_at(address).bit_generator
-    for r in range(x.shape[0]):
-        _pull(arms, runs, ring, r, actions[r], t, x[r], par, bits)
-
-
-@kernel
-def _play(kind: int, bernoulli: bool, arms: Any, runs: Any, ring: Any, par: Any,
-          address: int, t0: int, rows: Any, actions: Any, rewards: Any, chosen: Any,
-          x: Any) -> int:  # fmt: skip
-    """Steps ``t0 ..`` of every replication (see ``Agent.play``); returns the number of steps
-    played, fewer than ``len(rows)`` if a step met a reward the agent refuses (its arms are
-    chosen, nothing is learnt from it)."""
-    bits = generator_at(address).bit_generator
-    n_runs = arms.shape[0]
-    for i in range(rows.shape[0]):
-        t = t0 + i
-        for r in range(n_runs):
-            chosen[r] = _arm(kind, arms, runs, r, t, par)
-            x[r] = rows[i, chosen[r] * n_runs + r]
-        ok = in_bernoulli(x) if bernoulli else in_unit_interval(x)
-        if not ok:
-            return i
-        for r in range(n_runs):
-            actions[i, r] = chosen[r]
-            rewards[i, r] = x[r]
-            _pull(arms, runs, ring, r, chosen[r], t, x[r], par, bits)
-    return rows.shape[0]
 
 
 class _PrivateShift(LaplaceBatchAgent):
@@ -257,11 +221,11 @@ class _PrivateShift(LaplaceBatchAgent):
 
     _kind = _UCB
     _detect = True
-    _default_window = 64
     batches = "batch"
-    private_field, releases_field = PRIVATE, RELEASES
     citation = "Azize & Basu 2022, Lemma 1 and Theorem 6; docs/private-shift.md"
     cost_hint = 4.0
+    ARM, RUN, PAR = ARM, RUN, PAR
+    arm_kernel, learn_kernel = _arm, _pull
     parameter_constraints = {
         **LaplaceBatchAgent.parameter_constraints,
         "cap": Param("int", low=1, none=True,
@@ -278,62 +242,56 @@ class _PrivateShift(LaplaceBatchAgent):
     alpha: float
     delta: float
 
-    def _cap(self) -> int:
-        if self.cap is not None:
-            return int(self.cap)
-        return math.ceil(16.0 / min(float(self.epsilon), 1.0))
-
-    def setup(self) -> None:
-        self._setup_common()
-        cap = self._cap()
+    def parameters(self) -> dict[str, float]:
+        """The ``PAR`` values; a cap below :func:`agents.private_change.minimum_cap` (with the
+        test) is refused, naming ``cap``."""
+        base = super().parameters()
+        eps = base["eps"]
+        cap = math.ceil(16.0 / min(eps, 1.0)) if self.cap is None else int(self.cap)
         delta = float(self.delta) if self._detect else 0.0
         if self._detect:
-            least = minimum_cap(self._eps, delta, int(self.window))
+            least = minimum_cap(eps, delta, int(self.window))
             if cap < least:
                 raise ParameterError(
                     f"cap must be at least {least} for the change test to detect anything at "
-                    f"epsilon = {self._eps:g}, window = {self.window}, delta = {delta:g} "
+                    f"epsilon = {eps:g}, window = {self.window}, delta = {delta:g} "
                     f"(docs/private-shift.md), got {cap}", "cap")  # fmt: skip
         forced = float(self.forced)
         period = math.floor(self.n_arms / forced) if forced > 0.0 else 0
-        self._par = np.array([self._scale, self._eps, float(cap), delta, float(period),
-                              float(self.alpha)])  # fmt: skip
-        arms = np.zeros((self.n_runs, self.n_arms, N_ARM_FIELDS))
-        arms[:, :, B_END] = 1.0
-        self._arms = arms
-        self._runs = np.zeros((self.n_runs, N_RUN_FIELDS))
-        self._runs[:, CUR] = -1.0
-        self._ring = np.zeros((self.n_runs, self.n_arms, int(self.window), 2))
+        return {**base, "kind": float(self._kind), "cap": float(cap), "delta": delta,
+                "period": float(period), "alpha": float(self.alpha),
+                "window": float(self.window)}  # fmt: skip
 
-    def choose(self) -> NDArray[np.int64]:
-        out = np.empty(self.n_runs, dtype=np.int64)
-        _choose(self._kind, self._arms, self._runs, self.t, self._par, out)
-        return out
+    def init_state(self) -> None:
+        # the ring of releases after the named fields (the skeleton allocates those only)
+        ring = np.zeros((self.n_runs, self.n_arms, 2 * int(self.window)))
+        self.arms = np.concatenate([self.arms, ring], axis=2)
+        self.arm_field("b_end")[:] = 1.0
+        self.run_field("cur")[:] = -1.0
 
-    def observe(self, actions: NDArray[np.int64], rewards: NDArray[np.float64]) -> None:
-        x = self._rewards(rewards)
-        if self.t >= self.n_arms:
-            expected = np.empty(self.n_runs, dtype=np.int64)
-            _choose(self._kind, self._arms.copy(), self._runs.copy(), self.t, self._par,
-                    expected)  # fmt: skip
-            if not np.array_equal(actions, expected):
-                raise ValueError(
-                    f"{self.algorithm} plays the arm of its episode or of its forced schedule "
-                    "(docs/private-shift.md): update() needs the actions act() returned"
-                )
-        _observe(self._arms, self._runs, self._ring, np.asarray(actions, dtype=np.int64),
-                 self.t, x, self._par, generator_address(self.rng))  # fmt: skip
-
-    play = LaplaceBatchAgent.play  # (the engine plays the class that defines play by blocks)
-
-    def _play_block(self, rows: Any, actions: Any, rewards: Any) -> int:
-        return int(_play(self._kind, self.bernoulli_only, self._arms, self._runs, self._ring,
-                         self._par, generator_address(self.rng), self.t, rows, actions,
-                         rewards, self._chosen, self._x))  # fmt: skip
+    def check_step(self, actions: NDArray[np.int64]) -> None:
+        if self.t < self.n_arms:
+            return
+        expected = np.empty(self.n_runs, dtype=np.int64)
+        self._loop.choose(self.arms.copy(), self.runs.copy(), self.par, self._address, self.t,
+                          expected)  # fmt: skip
+        if not np.array_equal(actions, expected):
+            raise ValueError(
+                f"{self.algorithm} plays the arm of its episode or of its forced schedule "
+                "(docs/private-shift.md): update() needs the actions act() returned"
+            )
 
     def restarts(self) -> NDArray[np.int64]:
         """The ``(R,)`` numbers of restarts so far (post-processing of the releases)."""
-        return self._runs[:, RESTARTS].astype(np.int64)
+        return self.run_field("restarts").astype(np.int64)
+
+    def releases(self, r: int, a: int) -> NDArray[np.float64]:
+        """The releases ``(S~, n)`` in the window of arm ``a`` of replication ``r``, oldest
+        first, ``(k, 2)``."""
+        size, k = int(self.window), int(self.arms[r, a, ARM.w_k])
+        head = int(self.arms[r, a, ARM.head])
+        ring = self.arms[r, a, RING:].reshape(size, 2)
+        return ring[(head + np.arange(k)) % size].copy()
 
     def privacy_report(self) -> dict[str, Any]:
         report = super().privacy_report()
@@ -468,7 +426,7 @@ class CDDPKLUCB(_CD):
                    "for Bernoulli bandits.", _DP_KLUCB, True)  # fmt: skip
     name = "cd_dp_klucb"
     algorithm = "CD-DP-KLUCB"
-    bernoulli_only = True
+    traits = AgentTraits(rewards="bernoulli", private=True, compiled=True)
     _kind = _DP_KLUCB
 
 
@@ -477,7 +435,7 @@ class CDDPIMED(_CD):
                    "Bernoulli bandits.", _DP_IMED, True)  # fmt: skip
     name = "cd_dp_imed"
     algorithm = "CD-DP-IMED"
-    bernoulli_only = True
+    traits = AgentTraits(rewards="bernoulli", private=True, compiled=True)
     _kind = _DP_IMED
 
 
@@ -502,7 +460,7 @@ class SWDPKLUCB(_SW):
                    "for Bernoulli bandits.", _DP_KLUCB, False)  # fmt: skip
     name = "sw_dp_klucb"
     algorithm = "SW-DP-KLUCB"
-    bernoulli_only = True
+    traits = AgentTraits(rewards="bernoulli", private=True, compiled=True)
     _kind = _DP_KLUCB
 
 
@@ -511,5 +469,5 @@ class SWDPIMED(_SW):
                    "for Bernoulli bandits.", _DP_IMED, False)  # fmt: skip
     name = "sw_dp_imed"
     algorithm = "SW-DP-IMED"
-    bernoulli_only = True
+    traits = AgentTraits(rewards="bernoulli", private=True, compiled=True)
     _kind = _DP_IMED

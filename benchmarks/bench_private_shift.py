@@ -38,6 +38,7 @@ from typing import Any
 import numpy as np
 
 import agents
+from dpbandits.core.traits import traits_of
 from dpbandits.experiments import run
 
 PIECEWISE_K5 = [
@@ -80,7 +81,7 @@ def agent_map(setting: str, eps: float, with_stationary: bool = True) -> dict[st
     out: dict[str, Any] = {}
     for name in names:
         cls = agents.describe(name).cls
-        if setting in GAUSSIAN and getattr(cls, "bernoulli_only", False):
+        if setting in GAUSSIAN and traits_of(cls).rewards == "bernoulli":
             continue
         out[name] = {"kind": name, "epsilon": eps}
     for name in ANCHORS:

@@ -53,23 +53,21 @@ def test_each_reward_is_in_at_most_one_release_and_batches_follow_the_actions(na
             means = means[::-1]
         a = agent.act()
         x = (rng.random(R) < means[a]).astype(float)
-        before = agent._arms.copy()
-        before_restarts = agent._runs[:, ps.RESTARTS].copy()
+        before = agent.arms.copy()
+        before_restarts = agent.runs[:, ps.RUN.restarts].copy()
         agent.update(a, x)
         for r in range(R):
             pending[r][a[r]].append(x[r])
             pulls[r, a[r]] += 1
-            restarted = agent._runs[r, ps.RESTARTS] > before_restarts[r]
-            new = agent._arms[r, a[r], ps.RELEASES] - before[r, a[r], ps.RELEASES]
+            restarted = agent.runs[r, ps.RUN.restarts] > before_restarts[r]
+            new = agent.arms[r, a[r], ps.ARM.releases] - before[r, a[r], ps.ARM.releases]
             assert new in (0, 1)
             if new:
                 batch = pending[r][a[r]]
-                assert len(batch) == before[r, a[r], ps.B_END]  # the length set in advance
-                assert before[r, a[r], ps.B_END] == min(max(pulls[r, a[r]] - len(batch), 1), cap)
+                assert len(batch) == before[r, a[r], ps.ARM.b_end]  # the length set in advance
+                assert before[r, a[r], ps.ARM.b_end] == min(max(pulls[r, a[r]] - len(batch), 1), cap)
                 if not restarted:  # the release is the newest entry of the window
-                    k = int(agent._arms[r, a[r], ps.W_K])
-                    slot = (int(agent._arms[r, a[r], ps.HEAD]) + k - 1) % agent._ring.shape[2]
-                    s, n = agent._ring[r, a[r], slot]
+                    s, n = agent.releases(r, a[r])[-1]
                     assert n == len(batch) and abs(s - sum(batch)) < 1e-6
                 released += len(batch)
                 pending[r][a[r]] = []
@@ -79,9 +77,9 @@ def test_each_reward_is_in_at_most_one_release_and_batches_follow_the_actions(na
                     dropped += len(pending[r][b])
                     pending[r][b] = []
                 pulls[r] = 0
-                assert (agent._arms[r, :, ps.B_LEN] == 0).all()
+                assert (agent.arms[r, :, ps.ARM.b_len] == 0).all()
             for b in range(K):
-                assert agent._arms[r, b, ps.B_LEN] == len(pending[r][b])
+                assert agent.arms[r, b, ps.ARM.b_len] == len(pending[r][b])
     still_open = sum(len(p) for run in pending for p in run)
     assert released + dropped + still_open == R * T
     assert released > 0.9 * R * T
@@ -104,10 +102,8 @@ def test_a_late_release_is_its_sum_plus_laplace_of_scale_one_over_eps(name):
         agent.update(agent.act(), np.zeros(R))
     kept = agent.restarts() == 0
     assert kept.mean() > 0.9
-    k = agent._arms[kept, 0, ps.W_K].astype(int)
-    slot = (agent._arms[kept, 0, ps.HEAD].astype(int) + k - 1) % agent._ring.shape[2]
-    newest = agent._ring[kept, 0][np.arange(kept.sum()), slot]
-    assert (newest[:, 1] == 8).all() and (agent._arms[kept, 0, ps.RELEASES] == 7).all()
+    newest = np.array([agent.releases(r, 0)[-1] for r in np.flatnonzero(kept)])
+    assert (newest[:, 1] == 8).all() and (agent.arms[kept, 0, ps.ARM.releases] == 7).all()
     assert_standard_laplace(newest[:, 0] * eps)
 
 
@@ -171,7 +167,7 @@ def test_a_drop_of_the_best_arm_is_found_and_nothing_is_found_without_a_change(n
     agent.reset(R, 2, rng=0)
     play_rows(agent, changed, R)
     assert (agent.restarts() >= 1).all()
-    assert (agent._runs[:, ps.TAU] > T // 2).all()
+    assert (agent.runs[:, ps.RUN.tau] > T // 2).all()
 
 
 # -- (c) the block path, the registry, the engine ----------------------------------------------
