@@ -14,7 +14,9 @@ Built-in names (:func:`available`): ``ucb``, ``thompson``, ``sw_ucb``, ``d_ucb``
 ``dp_ucb_hybrid``, ``dp_ucb_int`` (:mod:`agents.dp_ucb`) and ``dp_se`` (:mod:`agents.dp_se`),
 ``adap_ucb``, ``adap_klucb`` (:mod:`agents.adap`), ``dp_klucb``, ``dp_imed``
 (:mod:`agents.dp_kl`) and ``dp_ts`` (:mod:`agents.dp_ts`); the non-private ``klucb``
-(:mod:`agents.klucb`).
+(:mod:`agents.klucb`); the non-private anchors of piecewise-stationary bandits ``m_ucb``
+(:mod:`agents.m_ucb`), ``glr_klucb`` (:mod:`agents.glr_klucb`) and ``cusum_ucb``
+(:mod:`agents.cusum_ucb`), with their change tests in :mod:`agents.change_tests`.
 :func:`register` adds a user's own agent class or factory under a new name;
 :func:`describe` tells what a name builds and the parameters it takes (used by experiment configs
 and ``dpbandits list``).
@@ -35,20 +37,26 @@ from dpbandits.core.sibling_packages import lazy_attributes
 
 if TYPE_CHECKING:
     from agents.adap import AdaPKLUCB, AdaPUCB
+    from agents.cusum_ucb import CUSUMUCB
     from agents.dp_kl import DPIMED, DPKLUCB
     from agents.dp_se import DPSE
     from agents.dp_ts import LazyDPTS
     from agents.dp_ucb import DPUCB, DPUCBBound, DPUCBHybrid, DPUCBInt
     from agents.exp3 import Exp3
+    from agents.glr_klucb import GLRKLUCB
     from agents.klucb import KLUCB
+    from agents.m_ucb import MUCB
     from agents.nonstationary import DiscountedUCB, SlidingWindowUCB
 
 __dpbandits_package__ = "agents"  # checked by dpbandits.core.sibling_packages
 
 __all__ = [
+    "CUSUMUCB",
     "DPIMED",
     "DPKLUCB",
+    "GLRKLUCB",
     "KLUCB",
+    "MUCB",
     "UCB",
     "AdaPKLUCB",
     "AdaPUCB",
@@ -91,6 +99,9 @@ _LAZY = {
     "DPKLUCB": "agents.dp_kl",
     "DPIMED": "agents.dp_kl",
     "LazyDPTS": "agents.dp_ts",
+    "MUCB": "agents.m_ucb",
+    "GLRKLUCB": "agents.glr_klucb",
+    "CUSUMUCB": "agents.cusum_ucb",
 }
 
 
@@ -128,6 +139,9 @@ _BUILT_IN: dict[str, Callable[..., Any]] = {
     "dp_klucb": _Deferred("DPKLUCB"),
     "dp_imed": _Deferred("DPIMED"),
     "dp_ts": _Deferred("LazyDPTS"),
+    "m_ucb": _Deferred("MUCB"),
+    "glr_klucb": _Deferred("GLRKLUCB"),
+    "cusum_ucb": _Deferred("CUSUMUCB"),
 }
 _REGISTRY: dict[str, Callable[..., Any]] = dict(_BUILT_IN)
 
