@@ -9,134 +9,98 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from agents.base import in_unit_interval
 from agents.episodes import LaplaceBatchAgent
 from agents.kl import kl_upper_logit, neg_entropy
-from dpbandits.core.jit import beats, generator_address, generator_at, kernel
+from agents.skeleton import fields
+from dpbandits.core.jit import inline_kernel
 from dpbandits.core.params import Param
 from dpbandits.core.samplers import standard_laplace
 
 __all__ = ["AdaPKLUCB", "AdaPUCB"]
 
-_UCB, _KLUCB = 0, 1
+
+# -- the compiled step on the skeleton (agents.skeleton). Per (replication, arm): the pull count,
+# the private mean released by the arm's last completed episode, that episode's length and the
+# number of releases. Per replication: the arm of the current episode, the pulls it has left (0:
+# the next step starts an episode), and its reward sum and length. The Laplace draws are made in
+# the order of the step protocol: step by step, each step's replications in order, one draw per
+# completed episode.
+ARM = fields("count", "private", "last_n", "releases")
+RUN = fields("cur", "left", "ep_sum", "ep_len")
+PAR = fields("eps", "scale", "alpha")
 
 
-# -- the compiled step (dpbandits.core.jit): one implementation for choose/observe and play. The
-# state is two arrays, so that the helpers take two arrays (numba counts the references of every
-# array passed to a call). Per (replication, arm), ``arms[r, a, :]``: the pull count, the private
-# mean released by the arm's last completed episode, that episode's length and the number of
-# releases. Per replication, ``runs[r, :]`` (integers stored exactly as floats): the arm of the
-# current episode, the pulls it has left (0: the next step starts an episode), and its reward
-# sum and length. The Laplace draws are made in the order of the step protocol: step by step,
-# each step's replications in order, one draw per completed episode.
-COUNT, PRIVATE, LAST_N, RELEASES = range(4)
-N_ARM_FIELDS = 4
-CUR, LEFT, EP_SUM, EP_LEN = range(4)
-N_RUN_FIELDS = 4
+@inline_kernel
+def _round(par: Any, t: int) -> float:
+    """The 1-based round ``t_l`` of the step."""
+    return float(t + 1)
 
 
-@kernel
-def _index(kind: int, private: float, n: float, t_round: float, alpha: float,
-           eps: float) -> float:  # fmt: skip
-    """The index at the start of an episode in round ``t_round`` of an arm whose last episode
-    had ``n`` pulls and released the private mean ``private`` (Azize & Basu 2022, eq. (7)); the
-    KL index as its log-odds, which orders indices within 1e-16 of 1 as exactly as the others
-    (``+inf`` for an index of exactly 1)."""
+@inline_kernel
+def _ucb_index(arms: Any, runs: Any, par: Any, r: int, a: int, t_round: float,
+               bits: Any) -> float:  # fmt: skip
+    """AdaP-UCB's index at the start of an episode in round ``t_round`` of an arm whose last
+    episode had ``n`` pulls and released the private mean (Azize & Basu 2022, eq. (7))."""
+    alpha, eps, n = par[PAR.alpha], par[PAR.eps], arms[r, a, ARM.last_n]
     privacy_bonus = alpha * math.log(t_round) / (eps * n)
-    if kind == _UCB:
-        return private + math.sqrt(alpha * math.log(2.0 * t_round) / (2.0 * n)) + privacy_bonus
-    clipped = min(max(private + privacy_bonus, 0.0), 1.0)
+    return (arms[r, a, ARM.private] + math.sqrt(alpha * math.log(2.0 * t_round) / (2.0 * n))
+            + privacy_bonus)  # fmt: skip
+
+
+@inline_kernel
+def _klucb_index(arms: Any, runs: Any, par: Any, r: int, a: int, t_round: float,
+                 bits: Any) -> float:  # fmt: skip
+    """AdaP-KLUCB's index (eq. (7)) as its log-odds, which orders indices within 1e-16 of 1 as
+    exactly as the others (``+inf`` for an index of exactly 1)."""
+    alpha, eps, n = par[PAR.alpha], par[PAR.eps], arms[r, a, ARM.last_n]
+    privacy_bonus = alpha * math.log(t_round) / (eps * n)
+    clipped = min(max(arms[r, a, ARM.private] + privacy_bonus, 0.0), 1.0)
     return kl_upper_logit(clipped, neg_entropy(clipped), alpha * math.log(t_round) / n, math.nan)
 
 
-@kernel
-def _start(kind: int, arms: Any, runs: Any, r: int, t_round: float, alpha: float,
-           eps: float) -> int:  # fmt: skip
-    """The arm of replication ``r`` in round ``t_round``: its episode's, or if that is over, the
-    arm of largest index (``numpy.argmax``'s rule), whose episode lasts until its pull count
-    doubles (Algorithm 1, lines 5-7)."""
-    if runs[r, LEFT] > 0.0:
-        return np.int64(runs[r, CUR])
-    best_a = 0
-    best = _index(kind, arms[r, 0, PRIVATE], arms[r, 0, LAST_N], t_round, alpha, eps)
-    for a in range(1, arms.shape[1]):
-        v = _index(kind, arms[r, a, PRIVATE], arms[r, a, LAST_N], t_round, alpha, eps)
-        if beats(v, best):
-            best_a, best = a, v
-    runs[r, CUR] = best_a
-    runs[r, LEFT] = arms[r, best_a, COUNT]
-    runs[r, EP_SUM] = 0.0
-    runs[r, EP_LEN] = arms[r, best_a, COUNT]
-    return best_a
+@inline_kernel
+def _held(arms: Any, runs: Any, par: Any, r: int) -> int:
+    """The arm of replication ``r``'s episode while it has pulls left, else -1."""
+    return np.int64(runs[r, RUN.cur]) if runs[r, RUN.left] > 0.0 else -1
 
 
-@kernel
-def _pull(arms: Any, runs: Any, r: int, t: int, x: float, scale: float, bits: Any) -> None:
+@inline_kernel
+def _start(arms: Any, runs: Any, par: Any, r: int, a: int) -> None:
+    """An episode of arm ``a`` lasts until its pull count doubles (Algorithm 1, lines 5-7)."""
+    runs[r, RUN.cur] = a
+    runs[r, RUN.left] = arms[r, a, ARM.count]
+    runs[r, RUN.ep_sum] = 0.0
+    runs[r, RUN.ep_len] = arms[r, a, ARM.count]
+
+
+@inline_kernel
+def _pull(arms: Any, runs: Any, par: Any, r: int, t: int, a: int, x: float, bits: Any) -> None:
     """Replication ``r`` got reward ``x`` from its episode's arm at step ``t`` (0-based); an
     initial-round pull is an episode of one pull. A completed episode releases its private mean
     ``(sum + Lap(1 / eps)) / length`` (Lemma 1)."""
     if t < arms.shape[1]:
-        runs[r, CUR] = t
-        runs[r, LEFT] = 1.0
-        runs[r, EP_SUM] = 0.0
-        runs[r, EP_LEN] = 1.0
-    a = np.int64(runs[r, CUR])
-    arms[r, a, COUNT] += 1.0
-    runs[r, EP_SUM] += x
-    runs[r, LEFT] -= 1.0
-    if runs[r, LEFT] == 0.0:
+        runs[r, RUN.cur] = t
+        runs[r, RUN.left] = 1.0
+        runs[r, RUN.ep_sum] = 0.0
+        runs[r, RUN.ep_len] = 1.0
+    a = np.int64(runs[r, RUN.cur])
+    arms[r, a, ARM.count] += 1.0
+    runs[r, RUN.ep_sum] += x
+    runs[r, RUN.left] -= 1.0
+    if runs[r, RUN.left] == 0.0:
         z = standard_laplace(bits)
-        arms[r, a, PRIVATE] = (runs[r, EP_SUM] + z * scale) / runs[r, EP_LEN]
-        arms[r, a, LAST_N] = runs[r, EP_LEN]
-        arms[r, a, RELEASES] += 1.0
-
-
-@kernel
-def _choose(kind: int, arms: Any, runs: Any, t_round: float, alpha: float, eps: float,
-            out: Any) -> None:  # fmt: skip
-    for r in range(out.shape[0]):
-        out[r] = _start(kind, arms, runs, r, t_round, alpha, eps)
-
-
-@kernel
-def _observe(arms: Any, runs: Any, t: int, x: Any, scale: float, address: int) -> None:
-    bits = generator_at(address).bit_generator
-    for r in range(x.shape[0]):
-        _pull(arms, runs, r, t, x[r], scale, bits)
-
-
-@kernel
-def _play(kind: int, arms: Any, runs: Any, alpha: float, eps: float, scale: float,
-          address: int, t0: int, rows: Any, actions: Any, rewards: Any,
-          x: Any) -> int:  # fmt: skip
-    """Steps ``t0 ..`` of every replication (see ``Agent.play``); returns the number of steps
-    played, fewer than ``len(rows)`` if a step met a reward outside ``[0, 1]`` (its episodes
-    are started, nothing is learnt from it)."""
-    bits = generator_at(address).bit_generator
-    n_runs, n_arms = arms.shape[0], arms.shape[1]
-    for i in range(rows.shape[0]):
-        t = t0 + i
-        for r in range(n_runs):
-            a = t
-            if t >= n_arms:
-                a = _start(kind, arms, runs, r, float(t + 1), alpha, eps)
-            actions[i, r] = a
-            x[r] = rows[i, a * n_runs + r]
-        if not in_unit_interval(x):
-            return i
-        for r in range(n_runs):
-            rewards[i, r] = x[r]
-            _pull(arms, runs, r, t, x[r], scale, bits)
-    return rows.shape[0]
+        arms[r, a, ARM.private] = (runs[r, RUN.ep_sum] + z * par[PAR.scale]) / runs[r, RUN.ep_len]
+        arms[r, a, ARM.last_n] = runs[r, RUN.ep_len]
+        arms[r, a, ARM.releases] += 1.0
 
 
 class _AdaP(LaplaceBatchAgent):
-    """Algorithm 1 of Azize & Basu (2022) with the index of ``kind`` (the classes below)."""
+    """Algorithm 1 of Azize & Basu (2022) with the index of the classes below."""
 
-    _kind = _UCB
     batches = "episode"
-    private_field, releases_field = PRIVATE, RELEASES
     citation = "Azize & Basu 2022, Lemma 1 and Theorem 6"
+    ARM, RUN, PAR = ARM, RUN, PAR
+    round_kernel, held_kernel, chosen_kernel, learn_kernel = _round, _held, _start, _pull
     parameter_constraints = {
         **LaplaceBatchAgent.parameter_constraints,
         "alpha": Param(low=0, low_open=True, doc="confidence exponent (> 3 in the regret bounds)"),
@@ -146,35 +110,18 @@ class _AdaP(LaplaceBatchAgent):
         self.epsilon = epsilon
         self.alpha = alpha
 
-    def setup(self) -> None:
-        self._setup_common()
-        self._alpha = float(self.alpha)
-        arms = np.zeros((self.n_runs, self.n_arms, N_ARM_FIELDS))
-        arms[:, :, LAST_N] = 1.0
-        self._arms = arms
-        self._runs = np.zeros((self.n_runs, N_RUN_FIELDS))
+    def parameters(self) -> dict[str, float]:
+        return {**super().parameters(), "alpha": float(self.alpha)}
 
-    def choose(self) -> NDArray[np.int64]:
-        out = np.empty(self.n_runs, dtype=np.int64)
-        _choose(self._kind, self._arms, self._runs, float(self.t + 1), self._alpha, self._eps,
-                out)  # fmt: skip
-        return out
+    def init_state(self) -> None:
+        self.arm_field("last_n")[:] = 1.0
 
-    def observe(self, actions: NDArray[np.int64], rewards: NDArray[np.float64]) -> None:
-        x = self._rewards(rewards)
-        if self.t >= self.n_arms and not np.array_equal(actions, self._runs[:, CUR]):
+    def check_step(self, actions: NDArray[np.int64]) -> None:
+        if self.t >= self.n_arms and not np.array_equal(actions, self.run_field("cur")):
             raise ValueError(
                 f"{self.algorithm} plays the arm of its episode until the episode ends "
                 "(Azize & Basu 2022, Algorithm 1): update() needs the actions act() returned"
             )
-        _observe(self._arms, self._runs, self.t, x, self._scale, generator_address(self.rng))
-
-    play = LaplaceBatchAgent.play  # (the engine plays the class that defines play by blocks)
-
-    def _play_block(self, rows: Any, actions: Any, rewards: Any) -> int:
-        return int(_play(self._kind, self._arms, self._runs, self._alpha, self._eps,
-                         self._scale, generator_address(self.rng), self.t, rows, actions,
-                         rewards, self._x))  # fmt: skip
 
 
 class AdaPUCB(_AdaP):
@@ -218,7 +165,7 @@ class AdaPUCB(_AdaP):
 
     name = "adap_ucb"
     algorithm = "AdaP-UCB"
-    _kind = _UCB
+    index_kernel = _ucb_index
 
 
 class AdaPKLUCB(_AdaP):
@@ -247,4 +194,4 @@ class AdaPKLUCB(_AdaP):
 
     name = "adap_klucb"
     algorithm = "AdaP-KLUCB"
-    _kind = _KLUCB
+    index_kernel = _klucb_index

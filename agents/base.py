@@ -56,6 +56,7 @@ from dpbandits.core.arms import ArmStatistics
 from dpbandits.core.checks import positive_int
 from dpbandits.core.jit import kernel
 from dpbandits.core.params import Param, check_params
+from dpbandits.core.traits import AgentTraits
 
 __all__ = [
     "Agent",
@@ -116,6 +117,10 @@ class Agent:
     #: declared once: :meth:`reset` checks them before :meth:`setup`, and experiment configs,
     #: ``agents.describe`` and ``dpbandits list`` read the same table.
     parameter_constraints: ClassVar[Mapping[str, Param]] = {}
+    #: What the agent is (:class:`dpbandits.core.traits.AgentTraits`): the rewards it accepts,
+    #: whether it is private, compiled, needs the horizon. Read by the engine, experiment
+    #: configs, the command line and the audits instead of probing the agent.
+    traits: ClassVar[AgentTraits] = AgentTraits()
 
     n_runs: int
     n_arms: int

@@ -8,18 +8,16 @@ import math
 from typing import Any
 
 import numpy as np
-from numpy.typing import NDArray
 
-from agents.base import in_bernoulli
 from agents.episodes import LaplaceBatchAgent
 from agents.kl import d_eps, d_eps_upper_logit, kink_level, kl_with, neg_entropy
-from dpbandits.core.jit import beats, generator_address, generator_at, kernel
+from agents.skeleton import fields
+from dpbandits.core.jit import beats, inline_kernel, kernel
 from dpbandits.core.params import Param
 from dpbandits.core.samplers import standard_laplace
+from dpbandits.core.traits import AgentTraits
 
 __all__ = ["DPIMED", "DPKLUCB"]
-
-_KLUCB, _IMED = 0, 1
 
 
 # -- the compiled step (dpbandits.core.jit): one implementation for choose/observe and play. The
@@ -36,11 +34,21 @@ _KLUCB, _IMED = 0, 1
 # and its log-odds ``Y``, by which indices are compared: it keeps apart indices within 1e-16 of
 # 1) is still a lower bound of its index now (no release since: the index grows with t), and
 # those five numbers. The Laplace draws are made in the order of the step protocol.
-(COUNT, PHASE_SUM, PHASE_END, PRIVATE_SUM, STAT_N, PRIVATE, CLIPPED, NEG_H, KINK, ROOT,
- RELEASES) = range(11)  # fmt: skip
-N_ARM_FIELDS = 11
-CHOICE, STALE, CAND, VALID, Y, U, LOG_U, LOG_1MU, CLOSED = range(9)
-N_RUN_FIELDS = 9
+ARM = fields(
+    "count",
+    "phase_sum",
+    "phase_end",
+    "private_sum",
+    "stat_n",
+    "private",
+    "clipped",
+    "neg_h",
+    "kink",
+    "root",
+    "releases",
+)
+RUN = fields("choice", "stale", "cand", "valid", "y", "u", "log_u", "log_1mu", "closed")
+PAR = fields("eps", "scale", "alpha", "spread")
 
 
 @kernel
@@ -66,13 +74,13 @@ def _remember(runs: Any, r: int, a: int, y: float, spread: float) -> None:
     """Keep arm ``a``'s index (log-odds ``y``) as replication ``r``'s candidate."""
     e = math.exp(-abs(y))
     tail = math.log1p(e)
-    runs[r, CAND] = a
-    runs[r, VALID] = 1.0
-    runs[r, Y] = y
-    runs[r, U] = 1.0 / (1.0 + e) if y >= 0.0 else e / (1.0 + e)
-    runs[r, LOG_U] = -(max(-y, 0.0) + tail)
-    runs[r, LOG_1MU] = -(max(y, 0.0) + tail)
-    runs[r, CLOSED] = math.log1p(-runs[r, U] * spread)
+    runs[r, RUN.cand] = a
+    runs[r, RUN.valid] = 1.0
+    runs[r, RUN.y] = y
+    runs[r, RUN.u] = 1.0 / (1.0 + e) if y >= 0.0 else e / (1.0 + e)
+    runs[r, RUN.log_u] = -(max(-y, 0.0) + tail)
+    runs[r, RUN.log_1mu] = -(max(y, 0.0) + tail)
+    runs[r, RUN.closed] = math.log1p(-runs[r, RUN.u] * spread)
 
 
 @kernel
@@ -80,20 +88,20 @@ def _beaten(arms: Any, runs: Any, r: int, b: int, f: float, eps: float) -> bool:
     """Whether some arm may beat the candidate ``b`` of replication ``r``, whose remembered index
     ``U`` is a lower bound of its index now: an arm a cannot when ``d_eps(x_a, U) > f / n_a``
     (then a's index is below ``U``), nor an arm with the same statistics and a larger number."""
-    u = runs[r, U]
-    x_b, n_b = arms[r, b, CLIPPED], arms[r, b, STAT_N]
+    u = runs[r, RUN.u]
+    x_b, n_b = arms[r, b, ARM.clipped], arms[r, b, ARM.stat_n]
     for a in range(arms.shape[1]):
         if a == b:
             continue
-        x, n = arms[r, a, CLIPPED], arms[r, a, STAT_N]
+        x, n = arms[r, a, ARM.clipped], arms[r, a, ARM.stat_n]
         if x == x_b and n == n_b:
             if a < b:
                 return True
             continue
         if not x < u:
             return True
-        d = _d_eps_at(x, arms[r, a, NEG_H], arms[r, a, KINK], runs[r, LOG_U],
-                      runs[r, LOG_1MU], runs[r, CLOSED], eps)  # fmt: skip
+        d = _d_eps_at(x, arms[r, a, ARM.neg_h], arms[r, a, ARM.kink], runs[r, RUN.log_u],
+                      runs[r, RUN.log_1mu], runs[r, RUN.closed], eps)  # fmt: skip
         if not d > f / n:
             return True
     return False
@@ -108,35 +116,35 @@ def _klucb_arm(arms: Any, runs: Any, r: int, f: float, eps: float, spread: float
     b's index is computed in full (warm started from its last root), another arm a beats it
     exactly when ``d_eps(x_a, u_b) < f / n_a`` (``d_eps(x_a, .)`` increases on ``[x_a, 1]``),
     and only then is a's index computed."""
-    b = np.int64(runs[r, CAND])
-    if runs[r, VALID] != 0.0 and not _beaten(arms, runs, r, b, f, eps):
+    b = np.int64(runs[r, RUN.cand])
+    if runs[r, RUN.valid] != 0.0 and not _beaten(arms, runs, r, b, f, eps):
         return b
     best = b
-    x_best = arms[r, b, CLIPPED]
-    level_best = f / arms[r, b, STAT_N]
-    y = d_eps_upper_logit(x_best, arms[r, b, NEG_H], arms[r, b, KINK], level_best, eps,
-                          arms[r, b, ROOT])  # fmt: skip
-    arms[r, b, ROOT] = y
+    x_best = arms[r, b, ARM.clipped]
+    level_best = f / arms[r, b, ARM.stat_n]
+    y = d_eps_upper_logit(x_best, arms[r, b, ARM.neg_h], arms[r, b, ARM.kink], level_best, eps,
+                          arms[r, b, ARM.root])  # fmt: skip
+    arms[r, b, ARM.root] = y
     _remember(runs, r, b, y, spread)
     for a in range(arms.shape[1]):
         if a == best:
             continue
-        x = arms[r, a, CLIPPED]
-        level = f / arms[r, a, STAT_N]
+        x = arms[r, a, ARM.clipped]
+        level = f / arms[r, a, ARM.stat_n]
         if x == x_best and level == level_best:  # the same index: the lowest arm
             if a < best:
                 best = a
-                runs[r, CAND] = a
+                runs[r, RUN.cand] = a
             continue
-        if x < runs[r, U]:
-            d = _d_eps_at(x, arms[r, a, NEG_H], arms[r, a, KINK], runs[r, LOG_U],
-                          runs[r, LOG_1MU], runs[r, CLOSED], eps)  # fmt: skip
+        if x < runs[r, RUN.u]:
+            d = _d_eps_at(x, arms[r, a, ARM.neg_h], arms[r, a, ARM.kink], runs[r, RUN.log_u],
+                          runs[r, RUN.log_1mu], runs[r, RUN.closed], eps)  # fmt: skip
             if d > level:
                 continue
-        ya = d_eps_upper_logit(x, arms[r, a, NEG_H], arms[r, a, KINK], level, eps,
-                               arms[r, a, ROOT])  # fmt: skip
-        arms[r, a, ROOT] = ya
-        if beats(ya, runs[r, Y]) or (ya == runs[r, Y] and a < best):
+        ya = d_eps_upper_logit(x, arms[r, a, ARM.neg_h], arms[r, a, ARM.kink], level, eps,
+                               arms[r, a, ARM.root])  # fmt: skip
+        arms[r, a, ARM.root] = ya
+        if beats(ya, runs[r, RUN.y]) or (ya == runs[r, RUN.y] and a < best):
             best, x_best, level_best = a, x, level
             _remember(runs, r, a, ya, spread)
     return best
@@ -147,109 +155,75 @@ def _imed_arm(arms: Any, r: int, eps: float) -> int:
     """The arm of smallest DP-IMED index ``n_a d_eps(x_a, x*) + ln n_a`` of replication ``r``,
     ``x* = max_a x_a`` (ties: the lowest arm)."""
     n_arms = arms.shape[1]
-    top = arms[r, 0, CLIPPED]
+    top = arms[r, 0, ARM.clipped]
     for a in range(1, n_arms):
-        top = max(top, arms[r, a, CLIPPED])
+        top = max(top, arms[r, a, ARM.clipped])
     best_a = 0
     best = math.inf
     for a in range(n_arms):
-        n = arms[r, a, STAT_N]
-        v = n * d_eps(arms[r, a, CLIPPED], top, eps) + math.log(n)
+        n = arms[r, a, ARM.stat_n]
+        v = n * d_eps(arms[r, a, ARM.clipped], top, eps) + math.log(n)
         if v < best:
             best_a, best = a, v
     return best_a
 
 
-@kernel
-def _arm(kind: int, arms: Any, runs: Any, r: int, f: float, eps: float,
-         spread: float) -> int:  # fmt: skip
-    """The arm replication ``r`` plays in a round with ``f = ln t``."""
-    if kind == _KLUCB:
-        return _klucb_arm(arms, runs, r, f, eps, spread)
-    if runs[r, STALE] != 0.0:
-        runs[r, CHOICE] = _imed_arm(arms, r, eps)
-        runs[r, STALE] = 0.0
-    return np.int64(runs[r, CHOICE])
+@inline_kernel
+def _round(par: Any, t: int) -> float:
+    """``f = ln t`` of the 1-based round."""
+    return math.log(t + 1.0)
 
 
 @kernel
-def _pull(arms: Any, runs: Any, r: int, a: int, x: float, alpha: float, eps: float,
-          scale: float, bits: Any) -> None:  # fmt: skip
+def _klucb(arms: Any, runs: Any, par: Any, r: int, t: int, f: float, bits: Any) -> int:
+    """DP-KLUCB's arm of replication ``r`` in a round with ``f = ln t``."""
+    return _klucb_arm(arms, runs, r, f, par[PAR.eps], par[PAR.spread])
+
+
+@kernel
+def _imed(arms: Any, runs: Any, par: Any, r: int, t: int, f: float, bits: Any) -> int:
+    """DP-IMED's arm of replication ``r``: its index does not depend on ``t``, so it is
+    recomputed only after a release."""
+    eps = par[PAR.eps]
+    if runs[r, RUN.stale] != 0.0:
+        runs[r, RUN.choice] = _imed_arm(arms, r, eps)
+        runs[r, RUN.stale] = 0.0
+    return np.int64(runs[r, RUN.choice])
+
+
+@inline_kernel
+def _pull(arms: Any, runs: Any, par: Any, r: int, t: int, a: int, x: float, bits: Any) -> None:
     """Replication ``r`` pulled arm ``a`` and got ``x``. When the pull ends the arm's phase, the
     phase's sum and one ``Lap(1 / eps)`` variable join the arm's private sum, which is
     released."""
-    arms[r, a, COUNT] += 1.0
-    arms[r, a, PHASE_SUM] += x
-    if arms[r, a, COUNT] == arms[r, a, PHASE_END]:
-        arms[r, a, PRIVATE_SUM] += arms[r, a, PHASE_SUM] + standard_laplace(bits) * scale
-        arms[r, a, PHASE_SUM] = 0.0
-        n = arms[r, a, COUNT]
-        arms[r, a, STAT_N] = n
-        mean = arms[r, a, PRIVATE_SUM] / n
-        arms[r, a, PRIVATE] = mean
+    alpha, eps, scale = par[PAR.alpha], par[PAR.eps], par[PAR.scale]
+    arms[r, a, ARM.count] += 1.0
+    arms[r, a, ARM.phase_sum] += x
+    if arms[r, a, ARM.count] == arms[r, a, ARM.phase_end]:
+        arms[r, a, ARM.private_sum] += arms[r, a, ARM.phase_sum] + standard_laplace(bits) * scale
+        arms[r, a, ARM.phase_sum] = 0.0
+        n = arms[r, a, ARM.count]
+        arms[r, a, ARM.stat_n] = n
+        mean = arms[r, a, ARM.private_sum] / n
+        arms[r, a, ARM.private] = mean
         clipped = min(max(mean, 0.0), 1.0)
-        arms[r, a, CLIPPED] = clipped
-        arms[r, a, NEG_H] = neg_entropy(clipped)
-        arms[r, a, KINK] = kink_level(clipped, eps)
-        arms[r, a, PHASE_END] = _phase_end(alpha, n)
-        arms[r, a, RELEASES] += 1.0
-        runs[r, STALE] = 1.0
-        runs[r, VALID] = 0.0
-
-
-@kernel
-def _choose(kind: int, arms: Any, runs: Any, f: float, eps: float, out: Any) -> None:
-    spread = -math.expm1(-eps)
-    for r in range(out.shape[0]):
-        out[r] = _arm(kind, arms, runs, r, f, eps, spread)
-
-
-@kernel
-def _observe(arms: Any, runs: Any, actions: Any, x: Any, alpha: float, eps: float,
-             scale: float, address: int) -> None:  # fmt: skip
-    bits = generator_at(address).bit_generator
-    for r in range(x.shape[0]):
-        _pull(arms, runs, r, actions[r], x[r], alpha, eps, scale, bits)
-
-
-@kernel
-def _play(kind: int, arms: Any, runs: Any, alpha: float, eps: float, scale: float,
-          address: int, t0: int, rows: Any, actions: Any, rewards: Any, chosen: Any,
-          x: Any) -> int:  # fmt: skip
-    """Steps ``t0 ..`` of every replication (see ``Agent.play``); returns the number of steps
-    played, fewer than ``len(rows)`` if a step met a reward other than 0 or 1 (its arms are
-    chosen, nothing is learnt from it)."""
-    bits = generator_at(address).bit_generator
-    n_runs, n_arms = arms.shape[0], arms.shape[1]
-    spread = -math.expm1(-eps)
-    for i in range(rows.shape[0]):
-        t = t0 + i
-        if t < n_arms:
-            chosen[:] = t
-        else:
-            f = math.log(t + 1.0)
-            for r in range(n_runs):
-                chosen[r] = _arm(kind, arms, runs, r, f, eps, spread)
-        for r in range(n_runs):
-            x[r] = rows[i, chosen[r] * n_runs + r]
-        if not in_bernoulli(x):
-            return i
-        for r in range(n_runs):
-            a = chosen[r]
-            actions[i, r] = a
-            rewards[i, r] = x[r]
-            _pull(arms, runs, r, a, x[r], alpha, eps, scale, bits)
-    return rows.shape[0]
+        arms[r, a, ARM.clipped] = clipped
+        arms[r, a, ARM.neg_h] = neg_entropy(clipped)
+        arms[r, a, ARM.kink] = kink_level(clipped, eps)
+        arms[r, a, ARM.phase_end] = _phase_end(alpha, n)
+        arms[r, a, ARM.releases] += 1.0
+        runs[r, RUN.stale] = 1.0
+        runs[r, RUN.valid] = 0.0
 
 
 class _DPKL(LaplaceBatchAgent):
     """The blueprint of Azize et al. (2025) with the index of ``kind`` (the classes below)."""
 
-    _kind = _KLUCB
     batches = "phase"
-    private_field, releases_field = PRIVATE, RELEASES
     citation = "Azize et al. 2025, Proposition 2"
-    bernoulli_only = True
+    traits = AgentTraits(rewards="bernoulli", private=True, compiled=True)
+    ARM, RUN, PAR = ARM, RUN, PAR
+    round_kernel, learn_kernel = _round, _pull
     cost_hint = 6.0
     parameter_constraints = {
         **LaplaceBatchAgent.parameter_constraints,
@@ -260,33 +234,15 @@ class _DPKL(LaplaceBatchAgent):
         self.epsilon = epsilon
         self.alpha = alpha
 
-    def setup(self) -> None:
-        self._setup_common()
-        self._alpha = float(self.alpha)
-        arms = np.zeros((self.n_runs, self.n_arms, N_ARM_FIELDS))
-        arms[:, :, PHASE_END] = 1.0  # the initial pull is phase 0, of one reward
-        arms[:, :, STAT_N] = 1.0
-        arms[:, :, ROOT] = np.nan  # no warm start yet
-        self._arms = arms
-        self._runs = np.zeros((self.n_runs, N_RUN_FIELDS))
-        self._runs[:, STALE] = 1.0
+    def parameters(self) -> dict[str, float]:
+        values = super().parameters()
+        return {**values, "alpha": float(self.alpha), "spread": -math.expm1(-values["eps"])}
 
-    def choose(self) -> NDArray[np.int64]:
-        out = np.empty(self.n_runs, dtype=np.int64)
-        _choose(self._kind, self._arms, self._runs, math.log(self.t + 1.0), self._eps, out)
-        return out
-
-    def observe(self, actions: NDArray[np.int64], rewards: NDArray[np.float64]) -> None:
-        x = self._rewards(rewards)
-        _observe(self._arms, self._runs, np.asarray(actions, dtype=np.int64), x, self._alpha,
-                 self._eps, self._scale, generator_address(self.rng))  # fmt: skip
-
-    play = LaplaceBatchAgent.play  # (the engine plays the class that defines play by blocks)
-
-    def _play_block(self, rows: Any, actions: Any, rewards: Any) -> int:
-        return int(_play(self._kind, self._arms, self._runs, self._alpha, self._eps,
-                         self._scale, generator_address(self.rng), self.t, rows, actions,
-                         rewards, self._chosen, self._x))  # fmt: skip
+    def init_state(self) -> None:
+        self.arm_field("phase_end")[:] = 1.0  # the initial pull is phase 0, of one reward
+        self.arm_field("stat_n")[:] = 1.0
+        self.arm_field("root")[:] = np.nan  # no warm start yet
+        self.run_field("stale")[:] = 1.0
 
 
 _COMMON_DOC = """
@@ -328,8 +284,8 @@ _COMMON_DOC = """
     above; ``t`` in ``ln t`` is the 1-based round being played; ties go to the lowest arm
     (indices are compared by their log-odds). The algorithm is defined for Bernoulli bandits: a
     reward other than 0 or 1 raises ``ValueError`` at the first such step, before anything is
-    learnt from it (the class attribute ``bernoulli_only`` says so, for a caller that checks
-    the environment before a run). Anytime: no horizon needed.
+    learnt from it (its ``traits`` say ``rewards="bernoulli"``, for a caller that checks the
+    environment before a run). Anytime: no horizon needed.
 """
 
 
@@ -350,7 +306,7 @@ class DPKLUCB(_DPKL):
 
     name = "dp_klucb"
     algorithm = "DP-KLUCB"
-    _kind = _KLUCB
+    arm_kernel = _klucb
 
 
 class DPIMED(_DPKL):
@@ -372,4 +328,4 @@ class DPIMED(_DPKL):
 
     name = "dp_imed"
     algorithm = "DP-IMED"
-    _kind = _IMED
+    arm_kernel = _imed

@@ -9,10 +9,11 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from agents.base import Agent, in_unit_interval, unit_interval_error
 from agents.kl import kl_upper, kl_upper_logit, kl_with, log_pair, neg_entropy, sigmoid
-from dpbandits.core.jit import beats, kernel
+from agents.skeleton import IndexAgent, fields
+from dpbandits.core.jit import beats, inline_kernel, kernel
 from dpbandits.core.params import Param
+from dpbandits.core.traits import AgentTraits
 
 __all__ = ["KLUCB", "exploration"]
 
@@ -25,11 +26,11 @@ __all__ = ["KLUCB", "exploration"]
 # all arms and a's -H(p_a). Only an arm that beats the candidate has its own index inverted.
 # Indices are compared as log-odds, which keeps apart indices within 1e-16 of 1 (p = 1 gives
 # exactly 1, +inf). Ties (the same p and level) go to the lowest arm, numpy.argmax's rule. The state
-# is one array ``arms[r, a, :]`` (reward sum, pull count, -H of the mean, last index as a
-# log-odds) and the candidates ``last[r]``: the helpers take two arrays (numba counts the
-# references of every array passed to a call).
-SUM, COUNT, NEG_H, ROOT = range(4)
-N_ARM_FIELDS = 4
+# is the skeleton's (agents.skeleton): ``arms[r, a, :]`` (reward sum, pull count, -H of the mean,
+# last index as a log-odds) and the candidates ``runs[r, RUN.last]``.
+ARM = fields("sum", "count", "neg_h", "root")
+RUN = fields("last")
+PAR = fields("c")
 
 
 @kernel
@@ -41,86 +42,55 @@ def exploration(t: int, c: float) -> float:
 
 
 @kernel
-def _arm(arms: Any, r: int, b: int, f: float) -> int:
+def _arm(arms: Any, runs: Any, par: Any, r: int, t: int, f: float, bits: Any) -> int:
     """The arm of highest KL-UCB index of replication ``r``, from the candidate arm ``b``
     (comment above); the roots of the indices it inverts are kept for the next warm start."""
+    b = np.int64(runs[r, RUN.last])
     best = b
-    p_best = arms[r, b, SUM] / arms[r, b, COUNT]
-    level_best = f / arms[r, b, COUNT]
-    y = kl_upper_logit(p_best, arms[r, b, NEG_H], level_best, arms[r, b, ROOT])
-    arms[r, b, ROOT] = y
+    p_best = arms[r, b, ARM.sum] / arms[r, b, ARM.count]
+    level_best = f / arms[r, b, ARM.count]
+    y = kl_upper_logit(p_best, arms[r, b, ARM.neg_h], level_best, arms[r, b, ARM.root])
+    arms[r, b, ARM.root] = y
     u_best = sigmoid(y)  # (compared with means only: the order of indices is that of y)
     log_u, log_1mu = log_pair(y)
     for a in range(arms.shape[1]):
         if a == best:
             continue
-        p = arms[r, a, SUM] / arms[r, a, COUNT]
-        level = f / arms[r, a, COUNT]
+        p = arms[r, a, ARM.sum] / arms[r, a, ARM.count]
+        level = f / arms[r, a, ARM.count]
         if p == p_best and level == level_best:  # the same index: the lowest arm
             if a < best:
                 best = a
             continue
         # below u_best, a's index exceeds u_best iff kl(p, u_best) < level
-        if p < u_best and kl_with(p, arms[r, a, NEG_H], log_u, log_1mu) > level:
+        if p < u_best and kl_with(p, arms[r, a, ARM.neg_h], log_u, log_1mu) > level:
             continue
-        ya = kl_upper_logit(p, arms[r, a, NEG_H], level, arms[r, a, ROOT])
-        arms[r, a, ROOT] = ya
+        ya = kl_upper_logit(p, arms[r, a, ARM.neg_h], level, arms[r, a, ARM.root])
+        arms[r, a, ARM.root] = ya
         if beats(ya, y) or (ya == y and a < best):
             best, y, u_best, p_best, level_best = a, ya, sigmoid(ya), p, level
             log_u, log_1mu = log_pair(y)
     return best
 
 
-@kernel
-def _choose(arms: Any, last: Any, f: float, out: Any) -> None:
-    for r in range(out.shape[0]):
-        out[r] = _arm(arms, r, last[r], f)
-
-
-@kernel
-def _record(arms: Any, last: Any, r: int, a: int, x: float) -> None:
+@inline_kernel
+def _record(arms: Any, runs: Any, par: Any, r: int, t: int, a: int, x: float,
+            bits: Any) -> None:  # fmt: skip
     """Replication ``r`` pulled arm ``a`` and got ``x``: the sum, the count, the arm's ``-H(p)``
     and the next candidate."""
-    arms[r, a, SUM] += x
-    arms[r, a, COUNT] += 1.0
-    arms[r, a, NEG_H] = neg_entropy(arms[r, a, SUM] / arms[r, a, COUNT])
-    last[r] = a
+    arms[r, a, ARM.sum] += x
+    arms[r, a, ARM.count] += 1.0
+    arms[r, a, ARM.neg_h] = neg_entropy(arms[r, a, ARM.sum] / arms[r, a, ARM.count])
+    runs[r, RUN.last] = a
 
 
-@kernel
-def _observe(arms: Any, last: Any, actions: Any, x: Any) -> None:
-    for r in range(actions.shape[0]):
-        _record(arms, last, r, actions[r], x[r])
+@inline_kernel
+def _round(par: Any, t: int) -> float:
+    """The exploration function at step ``t``."""
+    return exploration(t, par[PAR.c])
 
 
-@kernel
-def _play(arms: Any, last: Any, c: float, t0: int, rows: Any, actions: Any, rewards: Any,
-          chosen: Any, x: Any) -> int:  # fmt: skip
-    """Steps ``t0 ..`` of every replication (see ``Agent.play``); returns the number of steps
-    played, fewer than ``len(rows)`` if a step met a reward outside ``[0, 1]`` (its arms are
-    chosen, nothing is learnt from it)."""
-    n_runs, n_arms = arms.shape[0], arms.shape[1]
-    for i in range(rows.shape[0]):
-        t = t0 + i
-        if t < n_arms:
-            chosen[:] = t
-        else:
-            f = exploration(t, c)
-            for r in range(n_runs):
-                chosen[r] = _arm(arms, r, last[r], f)
-        for r in range(n_runs):
-            x[r] = rows[i, chosen[r] * n_runs + r]
-        if not in_unit_interval(x):
-            return i
-        for r in range(n_runs):
-            a = chosen[r]
-            actions[i, r] = a
-            rewards[i, r] = x[r]
-            _record(arms, last, r, a, x[r])
-    return rows.shape[0]
-
-
-class KLUCB(Agent):
+class KLUCB(IndexAgent):
     """KL-UCB (Garivier & Cappé 2011, "The KL-UCB algorithm for bounded stochastic bandits and
     beyond", COLT, arXiv 1102.2490, Algorithm 1) with the Bernoulli divergence ``kl``: at round
     ``t + 1`` play the arm of largest index
@@ -146,6 +116,10 @@ class KLUCB(Agent):
     """
 
     name = "klucb"
+    algorithm = "KL-UCB"
+    traits = AgentTraits(rewards="unit", compiled=True)
+    ARM, RUN, PAR = ARM, RUN, PAR
+    round_kernel, arm_kernel, learn_kernel = _round, _arm, _record
     #: Relative cost of a step (UCB ~ 1), for the engine's scheduling (docs/performance.md):
     #: ~90 ns per agent-step at R = 100 against UCB's ~12 (benchmarks/bench_scaling.py).
     cost_hint = 7.0
@@ -157,45 +131,24 @@ class KLUCB(Agent):
     def __init__(self, c: float = 0.0) -> None:
         self.c = c
 
-    def setup(self) -> None:
-        self._c = float(self.c)
-        r, k = self.n_runs, self.n_arms
-        self._arms = np.zeros((r, k, N_ARM_FIELDS))
-        self._arms[:, :, ROOT] = np.nan  # no warm start yet
-        self._last = np.zeros(r, dtype=np.int64)  # the candidate of the next argmax
-        self._chosen = np.empty(r, dtype=np.int64)  # work space of play
-        self._x = np.empty(r)
+    def parameters(self) -> dict[str, float]:
+        return {"c": float(self.c)}
+
+    def init_state(self) -> None:
+        self.arm_field("root")[:] = np.nan  # no warm start yet
 
     @property
     def counts(self) -> NDArray[np.float64]:
         """The ``(R, K)`` pull counts (a copy)."""
-        return self._arms[:, :, COUNT].copy()
+        return self.arm_field("count").copy()
 
     @property
     def sums(self) -> NDArray[np.float64]:
         """The ``(R, K)`` reward sums (a copy)."""
-        return self._arms[:, :, SUM].copy()
+        return self.arm_field("sum").copy()
 
     def index(self) -> NDArray[np.float64]:
         """The ``(R, K)`` KL-UCB indices at the current step (each computed in full)."""
-        level = exploration(self.t, self._c) / self._arms[:, :, COUNT]
-        return np.vectorize(kl_upper)(self._arms[:, :, SUM] / self._arms[:, :, COUNT], level)
-
-    def choose(self) -> NDArray[np.int64]:
-        out = np.empty(self.n_runs, dtype=np.int64)
-        _choose(self._arms, self._last, exploration(self.t, self._c), out)
-        return out
-
-    def observe(self, actions: NDArray[np.int64], rewards: NDArray[np.float64]) -> None:
-        x = np.asarray(rewards, dtype=np.float64)
-        if not in_unit_interval(x):
-            raise unit_interval_error("KL-UCB", x)
-        _observe(self._arms, self._last, np.asarray(actions, dtype=np.int64), x)
-
-    def play(self, rows: Any, actions: Any, rewards: Any) -> None:
-        """Play ``len(rows)`` steps against reward rows (see ``agents.base``)."""
-        done = _play(self._arms, self._last, self._c, self.t, rows, actions, rewards,
-                     self._chosen, self._x)  # fmt: skip
-        self.played(done)
-        if done < rows.shape[0]:
-            raise unit_interval_error("KL-UCB", self._x)
+        counts = self.arm_field("count")
+        level = exploration(self.t, float(self.c)) / counts
+        return np.vectorize(kl_upper)(self.arm_field("sum") / counts, level)

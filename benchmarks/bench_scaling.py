@@ -40,6 +40,7 @@ from bench_shift import env_loop_seconds_per_step  # this directory: python benc
 
 import agents
 import dpbandits  # noqa: F401  (registers the environments)
+from dpbandits.core.traits import traits_of
 from dpbandits.experiments import run, shift_agents, shift_env
 
 # the eps-global-DP agents of the literature (agents.make name and parameters); the others are
@@ -72,7 +73,7 @@ def bench_agents(label: str) -> dict[str, Any]:
 def bench_env(label: str, horizon: int) -> dict[str, Any]:
     """Fig. 9's shift environment, with Bernoulli arms (the same means) for an agent defined for
     Bernoulli bandits only (DP-KLUCB, DP-IMED)."""
-    if not getattr(bench_agents(label)[label], "bernoulli_only", False):
+    if traits_of(bench_agents(label)[label]).rewards != "bernoulli":
         return shift_env(t_shift=int(horizon * 0.6), horizon=horizon)
     segments = [(0, [0.2, 0.8]), (int(horizon * 0.6), [0.8, 0.2])]
     return {"id": "dpbandits/PiecewiseBandit-v0", "segments": segments, "arm": "bernoulli",

@@ -203,7 +203,7 @@ def _binding(fn: Any) -> tuple[str, str, str | None]:
     return short, f"{module}.{qualname}@{path}", outside
 
 
-def specialise(template: Callable[..., Any], **bindings: Any) -> Any:
+def specialise(template: Callable[..., Any], *, inline: bool = False, **bindings: Any) -> Any:
     """``template`` (a :func:`kernel_template`) compiled as a kernel with each global name in
     ``bindings`` bound to the given compiled function: one compiled function per binding,
     made once per process and cached on disk under a name of its own
@@ -219,11 +219,15 @@ def specialise(template: Callable[..., Any], **bindings: Any) -> Any:
     user's kernel calling kernels of *other* user files is keyed on its own file only, as
     numba keys every function.) A function with no source file (typed in an interpreter)
     gives a specialisation that is not cached.
+
+    ``inline=True`` compiles it as an :func:`inline_kernel` (for a specialisation that is itself
+    bound into another one, per replication: an agent's arm choice in the play loop).
     """
-    key = (template, *sorted(bindings.items(), key=lambda item: item[0]))
+    key = (template, inline, *sorted(bindings.items(), key=lambda item: item[0]))
     compiled = _SPECIALISED.get(key)
     if compiled is not None:
         return compiled
+    options: dict[str, Any] = {"inline": "always"} if inline else {}
     names, fulls, sources = [], [], []
     for name in sorted(bindings):
         short, full, outside = _binding(bindings[name])
@@ -241,10 +245,10 @@ def specialise(template: Callable[..., Any], **bindings: Any) -> Any:
     clone.__doc__ = template.__doc__
     if "" in sources:  # a bound function without a file: its code cannot be keyed
         setattr(clone, _MARK, True)
-        compiled = numba.njit(nogil=True, error_model="numpy")(clone)
+        compiled = numba.njit(nogil=True, error_model="numpy", **options)(clone)
     else:
         setattr(clone, _SOURCES, tuple(sources))
-        compiled = _compile(clone)
+        compiled = _compile(clone, **options)
     _SPECIALISED[key] = compiled
     return compiled
 

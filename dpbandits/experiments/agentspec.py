@@ -21,6 +21,7 @@ from typing import Any
 import agents as agents_pkg
 from dpbandits.core.checks import ParameterError, ParameterTypeError
 from dpbandits.core.files import jsonable
+from dpbandits.core.traits import traits_of
 from dpbandits.experiments.memory import state_bytes
 
 __all__ = [
@@ -215,11 +216,11 @@ def probe_agent(label: str, agent: Any, n_arms: int, horizon: int, *, prefix: bo
 def reward_family_mismatch(agent: Any, arm: str | None, env_id: str) -> str | None:
     """Why ``agent`` cannot run on an environment whose arms are ``arm``
     (:func:`~dpbandits.experiments.envspec.reward_family`), or ``None`` when it can: an agent
-    whose class says ``bernoulli_only = True`` (DP-KLUCB, DP-IMED: algorithms defined for
+    whose traits say ``rewards="bernoulli"`` (DP-KLUCB, DP-IMED: algorithms defined for
     Bernoulli bandits, docs/private-bandits.md) needs Bernoulli arms. An environment that does
     not say (``arm is None``) passes: the agent then refuses the first reward that is not 0 or
     1, at that step."""
-    if arm is None or arm == "bernoulli" or not getattr(agent, "bernoulli_only", False):
+    if arm is None or arm == "bernoulli" or traits_of(agent).rewards != "bernoulli":
         return None
     name = getattr(agent, "algorithm", "") or type(agent).__name__
     return (

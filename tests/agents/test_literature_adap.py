@@ -86,9 +86,9 @@ def test_episodes_double_each_arms_pulls():
     rows = bernoulli_rows(np.random.default_rng(1), np.array([0.2, 0.5, 0.6]), T, R)
     actions = play_rows(agent, rows, R)
     counts = np.stack([(actions == a).sum(axis=0) for a in range(K)], axis=1)
-    released = agent._release_counts()
+    released = agent.arm_field("releases").astype(int)
     expected = 2.0 ** (released - 1)
-    current = agent._runs[:, 0].astype(int)  # the arm of each run's current episode
+    current = agent.run_field("cur").astype(int)  # the arm of each run's current episode
     done = np.ones((R, K), dtype=bool)
     done[np.arange(R), current] = False
     np.testing.assert_array_equal(counts[done], expected[done])

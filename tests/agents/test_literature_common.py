@@ -16,8 +16,6 @@ import pytest
 from scipy import stats
 
 import agents
-from agents.adap import LAST_N
-from agents.dp_kl import PRIVATE_SUM
 from dpbandits.cli import main as cli_main
 from dpbandits.experiments import run
 from tests.agents.test_compiled import ENVS, play_by_steps
@@ -136,7 +134,8 @@ def test_an_episodes_release_has_scale_one_over_eps_n(name):
     agent.reset(R, 1, rng=4)
     for _ in range(32):
         agent.update(agent.act(), np.zeros(R))
-    assert (agent._arms[:, 0, LAST_N] == 16).all() and (agent._release_counts() == 6).all()
+    assert (agent.arm_field("last_n")[:, 0] == 16).all()
+    assert (agent.arm_field("releases") == 6).all()
     assert_standard_laplace(agent.private_means()[:, 0] * 16 * eps)
 
 
@@ -150,8 +149,8 @@ def test_a_phases_release_adds_one_laplace_to_the_private_sum(name):
     agent.reset(R, 1, rng=5)
     for _ in range(60):
         agent.update(agent.act(), np.zeros(R))
-    assert (agent._release_counts() == 9).all()
-    z = agent._arms[:, 0, PRIVATE_SUM] * eps / 3.0  # variance 2
+    assert (agent.arm_field("releases") == 9).all()
+    z = agent.arm_field("private_sum")[:, 0] * eps / 3.0  # variance 2
     assert_mean_close(z, 0.0, scale=math.sqrt(2.0))
     assert_mean_close(z**2, 2.0)
 

@@ -70,7 +70,7 @@ def test_epochs_double_and_their_rewards_are_dropped():
     agent.reset(R, 1, rng=3)
     for t in range(15):
         agent.update(agent.act(), np.full(R, 1.0 if t < 7 else 0.0))
-    assert (agent._release_counts() == 4).all()
+    assert (agent.arm_field("releases") == 4).all()
     z = agent.private_means()[:, 0] * 8 * eps  # standard Laplace if only pulls 8-15 count
     assert abs(z.mean()) < 5 * math.sqrt(2 / R)
     assert abs((z**2).mean() - 2) < 5 * math.sqrt(20 / R)  # Var z^2 = 24 - 4 for Lap(1)

@@ -13,13 +13,15 @@ from pathlib import Path
 import pytest
 
 from agents.private import play_loop
-from agents.ucb import _play as ucb_play
+from agents.ucb import UCB
 from dpbandits.core import jit
 from dpbandits.selectors.gem import gem_rows
 from dpbandits.selectors.noisy_max import rnm_kernel
 
 
-@pytest.mark.parametrize("fn", [jit.beats, ucb_play, play_loop(rnm_kernel, "smith"), gem_rows])
+@pytest.mark.parametrize(
+    "fn", [jit.beats, UCB.compiled_loop().play, play_loop(rnm_kernel, "smith"), gem_rows]
+)
 def test_library_kernels_are_cached_under_the_library_stamp(fn) -> None:
     locator = fn._cache._impl._locator
     assert type(locator).__name__.startswith("Library")
@@ -200,7 +202,11 @@ def test_numba_blas_probe_is_deferred_not_lost() -> None:
     compiles, importing scipy.linalg then (a fresh process: the probe runs once per process)."""
     root = Path(__file__).resolve().parents[2]
     out = subprocess.run(
-        [sys.executable, "-c", BLAS_CHECK], capture_output=True, text=True, check=True, cwd=root,
+        [sys.executable, "-c", BLAS_CHECK],
+        capture_output=True,
+        text=True,
+        check=True,
+        cwd=root,
         env={**os.environ, "PYTHONPATH": str(root)},
     ).stdout.splitlines()
     assert out == ["after kernel False False", "numba's check True True", "dot 3.0 True"]

@@ -142,7 +142,7 @@ GAUSSIAN_ENVS = [
 def test_the_engine_refuses_a_bernoulli_only_agent_on_other_arms_before_any_work(kind, env,
                                                                                   no_work):
     agent = agents.make(kind)
-    assert agent.bernoulli_only
+    assert agent.traits.rewards == "bernoulli"
     with pytest.raises(ParameterError) as info:
         run(env, {"X": agent}, n_runs=2, progress=False, n_jobs=1)
     msg = str(info.value)

@@ -1,0 +1,343 @@
+"""The compiled play skeleton: one block loop for every compiled agent (docs/agents.md, "Writing
+an agent on the skeleton").
+
+A compiled agent is its state and three small compiled functions; the loop around them -- read
+the environment's reward tape, check the rewards, write the actions and rewards, learn -- is
+written once, here, in :func:`_play` (the engine's block path, ``Agent.play``), :func:`_choose`
+and :func:`_observe` (the step protocol, ``act``/``update``). Both paths run the agent's same
+compiled functions with the same ``numpy.random.Generator`` in the same order -- at each step
+every replication chooses, then every replication learns -- so they give identical results.
+
+**State, one layout with names.** Every compiled agent keeps
+
+- ``arms`` ``(R, K, len(ARM))`` float64: one record per (replication, arm);
+- ``runs`` ``(R, len(RUN))`` float64: one record per replication;
+- ``par`` a tuple of ``len(PAR)`` floats: the parameters the kernels read (a tuple is passed in
+  registers, for free);
+
+where ``ARM``, ``RUN`` and ``PAR`` are the agent's :func:`fields` declarations, e.g.
+``ARM = fields("sum", "count")``: kernels read ``arms[r, a, ARM.sum]`` (numba folds the field to
+a constant), Python reads :meth:`CompiledAgent.arm_field`. Integers (counts, arm numbers) are
+stored exactly as floats (below ``2**53``).
+
+**The agent's kernels**, bound into the loop by :func:`dpbandits.core.jit.specialise` (one
+compiled loop per agent class, cached on disk under its own name):
+
+- ``round_kernel(par, t) -> float``: a value shared by every replication at step ``t``
+  (0-based, ``t >= K``), e.g. ``ln t``, computed once per step;
+- ``arm_kernel(arms, runs, par, r, t, f, bits) -> int``: the arm replication ``r`` plays at step
+  ``t >= K`` (``f`` from ``round_kernel``, ``bits`` the Generator's bit generator for draws);
+- ``learn_kernel(arms, runs, par, r, t, a, x, bits)``: replication ``r`` played arm ``a`` at step
+  ``t`` (any ``t``: the first ``K`` steps pull each arm once, App. H) and got reward ``x``.
+
+:class:`IndexAgent` writes ``arm_kernel`` for an index policy from the agent's
+``index_kernel(arms, runs, par, r, a, f, bits) -> float``: the arm of largest index
+(``numpy.argmax``'s rule: ties to the lowest arm), with optional ``held_kernel`` (an arm the
+replication is committed to -- an episode's -- or ``-1``) and ``chosen_kernel`` (what choosing an
+arm starts, e.g. an episode). Small kernels are best declared with
+:func:`~dpbandits.core.jit.inline_kernel` (inlined into the loop: no call per replication).
+
+Rewards are checked as the agent's traits say (:class:`dpbandits.core.traits.AgentTraits`
+``rewards``: ``"real"``, ``"unit"`` for ``[0, 1]``, ``"bernoulli"`` for ``{0, 1}``), at each step,
+before anything is learnt from it.
+"""
+
+from __future__ import annotations
+
+from collections import namedtuple
+from collections.abc import Mapping
+from typing import Any, ClassVar, NamedTuple
+
+import numpy as np
+from numpy.typing import NDArray
+
+from agents.base import (
+    Agent,
+    bernoulli_error,
+    in_bernoulli,
+    in_unit_interval,
+    unit_interval_error,
+)
+from dpbandits.core.jit import (
+    beats,
+    generator_address,
+    generator_at,
+    inline_kernel,
+    kernel_template,
+    specialise,
+)
+from dpbandits.core.traits import AgentTraits
+
+__all__ = ["CompiledAgent", "IndexAgent", "fields"]
+
+
+def fields(*names: str) -> Any:
+    """A record's field names, numbered: ``ARM = fields("sum", "count")`` gives ``ARM.sum == 0``,
+    ``ARM.count == 1`` and ``len(ARM) == 2`` (a named tuple, which compiled code reads as
+    constants)."""
+    if not names or len(set(names)) != len(names):
+        raise ValueError(f"fields need distinct names, got {names!r}")
+    return namedtuple("Fields", names)(*range(len(names)))  # noqa: PYI024 (made at run time)
+
+
+NO_FIELDS = fields("none")
+
+
+# -- the kernels the loop binds when an agent leaves them out ------------------------------------
+@inline_kernel
+def no_round(par: Any, t: int) -> float:
+    """No per-step value."""
+    return 0.0
+
+
+@inline_kernel
+def any_reward(x: Any) -> bool:
+    """Every real reward is accepted (the engine's tape and ``update`` give finite ones)."""
+    return True
+
+
+@inline_kernel
+def not_held(arms: Any, runs: Any, par: Any, r: int) -> int:
+    """No commitment: the index chooses at every step."""
+    return -1
+
+
+@inline_kernel
+def nothing_chosen(arms: Any, runs: Any, par: Any, r: int, a: int) -> None:
+    """Choosing an arm starts nothing."""
+
+
+_CHECKS = {"real": any_reward, "unit": in_unit_interval, "bernoulli": in_bernoulli}
+
+
+# -- the loop, written once ----------------------------------------------------------------------
+def _arm(arms: Any, runs: Any, par: Any, r: int, t: int, f: float, bits: Any) -> int:
+    raise NotImplementedError("bound by dpbandits.core.jit.specialise")
+
+
+def _round(par: Any, t: int) -> float:
+    raise NotImplementedError("bound by dpbandits.core.jit.specialise")
+
+
+def _learn(arms: Any, runs: Any, par: Any, r: int, t: int, a: int, x: float, bits: Any) -> None:
+    raise NotImplementedError("bound by dpbandits.core.jit.specialise")
+
+
+def _valid(x: Any) -> bool:
+    raise NotImplementedError("bound by dpbandits.core.jit.specialise")
+
+
+def _index(arms: Any, runs: Any, par: Any, r: int, a: int, f: float, bits: Any) -> float:
+    raise NotImplementedError("bound by dpbandits.core.jit.specialise")
+
+
+def _held(arms: Any, runs: Any, par: Any, r: int) -> int:
+    raise NotImplementedError("bound by dpbandits.core.jit.specialise")
+
+
+def _chosen(arms: Any, runs: Any, par: Any, r: int, a: int) -> None:
+    raise NotImplementedError("bound by dpbandits.core.jit.specialise")
+
+
+@kernel_template
+def _play(arms: Any, runs: Any, par: Any, address: int, t0: int, rows: Any, actions: Any,
+          rewards: Any, chosen: Any, x: Any) -> int:  # fmt: skip
+    """Steps ``t0 .. t0 + len(rows) - 1`` of every replication against the reward rows
+    (``Agent.play``): every replication chooses, the rewards are read and checked, then every
+    replication learns. Returns the number of steps played: fewer than ``len(rows)`` when a
+    step's rewards were refused (its actions are written, nothing is learnt from it)."""
+    bits = generator_at(address).bit_generator
+    n_runs, n_arms = arms.shape[0], arms.shape[1]
+    for i in range(rows.shape[0]):
+        t = t0 + i
+        if t < n_arms:
+            chosen[:] = t
+        else:
+            f = _round(par, t)
+            for r in range(n_runs):
+                chosen[r] = _arm(arms, runs, par, r, t, f, bits)
+        for r in range(n_runs):
+            actions[i, r] = chosen[r]
+            x[r] = rows[i, chosen[r] * n_runs + r]
+        if not _valid(x):
+            return i
+        for r in range(n_runs):
+            rewards[i, r] = x[r]
+            _learn(arms, runs, par, r, t, chosen[r], x[r], bits)
+    return rows.shape[0]
+
+
+@kernel_template
+def _choose(arms: Any, runs: Any, par: Any, address: int, t: int, out: Any) -> None:
+    """Step ``t >= K`` of the step protocol: every replication's arm."""
+    bits = generator_at(address).bit_generator
+    f = _round(par, t)
+    for r in range(out.shape[0]):
+        out[r] = _arm(arms, runs, par, r, t, f, bits)
+
+
+@kernel_template
+def _observe(arms: Any, runs: Any, par: Any, address: int, t: int, actions: Any,
+             x: Any) -> None:  # fmt: skip
+    """Step ``t`` of the step protocol: every replication learns (rewards already checked)."""
+    bits = generator_at(address).bit_generator
+    for r in range(x.shape[0]):
+        _learn(arms, runs, par, r, t, actions[r], x[r], bits)
+
+
+@kernel_template
+def _best_arm(arms: Any, runs: Any, par: Any, r: int, t: int, f: float, bits: Any) -> int:
+    """An index policy's arm: the held one, else the largest index (``numpy.argmax``'s rule;
+    the indices are computed arm by arm, so draws come in arm order)."""
+    held = _held(arms, runs, par, r)
+    if held >= 0:
+        return held
+    best_a = 0
+    best = _index(arms, runs, par, r, 0, f, bits)
+    for a in range(1, arms.shape[1]):
+        v = _index(arms, runs, par, r, a, f, bits)
+        if beats(v, best):
+            best_a, best = a, v
+    _chosen(arms, runs, par, r, best_a)
+    return best_a
+
+
+class _Loop(NamedTuple):
+    """An agent class's compiled loop: the block path and the two halves of a step."""
+
+    play: Any
+    choose: Any
+    observe: Any
+
+
+_LOOPS: dict[type, _Loop] = {}
+
+
+class CompiledAgent(Agent):
+    """Base of the agents whose step is compiled on the skeleton (module docstring).
+
+    A subclass declares ``ARM``, ``RUN`` and ``PAR`` (:func:`fields`), the kernels
+    ``arm_kernel`` and ``learn_kernel`` (``round_kernel`` optional), its
+    :attr:`~agents.base.Agent.traits`, and writes :meth:`parameters` (the ``PAR`` values, by
+    name) and, when a field does not start at 0, :meth:`init_state`. It may override
+    :meth:`check_step` (a check of ``update``'s actions). Everything else -- ``choose``,
+    ``observe``, ``play``, the reward checks -- is this class's.
+    """
+
+    traits = AgentTraits(compiled=True)
+    ARM: ClassVar[Any] = NO_FIELDS
+    RUN: ClassVar[Any] = NO_FIELDS
+    PAR: ClassVar[Any] = NO_FIELDS
+    round_kernel: ClassVar[Any] = no_round
+    arm_kernel: ClassVar[Any] = None
+    learn_kernel: ClassVar[Any] = None
+
+    arms: NDArray[np.float64]
+    runs: NDArray[np.float64]
+    par: tuple[float, ...]
+
+    # -- what a subclass writes -----------------------------------------------------------
+    def parameters(self) -> Mapping[str, float]:
+        """The values of the ``PAR`` fields, by name (after the parameter checks)."""
+        return {}
+
+    def init_state(self) -> None:
+        """Set the fields of :attr:`arms`/:attr:`runs` that do not start at 0."""
+
+    def check_step(self, actions: NDArray[np.int64]) -> None:
+        """Refuse ``update``'s ``actions`` the algorithm cannot learn from (default: none)."""
+
+    # -- the skeleton ---------------------------------------------------------------------
+    @classmethod
+    def arm_chooser(cls) -> Any:
+        """The compiled ``arm_kernel`` the loop binds (an :class:`IndexAgent` builds its own)."""
+        if cls.arm_kernel is None:
+            raise TypeError(f"{cls.__name__} declares no arm_kernel")
+        return cls.arm_kernel
+
+    @classmethod
+    def compiled_loop(cls) -> _Loop:
+        """The class's loop, compiled (or loaded from the disk cache) once per process."""
+        loop = _LOOPS.get(cls)
+        if loop is None:
+            if cls.learn_kernel is None:
+                raise TypeError(f"{cls.__name__} declares no learn_kernel")
+            bound = {"_arm": cls.arm_chooser(), "_round": cls.round_kernel,
+                     "_learn": cls.learn_kernel}  # fmt: skip
+            loop = _Loop(
+                specialise(_play, _valid=_CHECKS[cls.traits.rewards], **bound),
+                specialise(_choose, _arm=bound["_arm"], _round=cls.round_kernel),
+                specialise(_observe, _learn=cls.learn_kernel),
+            )
+            _LOOPS[cls] = loop
+        return loop
+
+    def setup(self) -> None:
+        R, K = self.n_runs, self.n_arms
+        values = self.parameters()
+        missing = set(self.PAR._fields) - set(values) if self.PAR is not NO_FIELDS else set()
+        if missing:
+            raise TypeError(f"{type(self).__name__}.parameters() misses {sorted(missing)}")
+        self.par = tuple(float(values[name]) for name in self.PAR._fields)
+        self.arms = np.zeros((R, K, len(self.ARM)))
+        self.runs = np.zeros((R, len(self.RUN)))
+        self._chosen = np.empty(R, dtype=np.int64)  # work space of play
+        self._x = np.empty(R)
+        self._address = generator_address(self.rng)
+        self._loop = type(self).compiled_loop()
+        self.init_state()
+
+    def arm_field(self, name: str) -> NDArray[np.float64]:
+        """The ``(R, K)`` field ``name`` of :attr:`arms` (a view)."""
+        return self.arms[:, :, getattr(self.ARM, name)]
+
+    def run_field(self, name: str) -> NDArray[np.float64]:
+        """The ``(R,)`` field ``name`` of :attr:`runs` (a view)."""
+        return self.runs[:, getattr(self.RUN, name)]
+
+    def reward_error(self, x: NDArray[np.float64]) -> ValueError:
+        """The refusal of rewards ``x`` the algorithm is not defined for."""
+        label = getattr(self, "algorithm", "") or type(self).__name__
+        if self.traits.rewards == "bernoulli":
+            return bernoulli_error(label, x)
+        return unit_interval_error(label, x)
+
+    def choose(self) -> NDArray[np.int64]:
+        out = np.empty(self.n_runs, dtype=np.int64)
+        self._loop.choose(self.arms, self.runs, self.par, self._address, self.t, out)
+        return out
+
+    def observe(self, actions: NDArray[np.int64], rewards: NDArray[np.float64]) -> None:
+        x = np.asarray(rewards, dtype=np.float64)
+        if not _CHECKS[self.traits.rewards](x):
+            raise self.reward_error(x)
+        self.check_step(actions)
+        self._loop.observe(self.arms, self.runs, self.par, self._address, self.t,
+                           np.asarray(actions, dtype=np.int64), x)  # fmt: skip
+
+    def play(self, rows: Any, actions: Any, rewards: Any) -> None:
+        """Play ``len(rows)`` steps against reward rows (see ``agents.base``)."""
+        done = int(self._loop.play(self.arms, self.runs, self.par, self._address, self.t, rows,
+                                   actions, rewards, self._chosen, self._x))  # fmt: skip
+        self.played(done)
+        if done < rows.shape[0]:
+            raise self.reward_error(self._x)
+
+
+class IndexAgent(CompiledAgent):
+    """Base of the index policies: the arm of largest ``index_kernel`` (module docstring), with
+    the optional commitment kernels ``held_kernel`` and ``chosen_kernel``. An agent with its own
+    way of finding the argmax (KL-UCB's candidate test) declares ``arm_kernel`` instead."""
+
+    index_kernel: ClassVar[Any] = None
+    held_kernel: ClassVar[Any] = not_held
+    chosen_kernel: ClassVar[Any] = nothing_chosen
+
+    @classmethod
+    def arm_chooser(cls) -> Any:
+        if cls.arm_kernel is not None:
+            return cls.arm_kernel
+        if cls.index_kernel is None:
+            raise TypeError(f"{cls.__name__} declares neither index_kernel nor arm_kernel")
+        return specialise(_best_arm, _index=cls.index_kernel, _held=cls.held_kernel,
+                          _chosen=cls.chosen_kernel, inline=True)  # fmt: skip
