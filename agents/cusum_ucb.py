@@ -10,113 +10,76 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from agents.base import Agent, in_unit_interval, unit_interval_error
 from agents.change_tests import cusum_step
+from agents.skeleton import IndexAgent, fields
 from dpbandits.core import checks
-from dpbandits.core.jit import beats, generator_address, generator_at, kernel
+from dpbandits.core.jit import beats, kernel
 from dpbandits.core.numba_compat import next_double
 from dpbandits.core.params import Param
+from dpbandits.core.traits import AgentTraits
 
 __all__ = ["CUSUMUCB"]
 
-# per (replication, arm): pulls and reward sum since the arm's restart, the mean of its first M
-# observations, the two walks of the CUSUM (agents.change_tests.cusum_step)
-COUNT, SUM, U0, G_PLUS, G_MINUS = range(5)
-N_FIELDS = 5
+# -- the compiled step, on the skeleton (agents.skeleton, docs/agents.md). Per (replication,
+# arm): pulls and reward sum since the arm's restart, the mean of its first M observations, the
+# two walks of the CUSUM (agents.change_tests.cusum_step); per replication, the number of
+# restarts. The uniform u of a replication's step decides its exploration: u < alpha explores
+# arm floor(u / alpha * K) (given u < alpha, u / alpha is uniform: one draw per step).
+ARM = fields("sum", "count", "u0", "g_plus", "g_minus")
+RUN = fields("restarts")
+PAR = fields("alpha", "xi", "drift", "h", "m")
 
 
-# -- the compiled step (dpbandits.core.jit): one implementation for choose/observe and play. The
-# uniform u of a replication's step decides its exploration: u < alpha explores arm
-# floor(u / alpha * K) (given u < alpha, u / alpha is uniform: one draw per step).
 @kernel
-def _arm(arms: Any, r: int, u: float, alpha: float, xi: float) -> int:
+def _arm(arms: Any, runs: Any, par: Any, r: int, t: int, f: float, bits: Any) -> int:
     """Replication ``r``'s arm: with probability ``alpha`` a uniform arm, else the highest UCB
     index ``mean_k + sqrt(xi ln(n_t) / n_k)``, ``n_t`` the sum of the arms' pulls since their
     restarts (an arm not pulled since its restart first; ties to the lowest arm)."""
     n_arms = arms.shape[1]
+    u = next_double(bits)
+    alpha = par[PAR.alpha]
     if u < alpha:
         return min(int(u / alpha * n_arms), n_arms - 1)
     n_t = 0.0
     for b in range(n_arms):
-        n_t += arms[r, b, COUNT]
+        n_t += arms[r, b, ARM.count]
     log_n = math.log(max(n_t, 1.0))
     best_a = 0
     best = -math.inf
     for b in range(n_arms):
-        n = arms[r, b, COUNT]
-        v = math.inf if n == 0.0 else arms[r, b, SUM] / n + math.sqrt(xi * log_n / n)
+        n = arms[r, b, ARM.count]
+        v = math.inf if n == 0.0 else arms[r, b, ARM.sum] / n + math.sqrt(par[PAR.xi] * log_n / n)
         if beats(v, best):
             best_a, best = b, v
     return best_a
 
 
 @kernel
-def _record(arms: Any, params: Any, m: int, r: int, a: int, x: float) -> bool:
+def _learn(arms: Any, runs: Any, par: Any, r: int, t: int, a: int, x: float,
+           bits: Any) -> None:  # fmt: skip
     """Replication ``r`` pulled arm ``a`` and got ``x``: the first ``m`` observations since the
     arm's restart give ``u0``, each later one a CUSUM step (Liu et al. 2018, Algorithm 2);
-    ``g+ >= h`` or ``g- >= h`` restarts the arm (Algorithm 1). Returns whether it did."""
-    drift, h = params[2], params[3]
-    arms[r, a, COUNT] += 1.0
-    arms[r, a, SUM] += x
-    n = arms[r, a, COUNT]
-    if n == m:
-        arms[r, a, U0] = arms[r, a, SUM] / n
-        return False
-    if n < m:
-        return False
-    gp, gm = cusum_step(arms[r, a, G_PLUS], arms[r, a, G_MINUS], x, arms[r, a, U0], drift)
-    if gp >= h or gm >= h:
-        for f in range(N_FIELDS):
-            arms[r, a, f] = 0.0
-        return True
-    arms[r, a, G_PLUS] = gp
-    arms[r, a, G_MINUS] = gm
-    return False
+    ``g+ >= h`` or ``g- >= h`` restarts the arm (Algorithm 1)."""
+    arms[r, a, ARM.count] += 1.0
+    arms[r, a, ARM.sum] += x
+    n = arms[r, a, ARM.count]
+    m = par[PAR.m]
+    if n <= m:
+        if n == m:
+            arms[r, a, ARM.u0] = arms[r, a, ARM.sum] / n
+        return
+    gp, gm = cusum_step(arms[r, a, ARM.g_plus], arms[r, a, ARM.g_minus], x, arms[r, a, ARM.u0],
+                        par[PAR.drift])  # fmt: skip
+    if gp >= par[PAR.h] or gm >= par[PAR.h]:
+        for field in range(len(ARM)):
+            arms[r, a, field] = 0.0
+        runs[r, RUN.restarts] += 1.0
+        return
+    arms[r, a, ARM.g_plus] = gp
+    arms[r, a, ARM.g_minus] = gm
 
 
-@kernel
-def _choose(arms: Any, params: Any, u: Any, out: Any) -> None:
-    alpha, xi = params[0], params[1]
-    for r in range(out.shape[0]):
-        out[r] = _arm(arms, r, u[r], alpha, xi)
-
-
-@kernel
-def _observe(arms: Any, params: Any, m: int, restarts: Any, actions: Any, x: Any) -> None:
-    for r in range(actions.shape[0]):
-        if _record(arms, params, m, r, actions[r], x[r]):
-            restarts[r] += 1
-
-
-@kernel
-def _play(arms: Any, params: Any, m: int, restarts: Any, address: int, t0: int, rows: Any,
-          actions: Any, rewards: Any, chosen: Any, u: Any, x: Any) -> int:  # fmt: skip
-    """Steps ``t0 ..`` of every replication (see ``Agent.play``); returns the number of steps
-    played, fewer than ``len(rows)`` if a step met a reward outside ``[0, 1]`` (its arms are
-    chosen, nothing is learnt from it). The uniforms are the step protocol's: one per
-    replication and step after the initial round, in order."""
-    bits = generator_at(address).bit_generator
-    n_runs, n_arms = arms.shape[0], arms.shape[1]
-    for i in range(rows.shape[0]):
-        t = t0 + i
-        if t < n_arms:
-            chosen[:] = t
-        else:
-            for r in range(n_runs):
-                u[r] = next_double(bits)
-            _choose(arms, params, u, chosen)
-        for r in range(n_runs):
-            x[r] = rows[i, chosen[r] * n_runs + r]
-        if not in_unit_interval(x):
-            return i
-        for r in range(n_runs):
-            actions[i, r] = chosen[r]
-            rewards[i, r] = x[r]
-        _observe(arms, params, m, restarts, chosen, x)
-    return rows.shape[0]
-
-
-class CUSUMUCB(Agent):
+class CUSUMUCB(IndexAgent):
     """CUSUM-UCB (Liu, Lee & Shroff 2018, "A change-detection based framework for
     piecewise-stationary multi-armed bandit problem", AAAI, Algorithm 1 (CD-UCB) with the
     two-sided CUSUM of Algorithm 2) for rewards in ``[0, 1]``.
@@ -152,10 +115,17 @@ class CUSUMUCB(Agent):
         SMPyBandits' ``UCB``.
 
     ``restarts`` counts each replication's detections. Rewards outside ``[0, 1]`` raise
-    ``ValueError`` (at the first such step, before anything is learnt from it).
+    ``ValueError`` (at the first such step, before anything is learnt from it). On the play
+    skeleton (:mod:`agents.skeleton`): the exploration draw and the UCB argmax are the
+    ``arm_kernel`` (it draws from the Generator given to ``reset``), the test the
+    ``learn_kernel``.
     """
 
     name = "cusum_ucb"
+    algorithm = "CUSUM-UCB"
+    traits = AgentTraits(rewards="unit", compiled=True, needs_horizon=True)
+    ARM, RUN, PAR = ARM, RUN, PAR
+    arm_kernel, learn_kernel = _arm, _learn
 
     parameter_constraints = {
         "m": Param("int", low=1, doc="observations estimating the mean before a change"),
@@ -178,7 +148,7 @@ class CUSUMUCB(Agent):
         self.xi = xi
 
     def setup(self) -> None:
-        r, k = self.n_runs, self.n_arms
+        ratio = 1.0
         if self.h is None or self.alpha is None:
             horizon = self.needed_horizon("CUSUM-UCB(h=None or alpha=None) tunes them to it")
             ratio = max(horizon / self.n_changes, 1.0)
@@ -191,52 +161,34 @@ class CUSUMUCB(Agent):
             raise checks.ParameterError(f"h = ln(T / n_changes) = {h} must be > 0: give h, or a "
                                         f"horizon larger than n_changes = {self.n_changes}",
                                         "h")  # fmt: skip
-        self._params = np.array([alpha, float(self.xi), float(self.drift), h])
-        self._m = int(self.m)
-        self._arms = np.zeros((r, k, N_FIELDS))
-        self.restarts = np.zeros(r, dtype=np.int64)
-        self._chosen = np.empty(r, dtype=np.int64)  # work space of play
-        self._u = np.empty(r)
-        self._x = np.empty(r)
+        self._values = {"alpha": alpha, "xi": float(self.xi), "drift": float(self.drift),
+                        "h": h, "m": float(self.m)}  # fmt: skip
+        super().setup()
+
+    def parameters(self) -> dict[str, float]:
+        return self._values
 
     @property
     def counts(self) -> NDArray[np.float64]:
         """The ``(R, K)`` pulls since each arm's restart (a copy)."""
-        return self._arms[:, :, COUNT].copy()
+        return self.arm_field("count").copy()
 
     @property
     def sums(self) -> NDArray[np.float64]:
         """The ``(R, K)`` reward sums since each arm's restart (a copy)."""
-        return self._arms[:, :, SUM].copy()
+        return self.arm_field("sum").copy()
+
+    @property
+    def restarts(self) -> NDArray[np.int64]:
+        """The ``(R,)`` numbers of detections (restarts) so far."""
+        return self.run_field("restarts").astype(np.int64)
 
     @property
     def threshold(self) -> float:
         """The threshold ``h`` in use."""
-        return float(self._params[3])
+        return self.par[PAR.h]
 
     @property
     def exploration(self) -> float:
         """The probability ``alpha`` of uniform exploration in use."""
-        return float(self._params[0])
-
-    def choose(self) -> NDArray[np.int64]:
-        out = np.empty(self.n_runs, dtype=np.int64)
-        # the uniforms are drawn here, by one numpy call (play draws the same ones inside)
-        _choose(self._arms, self._params, self.rng.random(self.n_runs), out)
-        return out
-
-    def observe(self, actions: NDArray[np.int64], rewards: NDArray[np.float64]) -> None:
-        x = np.asarray(rewards, dtype=np.float64)
-        if not in_unit_interval(x):
-            raise unit_interval_error("CUSUM-UCB", x)
-        _observe(self._arms, self._params, self._m, self.restarts,
-                 np.asarray(actions, dtype=np.int64), x)  # fmt: skip
-
-    def play(self, rows: Any, actions: Any, rewards: Any) -> None:
-        """Play ``len(rows)`` steps against reward rows (see ``agents.base``)."""
-        done = _play(self._arms, self._params, self._m, self.restarts,
-                     generator_address(self.rng), self.t, rows, actions, rewards, self._chosen,
-                     self._u, self._x)  # fmt: skip
-        self.played(done)
-        if done < rows.shape[0]:
-            raise unit_interval_error("CUSUM-UCB", self._x)
+        return self.par[PAR.alpha]

@@ -10,116 +10,94 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from agents.base import Agent, bernoulli_error, in_bernoulli
 from agents.change_tests import forced_arm, forced_period, glr_detect, glr_threshold, xlogx_table
-from agents.kl import kl_upper
+from agents.kl import kl_upper_logit, neg_entropy
 from agents.klucb import exploration
+from agents.skeleton import IndexAgent, fields
 from dpbandits.core import checks
-from dpbandits.core.jit import beats, kernel
+from dpbandits.core.jit import beats, inline_kernel, kernel
 from dpbandits.core.params import Param
+from dpbandits.core.traits import AgentTraits
 
 __all__ = ["GLRKLUCB"]
 
 
-# -- the compiled step (dpbandits.core.jit): one implementation for choose/observe and play.
-# ``counts``/``sums`` (R, K): each arm's pulls and ones since its last restart; ``tau`` (R, K)
-# the step of that restart (0-based, the first step after it); ``prefix`` (R, K, J): the ones
-# among the first j * ds observations since the restart; ``table``: i ln i (glr_split);
-# ``params`` = (delta, c); ``sizes`` = (period, dn, ds, global restart 0/1).
+# -- the compiled step, on the skeleton (agents.skeleton, docs/agents.md). Per (replication,
+# arm): the pulls and ones since the arm's last restart, the step ``tau`` of that restart
+# (0-based, the first step after it), -H of the mean and the last index as a log-odds (the
+# warm start of agents.kl), the restarts it triggered, then the counts of ones among the first
+# j * ds observations since the restart, j = 0 .. T / ds (a tail of ``arms`` past the ARM
+# fields). ``runs[r]`` is the table i ln i, i = 0 .. T, of agents.change_tests.glr_split: the
+# same for every replication, so ``runs`` is a read-only view of one table (stride 0 across
+# replications), T + 1 floats however many replications.
+ARM = fields("sum", "count", "tau", "neg_h", "root", "restarts")
+PAR = fields("delta", "c", "period", "dn", "ds", "global_restart")
+PREFIX = len(ARM)  # the first slot of the counts of ones in arms[r, a, :]
+
+
 @kernel
-def _arm(counts: Any, sums: Any, tau: Any, r: int, t: int, c: float, period: int) -> int:
-    """Replication ``r``'s arm at step ``t``: the forced arm of the schedule, else the highest
-    kl-UCB index ``max{q : n_k kl(mean_k, q) <= f(t + 1 - tau_k)}`` with ``f(t) = ln t + c ln
-    ln t`` (an arm not pulled since its restart first; ties to the lowest arm)."""
-    n_arms = counts.shape[1]
-    a = forced_arm(t, period, n_arms)
+def _arm(arms: Any, runs: Any, par: Any, r: int, t: int, f: float, bits: Any) -> int:
+    """Replication ``r``'s arm at step ``t``: the forced arm of the schedule (Besson et al.
+    2022, Algorithm 1), else the highest kl-UCB index ``max{q : n_k kl(mean_k, q) <= f(t + 1 -
+    tau_k)}``, ``f(t) = ln t + c ln ln t``, compared as log-odds (an arm not pulled since its
+    restart first; ties to the lowest arm)."""
+    n_arms = arms.shape[1]
+    a = forced_arm(t, int(par[PAR.period]), n_arms)
     if a >= 0:
         return a
     best_a = 0
     best = -math.inf
     for b in range(n_arms):
-        n = counts[r, b]
+        n = arms[r, b, ARM.count]
         if n == 0.0:
             v = math.inf
         else:
-            v = kl_upper(sums[r, b] / n, exploration(t + 1 - tau[r, b], c) / n)
+            level = exploration(t + 1 - int(arms[r, b, ARM.tau]), par[PAR.c]) / n
+            v = kl_upper_logit(arms[r, b, ARM.sum] / n, arms[r, b, ARM.neg_h], level,
+                               arms[r, b, ARM.root])  # fmt: skip
+            arms[r, b, ARM.root] = v
         if beats(v, best):
             best_a, best = b, v
     return best_a
 
 
-@kernel
-def _restart(counts: Any, sums: Any, tau: Any, r: int, a: int, t: int) -> None:
-    counts[r, a] = 0.0
-    sums[r, a] = 0.0
-    tau[r, a] = t + 1
+@inline_kernel
+def _restart(arms: Any, r: int, a: int, t: int) -> None:
+    arms[r, a, ARM.sum] = 0.0
+    arms[r, a, ARM.count] = 0.0
+    arms[r, a, ARM.tau] = t + 1
+    arms[r, a, ARM.neg_h] = 0.0
+    arms[r, a, ARM.root] = math.nan
 
 
 @kernel
-def _record(counts: Any, sums: Any, tau: Any, prefix: Any, table: Any, delta: float,
-            sizes: Any, r: int, a: int, x: float, t: int) -> bool:  # fmt: skip
+def _learn(arms: Any, runs: Any, par: Any, r: int, t: int, a: int, x: float,
+           bits: Any) -> None:  # fmt: skip
     """Replication ``r`` pulled arm ``a`` at step ``t`` and got ``x`` (0 or 1); every ``dn``-th
     observation since the arm's restart runs the GLR test on them (Besson et al. 2022,
-    Algorithm 1) and a detection restarts the arm (local) or every arm (global). Returns
-    whether it restarted."""
-    dn, ds = sizes[1], sizes[2]
-    counts[r, a] += 1.0
-    sums[r, a] += x
-    n = int(counts[r, a])
-    k_n = int(sums[r, a])
+    Algorithm 1) and a detection restarts the arm (local) or every arm (global)."""
+    dn, ds = int(par[PAR.dn]), int(par[PAR.ds])
+    arms[r, a, ARM.count] += 1.0
+    arms[r, a, ARM.sum] += x
+    n = int(arms[r, a, ARM.count])
+    k_n = int(arms[r, a, ARM.sum])
+    arms[r, a, ARM.neg_h] = neg_entropy(k_n / n)
     if n % ds == 0:
-        prefix[r, a, n // ds] = k_n
-    if n % dn != 0 or glr_detect(table, prefix[r, a], n, k_n, ds, glr_threshold(n, delta)) == 0:
-        return False
-    if sizes[3]:
-        for b in range(counts.shape[1]):
-            _restart(counts, sums, tau, r, b, t)
+        arms[r, a, PREFIX + n // ds] = k_n
+    if n % dn != 0:
+        return
+    threshold = glr_threshold(n, par[PAR.delta])
+    if glr_detect(runs[r], arms[r, a, PREFIX:], n, k_n, ds, threshold) == 0:
+        return
+    arms[r, a, ARM.restarts] += 1.0
+    if par[PAR.global_restart] != 0.0:
+        for b in range(arms.shape[1]):
+            _restart(arms, r, b, t)
     else:
-        _restart(counts, sums, tau, r, a, t)
-    return True
+        _restart(arms, r, a, t)
 
 
-@kernel
-def _choose(counts: Any, sums: Any, tau: Any, t: int, c: float, period: int, out: Any) -> None:
-    for r in range(out.shape[0]):
-        out[r] = _arm(counts, sums, tau, r, t, c, period)
-
-
-@kernel
-def _observe(counts: Any, sums: Any, tau: Any, prefix: Any, table: Any, delta: float,
-             sizes: Any, restarts: Any, actions: Any, x: Any, t: int) -> None:  # fmt: skip
-    for r in range(actions.shape[0]):
-        if _record(counts, sums, tau, prefix, table, delta, sizes, r, actions[r], x[r], t):
-            restarts[r] += 1
-
-
-@kernel
-def _play(counts: Any, sums: Any, tau: Any, prefix: Any, table: Any, delta: float, c: float,
-          sizes: Any, restarts: Any, t0: int, rows: Any, actions: Any, rewards: Any,
-          chosen: Any, x: Any) -> int:  # fmt: skip
-    """Steps ``t0 ..`` of every replication (see ``Agent.play``); returns the number of steps
-    played, fewer than ``len(rows)`` if a step met a reward other than 0 or 1 (its arms are
-    chosen, nothing is learnt from it)."""
-    n_runs, n_arms = counts.shape
-    period = sizes[0]
-    for i in range(rows.shape[0]):
-        t = t0 + i
-        if t < n_arms:
-            chosen[:] = t
-        else:
-            _choose(counts, sums, tau, t, c, period, chosen)
-        for r in range(n_runs):
-            x[r] = rows[i, chosen[r] * n_runs + r]
-        if not in_bernoulli(x):
-            return i
-        for r in range(n_runs):
-            actions[i, r] = chosen[r]
-            rewards[i, r] = x[r]
-        _observe(counts, sums, tau, prefix, table, delta, sizes, restarts, chosen, x, t)
-    return rows.shape[0]
-
-
-class GLRKLUCB(Agent):
+class GLRKLUCB(IndexAgent):
     """GLR-klUCB (Besson, Kaufmann, Maillard & Seznec 2022, "Efficient change-point detection
     for tackling piecewise-stationary bandits", JMLR 23(77), Algorithm 1) for Bernoulli rewards.
 
@@ -164,12 +142,18 @@ class GLRKLUCB(Agent):
 
     ``restarts`` counts each replication's detections. Rewards other than 0 and 1 raise
     ``ValueError`` (at the first such step, before anything is learnt from it): the index and
-    the test are Bernoulli ones.
+    the test are Bernoulli ones. On the play skeleton (:mod:`agents.skeleton`): the forced arm
+    and the kl-UCB argmax are the ``arm_kernel``, the test and the restarts the
+    ``learn_kernel``.
     """
 
     name = "glr_klucb"
+    algorithm = "GLR-klUCB"
+    traits = AgentTraits(rewards="bernoulli", compiled=True, needs_horizon=True)
     #: Relative cost of a step (UCB ~ 1), for the engine's scheduling.
     cost_hint = 20.0
+    ARM, PAR = ARM, PAR
+    arm_kernel, learn_kernel = _arm, _learn
 
     parameter_constraints = {
         "restart": Param("str", options=("local", "global"), doc="what a detection forgets"),
@@ -209,58 +193,65 @@ class GLRKLUCB(Agent):
             alpha = float(self.alpha)
         ds = int(self.delta_s)
         size = horizon // ds + 1
-        checks.memory(r * k * size, f"n_runs * n_arms * (T / delta_s) = {r} * {k} * {size}")
-        self._delta = delta
+        checks.memory(r * k * (size + PREFIX),
+                      f"n_runs * n_arms * (T / delta_s) = {r} * {k} * {size}")  # fmt: skip
         self._alpha = alpha
-        self._c = float(self.c)
-        self._sizes = np.array([forced_period(k, alpha), int(self.delta_n), ds, 0 if local else 1],
-                               dtype=np.int64)  # fmt: skip
+        self._values = {"delta": delta, "c": float(self.c),
+                        "period": float(forced_period(k, alpha)), "dn": float(self.delta_n),
+                        "ds": float(ds), "global_restart": 0.0 if local else 1.0}  # fmt: skip
+        super().setup()
+        self.arms = np.zeros((r, k, PREFIX + size))  # the ARM fields, then the counts of ones
+        self.arm_field("root")[:] = np.nan  # no warm start yet
         self._table = xlogx_table(horizon)
-        self.counts = np.zeros((r, k))
-        self.sums = np.zeros((r, k))
-        self.tau = np.zeros((r, k), dtype=np.int64)
-        self.restarts = np.zeros(r, dtype=np.int64)
-        self._prefix = np.zeros((r, k, size))
-        self._chosen = np.empty(r, dtype=np.int64)  # work space of play
-        self._x = np.empty(r)
+        self.runs = np.broadcast_to(self._table, (r, horizon + 1))
+
+    def parameters(self) -> dict[str, float]:
+        return self._values
+
+    def __getstate__(self) -> dict[str, Any]:
+        state = self.__dict__.copy()
+        state.pop("runs", None)  # a view of _table: rebuilt, not copied R times
+        return state
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
+        if "_table" in state:
+            self.runs = np.broadcast_to(self._table, (self.n_runs, self._table.size))
 
     @property
     def confidence(self) -> float:
         """The confidence level ``delta`` in use."""
-        return self._delta
+        return self.par[PAR.delta]
 
     @property
     def exploration(self) -> float:
         """The share ``alpha`` of forced exploration in use."""
         return self._alpha
 
-    def choose(self) -> NDArray[np.int64]:
-        out = np.empty(self.n_runs, dtype=np.int64)
-        _choose(self.counts, self.sums, self.tau, self.t, self._c, int(self._sizes[0]), out)
-        return out
+    @property
+    def restarts(self) -> NDArray[np.int64]:
+        """The ``(R,)`` numbers of detections (restarts) so far."""
+        return self.arm_field("restarts").sum(axis=1).astype(np.int64)
 
-    def _check_step(self) -> None:
+    @property
+    def counts(self) -> NDArray[np.float64]:
+        """The ``(R, K)`` pulls since each arm's last restart (a copy)."""
+        return self.arm_field("count").copy()
+
+    @property
+    def tau(self) -> NDArray[np.int64]:
+        """The ``(R, K)`` step of each arm's last restart (0: none yet)."""
+        return self.arm_field("tau").astype(np.int64)
+
+    def observe(self, actions: NDArray[np.int64], rewards: NDArray[np.float64]) -> None:
         if self.t >= self._table.size - 1:
             raise ValueError(f"GLR-klUCB was reset for horizon {self._table.size - 1}: step "
                              f"{self.t} is past it")  # fmt: skip
-
-    def observe(self, actions: NDArray[np.int64], rewards: NDArray[np.float64]) -> None:
-        x = np.asarray(rewards, dtype=np.float64)
-        if not in_bernoulli(x):
-            raise bernoulli_error("GLR-klUCB", x)
-        self._check_step()
-        _observe(self.counts, self.sums, self.tau, self._prefix, self._table, self._delta,
-                 self._sizes, self.restarts, np.asarray(actions, dtype=np.int64), x,
-                 self.t)  # fmt: skip
+        super().observe(actions, rewards)
 
     def play(self, rows: Any, actions: Any, rewards: Any) -> None:
         """Play ``len(rows)`` steps against reward rows (see ``agents.base``)."""
         if self.t + rows.shape[0] > self._table.size - 1:
             raise ValueError(f"GLR-klUCB was reset for horizon {self._table.size - 1}: steps "
                              f"{self.t} .. {self.t + rows.shape[0] - 1} go past it")  # fmt: skip
-        done = _play(self.counts, self.sums, self.tau, self._prefix, self._table, self._delta,
-                     self._c, self._sizes, self.restarts, self.t, rows, actions, rewards,
-                     self._chosen, self._x)  # fmt: skip
-        self.played(done)
-        if done < rows.shape[0]:
-            raise bernoulli_error("GLR-klUCB", self._x)
+        super().play(rows, actions, rewards)

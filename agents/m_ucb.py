@@ -10,100 +10,69 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from agents.base import Agent, in_unit_interval, unit_interval_error
 from agents.change_tests import forced_arm, forced_period, window_alarm, window_push
+from agents.skeleton import IndexAgent, fields
 from dpbandits.core import checks
-from dpbandits.core.jit import beats, kernel
+from dpbandits.core.jit import inline_kernel, kernel
 from dpbandits.core.params import Param
+from dpbandits.core.traits import AgentTraits
 
 __all__ = ["MUCB"]
 
 
-# -- the compiled step (dpbandits.core.jit): one implementation for choose/observe and play.
-# ``counts``/``sums`` (R, K) are the statistics since the replication's last restart, ``tau``
-# (R,) the step of that restart (0-based: the first step after it), ``window`` (R, K, w) and
-# ``halves`` (R, K, 2) the state of the window test (agents.change_tests).
-@kernel
-def _arm(counts: Any, sums: Any, r: int, since: int, period: int) -> int:
-    """Replication ``r``'s arm ``since`` steps after its last restart: the forced arm if the
-    schedule has one, else the highest UCB1 index ``mean + sqrt(2 ln(since + 1) / n)``
-    (an arm not pulled since the restart first; ties to the lowest arm)."""
-    n_arms = counts.shape[1]
-    a = forced_arm(since, period, n_arms)
-    if a >= 0:
-        return a
-    log_t = math.log(since + 1.0)
-    best_a = 0
-    best = -math.inf
-    for b in range(n_arms):
-        n = counts[r, b]
-        v = math.inf if n == 0.0 else sums[r, b] / n + math.sqrt(2.0 * log_t / n)
-        if beats(v, best):
-            best_a, best = b, v
-    return best_a
+# -- the compiled step, on the skeleton (agents.skeleton, docs/agents.md). Per (replication,
+# arm): the pulls and reward sum since the replication's last restart and the two half sums of
+# the window test, followed by the window itself (w slots, a tail of ``arms`` past the ARM
+# fields: agents.change_tests.window_push). Per replication: the step ``tau`` of the last
+# restart (0-based, the first step after it), the next step ``now`` (written by every learn:
+# the forced-exploration schedule counts from the restart) and the number of restarts.
+ARM = fields("sum", "count", "older", "newer")
+RUN = fields("tau", "now", "restarts")
+PAR = fields("b", "w", "period")
+WINDOW = len(ARM)  # the first slot of the window in arms[r, a, :]
+
+
+@inline_kernel
+def _forced(arms: Any, runs: Any, par: Any, r: int) -> int:
+    """The arm of the forced-exploration schedule ``since = t - tau`` steps after the
+    replication's last restart (Cao et al. 2019, Algorithm 2), or -1."""
+    since = int(runs[r, RUN.now] - runs[r, RUN.tau])
+    return forced_arm(since, int(par[PAR.period]), arms.shape[1])
+
+
+@inline_kernel
+def _index(arms: Any, runs: Any, par: Any, r: int, a: int, f: float, bits: Any) -> float:
+    """UCB1 on the pulls since the restart: ``mean + sqrt(2 ln(t - tau) / n)`` in the paper's
+    1-based rounds (``t - tau = since + 1``); ``+inf`` for an arm not pulled since."""
+    n = arms[r, a, ARM.count]
+    if n == 0.0:
+        return math.inf
+    log_t = math.log(runs[r, RUN.now] - runs[r, RUN.tau] + 1.0)
+    return arms[r, a, ARM.sum] / n + math.sqrt(2.0 * log_t / n)
 
 
 @kernel
-def _record(counts: Any, sums: Any, tau: Any, window: Any, halves: Any, w_b: Any, r: int, a: int,
-            x: float, t: int) -> bool:  # fmt: skip
-    """Replication ``r`` pulled arm ``a`` at step ``t`` and got ``x``; a detection restarts
-    every arm (Cao et al. 2019, Algorithm 2: ``tau = t``, ``n_k = 0`` for all ``k``). Returns
-    whether it restarted."""
-    counts[r, a] += 1.0
-    sums[r, a] += x
-    n = int(counts[r, a])
-    window_push(window[r, a], halves[r, a], n, x)
-    if not window_alarm(halves[r, a], n, window.shape[2], w_b[0]):
-        return False
-    for b in range(counts.shape[1]):
-        counts[r, b] = 0.0
-        sums[r, b] = 0.0
-        halves[r, b, 0] = 0.0
-        halves[r, b, 1] = 0.0
-    tau[r] = t + 1
-    return True
+def _learn(arms: Any, runs: Any, par: Any, r: int, t: int, a: int, x: float,
+           bits: Any) -> None:  # fmt: skip
+    """Replication ``r`` pulled arm ``a`` at step ``t`` and got ``x``; a detection of the
+    window test (Cao et al. 2019, Algorithm 1) restarts every arm (Algorithm 2: ``tau = t``,
+    ``n_k = 0`` for all ``k``)."""
+    runs[r, RUN.now] = t + 1
+    arms[r, a, ARM.count] += 1.0
+    arms[r, a, ARM.sum] += x
+    n = int(arms[r, a, ARM.count])
+    w = int(par[PAR.w])
+    halves = arms[r, a, ARM.older : ARM.newer + 1]
+    window_push(arms[r, a, WINDOW : WINDOW + w], halves, n, x)
+    if window_alarm(halves, n, w, par[PAR.b]):
+        for k in range(arms.shape[1]):
+            for field in range(WINDOW):
+                arms[r, k, field] = 0.0
+        runs[r, RUN.tau] = t + 1
+        runs[r, RUN.restarts] += 1.0
 
 
-@kernel
-def _choose(counts: Any, sums: Any, tau: Any, t: int, period: int, out: Any) -> None:
-    for r in range(out.shape[0]):
-        out[r] = _arm(counts, sums, r, t - tau[r], period)
-
-
-@kernel
-def _observe(counts: Any, sums: Any, tau: Any, window: Any, halves: Any, w_b: Any,
-             restarts: Any, actions: Any, x: Any, t: int) -> None:  # fmt: skip
-    for r in range(actions.shape[0]):
-        if _record(counts, sums, tau, window, halves, w_b, r, actions[r], x[r], t):
-            restarts[r] += 1
-
-
-@kernel
-def _play(counts: Any, sums: Any, tau: Any, window: Any, halves: Any, w_b: Any, restarts: Any,
-          period: int, t0: int, rows: Any, actions: Any, rewards: Any, chosen: Any,
-          x: Any) -> int:  # fmt: skip
-    """Steps ``t0 ..`` of every replication (see ``Agent.play``); returns the number of steps
-    played, fewer than ``len(rows)`` if a step met a reward outside ``[0, 1]`` (its arms are
-    chosen, nothing is learnt from it)."""
-    n_runs, n_arms = counts.shape
-    for i in range(rows.shape[0]):
-        t = t0 + i
-        if t < n_arms:
-            chosen[:] = t
-        else:
-            _choose(counts, sums, tau, t, period, chosen)
-        for r in range(n_runs):
-            x[r] = rows[i, chosen[r] * n_runs + r]
-        if not in_unit_interval(x):
-            return i
-        for r in range(n_runs):
-            actions[i, r] = chosen[r]
-            rewards[i, r] = x[r]
-        _observe(counts, sums, tau, window, halves, w_b, restarts, chosen, x, t)
-    return rows.shape[0]
-
-
-class MUCB(Agent):
+class MUCB(IndexAgent):
     """M-UCB (Cao, Wen, Kveton & Xie 2019, "Nearly optimal adaptive procedure with change
     detection for piecewise-stationary bandit", AISTATS, Algorithm 2) for rewards in ``[0, 1]``.
 
@@ -135,19 +104,25 @@ class MUCB(Agent):
         The number of change points ``Upsilon_T`` assumed by the default ``gamma``.
 
     ``restarts`` counts each replication's detections. Rewards outside ``[0, 1]`` raise
-    ``ValueError`` (at the first such step, before anything is learnt from it).
+    ``ValueError`` (at the first such step, before anything is learnt from it). On the play
+    skeleton (:mod:`agents.skeleton`): UCB1 is the ``index_kernel``, the forced arm the
+    ``held_kernel``, the window test the ``learn_kernel``.
     """
 
     name = "m_ucb"
+    algorithm = "M-UCB"
+    traits = AgentTraits(rewards="unit", compiled=True, needs_horizon=True)
+    ARM, RUN, PAR = ARM, RUN, PAR
+    index_kernel, held_kernel, learn_kernel = _index, _forced, _learn
 
     parameter_constraints = {
         "w": Param("int", low=2, doc="window of the change test (even)"),
-        "b": Param(low=0, low_open=True, none=True, doc="threshold of the change test; None: "
-                   "sqrt((w/2) ln(2 K T^2))"),  # fmt: skip
+        "b": Param(low=0, low_open=True, none=True,
+                   doc="threshold of the change test; None: sqrt((w/2) ln(2 K T^2))"),
         "gamma": Param(low=0, high=1, none=True, doc="share of forced exploration; None: "
-                       "sqrt(n_changes K (2 b + 3 sqrt w) / (2 T))"),  # fmt: skip
+                       "sqrt(n_changes K (2 b + 3 sqrt w) / (2 T))"),
         "n_changes": Param("int", low=1, doc="number of change points assumed by the defaults"),
-    }
+    }  # fmt: skip
 
     def __init__(self, w: int = 150, b: float | None = None, gamma: float | None = None,
                  n_changes: int = 1) -> None:  # fmt: skip
@@ -161,6 +136,7 @@ class MUCB(Agent):
         if w % 2:
             raise checks.ParameterError(f"w must be even (two halves of w/2), got {w}", "w")
         r, k = self.n_runs, self.n_arms
+        horizon = 0
         if self.b is None or self.gamma is None:
             horizon = self.needed_horizon("M-UCB(b=None or gamma=None) tunes them to it")
         b = (math.sqrt(w / 2 * math.log(2 * k * horizon**2)) if self.b is None
@@ -170,46 +146,36 @@ class MUCB(Agent):
                                        (2 * horizon)))  # fmt: skip
         else:
             gamma = float(self.gamma)
-        checks.memory(r * k * w, f"n_runs * n_arms * w = {r} * {k} * {w}")
-        self._w_b = np.array([b])
+        checks.memory(r * k * (w + WINDOW), f"n_runs * n_arms * w = {r} * {k} * {w}")
         self._gamma = gamma
-        self._period = forced_period(k, gamma)
-        self.counts = np.zeros((r, k))
-        self.sums = np.zeros((r, k))
-        self.tau = np.zeros(r, dtype=np.int64)
-        self.restarts = np.zeros(r, dtype=np.int64)
-        self._window = np.zeros((r, k, w))
-        self._halves = np.zeros((r, k, 2))
-        self._chosen = np.empty(r, dtype=np.int64)  # work space of play
-        self._x = np.empty(r)
+        self._values = {"b": b, "w": float(w), "period": float(forced_period(k, gamma))}
+        super().setup()
+        self.arms = np.zeros((r, k, WINDOW + w))  # the ARM fields, then the window
+
+    def parameters(self) -> dict[str, float]:
+        return self._values
 
     @property
     def threshold(self) -> float:
         """The threshold ``b`` in use."""
-        return float(self._w_b[0])
+        return self.par[PAR.b]
 
     @property
     def exploration(self) -> float:
         """The share ``gamma`` of forced exploration in use."""
         return self._gamma
 
-    def choose(self) -> NDArray[np.int64]:
-        out = np.empty(self.n_runs, dtype=np.int64)
-        _choose(self.counts, self.sums, self.tau, self.t, self._period, out)
-        return out
+    @property
+    def restarts(self) -> NDArray[np.int64]:
+        """The ``(R,)`` numbers of detections (restarts) so far."""
+        return self.run_field("restarts").astype(np.int64)
 
-    def observe(self, actions: NDArray[np.int64], rewards: NDArray[np.float64]) -> None:
-        x = np.asarray(rewards, dtype=np.float64)
-        if not in_unit_interval(x):
-            raise unit_interval_error("M-UCB", x)
-        _observe(self.counts, self.sums, self.tau, self._window, self._halves, self._w_b,
-                 self.restarts, np.asarray(actions, dtype=np.int64), x, self.t)  # fmt: skip
+    @property
+    def counts(self) -> NDArray[np.float64]:
+        """The ``(R, K)`` pulls since each replication's last restart (a copy)."""
+        return self.arm_field("count").copy()
 
-    def play(self, rows: Any, actions: Any, rewards: Any) -> None:
-        """Play ``len(rows)`` steps against reward rows (see ``agents.base``)."""
-        done = _play(self.counts, self.sums, self.tau, self._window, self._halves, self._w_b,
-                     self.restarts, self._period, self.t, rows, actions, rewards, self._chosen,
-                     self._x)  # fmt: skip
-        self.played(done)
-        if done < rows.shape[0]:
-            raise unit_interval_error("M-UCB", self._x)
+    @property
+    def sums(self) -> NDArray[np.float64]:
+        """The ``(R, K)`` reward sums since each replication's last restart (a copy)."""
+        return self.arm_field("sum").copy()
