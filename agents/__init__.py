@@ -17,7 +17,9 @@ Built-in names (:func:`available`): ``ucb``, ``thompson``, ``sw_ucb``, ``d_ucb``
 bandits ``cd_adap_ucb``, ``cd_adap_klucb``, ``cd_dp_klucb``, ``cd_dp_imed`` (private change
 detection and restarts) and ``sw_adap_ucb``, ``sw_adap_klucb``, ``sw_dp_klucb``, ``sw_dp_imed``
 (a sliding window of releases) (:mod:`agents.private_shift`); the non-private ``klucb``
-(:mod:`agents.klucb`).
+(:mod:`agents.klucb`); the non-private anchors of piecewise-stationary bandits ``m_ucb``
+(:mod:`agents.m_ucb`), ``glr_klucb`` (:mod:`agents.glr_klucb`) and ``cusum_ucb``
+(:mod:`agents.cusum_ucb`), with their change tests in :mod:`agents.change_tests`.
 :func:`register` adds a user's own agent class or factory under a new name;
 :func:`describe` tells what a name builds and the parameters it takes (used by experiment configs
 and ``dpbandits list``).
@@ -38,12 +40,15 @@ from dpbandits.core.sibling_packages import lazy_attributes
 
 if TYPE_CHECKING:
     from agents.adap import AdaPKLUCB, AdaPUCB
+    from agents.cusum_ucb import CUSUMUCB
     from agents.dp_kl import DPIMED, DPKLUCB
     from agents.dp_se import DPSE
     from agents.dp_ts import LazyDPTS
     from agents.dp_ucb import DPUCB, DPUCBBound, DPUCBHybrid, DPUCBInt
     from agents.exp3 import Exp3
+    from agents.glr_klucb import GLRKLUCB
     from agents.klucb import KLUCB
+    from agents.m_ucb import MUCB
     from agents.nonstationary import DiscountedUCB, SlidingWindowUCB
     from agents.private_shift import (
         CDDPIMED,
@@ -61,9 +66,12 @@ __dpbandits_package__ = "agents"  # checked by dpbandits.core.sibling_packages
 __all__ = [
     "CDDPIMED",
     "CDDPKLUCB",
+    "CUSUMUCB",
     "DPIMED",
     "DPKLUCB",
+    "GLRKLUCB",
     "KLUCB",
+    "MUCB",
     "UCB",
     "AdaPKLUCB",
     "AdaPUCB",
@@ -117,6 +125,9 @@ _LAZY = {
         for name in ("CDAdaPUCB", "CDAdaPKLUCB", "CDDPKLUCB", "CDDPIMED", "SWAdaPUCB",
                      "SWAdaPKLUCB", "SWDPKLUCB", "SWDPIMED")
     },
+    "MUCB": "agents.m_ucb",
+    "GLRKLUCB": "agents.glr_klucb",
+    "CUSUMUCB": "agents.cusum_ucb",
 }
 
 
@@ -162,6 +173,9 @@ _BUILT_IN: dict[str, Callable[..., Any]] = {
     "sw_adap_klucb": _Deferred("SWAdaPKLUCB"),
     "sw_dp_klucb": _Deferred("SWDPKLUCB"),
     "sw_dp_imed": _Deferred("SWDPIMED"),
+    "m_ucb": _Deferred("MUCB"),
+    "glr_klucb": _Deferred("GLRKLUCB"),
+    "cusum_ucb": _Deferred("CUSUMUCB"),
 }
 _REGISTRY: dict[str, Callable[..., Any]] = dict(_BUILT_IN)
 
