@@ -51,6 +51,7 @@ from agents.episodes import LaplaceBatchAgent
 from agents.kl import d_eps, d_eps_upper_logit, kink_level, kl_upper_logit, neg_entropy
 from agents.private_change import detect_change, minimum_cap
 from agents.skeleton import fields
+from dpbandits.accounting import global_dp_report
 from dpbandits.core.checks import ParameterError
 from dpbandits.core.jit import beats, kernel
 from dpbandits.core.params import Param
@@ -294,10 +295,32 @@ class _PrivateShift(LaplaceBatchAgent):
         return ring[(head + np.arange(k)) % size].copy()
 
     def privacy_report(self) -> dict[str, Any]:
-        report = super().privacy_report()
+        """The privacy spent by the whole run (:func:`dpbandits.accounting.global_dp_report`):
+        ``epsilon_total`` is ``epsilon`` whatever the horizon (module docstring);
+        ``releases_per_arm`` the largest number of releases of each arm over the replications;
+        for the ``CD-`` agents ``restarts_mean``, the mean number of restarts per replication."""
+        counts = self.arm_field("releases").astype(np.int64)
+        per_arm = [int(c) for c in counts.max(axis=0, initial=0)]
+        restarts = "" if not self._detect else (
+            "; the change test and its restarts read the releases only")  # fmt: skip
+        report = global_dp_report(
+            self.algorithm,
+            self._eps_value(),
+            f"per arm, the reward sum of each completed batch (at most cap rewards) plus "
+            f"Lap(1/eps) (releases per arm, largest over the replications: {per_arm})",
+            "every reward is in at most one released sum (a batch cut by a restart or by the "
+            "end of the run is never released), of sensitivity 1 (rewards in [0, 1]), and the "
+            "batches are fixed by the actions before them: parallel composition, eps "
+            f"({self.citation}){restarts}",
+        )
+        report["releases_per_arm"] = per_arm
+        report["total_releases"] = int(sum(per_arm))
         if self._detect:
             report["restarts_mean"] = float(self.restarts().mean())
         return report
+
+    def _eps_value(self) -> float:
+        return float(self.par[self.PAR.eps])
 
 
 class _CD(_PrivateShift):

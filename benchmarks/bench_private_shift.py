@@ -23,6 +23,7 @@ setting), so the ratios compare like with like:
    machines; the targets are <= 200 ns at R = 100 and <= 2 us at R = 1).
 
 Run:  python benchmarks/bench_private_shift.py [--runs 20] [--sweep] [--figure PATH] [--json PATH]
+(``--replot JSON --figure PATH`` redraws the figure of an earlier run.)
 Other processes on the same cores slow the timings down (the load average is printed).
 """
 
@@ -86,6 +87,9 @@ def agent_map(setting: str, eps: float, with_stationary: bool = True) -> dict[st
         out[name] = {"kind": name, "epsilon": eps}
     for name in ANCHORS:
         if name in agents.available():
+            cls = agents.describe(name).cls
+            if setting in GAUSSIAN and traits_of(cls).rewards == "bernoulli":
+                continue
             out[name] = {"kind": name}
     return out
 
@@ -160,6 +164,24 @@ def sweep(runs: int, epsilons: list[float]) -> dict[str, Any]:
     return out
 
 
+def oracle_references(setting: str, epsilons: list[float]) -> dict[str, list[float]]:
+    """The stationary lower bounds summed over the segments, ``sum_s c(means_s) ln(T_s)``: the
+    asymptotic bound of an agent told the change points, restarting at each -- Lai & Robbins
+    (no privacy) and Azize et al. (2025, Theorem 1) at each eps. A reference curve, not a
+    bound for piecewise-stationary bandits (none is known under privacy)."""
+    from dpbandits.theory import azize_2025, lai_robbins
+
+    env = SETTINGS[setting]
+    starts = [int(seg[0]) for seg in env["segments"]] + [int(env["horizon"])]
+    means = [seg[1] for seg in env["segments"]]
+    spans = [b - a for a, b in zip(starts[:-1], starts[1:], strict=True)]
+    plain = sum(float(lai_robbins(m, n)) for m, n in zip(means, spans, strict=True))
+    private = [sum(float(azize_2025(m, eps, n)) for m, n in zip(means, spans, strict=True))
+               for eps in epsilons]  # fmt: skip
+    return {"oracle-restart Lai-Robbins (not private)": [plain] * len(epsilons),
+            "oracle-restart Azize et al. 2025": private}  # fmt: skip
+
+
 def figure(sw: dict[str, Any], epsilons: list[float], path: str) -> None:
     import matplotlib
 
@@ -168,6 +190,9 @@ def figure(sw: dict[str, Any], epsilons: list[float], path: str) -> None:
 
     fig, axes = plt.subplots(1, len(sw), figsize=(6 * len(sw), 4.2))
     for ax, (setting, curves) in zip(np.atleast_1d(axes), sw.items(), strict=True):
+        for label, ys in oracle_references(setting, epsilons).items():
+            ax.plot(epsilons, ys, ls=":", color="black" if "Azize" in label else "grey",
+                    label=label)  # fmt: skip
         for label, ys in curves.items():
             private = label not in ANCHORS
             if private:
@@ -222,7 +247,15 @@ def main() -> None:
     parser.add_argument("--no-table", action="store_true", help="skip the eps = 1 table")
     parser.add_argument("--no-speed", action="store_true")
     parser.add_argument("--json", default=None, help="write every number to this file")
+    parser.add_argument("--replot", default=None, metavar="JSON",
+                        help="only draw --figure from the sweep of an earlier --json")
     args = parser.parse_args()
+    if args.replot:
+        with open(args.replot) as fh:
+            sw = dict(json.load(fh)["sweep"])
+        epsilons = sw.pop("epsilons")
+        figure(sw, epsilons, args.figure or "private_shift_eps.png")
+        return
     print(f"load average {os.getloadavg()}")
     result: dict[str, Any] = {}
     if not args.no_table:
@@ -236,7 +269,7 @@ def main() -> None:
         result["sweep"] = {"epsilons": epsilons, **sw}
         for setting, curves in sw.items():
             print(setting)
-            for label, ys in curves.items():
+            for label, ys in {**curves, **oracle_references(setting, epsilons)}.items():
                 print(f"  {label:16s} " + "  ".join(f"{y:9,.0f}" for y in ys))
         if args.figure:
             figure(sw, epsilons, args.figure)

@@ -64,8 +64,9 @@ def test_each_reward_is_in_at_most_one_release_and_batches_follow_the_actions(na
             assert new in (0, 1)
             if new:
                 batch = pending[r][a[r]]
-                assert len(batch) == before[r, a[r], ps.ARM.b_end]  # the length set in advance
-                assert before[r, a[r], ps.ARM.b_end] == min(max(pulls[r, a[r]] - len(batch), 1), cap)
+                end = before[r, a[r], ps.ARM.b_end]
+                assert len(batch) == end  # the length set in advance
+                assert end == min(max(pulls[r, a[r]] - len(batch), 1), cap)
                 if not restarted:  # the release is the newest entry of the window
                     s, n = agent.releases(r, a[r])[-1]
                     assert n == len(batch) and abs(s - sum(batch)) < 1e-6
@@ -204,9 +205,21 @@ def test_registered_listed_and_reporting_the_whole_runs_eps(capsys):
         assert report["epsilon_total"] == 0.7 and report["model"] == "global"
         assert "eps = 0.7 for the whole run" in report["text"]
         assert ("restarts_mean" in report) == (name in CD)
+        assert "every reward is in at most one released sum" in report["text"]
     assert cli_main(["list"]) == 0
     listed = capsys.readouterr().out
     assert all(name in listed for name in ALL)
+
+
+def test_the_shift_command_knows_the_agents_built_for_change():
+    from dpbandits.experiments.presets import EXTRA_LABELS, shift_agents
+
+    labels = ["CD-AdaP-UCB", "CD-AdaP-KLUCB", "SW-AdaP-UCB", "SW-AdaP-KLUCB"]
+    assert set(labels) <= set(EXTRA_LABELS)
+    built = shift_agents(labels, epsilon=0.5)
+    assert [type(a).__name__ for a in built.values()] == ["CDAdaPUCB", "CDAdaPKLUCB",
+                                                         "SWAdaPUCB", "SWAdaPKLUCB"]  # fmt: skip
+    assert all(a.epsilon == 0.5 for a in built.values())
 
 
 def test_the_actions_act_returned_are_required():
