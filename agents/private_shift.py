@@ -230,7 +230,7 @@ class _PrivateShift(LaplaceBatchAgent):
     parameter_constraints = {
         **LaplaceBatchAgent.parameter_constraints,
         "cap": Param("int", low=1, none=True,
-                     doc="largest batch length (None: ceil(16 / min(epsilon, 1)))"),
+                     doc="largest batch length (None: max(16, 2 minimum_cap))"),
         "window": Param("int", low=2, doc="releases per arm in the window"),
         "forced": Param(low=0, high=1, doc="fraction of forced-exploration steps"),
         "alpha": Param(low=0, low_open=True, doc="confidence exponent of the index"),
@@ -248,10 +248,12 @@ class _PrivateShift(LaplaceBatchAgent):
         test) is refused, naming ``cap``."""
         base = super().parameters()
         eps = base["eps"]
-        cap = math.ceil(16.0 / min(eps, 1.0)) if self.cap is None else int(self.cap)
         delta = float(self.delta) if self._detect else 0.0
+        # the test's minimum (for an agent without a test, the CD agents' default test's)
+        least = minimum_cap(eps, delta, int(self.window)) if self._detect else minimum_cap(
+            eps, 0.01, 64)  # fmt: skip
+        cap = max(16, 2 * least) if self.cap is None else int(self.cap)
         if self._detect:
-            least = minimum_cap(eps, delta, int(self.window))
             if cap < least:
                 raise ParameterError(
                     f"cap must be at least {least} for the change test to detect anything at "
@@ -372,9 +374,10 @@ _PARAMS_DOC = """
     epsilon:
         The privacy budget of the whole run (> 0).
     cap:
-        The largest batch length; ``None``: ``ceil(16 / min(epsilon, 1))`` (16 at eps >= 1,
-        160 at eps = 0.1; measured in docs/private-shift.md: shorter batches detect sooner,
-        longer ones carry less noise per reward).{cap_extra}
+        The largest batch length; ``None``: twice :func:`agents.private_change.minimum_cap`
+        and at least 16 (16 at eps >= 0.5, 56 at eps = 0.1, 510 at eps = 0.01; measured in
+        docs/private-shift.md: shorter batches detect sooner, longer ones carry less noise per
+        reward).{cap_extra}
     window:
         The releases of each arm its estimate pools (the private sliding window){window_extra}.
     forced:

@@ -188,27 +188,86 @@ def figure(sw: dict[str, Any], epsilons: list[float], path: str) -> None:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    fig, axes = plt.subplots(1, len(sw), figsize=(6 * len(sw), 4.2))
+    fig, axes = plt.subplots(1, len(sw), figsize=(6.5 * len(sw), 5.6))
+    anchor_colors = dict(zip(ANCHORS, ("black", "grey", "tab:brown", "tab:olive", "tab:cyan",
+                                       "tab:pink"), strict=True))  # fmt: skip
     for ax, (setting, curves) in zip(np.atleast_1d(axes), sw.items(), strict=True):
         for label, ys in oracle_references(setting, epsilons).items():
-            ax.plot(epsilons, ys, ls=":", color="black" if "Azize" in label else "grey",
+            ax.plot(epsilons, ys, ls=":", lw=2, color="black" if "Azize" in label else "grey",
                     label=label)  # fmt: skip
         for label, ys in curves.items():
-            private = label not in ANCHORS
-            if private:
-                ax.plot(epsilons, ys, marker="o", label=label)
-            else:  # a non-private anchor: one value, drawn across
-                ax.axhline(ys[0], ls="--", lw=1, color="grey" if label == "ucb" else None,
+            if label in ANCHORS:  # a non-private anchor: one value, drawn across
+                ax.axhline(ys[0], ls="--", lw=1.2, color=anchor_colors[label],
                            label=f"{label} (not private)")  # fmt: skip
+            else:
+                ax.plot(epsilons, ys, marker="o" if label.startswith("cd_") else "s",
+                        ls="-" if label.startswith("cd_") else "-.", label=label)  # fmt: skip
         ax.set_xscale("log")
         ax.set_yscale("log")
         ax.set_xlabel("eps")
         ax.set_ylabel("regret at T")
         ax.set_title(setting)
-        ax.legend(fontsize=7)
-    fig.tight_layout()
+    handles, labels = np.atleast_1d(axes)[-1].get_legend_handles_labels()
+    fig.legend(handles, labels, loc="lower center", ncol=5, fontsize=8)
+    fig.subplots_adjust(bottom=0.3)
     fig.savefig(path, dpi=110)
     print(f"figure: {path}")
+
+
+def false_alarms(runs: int, epsilons: list[float]) -> dict[str, Any]:
+    """Restarts without any change (false alarms): stationary Bernoulli bandits, K = 2 (0.3, 0.7)
+    and K = 5 (0.9, 0.7, 0.5, 0.3, 0.1), T = 100 000, every CD agent at each eps: the mean
+    number of restarts per run and the fraction of runs with at least one."""
+    out: dict[str, Any] = {}
+    T, block = 100_000, 4096
+    for means in ([0.3, 0.7], [0.9, 0.7, 0.5, 0.3, 0.1]):
+        p = np.repeat(np.asarray(means), runs)  # column a * R + r
+        for eps in epsilons:
+            for name in (n for n in SHIFT if n.startswith("cd_")):
+                agent = agents.make(name, epsilon=eps)
+                agent.reset(runs, len(means), rng=0)
+                rng = np.random.default_rng(1)
+                actions = np.empty((block, runs), dtype=np.int64)
+                rewards = np.empty((block, runs))
+                for t in range(0, T, block):
+                    m = min(block, T - t)
+                    rows = (rng.random((m, p.size)) < p).astype(np.float64)
+                    agent.play(rows, actions[:m], rewards[:m])
+                restarts = agent.restarts()
+                out[f"K={len(means)} eps={eps:g} {name}"] = {
+                    "restarts_per_run": float(restarts.mean()),
+                    "runs_with_a_restart": float((restarts > 0).mean())}  # fmt: skip
+    return out
+
+
+def tune(runs: int) -> dict[str, Any]:
+    """The constants' effect, one changed at a time from the defaults (cap ``max(16, 2
+    minimum_cap)``, forced 0.01, window 64, delta 0.01): CD-AdaP-KLUCB's regret at eps = 0.1
+    and 1 on fig9-bernoulli, piecewise-k5, silent-k5 and no-change."""
+    from agents.private_change import minimum_cap
+
+    variants: dict[str, dict[str, Any]] = {
+        "defaults": {}, "cap x 1/2": {"cap": 0.5}, "cap x 4": {"cap": 4.0},
+        "forced 0.005": {"forced": 0.005}, "forced 0.02": {"forced": 0.02},
+        "forced 0.05": {"forced": 0.05}, "window 16": {"window": 16},
+        "delta 0.1": {"delta": 0.1}, "delta 0.001": {"delta": 0.001},
+    }  # fmt: skip
+    out: dict[str, Any] = {}
+    for eps in (0.1, 1.0):
+        for setting in ("fig9-bernoulli", "piecewise-k5", "silent-k5", "no-change"):
+            ags = {}
+            for label, params in variants.items():
+                params = dict(params)
+                if "cap" in params:  # a multiple of the default
+                    default = max(16, 2 * minimum_cap(eps, 0.01, 64))
+                    params["cap"] = math.ceil(params["cap"] * default)
+                ags[label] = {"kind": "cd_adap_klucb", "epsilon": eps, **params}
+            res = run(SETTINGS[setting], ags, n_runs=runs, seed=0, progress=False, trace=False)
+            for label in res.labels:
+                out[f"eps={eps:g} {setting} {label}"] = float(
+                    res.data[label]["total_regret"].mean())
+            print(f"[tune eps={eps:g} {setting} done]", flush=True)
+    return out
 
 
 def speed(repeat: int = 3) -> dict[str, Any]:
@@ -246,6 +305,10 @@ def main() -> None:
     parser.add_argument("--figure", default=None, help="where to draw the sweep's figure")
     parser.add_argument("--no-table", action="store_true", help="skip the eps = 1 table")
     parser.add_argument("--no-speed", action="store_true")
+    parser.add_argument("--tune", type=int, default=0, metavar="RUNS",
+                        help="also vary the constants one at a time, on RUNS runs")
+    parser.add_argument("--false-alarms", type=int, default=0, metavar="RUNS",
+                        help="also count restarts without a change, on RUNS runs")
     parser.add_argument("--json", default=None, help="write every number to this file")
     parser.add_argument("--replot", default=None, metavar="JSON",
                         help="only draw --figure from the sweep of an earlier --json")
@@ -273,6 +336,17 @@ def main() -> None:
                 print(f"  {label:16s} " + "  ".join(f"{y:9,.0f}" for y in ys))
         if args.figure:
             figure(sw, epsilons, args.figure)
+    if args.tune:
+        tn = tune(args.tune)
+        result["tune"] = tn
+        for key, v in tn.items():
+            print(f"{key:44s} {v:9,.0f}")
+    if args.false_alarms:
+        fa = false_alarms(args.false_alarms, [0.1, 1.0, 10.0])
+        result["false_alarms"] = fa
+        for key, v in fa.items():
+            print(f"{key:32s} restarts per run {v['restarts_per_run']:.3f}, runs with a "
+                  f"restart {v['runs_with_a_restart']:.2f}")  # fmt: skip
     if not args.no_speed:
         sp = speed()
         result["speed_ns"] = sp
