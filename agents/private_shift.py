@@ -52,6 +52,7 @@ from agents.kl import d_eps, d_eps_upper_logit, kink_level, kl_upper_logit, neg_
 from agents.private_change import detect_change, minimum_cap
 from agents.skeleton import fields
 from dpbandits.accounting import global_dp_report
+from dpbandits.core import checks
 from dpbandits.core.checks import ParameterError
 from dpbandits.core.jit import beats, kernel
 from dpbandits.core.params import Param
@@ -248,6 +249,10 @@ class _PrivateShift(LaplaceBatchAgent):
         test) is refused, naming ``cap``."""
         base = super().parameters()
         eps = base["eps"]
+        window = int(self.window)
+        checks.memory(2 * self.n_runs * self.n_arms * window,
+                      f"n_runs * n_arms * 2 window = {self.n_runs} * {self.n_arms} * 2 * "
+                      f"{window} (the windows of releases)")  # fmt: skip
         delta = float(self.delta) if self._detect else 0.0
         # the test's minimum (for an agent without a test, the CD agents' default test's)
         least = minimum_cap(eps, delta, int(self.window)) if self._detect else minimum_cap(

@@ -257,6 +257,11 @@ def test_bad_parameters_are_refused_at_reset(name, params, error, match):
         agent.reset(2, 2, rng=0)
 
 
+def test_a_window_too_large_for_memory_is_refused_before_allocation():
+    with pytest.raises(ValueError, match="window"):
+        agents.make("sw_adap_ucb", window=2**50).reset(2, 2, rng=0)
+
+
 def test_a_cap_of_one_is_fine_without_a_test():
     agents.make("sw_adap_ucb", cap=1).reset(2, 2, rng=0)
 
