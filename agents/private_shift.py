@@ -227,6 +227,8 @@ class _PrivateShift(LaplaceBatchAgent):
     citation = "Azize & Basu 2022, Lemma 1 and Theorem 6; docs/private-shift.md"
     cost_hint = 4.0
     ARM, RUN, PAR = ARM, RUN, PAR
+    ARM_START = {"b_end": 1.0}  # the first pull is a batch of one
+    RUN_START = {"cur": -1.0}  # no episode
     arm_kernel, learn_kernel = _arm, _pull
     parameter_constraints = {
         **LaplaceBatchAgent.parameter_constraints,
@@ -274,8 +276,6 @@ class _PrivateShift(LaplaceBatchAgent):
         # the ring of releases after the named fields (the skeleton allocates those only)
         ring = np.zeros((self.n_runs, self.n_arms, 2 * int(self.window)))
         self.arms = np.concatenate([self.arms, ring], axis=2)
-        self.arm_field("b_end")[:] = 1.0
-        self.run_field("cur")[:] = -1.0
 
     def check_step(self, actions: NDArray[np.int64]) -> None:
         if self.t < self.n_arms:
