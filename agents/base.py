@@ -259,7 +259,7 @@ def variant(**defaults: Any) -> Callable[[_A], _A]:
     ``agents.describe``, ``get_params`` and ``repr`` as a written one would be."""
 
     def decorate(cls: _A) -> _A:
-        base_init = cls.__mro__[1].__init__
+        base_init: Callable[..., None] = cls.__mro__[1].__init__  # type: ignore[misc]
         signature = inspect.signature(base_init)
         unknown = sorted(set(defaults) - set(signature.parameters))
         if unknown:
