@@ -11,10 +11,12 @@ Every agent plays a batch of ``R`` independent replications in lockstep (the pro
 
 The names (:func:`available`) are those of one registry (:data:`REGISTRY`,
 :class:`dpbandits.core.registry.Registry`): the built-ins of :data:`BUILT_IN` (one line each:
-UCB, Thompson sampling, the non-stationary baselines, Exp3, the private agent, and the
-eps-global-DP agents of the literature, docs/private-bandits.md; the eps-LDP and rho-zCDP
-agents of the other trust models, docs/trust-models.md), the agents a user adds with
-:func:`register`, and those of installed plug-ins, declared as entry points of the group
+UCB, Thompson sampling, the non-stationary baselines, Exp3, the private agent, the
+eps-global-DP agents of the literature, docs/private-bandits.md; the non-private anchors of
+piecewise-stationary bandits M-UCB, GLR-klUCB and CUSUM-UCB, docs/shift-anchors.md; the
+eps-global-DP agents built for change, ``cd_*`` and ``sw_*``, docs/private-shift.md; the eps-LDP
+and rho-zCDP agents of the other trust models, docs/trust-models.md), the agents a user adds
+with :func:`register`, and those of installed plug-ins, declared as entry points of the group
 ``dpbandits.agents`` (:data:`ENTRY_POINT_GROUP`). :func:`describe` tells what a name builds and
 the parameters it takes, from the class (used by experiment configs and ``dpbandits list``).
 Writing a compiled agent: docs/agents.md (:mod:`agents.skeleton`).
@@ -56,6 +58,17 @@ BUILT_IN = {
     "dp_klucb": "agents.dp_kl:DPKLUCB",
     "dp_imed": "agents.dp_kl:DPIMED",
     "dp_ts": "agents.dp_ts:LazyDPTS",
+    "m_ucb": "agents.m_ucb:MUCB",
+    "glr_klucb": "agents.glr_klucb:GLRKLUCB",
+    "cusum_ucb": "agents.cusum_ucb:CUSUMUCB",
+    "cd_adap_ucb": "agents.private_shift:CDAdaPUCB",
+    "cd_adap_klucb": "agents.private_shift:CDAdaPKLUCB",
+    "cd_dp_klucb": "agents.private_shift:CDDPKLUCB",
+    "cd_dp_imed": "agents.private_shift:CDDPIMED",
+    "sw_adap_ucb": "agents.private_shift:SWAdaPUCB",
+    "sw_adap_klucb": "agents.private_shift:SWAdaPKLUCB",
+    "sw_dp_klucb": "agents.private_shift:SWDPKLUCB",
+    "sw_dp_imed": "agents.private_shift:SWDPIMED",
     # the other trust models (docs/trust-models.md): eps-LDP and rho-zCDP
     "ldp_ucb_l": "agents.ldp_ucb:LDPUCBL",
     "ldp_ucb_b": "agents.ldp_ucb:LDPUCBB",

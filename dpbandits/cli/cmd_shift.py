@@ -57,10 +57,17 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     parser.add_argument("--window", type=positive_count, default=200,
                         help="rewards per sensitivity estimate")
+    parser.add_argument(
+        "--eps-global", type=positive_float, default=1.0,
+        help="eps of the whole run of the eps-global-DP agents built for change (CD-AdaP-UCB, "
+        "CD-AdaP-KLUCB, SW-AdaP-UCB, SW-AdaP-KLUCB; docs/private-shift.md)",
+    )  # fmt: skip
     add_list_option(
         parser, "--agent", "--agents", metavar="LABEL",
         help="agent labels: UCB, TS, kRR, RNM, RS, GEM, mGEM (default: all seven); also UCB1, "
-        "TS-Beta, SW-UCB, D-UCB, Exp3, cGEM, PF, RNM-Gumbel, private:<selector>",
+        "TS-Beta, SW-UCB, D-UCB, Exp3, cGEM, PF, RNM-Gumbel, private:<selector>, and the "
+        "eps-global-DP agents built for change CD-AdaP-UCB, CD-AdaP-KLUCB, SW-AdaP-UCB, "
+        "SW-AdaP-KLUCB",
     )  # fmt: skip
     add_plugin_argument(parser)
     parser.add_argument("--seed", type=int, default=0, help="root seed")
@@ -95,6 +102,7 @@ def run(args: argparse.Namespace) -> int:
         epsilon_quantiles=args.eps_quantiles,
         epsilon_krr=args.eps_krr,
         window=args.window,
+        epsilon=args.eps_global,
     )
     if args.horizon <= 0:
         raise ValueError(f"--horizon must be > 0, got {args.horizon}")

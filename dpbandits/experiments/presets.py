@@ -14,7 +14,8 @@ SHIFT_ENV_ID = "dpbandits/TwoArmedShift-v0"
 #: Legend labels of Fig. 9, in the paper's order.
 FIG9_LABELS = ("UCB", "TS", "kRR", "RNM", "RS", "GEM", "mGEM")
 #: Extra labels understood by :func:`shift_agents` (beyond the paper).
-EXTRA_LABELS = ("UCB1", "TS-Beta", "SW-UCB", "D-UCB", "Exp3", "cGEM", "PF", "RNM-Gumbel")
+EXTRA_LABELS = ("UCB1", "TS-Beta", "SW-UCB", "D-UCB", "Exp3", "cGEM", "PF", "RNM-Gumbel",
+                "CD-AdaP-UCB", "CD-AdaP-KLUCB", "SW-AdaP-UCB", "SW-AdaP-KLUCB")  # fmt: skip
 
 
 def shift_env(t_shift: int = 30_000, horizon: int = 50_000) -> dict[str, Any]:
@@ -31,6 +32,7 @@ def shift_agents(
     epsilon_krr: float = 4.0,
     window: int = 200,
     levels: tuple[float, float] = (0.1, 0.9),
+    epsilon: float = 1.0,
 ) -> dict[str, Any]:
     """The agents of Fig. 9 (App. H) by their legend labels.
 
@@ -38,8 +40,11 @@ def shift_agents(
     (``eps_S = epsilon_krr = 4``), ``RNM``, ``RS`` (gamma 0.05), ``GEM`` and ``mGEM``
     (beta 0.05); all private agents use ``eps_M``, ``eps_p``, ``w = 200`` and the 0.1/0.9
     quantiles. Labels are matched case-insensitively; :data:`EXTRA_LABELS` adds UCB1, Beta TS,
-    SW-UCB, D-UCB, Exp3, combined GEM (cGEM), permute-and-flip (PF) and Gumbel RNM, and
-    ``private:<selector>`` builds a private agent on any registered selector.
+    SW-UCB, D-UCB, Exp3, combined GEM (cGEM), permute-and-flip (PF), Gumbel RNM and the
+    eps-global-DP agents built for change, CD-AdaP-UCB, CD-AdaP-KLUCB, SW-AdaP-UCB and
+    SW-AdaP-KLUCB (:mod:`agents.private_shift`, whose whole run is ``epsilon``-DP;
+    docs/private-shift.md), and ``private:<selector>`` builds a private agent on any registered
+    selector.
     """
     chosen = list(FIG9_LABELS) if labels is None else list(labels)
     if not chosen:
@@ -70,6 +75,10 @@ def shift_agents(
         "cgem": lambda: private("combined_gem", beta=0.05),
         "pf": lambda: private("permute_and_flip"),
         "rnm-gumbel": lambda: private("rnm", noise="gumbel"),
+        "cd-adap-ucb": lambda: agents_pkg.make("cd_adap_ucb", epsilon=epsilon),
+        "cd-adap-klucb": lambda: agents_pkg.make("cd_adap_klucb", epsilon=epsilon),
+        "sw-adap-ucb": lambda: agents_pkg.make("sw_adap_ucb", epsilon=epsilon),
+        "sw-adap-klucb": lambda: agents_pkg.make("sw_adap_klucb", epsilon=epsilon),
     }
     out: dict[str, Any] = {}
     for label in chosen:

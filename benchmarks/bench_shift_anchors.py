@@ -1,0 +1,362 @@
+"""The non-private anchors for piecewise-stationary bandits against SMPyBandits, and their speed.
+
+1. **Cross-check of the regret** of ``m_ucb``, ``glr_klucb`` (local and global restarts) and
+   ``cusum_ucb`` against SMPyBandits 0.9.7's implementations of the same policies
+   (``Monitored_IndexPolicy`` over ``UCB``, ``BernoulliGLR_IndexPolicy_WithDeterministicExploration``
+   over ``klUCB_forGLR``, ``CUSUM_IndexPolicy`` over ``UCB``), with the parameters matched, on
+   the same piecewise Bernoulli instances (``dpbandits/PiecewiseBandit-v0``, ``arm="bernoulli"``):
+
+   - ``fig9``: the Bernoulli version of ``TwoArmedShift-v0``'s defaults, means (0.2, 0.8)
+     swapped at step 30 000, T = 50 000;
+   - ``k5``: K = 5, T = 100 000, change points at 20 000, 40 000, 60 000, 80 000, the means
+     ``(0.8, 0.1, 0.3, 0.4, 0.6)`` rolled by one arm at each, so the best arm changes every time
+     and the gap of the best arm is 0.2 in every segment.
+
+   Printed: the mean total pseudo-regret +- its standard error over the runs for both
+   libraries, and the z-score of the difference (the band of agreement: |z| < 3).
+   SMPyBandits 0.9.7 has three bugs in exactly these policies, patched here in memory (never
+   in the library; the numbers of SMPyBandits below are the *patched* ones):
+
+   - M-UCB: ``Monitored_IndexPolicy.detect_change`` returns ``(has_detected, None)``, a tuple,
+     which always counts as a change once the window is full: it restarts at every step;
+     patched to return ``has_detected``;
+   - GLR: ``smart_delta_from_T_UpsilonT`` replaces ``K Upsilon T`` (always > 1) by 0.1, so
+     ``delta = 1 / sqrt(0.1) = 3.16`` instead of ``1 / sqrt(K Upsilon T)``; patched;
+   - forced exploration: ``CD_IndexPolicy.choice`` draws ``randint(0, K - 1)``, arms 0 .. K-2,
+     never the last; patched to ``randint(0, K)`` (CUSUM-UCB's uniform exploration).
+
+   Two more patches change the speed only: GLR's and CUSUM's ``detect_change`` loop over the
+   arm's whole history in Python at every test; they are replaced by numpy versions of the same
+   computation (checked against the originals on random histories at start-up), without which
+   one run of T = 100 000 takes hours.
+
+   Differences that remain (the paper's algorithm on our side, SMPyBandits' on theirs; each
+   moves the regret by little, see docs/shift-anchors.md): ties of the index broken at random
+   there, by the lowest arm here; after a detection SMPyBandits keeps the observation that
+   triggered it in the restarted arm's history; its GLR forced exploration counts from the
+   latest restart of any arm with period ``ceil(K / alpha)``, ours from the start with
+   ``floor(K / alpha)`` (Besson et al. 2022, Algorithm 1); its CUSUM walks over the first ``M``
+   observations too and tests every 10th observation of an arm; its GLR scans splits after
+   ``1, 11, 21, ..`` observations, ours after ``10, 20, ..``.
+   Matched parameters: GLR-klUCB ``delta = 1/sqrt(K Upsilon T)`` (local) or ``1/sqrt(Upsilon
+   T)`` (global), ``alpha = alpha0 sqrt(K Upsilon ln T / T)`` (local) or ``alpha0 sqrt(Upsilon
+   ln T / T)`` with ``alpha0 = 0.05``, kl-UCB level ``ln(t - tau_a) / N_a`` (ours ``c = 0``,
+   SMPyBandits ``klUCB_forGLR(c=1)``), ``Delta n = Delta s = 10``; M-UCB ``w = 150``, ``b =
+   sqrt(w/2 ln(2 K T^2))``, ``gamma = sqrt(Upsilon K (2 b + 3 sqrt w) / (2 T))``; CUSUM-UCB
+   ``M = 150``, ``eps = 0.1``, ``h = ln(T / Upsilon)``, ``alpha = sqrt(Upsilon ln(T / Upsilon)
+   / T)``, UCB1 index with ``xi = 2``.
+
+2. **Speed**: CPU nanoseconds per agent-step of each anchor at R = 1 and R = 100 on ``fig9``
+   (``time.process_time`` inside each engine task, ``Results.timing``), next to UCB's measured
+   in the same run. Timings on a busy machine are noisy: compare the ratios.
+
+Run:  python benchmarks/bench_shift_anchors.py [--runs 100] [--smpy-runs 20] [--only fig9]
+SMPyBandits is optional: without it (``pip install SMPyBandits``, in a scratch environment: it
+is not a dependency) the cross-check prints a note and only our side runs. Its results are
+cached in ``--cache`` (a JSON file) so that a second run does not recompute them.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import importlib
+import io
+import json
+import math
+import os
+import time
+import warnings
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from dpbandits.experiments import run
+
+BASE_K5 = (0.8, 0.1, 0.3, 0.4, 0.6)
+
+
+def instances() -> dict[str, dict[str, Any]]:
+    k5 = [(j * 20_000, tuple(float(v) for v in np.roll(BASE_K5, j))) for j in range(5)]
+    return {
+        "fig9": {"segments": [(0, (0.2, 0.8)), (30_000, (0.8, 0.2))], "horizon": 50_000},
+        "k5": {"segments": k5, "horizon": 100_000},
+    }
+
+
+def means_table(inst: dict[str, Any]) -> np.ndarray:
+    """The (T, K) expected rewards of an instance."""
+    segs, horizon = inst["segments"], inst["horizon"]
+    starts = [s for s, _ in segs] + [horizon]
+    return np.concatenate(
+        [np.tile(np.asarray(m, float), (starts[j + 1] - starts[j], 1)) for j, (_, m) in enumerate(segs)]
+    )
+
+
+def matched(inst: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    """The parameters of each policy for an instance (module docstring), as numbers."""
+    horizon = inst["horizon"]
+    k = len(inst["segments"][0][1])
+    ups = len(inst["segments"]) - 1
+    log_t = math.log(horizon)
+    w = 150
+    b = math.sqrt(w / 2 * math.log(2 * k * horizon**2))
+    return {
+        "m_ucb": {"w": w, "b": b, "gamma": math.sqrt(ups * k * (2 * b + 3 * math.sqrt(w)) / (2 * horizon))},
+        "glr_klucb_local": {"delta": 1 / math.sqrt(k * ups * horizon),
+                            "alpha": 0.05 * math.sqrt(k * ups * log_t / horizon)},
+        "glr_klucb_global": {"delta": 1 / math.sqrt(ups * horizon),
+                             "alpha": 0.05 * math.sqrt(ups * log_t / horizon)},
+        "cusum_ucb": {"m": 150, "drift": 0.1, "h": math.log(horizon / ups),
+                      "alpha": math.sqrt(ups * math.log(horizon / ups) / horizon)},
+    }  # fmt: skip
+
+
+def our_agents(inst: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    p = matched(inst)
+    ups = len(inst["segments"]) - 1
+    return {
+        "m_ucb": {"kind": "m_ucb", **p["m_ucb"], "n_changes": ups},
+        "glr_klucb_local": {"kind": "glr_klucb", "restart": "local", "c": 0.0, **p["glr_klucb_local"]},
+        "glr_klucb_global": {"kind": "glr_klucb", "restart": "global", "c": 0.0, **p["glr_klucb_global"]},
+        "cusum_ucb": {"kind": "cusum_ucb", **p["cusum_ucb"]},
+    }  # fmt: skip
+
+
+def run_ours(inst: dict[str, Any], runs: int, seed: int) -> dict[str, np.ndarray]:
+    env = {"id": "dpbandits/PiecewiseBandit-v0", "segments": inst["segments"],
+           "horizon": inst["horizon"], "arm": "bernoulli"}  # fmt: skip
+    res = run(env, our_agents(inst), n_runs=runs, seed=seed, progress=False, trace=False)
+    return {label: np.asarray(res.data[label]["total_regret"]) for label in res.labels}
+
+
+# -- SMPyBandits, patched in memory -------------------------------------------------------------
+def _glr_detect_numpy(self: Any, arm: int, verbose: bool = False) -> tuple[bool, Any]:
+    """GLR_IndexPolicy.detect_change, the same computation with numpy (see _check_patches)."""
+    from SMPyBandits.Policies.GLR_UCB import eps as clip
+
+    y = np.asarray(self.all_rewards[arm], dtype=float)
+    t = y.size - 1
+    if t < 1:
+        return False, None
+    threshold = self.compute_threshold_h(t + 1)
+    cs = np.cumsum(y)
+    mean_all = cs[t] / (t + 1)
+    s = np.arange(0, t, self.lazy_try_value_s_only_x_steps)
+    before = cs[s] / (s + 1)
+    after = (cs[t] - cs[s]) / (t - s)
+
+    def kl(x: np.ndarray, m: float) -> np.ndarray:
+        x = np.clip(x, clip, 1 - clip)
+        m = min(max(m, clip), 1 - clip)
+        return x * np.log(x / m) + (1 - x) * np.log((1 - x) / (1 - m))
+
+    glr = (s + 1) * kl(before, mean_all) + (t - s) * kl(after, mean_all)
+    skip = np.isclose(before, mean_all) & np.isclose(after, mean_all)
+    hit = np.flatnonzero((glr >= threshold) & ~skip)
+    if hit.size == 0:
+        return False, None
+    return True, (int(s[hit[0]]) + 1 if self.use_localization else None)
+
+
+def _cusum_detect_numpy(self: Any, arm: int, verbose: bool = False) -> tuple[bool, Any]:
+    """CUSUM_IndexPolicy.detect_change with numpy: g_k = S_k - min(0, min_j<=k S_j) solves
+    g_k = max(0, g_k-1 + s_k) (same walk, over the whole history as SMPyBandits does)."""
+    y = np.asarray(self.all_rewards[arm], dtype=float)
+    if y.size <= self.M:
+        return False, None
+    u0 = np.mean(y[: self.M])
+    first = y.size
+    for steps in (u0 - y - self.epsilon, y - u0 - self.epsilon):
+        walk = np.cumsum(steps)
+        g = walk - np.minimum(np.minimum.accumulate(walk), 0.0)
+        hit = np.flatnonzero(g >= self.threshold_h)
+        if hit.size:
+            first = min(first, int(hit[0]))
+    if first == y.size:
+        return False, None
+    return True, (first + 2 * self.M + 2 if self.use_localization else None)
+
+
+def import_smpybandits() -> dict[str, Any]:
+    """SMPyBandits' policies with the patches of the module docstring applied."""
+    import scipy.special
+
+    if not hasattr(scipy.special, "btdtri"):  # removed in SciPy 1.12; the same function
+        scipy.special.btdtri = scipy.special.betaincinv
+    with contextlib.redirect_stdout(io.StringIO()), warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        mods = {name: importlib.import_module(f"SMPyBandits.Policies.{name}")
+                for name in ("CD_UCB", "CUSUM_UCB", "GLR_UCB", "Monitored_UCB", "UCB", "klUCB_forGLR")}  # fmt: skip
+    CD_UCB, CUSUM_UCB, GLR_UCB = mods["CD_UCB"], mods["CUSUM_UCB"], mods["GLR_UCB"]
+    Monitored_UCB, UCB, klUCB_forGLR = mods["Monitored_UCB"], mods["UCB"], mods["klUCB_forGLR"]
+    mon = Monitored_UCB.Monitored_IndexPolicy
+    if not getattr(mon, "_patched", False):
+        original_glr = GLR_UCB.GLR_IndexPolicy.detect_change
+        original_cusum = CUSUM_UCB.CUSUM_IndexPolicy.detect_change
+        original_mucb = mon.detect_change
+
+        def mucb_detect(self: Any, arm: int) -> bool:  # bug 1: a tuple is always true
+            return bool(original_mucb(self, arm)[0]) if len(self.last_w_rewards[arm]) >= self.window_size else False
+
+        def smart_delta(horizon: float = 1, max_nb_random_events: float = 1, scaleFactor: float = 1.0,
+                        per_arm_restart: bool = True, nbArms: int = 1) -> float:  # bug 2
+            product = (max_nb_random_events or 1) * float(horizon) * (nbArms if per_arm_restart else 1)
+            return scaleFactor / math.sqrt(product)
+
+        def choice(self: Any) -> int:  # bug 3: randint(0, K - 1) never draws the last arm
+            if np.random.random() < self.proba_random_exploration:
+                return int(np.random.randint(0, self.nbArms))
+            return self.policy.choice()
+
+        mon.detect_change = mucb_detect
+        GLR_UCB.smart_delta_from_T_UpsilonT = smart_delta
+        CD_UCB.CD_IndexPolicy.choice = choice
+        GLR_UCB.GLR_IndexPolicy.detect_change = _glr_detect_numpy
+        CUSUM_UCB.CUSUM_IndexPolicy.detect_change = _cusum_detect_numpy
+        mon._patched = True
+        _check_patches(original_glr, original_cusum, GLR_UCB, CUSUM_UCB)
+
+    class KLUCBLevelLogT(klUCB_forGLR.klUCB_forGLR):
+        """klUCB_forGLR with c = 1: the level ln(t - tau_a) / N_a."""
+
+        def __init__(self, nbArms: int, **kwargs: Any) -> None:
+            super().__init__(nbArms, c=1, **kwargs)
+
+    return {"UCB": UCB.UCB, "klUCB": KLUCBLevelLogT, "Monitored": mon,
+            "GLR": GLR_UCB.BernoulliGLR_IndexPolicy_WithDeterministicExploration,
+            "CUSUM": CUSUM_UCB.CUSUM_IndexPolicy}  # fmt: skip
+
+
+def _check_patches(original_glr: Any, original_cusum: Any, glr_mod: Any, cusum_mod: Any) -> None:
+    """The numpy detect_change give the originals' answers on random histories."""
+    rng = np.random.default_rng(0)
+    with contextlib.redirect_stdout(io.StringIO()):
+        glr = glr_mod.BernoulliGLR_IndexPolicy(2, horizon=2000, max_nb_random_events=1)
+        cusum = cusum_mod.CUSUM_IndexPolicy(2, horizon=2000, max_nb_random_events=1, min_number_of_observation_between_change_point=20)  # fmt: skip
+    for policy, original, new in ((glr, original_glr, _glr_detect_numpy),
+                                  (cusum, original_cusum, _cusum_detect_numpy)):  # fmt: skip
+        for _ in range(200):
+            n = int(rng.integers(2, 400))
+            c = int(rng.integers(1, n))
+            y = np.where(np.arange(n) < c, rng.random(n) < rng.random(), rng.random(n) < rng.random())
+            policy.all_rewards = [list(y.astype(float)), []]
+            a, b = original(policy, 0), new(policy, 0)
+            if a[0] != b[0] or a[1] != b[1]:
+                raise AssertionError(f"patched detect_change differs: {a} != {b} on {y.tolist()}")
+
+
+def smpy_policy(name: str, classes: dict[str, Any], k: int, horizon: int, ups: int,
+                p: dict[str, Any]) -> Any:  # fmt: skip
+    if name == "m_ucb":
+        return classes["Monitored"](k, policy=classes["UCB"], horizon=horizon, w=p["w"], b=p["b"], gamma=p["gamma"],
+                                    max_nb_random_events=ups, per_arm_restart=False, full_restart_when_refresh=True)  # fmt: skip
+    if name.startswith("glr_klucb"):
+        local = name.endswith("local")
+        return classes["GLR"](k, policy=classes["klUCB"], horizon=horizon, max_nb_random_events=ups,
+                              alpha0=0.05 / 0.1, per_arm_restart=local, use_localization=False)  # fmt: skip
+    return classes["CUSUM"](k, policy=classes["UCB"], horizon=horizon, max_nb_random_events=ups, epsilon=p["drift"],
+                            min_number_of_observation_between_change_point=p["m"], use_localization=False)  # fmt: skip
+
+
+def run_smpy(name: str, inst: dict[str, Any], runs: int, seed: int) -> np.ndarray:
+    classes = import_smpybandits()
+    table = means_table(inst)
+    horizon, k = table.shape
+    ups = len(inst["segments"]) - 1
+    p = matched(inst)[name]
+    best = table.max(axis=1)
+    regrets = np.empty(runs)
+    for i in range(runs):
+        rng = np.random.default_rng([seed, i])
+        np.random.seed(seed * 100_003 + i)  # SMPyBandits draws from numpy's global state
+        with contextlib.redirect_stdout(io.StringIO()):
+            policy = smpy_policy(name, classes, k, horizon, ups, p)
+            policy.startGame()
+        if name.startswith("glr_klucb"):  # the matched delta and alpha, as computed above
+            assert abs(policy.delta - p["delta"]) < 1e-12 * p["delta"], (policy.delta, p["delta"])
+            assert abs(policy.proba_random_exploration - p["alpha"]) < 1e-12, policy.proba_random_exploration
+        u = rng.random((horizon, k)) < table
+        chosen = np.empty(horizon, dtype=np.int64)
+        for t in range(horizon):
+            a = int(policy.choice())
+            policy.getReward(a, float(u[t, a]))
+            chosen[t] = a
+        regrets[i] = float((best - table[np.arange(horizon), chosen]).sum())
+    return regrets
+
+
+def cross_check(names: list[str], runs: int, smpy_runs: dict[str, int], cache: Path, seed: int,
+                smpy_only: bool = False) -> None:  # fmt: skip
+    try:
+        import_smpybandits()
+        have_smpy = True
+    except ImportError as exc:
+        print(f"SMPyBandits is not installed ({exc}); only our side runs. "
+              "pip install SMPyBandits in a scratch environment for the cross-check.")  # fmt: skip
+        have_smpy = False
+    stored = json.loads(cache.read_text()) if cache.exists() else {}
+    for inst_name in names:
+        inst = instances()[inst_name]
+        n_smpy = smpy_runs.get(inst_name, smpy_runs.get("", 20))
+        t0 = time.process_time()
+        ours = {lab: np.zeros(2) for lab in our_agents(inst)} if smpy_only else run_ours(inst, runs, seed)
+        print(f"\n{inst_name}: T = {inst['horizon']}, K = {len(inst['segments'][0][1])}, "
+              f"{len(inst['segments']) - 1} change points; ours {runs} runs "
+              f"({time.process_time() - t0:.0f} s CPU), SMPyBandits (patched) {n_smpy} runs")  # fmt: skip
+        print(f"  {'policy':18s} {'dpbandits':>16s} {'SMPyBandits':>16s} {'z':>6s}")
+        for label, r in ours.items():
+            line = f"  {label:18s} {r.mean():9.1f} +- {r.std(ddof=1) / math.sqrt(r.size):4.1f}"
+            if have_smpy:
+                key = f"{inst_name}/{label}/{n_smpy}/{seed}"
+                if key not in stored:
+                    t1 = time.process_time()
+                    stored[key] = run_smpy(label, inst, n_smpy, seed).tolist()
+                    if cache.exists():  # another process may have added other keys meanwhile
+                        stored = {**json.loads(cache.read_text()), **stored}
+                    cache.write_text(json.dumps(stored))
+                    print(f"    (SMPyBandits {label}: {time.process_time() - t1:.0f} s CPU)", flush=True)
+                s = np.asarray(stored[key])
+                se_o, se_s = r.std(ddof=1) / math.sqrt(r.size), s.std(ddof=1) / math.sqrt(s.size)
+                z = (r.mean() - s.mean()) / math.hypot(se_o, se_s)
+                line += f" {s.mean():9.1f} +- {se_s:4.1f} {z:+6.2f}"
+            print(line)
+
+
+def speed(horizon: int) -> None:
+    inst = instances()["fig9"]
+    env = {"id": "dpbandits/PiecewiseBandit-v0", "segments": inst["segments"],
+           "horizon": horizon, "arm": "bernoulli"}  # fmt: skip
+    agents = {"ucb": "ucb", **our_agents(inst)}
+    print(f"\nspeed on fig9 (T = {horizon}): CPU ns per agent-step; load {os.getloadavg()[0]:.1f}")
+    for runs in (1, 100):
+        res = run(env, agents, n_runs=runs, seed=1, progress=False, trace=False, n_jobs=1)
+        cpu: dict[str, float] = {}
+        for task in res.timing["tasks"]:
+            cpu[task["label"]] = cpu.get(task["label"], 0.0) + task["cpu"]
+        line = ", ".join(f"{lab} {1e9 * c / (runs * horizon):.0f} ({c / cpu['ucb']:.1f}x UCB)"
+                         for lab, c in cpu.items())  # fmt: skip
+        print(f"  R = {runs}: {line}")
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--runs", type=int, default=100, help="our runs per instance")
+    ap.add_argument("--smpy-runs", default="fig9:20,k5:10",
+                    help="SMPyBandits runs per instance, e.g. 'fig9:20,k5:10' (or one number)")
+    ap.add_argument("--smpy-only", action="store_true", help="only fill the SMPyBandits cache")
+    ap.add_argument("--only", default="fig9,k5", help="instances, comma-separated")
+    ap.add_argument("--cache", type=Path, default=Path("bench_shift_anchors_smpy.json"))
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--speed-horizon", type=int, default=50_000)
+    ap.add_argument("--no-speed", action="store_true")
+    args = ap.parse_args()
+    smpy_runs = {k: int(v) for k, _, v in (p.rpartition(":") for p in args.smpy_runs.split(","))}
+    cross_check(args.only.split(","), args.runs, smpy_runs, args.cache, args.seed, args.smpy_only)
+    if not args.no_speed and not args.smpy_only:
+        speed(args.speed_horizon)
+
+
+if __name__ == "__main__":
+    main()
