@@ -61,7 +61,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     add_list_option(
         parser, "--agent", "--agents", metavar="LABEL",
         help="agent labels: UCB, TS, kRR, RNM, RS, GEM, mGEM (default: all seven); also UCB1, "
-        "TS-Beta, SW-UCB, D-UCB, Exp3, cGEM, PF, RNM-Gumbel, private:<selector>",
+        "TS-Beta, SW-UCB, D-UCB, Exp3, cGEM, PF, RNM-Gumbel, M-UCB, CUSUM-UCB, GLR-klUCB "
+        "(Bernoulli rewards only), private:<selector>",
     )  # fmt: skip
     add_plugin_argument(parser)
     parser.add_argument("--seed", type=int, default=0, help="root seed")

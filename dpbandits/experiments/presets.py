@@ -14,7 +14,8 @@ SHIFT_ENV_ID = "dpbandits/TwoArmedShift-v0"
 #: Legend labels of Fig. 9, in the paper's order.
 FIG9_LABELS = ("UCB", "TS", "kRR", "RNM", "RS", "GEM", "mGEM")
 #: Extra labels understood by :func:`shift_agents` (beyond the paper).
-EXTRA_LABELS = ("UCB1", "TS-Beta", "SW-UCB", "D-UCB", "Exp3", "cGEM", "PF", "RNM-Gumbel")
+EXTRA_LABELS = ("UCB1", "TS-Beta", "SW-UCB", "D-UCB", "Exp3", "cGEM", "PF", "RNM-Gumbel",
+                "M-UCB", "GLR-klUCB", "CUSUM-UCB")
 
 
 def shift_env(t_shift: int = 30_000, horizon: int = 50_000) -> dict[str, Any]:
@@ -38,7 +39,8 @@ def shift_agents(
     (``eps_S = epsilon_krr = 4``), ``RNM``, ``RS`` (gamma 0.05), ``GEM`` and ``mGEM``
     (beta 0.05); all private agents use ``eps_M``, ``eps_p``, ``w = 200`` and the 0.1/0.9
     quantiles. Labels are matched case-insensitively; :data:`EXTRA_LABELS` adds UCB1, Beta TS,
-    SW-UCB, D-UCB, Exp3, combined GEM (cGEM), permute-and-flip (PF) and Gumbel RNM, and
+    SW-UCB, D-UCB, Exp3, combined GEM (cGEM), permute-and-flip (PF), Gumbel RNM and the
+    change-detection anchors M-UCB, GLR-klUCB and CUSUM-UCB (docs/shift-anchors.md), and
     ``private:<selector>`` builds a private agent on any registered selector.
     """
     chosen = list(FIG9_LABELS) if labels is None else list(labels)
@@ -70,6 +72,11 @@ def shift_agents(
         "cgem": lambda: private("combined_gem", beta=0.05),
         "pf": lambda: private("permute_and_flip"),
         "rnm-gumbel": lambda: private("rnm", noise="gumbel"),
+        # the change-detection anchors (docs/shift-anchors.md), tuned for one change point;
+        # GLR-klUCB is for Bernoulli rewards only
+        "m-ucb": lambda: agents_pkg.make("m_ucb"),
+        "glr-klucb": lambda: agents_pkg.make("glr_klucb"),
+        "cusum-ucb": lambda: agents_pkg.make("cusum_ucb"),
     }
     out: dict[str, Any] = {}
     for label in chosen:
