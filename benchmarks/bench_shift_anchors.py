@@ -341,7 +341,11 @@ def smpy_policy(
     )
 
 
-def run_smpy(name: str, inst: dict[str, Any], runs: int, seed: int) -> np.ndarray:
+def run_smpy(name: str, inst: dict[str, Any], runs: int, seed: int,
+             partial: Any = None) -> np.ndarray:  # fmt: skip
+    """The total pseudo-regret of ``runs`` runs of SMPyBandits' policy ``name``; ``partial``,
+    if given, is called with the regrets done so far after each run (a long job on a busy
+    machine keeps what it has computed)."""
     classes = import_smpybandits()
     table = means_table(inst)
     horizon, k = table.shape
@@ -367,6 +371,8 @@ def run_smpy(name: str, inst: dict[str, Any], runs: int, seed: int) -> np.ndarra
             policy.getReward(a, float(u[t, a]))
             chosen[t] = a
         regrets[i] = float((best - table[np.arange(horizon), chosen]).sum())
+        if partial is not None:
+            partial(regrets[: i + 1])
     return regrets
 
 
@@ -419,7 +425,14 @@ def cross_check(
                     key = done[0]  # (computed with another number of runs: shown as it is)
                 if key not in stored:
                     t1 = time.process_time()
-                    stored[key] = run_smpy(label, inst, n_smpy, seed).tolist()
+
+                    def keep(done: np.ndarray, where: str = f"{inst_name}/{label}/partial/{seed}"
+                             ) -> None:
+                        on_disk = json.loads(cache.read_text()) if cache.exists() else {}
+                        cache.write_text(json.dumps({**on_disk, where: done.tolist()}))
+
+                    stored[key] = run_smpy(label, inst, n_smpy, seed, keep).tolist()
+                    stored.pop(f"{inst_name}/{label}/partial/{seed}", None)
                     if cache.exists():  # another process may have added other keys meanwhile
                         stored = {**json.loads(cache.read_text()), **stored}
                     cache.write_text(json.dumps(stored))
@@ -437,7 +450,7 @@ def cross_check(
 def speed(horizon: int) -> None:
     """CPU ns per agent-step at R = 1 and R = 100 on fig9 (``Results.timing``, in this
     process), and the ratio to UCB's in the same run."""
-    inst = instances()["fig9"]
+    inst = {"segments": [(0, (0.2, 0.8)), (3 * horizon // 5, (0.8, 0.2))], "horizon": horizon}
     env = {
         "id": "dpbandits/PiecewiseBandit-v0",
         "segments": inst["segments"],
@@ -446,7 +459,8 @@ def speed(horizon: int) -> None:
     }
     agent_map = {"ucb": "ucb", **our_agents(inst)}
     print(
-        f"\nspeed on fig9 (T = {horizon}): CPU ns per agent-step (x UCB's in the same run); "
+        f"\nspeed on fig9 shortened (T = {horizon}, the swap at 0.6 T): CPU ns per "
+        "agent-step (x UCB's in the same run); "
         f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores"
     )
     for runs in (1, 100):
