@@ -9,173 +9,116 @@ Every agent plays a batch of ``R`` independent replications in lockstep (the pro
     actions = agent.act()                                  # (100,) int64
     agent.update(actions, rewards)
 
-Built-in names (:func:`available`): ``ucb``, ``thompson``, ``sw_ucb``, ``d_ucb``, ``exp3``,
-``private``; the eps-global-DP agents of the literature ``dp_ucb``, ``dp_ucb_bound``,
-``dp_ucb_hybrid``, ``dp_ucb_int`` (:mod:`agents.dp_ucb`) and ``dp_se`` (:mod:`agents.dp_se`),
-``adap_ucb``, ``adap_klucb`` (:mod:`agents.adap`), ``dp_klucb``, ``dp_imed``
-(:mod:`agents.dp_kl`) and ``dp_ts`` (:mod:`agents.dp_ts`); the non-private ``klucb``
-(:mod:`agents.klucb`); the non-private anchors of piecewise-stationary bandits ``m_ucb``
-(:mod:`agents.m_ucb`), ``glr_klucb`` (:mod:`agents.glr_klucb`) and ``cusum_ucb``
-(:mod:`agents.cusum_ucb`), with their change tests in :mod:`agents.change_tests`.
-:func:`register` adds a user's own agent class or factory under a new name;
-:func:`describe` tells what a name builds and the parameters it takes (used by experiment configs
-and ``dpbandits list``).
+The names (:func:`available`) are those of one registry (:data:`REGISTRY`,
+:class:`dpbandits.core.registry.Registry`): the built-ins of :data:`BUILT_IN` (one line each:
+UCB, Thompson sampling, the non-stationary baselines, Exp3, the private agent, the
+eps-global-DP agents of the literature, docs/private-bandits.md, and the change-detection anchors
+M-UCB, GLR-klUCB and CUSUM-UCB, docs/shift-anchors.md), the agents a user adds with
+:func:`register`, and those of installed plug-ins, declared as entry points of the group
+``dpbandits.agents`` (:data:`ENTRY_POINT_GROUP`). :func:`describe` tells what a name builds and
+the parameters it takes, from the class (used by experiment configs and ``dpbandits list``).
+Writing a compiled agent: docs/agents.md (:mod:`agents.skeleton`).
 """
 
 from __future__ import annotations
 
-import inspect
-from collections.abc import Callable
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from agents.base import Agent, ArmStatistics
-from agents.private import PrivateAgent
-from agents.thompson import ThompsonSampling
-from agents.ucb import UCB
+from dpbandits.core.registry import Kind, Registry
 from dpbandits.core.sibling_packages import lazy_attributes
-
-if TYPE_CHECKING:
-    from agents.adap import AdaPKLUCB, AdaPUCB
-    from agents.cusum_ucb import CUSUMUCB
-    from agents.dp_kl import DPIMED, DPKLUCB
-    from agents.dp_se import DPSE
-    from agents.dp_ts import LazyDPTS
-    from agents.dp_ucb import DPUCB, DPUCBBound, DPUCBHybrid, DPUCBInt
-    from agents.exp3 import Exp3
-    from agents.glr_klucb import GLRKLUCB
-    from agents.klucb import KLUCB
-    from agents.m_ucb import MUCB
-    from agents.nonstationary import DiscountedUCB, SlidingWindowUCB
+from dpbandits.core.traits import AgentProtocol, AgentTraits
 
 __dpbandits_package__ = "agents"  # checked by dpbandits.core.sibling_packages
 
+#: The entry-point group of third-party agents: ``[project.entry-points."dpbandits.agents"]``
+#: ``my_agent = "my_package.module:MyAgent"`` in a plug-in's ``pyproject.toml``.
+ENTRY_POINT_GROUP = "dpbandits.agents"
+
+#: Every built-in agent, one line each: its name and ``"module:Class"``. The class is imported
+#: on the first use of its name here, in :func:`make` or as ``agents.Class`` (the modules
+#: decorate kernels: ~10 ms each of an engine start-up, docs/performance.md).
+BUILT_IN = {
+    "ucb": "agents.ucb:UCB",
+    "thompson": "agents.thompson:ThompsonSampling",
+    "sw_ucb": "agents.nonstationary:SlidingWindowUCB",
+    "d_ucb": "agents.nonstationary:DiscountedUCB",
+    "exp3": "agents.exp3:Exp3",
+    "private": "agents.private:PrivateAgent",
+    "dp_ucb": "agents.dp_ucb:DPUCB",
+    "dp_ucb_bound": "agents.dp_ucb:DPUCBBound",
+    "dp_ucb_hybrid": "agents.dp_ucb:DPUCBHybrid",
+    "dp_ucb_int": "agents.dp_ucb:DPUCBInt",
+    "dp_se": "agents.dp_se:DPSE",
+    "klucb": "agents.klucb:KLUCB",
+    "adap_ucb": "agents.adap:AdaPUCB",
+    "adap_klucb": "agents.adap:AdaPKLUCB",
+    "dp_klucb": "agents.dp_kl:DPKLUCB",
+    "dp_imed": "agents.dp_kl:DPIMED",
+    "dp_ts": "agents.dp_ts:LazyDPTS",
+    "m_ucb": "agents.m_ucb:MUCB",
+    "glr_klucb": "agents.glr_klucb:GLRKLUCB",
+    "cusum_ucb": "agents.cusum_ucb:CUSUMUCB",
+}
+
+#: The agent names: built-ins, run-time registrations (:func:`register`) and the entry points of
+#: installed plug-ins (:data:`ENTRY_POINT_GROUP`; one that fails to load fails only its name).
+REGISTRY = Registry(
+    "agent",
+    dict(BUILT_IN),
+    entry_point_group=ENTRY_POINT_GROUP,
+    sort=True,
+    case_insensitive=True,
+    fixed_builtins=False,
+    available_label="available agents",
+)
+
+_CLASSES = {path.partition(":")[2]: path.partition(":")[0] for path in BUILT_IN.values()}
+__getattr__ = lazy_attributes("agents", _CLASSES, globals())
+
+#: ``AgentKind``: what :func:`describe` returns (:class:`dpbandits.core.registry.Kind`).
+AgentKind = Kind
+
 __all__ = [
-    "CUSUMUCB",
-    "DPIMED",
-    "DPKLUCB",
-    "GLRKLUCB",
-    "KLUCB",
-    "MUCB",
-    "UCB",
-    "AdaPKLUCB",
-    "AdaPUCB",
+    "ENTRY_POINT_GROUP",
+    "REGISTRY",
     "Agent",
     "AgentKind",
+    "AgentProtocol",
+    "AgentTraits",
     "ArmStatistics",
-    "DPSE",
-    "DPUCB",
-    "DPUCBBound",
-    "DPUCBHybrid",
-    "DPUCBInt",
-    "DiscountedUCB",
-    "Exp3",
-    "LazyDPTS",
-    "PrivateAgent",
-    "SlidingWindowUCB",
-    "ThompsonSampling",
     "available",
     "describe",
     "make",
+    "refresh_plugins",
     "register",
     "unregister",
+    *sorted(_CLASSES),
 ]
-
-# The agents that the paper's Fig. 9 does not use are imported on first use of their names here
-# or in make() (their modules decorate kernels: ~10 ms each of every engine start-up,
-# docs/performance.md, "Fig. 9 fixed costs").
-_LAZY = {
-    "Exp3": "agents.exp3",
-    "DiscountedUCB": "agents.nonstationary",
-    "SlidingWindowUCB": "agents.nonstationary",
-    "DPUCB": "agents.dp_ucb",
-    "DPUCBBound": "agents.dp_ucb",
-    "DPUCBHybrid": "agents.dp_ucb",
-    "DPUCBInt": "agents.dp_ucb",
-    "DPSE": "agents.dp_se",
-    "KLUCB": "agents.klucb",
-    "AdaPUCB": "agents.adap",
-    "AdaPKLUCB": "agents.adap",
-    "DPKLUCB": "agents.dp_kl",
-    "DPIMED": "agents.dp_kl",
-    "LazyDPTS": "agents.dp_ts",
-    "MUCB": "agents.m_ucb",
-    "GLRKLUCB": "agents.glr_klucb",
-    "CUSUMUCB": "agents.cusum_ucb",
-}
-
-
-__getattr__ = lazy_attributes("agents", _LAZY, globals())
-
-
-class _Deferred:
-    """A built-in agent class imported when first called (``make``) or described."""
-
-    def __init__(self, name: str) -> None:
-        self.name = name
-
-    def __call__(self, **params: Any) -> Any:
-        return __getattr__(self.name)(**params)
-
-    def __repr__(self) -> str:
-        return f"<agents.{self.name}>"
-
-
-_BUILT_IN: dict[str, Callable[..., Any]] = {
-    "ucb": UCB,
-    "thompson": ThompsonSampling,
-    "sw_ucb": _Deferred("SlidingWindowUCB"),
-    "d_ucb": _Deferred("DiscountedUCB"),
-    "exp3": _Deferred("Exp3"),
-    "private": PrivateAgent,
-    "dp_ucb": _Deferred("DPUCB"),
-    "dp_ucb_bound": _Deferred("DPUCBBound"),
-    "dp_ucb_hybrid": _Deferred("DPUCBHybrid"),
-    "dp_ucb_int": _Deferred("DPUCBInt"),
-    "dp_se": _Deferred("DPSE"),
-    "klucb": _Deferred("KLUCB"),
-    "adap_ucb": _Deferred("AdaPUCB"),
-    "adap_klucb": _Deferred("AdaPKLUCB"),
-    "dp_klucb": _Deferred("DPKLUCB"),
-    "dp_imed": _Deferred("DPIMED"),
-    "dp_ts": _Deferred("LazyDPTS"),
-    "m_ucb": _Deferred("MUCB"),
-    "glr_klucb": _Deferred("GLRKLUCB"),
-    "cusum_ucb": _Deferred("CUSUMUCB"),
-}
-_REGISTRY: dict[str, Callable[..., Any]] = dict(_BUILT_IN)
 
 
 def available() -> list[str]:
-    """Names accepted by :func:`make`, sorted."""
-    return sorted(_REGISTRY)
+    """Names accepted by :func:`make`, sorted: built-ins, registered and plug-in agents."""
+    return REGISTRY.available()
 
 
-def register(name: str, factory: Callable[..., Any], *, overwrite: bool = False) -> None:
+def register(name: str, factory: Any, *, overwrite: bool = False) -> None:
     """Make ``agents.make(name, **params)`` call ``factory(**params)``.
 
     ``factory`` is usually an :class:`Agent` subclass. Registering an existing name raises
-    ``ValueError`` unless ``overwrite=True``.
+    ``ValueError`` unless ``overwrite=True`` (:func:`unregister` then restores a built-in).
     """
-    if not isinstance(name, str) or not name:
-        raise TypeError(f"name must be a non-empty str, got {name!r}")
-    if not callable(factory):
-        raise TypeError(f"factory must be callable, got {type(factory).__name__}")
-    key = name.lower()
-    if key in _REGISTRY and not overwrite:
-        raise ValueError(f"agent name {name!r} is already registered (pass overwrite=True)")
-    _REGISTRY[key] = factory
+    REGISTRY.register(name, factory, overwrite=overwrite)
 
 
 def unregister(name: str) -> None:
     """Remove a name added by :func:`register` (built-in names cannot be removed)."""
-    key = name.lower() if isinstance(name, str) else name
-    if key not in _REGISTRY or (key in _BUILT_IN and _REGISTRY[key] is _BUILT_IN[key]):
-        raise ValueError(f"{name!r} is not a run-time registered agent")
-    if key in _BUILT_IN:  # a built-in name that was overwritten: back to the built-in
-        _REGISTRY[key] = _BUILT_IN[key]
-    else:
-        del _REGISTRY[key]
+    REGISTRY.unregister(name)
+
+
+def refresh_plugins() -> None:
+    """Forget the discovered entry points (the next lookup scans the installed packages)."""
+    REGISTRY.refresh_plugins()
 
 
 def make(name: str, **params: Any) -> Any:
@@ -184,60 +127,12 @@ def make(name: str, **params: Any) -> Any:
     ``make("private", selector="krr", epsilon_select=4)`` builds a :class:`PrivateAgent`.
     An unknown name raises ``ValueError`` listing the available names.
     """
-    if not isinstance(name, str):
-        raise TypeError(f"agent name must be a str, got {type(name).__name__}")
-    factory = _REGISTRY.get(name.lower())
-    if factory is None:
-        raise ValueError(f"unknown agent {name!r}; available agents: {', '.join(available())}")
-    return factory(**params)
+    return REGISTRY.lookup(name)(**params)
 
 
-@dataclass(frozen=True)
-class AgentKind:
-    """A registered agent name: the class it builds and that class's constructor parameters.
-
-    ``cls`` and ``signature`` come from an agent built with the defaults; both are ``None``
-    (and ``error`` says why) when the factory needs arguments.
-    """
-
-    name: str
-    factory: Callable[..., Any]
-    cls: type | None
-    signature: inspect.Signature | None
-    error: str = ""
-
-    @property
-    def parameters(self) -> dict[str, inspect.Parameter]:
-        """The named parameters (``{}`` when the signature is unknown)."""
-        if self.signature is None:
-            return {}
-        return {
-            p.name: p
-            for p in self.signature.parameters.values()
-            if p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)
-        }
-
-    @property
-    def var_keyword(self) -> bool:
-        """Whether unknown keywords are accepted (passed on, e.g. to a private agent's selector);
-        ``True`` when the signature is unknown, as only the constructor can tell."""
-        if self.signature is None:
-            return True
-        return any(p.kind == p.VAR_KEYWORD for p in self.signature.parameters.values())
-
-
-def describe(name: str) -> AgentKind:
-    """What ``make(name)`` builds and the parameters it takes (an unknown name raises as
-    :func:`make` does)."""
-    if not isinstance(name, str) or name.lower() not in _REGISTRY:
-        make(name)  # raises the error of an unknown name
-    factory = _REGISTRY[name.lower()]
-    try:
-        cls = type(factory())
-    except Exception as exc:  # noqa: BLE001 (a factory may need arguments: still described)
-        return AgentKind(name.lower(), factory, None, None, f"{type(exc).__name__}: {exc}")
-    try:
-        sig: inspect.Signature | None = inspect.signature(cls)
-    except (TypeError, ValueError):
-        sig = None
-    return AgentKind(name.lower(), factory, cls, sig)
+def describe(name: str) -> Kind:
+    """What ``make(name)`` builds, learnt from the class (nothing is built): the class, its
+    constructor's signature and declared parameter table (``Kind.constraints``), or for a
+    factory function its own signature (``cls`` is then ``None``). An unknown name raises as
+    :func:`make` does; a plug-in that fails to load is described by its ``error``."""
+    return REGISTRY.describe(name)

@@ -100,6 +100,7 @@ class _AdaP(LaplaceBatchAgent):
     batches = "episode"
     citation = "Azize & Basu 2022, Lemma 1 and Theorem 6"
     ARM, RUN, PAR = ARM, RUN, PAR
+    ARM_START = {"last_n": 1.0}  # the initial pull is an episode of one pull
     round_kernel, held_kernel, chosen_kernel, learn_kernel = _round, _held, _start, _pull
     parameter_constraints = {
         **LaplaceBatchAgent.parameter_constraints,
@@ -112,9 +113,6 @@ class _AdaP(LaplaceBatchAgent):
 
     def parameters(self) -> dict[str, float]:
         return {**super().parameters(), "alpha": float(self.alpha)}
-
-    def init_state(self) -> None:
-        self.arm_field("last_n")[:] = 1.0
 
     def check_step(self, actions: NDArray[np.int64]) -> None:
         if self.t >= self.n_arms and not np.array_equal(actions, self.run_field("cur")):

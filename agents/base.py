@@ -30,12 +30,9 @@ replication ``r`` playing arm ``a`` at the ``i``-th step gets ``rows[i, a * R + 
 the arms it played into ``actions`` ``(m, R)`` and the rewards it got into ``rewards``
 ``(m, R)``, and advances ``t`` by ``m`` (:meth:`Agent.played`). It uses the same compiled
 functions as its ``choose``/``observe``, so the two paths give identical results. The engine
-uses it when :meth:`Agent.block_player` allows. A ``play`` may keep per-arm tables derived from
-its statistics from one call to the next (UCB's indices, Thompson sampling's posterior tables)
-and rebuild them only when :attr:`Agent.kept_tables_valid` is false: :meth:`Agent.update` (the
-step protocol) and :meth:`Agent.reset` clear it, :meth:`Agent.played` sets it. Rebuilding them at
-every call would cost ``O(R K)`` per call, i.e. per step once the reward tape's blocks hold a
-single step (large ``R K``).
+uses it when :meth:`Agent.block_player` allows. The agents of the compiled skeleton
+(:mod:`agents.skeleton`, docs/agents.md) get ``choose``, ``observe`` and ``play`` written once
+around their own compiled kernels.
 
 Nothing inside a step loops over replications or arms in Python; :class:`ArmStatistics` is the
 batched bookkeeping of pull counts and reward sums that most agents need (its home is
@@ -46,7 +43,7 @@ from __future__ import annotations
 
 import inspect
 from collections.abc import Callable, Mapping
-from typing import Any, ClassVar
+from typing import Any, ClassVar, TypeVar
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
@@ -61,6 +58,7 @@ from dpbandits.core.traits import AgentTraits
 __all__ = [
     "Agent",
     "ArmStatistics",
+    "variant",
     "bernoulli_error",
     "in_bernoulli",
     "in_unit_interval",
@@ -119,8 +117,10 @@ class Agent:
     parameter_constraints: ClassVar[Mapping[str, Param]] = {}
     #: What the agent is (:class:`dpbandits.core.traits.AgentTraits`): the rewards it accepts,
     #: whether it is private, compiled, needs the horizon. Read by the engine, experiment
-    #: configs, the command line and the audits instead of probing the agent.
-    traits: ClassVar[AgentTraits] = AgentTraits()
+    #: configs, the command line and the audits (:func:`dpbandits.core.traits.traits_of`)
+    #: instead of probing the agent; a class that declares none (``None``, e.g. a course
+    #: exercise) gets the traits its hooks show.
+    traits: ClassVar[AgentTraits | None] = None
 
     n_runs: int
     n_arms: int
@@ -150,8 +150,6 @@ class Agent:
         self.rng = checks.generator(rng)
         self.t = 0
         self._acted: Any = None
-        #: whether tables ``play`` keeps between calls are still those of the statistics
-        self.kept_tables_valid = False
         self._initial = [np.full(self.n_runs, a, dtype=np.int64) for a in range(self.n_arms)]
         check_params(self, type(self).parameter_constraints)
         self.setup()
@@ -196,7 +194,6 @@ class Agent:
         r = checks.step_rewards(rewards, self.n_runs)
         if actions is not acted:
             actions = checks.step_actions(actions, self.n_runs, self.n_arms)
-        self.kept_tables_valid = False  # observe changes the statistics outside play
         self.observe(actions, r)
         self.t += 1
 
@@ -217,11 +214,9 @@ class Agent:
 
     def played(self, n: int) -> None:
         """Record that ``play`` has just played ``n`` steps (``t`` advances; the next ``update``
-        validates its actions, as none came from ``act``; the tables ``play`` keeps are those
-        of the statistics)."""
+        validates its actions, as none came from ``act``)."""
         self.t += n
         self._acted = None
-        self.kept_tables_valid = True
 
     # -- what a subclass writes -----------------------------------------------------------
     def setup(self) -> None:
@@ -252,3 +247,36 @@ class Agent:
     def __repr__(self) -> str:
         args = ", ".join(f"{k}={v!r}" for k, v in self.get_params().items())
         return f"{type(self).__name__}({args})"
+
+
+_A = TypeVar("_A", bound=type)
+
+
+def variant(**defaults: Any) -> Callable[[_A], _A]:
+    """A class decorator for an agent that is its base class with other constructor defaults
+    (e.g. DP-UCB-BOUND: DP-UCB with ``mechanism="hybrid"``): the class gets an ``__init__``
+    with the base's signature and these defaults, read by ``inspect.signature``,
+    ``agents.describe``, ``get_params`` and ``repr`` as a written one would be."""
+
+    def decorate(cls: _A) -> _A:
+        base_init: Callable[..., None] = cls.__mro__[1].__init__  # type: ignore[misc]
+        signature = inspect.signature(base_init)
+        unknown = sorted(set(defaults) - set(signature.parameters))
+        if unknown:
+            raise TypeError(f"{cls.__name__}: {unknown} are not parameters of its base class")
+        new = signature.replace(parameters=[
+            p.replace(default=defaults[p.name]) if p.name in defaults else p
+            for p in signature.parameters.values()
+        ])  # fmt: skip
+
+        def __init__(self: Any, *args: Any, **kwargs: Any) -> None:
+            bound = new.bind(self, *args, **kwargs)
+            bound.apply_defaults()
+            base_init(*bound.args, **bound.kwargs)
+
+        __init__.__signature__ = new  # type: ignore[attr-defined]
+        __init__.__qualname__ = f"{cls.__qualname__}.__init__"
+        cls.__init__ = __init__  # type: ignore[misc]
+        return cls
+
+    return decorate

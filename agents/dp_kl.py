@@ -223,6 +223,9 @@ class _DPKL(LaplaceBatchAgent):
     citation = "Azize et al. 2025, Proposition 2"
     traits = AgentTraits(rewards="bernoulli", private=True, compiled=True)
     ARM, RUN, PAR = ARM, RUN, PAR
+    # the initial pull is phase 0, of one reward; no warm start of the index yet
+    ARM_START = {"phase_end": 1.0, "stat_n": 1.0, "root": math.nan}
+    RUN_START = {"stale": 1.0}
     round_kernel, learn_kernel = _round, _pull
     cost_hint = 6.0
     parameter_constraints = {
@@ -238,11 +241,6 @@ class _DPKL(LaplaceBatchAgent):
         values = super().parameters()
         return {**values, "alpha": float(self.alpha), "spread": -math.expm1(-values["eps"])}
 
-    def init_state(self) -> None:
-        self.arm_field("phase_end")[:] = 1.0  # the initial pull is phase 0, of one reward
-        self.arm_field("stat_n")[:] = 1.0
-        self.arm_field("root")[:] = np.nan  # no warm start yet
-        self.run_field("stale")[:] = 1.0
 
 
 _COMMON_DOC = """

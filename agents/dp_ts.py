@@ -73,8 +73,10 @@ def _pull(arms: Any, runs: Any, par: Any, r: int, t: int, a: int, x: float, bits
 
 
 class LazyDPTS(LaplaceBatchAgent):
-    """Lazy-DP-TS (Hu & Hegde, UAI 2022, "Near-optimal Thompson sampling-based algorithms for
-    differentially private stochastic bandits", Algorithm 2): eps-global DP (their Theorem 3),
+    """Lazy-DP-TS (Hu & Hegde 2022, Alg. 2; their DP-TS is Alg. 1): eps-DP Thompson sampling.
+
+    Hu & Hegde, UAI 2022, "Near-optimal Thompson sampling-based algorithms for differentially
+    private stochastic bandits", Algorithm 2: eps-global DP (their Theorem 3),
     regret ``O(sum_a ln T / min(eps, Delta_a))`` for Bernoulli rewards (Theorem 4).
 
     Each arm's rewards fill epochs of 1, 2, 4, ... pulls (the first is the initial pull). When
@@ -108,9 +110,10 @@ class LazyDPTS(LaplaceBatchAgent):
     """
 
     name = "dp_ts"
-    algorithm = "Lazy-DP-TS"
+    algorithm = "Lazy-DP-TS (Hu & Hegde 2022, Alg. 2)"
     batches = "epoch"
     ARM, PAR = ARM, PAR
+    ARM_START = {"next": 1.0, "last_n": 1.0}  # the initial pull is the first epoch, of one reward
     round_kernel, index_kernel, learn_kernel = _round, _draw, _pull
     citation = "Hu & Hegde 2022, Theorem 3"
     #: Relative cost of a step (UCB ~ 1): 2 K Gamma draws per step.
@@ -118,7 +121,3 @@ class LazyDPTS(LaplaceBatchAgent):
 
     def __init__(self, epsilon: float = 1.0) -> None:
         self.epsilon = epsilon
-
-    def init_state(self) -> None:
-        self.arm_field("next")[:] = 1.0  # the initial pull is the first epoch, of one reward
-        self.arm_field("last_n")[:] = 1.0

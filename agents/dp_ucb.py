@@ -45,7 +45,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from agents.base import Agent, in_unit_interval, unit_interval_error
+from agents.base import Agent, in_unit_interval, unit_interval_error, variant
 from dpbandits.accounting import global_dp_report
 from dpbandits.continual import PrivateMeans
 from dpbandits.continual.kernels import binary_noise_push, means_push
@@ -61,6 +61,7 @@ from dpbandits.core.jit import (
 )
 from dpbandits.core.params import Param
 from dpbandits.core.samplers import standard_laplace
+from dpbandits.core.traits import AgentTraits
 
 __all__ = ["DPUCB", "DPUCBBound", "DPUCBHybrid", "DPUCBInt"]
 
@@ -221,8 +222,10 @@ def _play(pulls: Any, pending: Any, mean: Any, count: Any, bsig: Any, bmax: Any,
 
 
 class DPUCB(Agent):
-    """DP-UCB (Mishra & Thakurta, UAI 2015, Alg. 1): UCB on tree-mechanism private sums.
+    """DP-UCB (Mishra & Thakurta 2015, Alg. 1), eps per arm tree (theirs: eps/K): tree sums.
 
+    Each arm's tree gets the whole eps (parallel composition: each reward enters one arm's
+    tree), where the paper runs each of the K trees at eps/K.
     By default Mishra & Thakurta's private UCB: each arm's sum by the binary tree mechanism,
     the noise's bound in the index; the other defaults give Tossou & Dimitrakakis's variants
     (:class:`DPUCBBound`, :class:`DPUCBHybrid`, :class:`DPUCBInt`).
@@ -276,8 +279,9 @@ class DPUCB(Agent):
     """
 
     name = "dp_ucb"
+    traits = AgentTraits(rewards="unit", private=True, compiled=True, needs_horizon=True)
     #: the algorithm's name in reports
-    algorithm = "DP-UCB (Mishra & Thakurta 2015, Alg. 1)"
+    algorithm = "DP-UCB (Mishra & Thakurta 2015, Alg. 1; eps per arm tree, not eps/K)"
     #: Relative cost of a step (UCB ~ 1), for the engine's scheduling (docs/performance.md):
     #: 25-45 ns per agent-step at R = 100 against UCB's 10 (benchmarks/bench_scaling.py).
     cost_hint = 4.0
@@ -442,6 +446,7 @@ class DPUCB(Agent):
         return global_dp_report(self.algorithm, eps, mechanism, composition)
 
 
+@variant(mechanism="hybrid")
 class DPUCBBound(DPUCB):
     """DP-UCB-BOUND (Tossou & Dimitrakakis, AAAI 2016, Alg. 1): hybrid sums, noise term.
 
@@ -451,16 +456,8 @@ class DPUCBBound(DPUCB):
     name = "dp_ucb_bound"
     algorithm = "DP-UCB-BOUND (Tossou & Dimitrakakis 2016, Alg. 1)"
 
-    def __init__(
-        self,
-        epsilon: float = 1.0,
-        mechanism: str = "hybrid",
-        bound: bool = True,
-        interval: int | None = 1,
-    ) -> None:
-        super().__init__(epsilon, mechanism, bound, interval)
 
-
+@variant(mechanism="hybrid", bound=False)
 class DPUCBHybrid(DPUCB):
     """DP-UCB (Tossou & Dimitrakakis, AAAI 2016): UCB1 on hybrid-mechanism private means.
 
@@ -473,32 +470,18 @@ class DPUCBHybrid(DPUCB):
     name = "dp_ucb_hybrid"
     algorithm = "DP-UCB (Tossou & Dimitrakakis 2016)"
 
-    def __init__(
-        self,
-        epsilon: float = 1.0,
-        mechanism: str = "hybrid",
-        bound: bool = False,
-        interval: int | None = 1,
-    ) -> None:
-        super().__init__(epsilon, mechanism, bound, interval)
 
-
+@variant(mechanism="hybrid", bound=False, interval=None)
 class DPUCBInt(DPUCB):
-    """DP-UCB-INT (Tossou & Dimitrakakis, AAAI 2016, Alg. 3): private means every f pulls.
+    """DP-UCB-Int, this library's hybrid-release variant of DP-UCB-INT (Tossou & Dimitrakakis).
 
-    Made eps-DP: an arm's private mean changes only when it completes a block of
-    ``f = ceil(1 / eps)`` pulls, released by the hybrid mechanism on the blocks' means (see
-    :class:`DPUCB`, ``interval``). For ``eps >= 1``, ``f = 1`` and it is :class:`DPUCBHybrid`;
-    like it, it has no noise term and can lock an arm out at small eps."""
+    The paper's DP-UCB-INT (AAAI 2016, Alg. 3) is only (eps, delta)-DP; this variant is eps-DP:
+    an arm's private mean changes only when it completes a block of ``f = ceil(1 / eps)`` pulls,
+    released by the hybrid mechanism on the blocks' means (see :class:`DPUCB`, ``interval``).
+    For ``eps >= 1``, ``f = 1`` and it is :class:`DPUCBHybrid`; like it, it has no noise term
+    and can lock an arm out at small eps."""
 
     name = "dp_ucb_int"
-    algorithm = "DP-UCB-INT (Tossou & Dimitrakakis 2016, Alg. 3; hybrid releases)"
-
-    def __init__(
-        self,
-        epsilon: float = 1.0,
-        mechanism: str = "hybrid",
-        bound: bool = False,
-        interval: int | None = None,
-    ) -> None:
-        super().__init__(epsilon, mechanism, bound, interval)
+    algorithm = (
+        "DP-UCB-Int (this library's hybrid-release variant of Tossou & Dimitrakakis 2016, Alg. 3)"
+    )

@@ -12,6 +12,7 @@ from agents.base import Agent, in_unit_interval, unit_interval_error
 from dpbandits.core.jit import beats, generator_address, generator_at, kernel, pairwise_sum
 from dpbandits.core.numba_compat import next_double
 from dpbandits.core.params import Param
+from dpbandits.core.traits import AgentTraits
 
 __all__ = ["Exp3"]
 
@@ -116,10 +117,16 @@ class Exp3(Agent):
     """
 
     name = "exp3"
+    traits = AgentTraits(rewards="unit", compiled=True)
 
     parameter_constraints = {
-        "gamma": Param(low=0, high=1, low_open=True, none=True,
-                       doc="exploration rate; None: tuned to the horizon"),
+        "gamma": Param(
+            low=0,
+            high=1,
+            low_open=True,
+            none=True,
+            doc="exploration rate; None: tuned to the horizon",
+        ),
     }
 
     def __init__(self, gamma: float | None = None) -> None:
@@ -129,11 +136,7 @@ class Exp3(Agent):
         k = self.n_arms
         if self.gamma is None:
             horizon = self.needed_horizon("Exp3(gamma=None) tunes gamma to it")
-            g = (
-                min(1.0, math.sqrt(k * math.log(k) / ((math.e - 1.0) * horizon)))
-                if k > 1
-                else 1.0
-            )
+            g = min(1.0, math.sqrt(k * math.log(k) / ((math.e - 1.0) * horizon))) if k > 1 else 1.0
         else:
             g = float(self.gamma)
         self._gamma = float(g)

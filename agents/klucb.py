@@ -119,6 +119,7 @@ class KLUCB(IndexAgent):
     algorithm = "KL-UCB"
     traits = AgentTraits(rewards="unit", compiled=True)
     ARM, RUN, PAR = ARM, RUN, PAR
+    ARM_START = {"root": math.nan}  # no warm start yet
     round_kernel, arm_kernel, learn_kernel = _round, _arm, _record
     #: Relative cost of a step (UCB ~ 1), for the engine's scheduling (docs/performance.md):
     #: ~90 ns per agent-step at R = 100 against UCB's ~12 (benchmarks/bench_scaling.py).
@@ -133,9 +134,6 @@ class KLUCB(IndexAgent):
 
     def parameters(self) -> dict[str, float]:
         return {"c": float(self.c)}
-
-    def init_state(self) -> None:
-        self.arm_field("root")[:] = np.nan  # no warm start yet
 
     @property
     def counts(self) -> NDArray[np.float64]:

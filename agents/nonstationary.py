@@ -18,6 +18,7 @@ from dpbandits.core import checks
 from dpbandits.core.arms import add_pull
 from dpbandits.core.jit import beats, kernel
 from dpbandits.core.params import Param
+from dpbandits.core.traits import AgentTraits
 
 __all__ = ["DiscountedUCB", "SlidingWindowUCB"]
 
@@ -141,6 +142,8 @@ def _play(sliding: bool, params: Any, gamma_t: float, t0: int, counts: Any, sums
 class _ForgettingUCB(Agent):
     """What SW-UCB and D-UCB share: the constants ``xi`` and ``bound`` of the index, the arm
     statistics they forget, and the compiled steps above (``_sliding`` tells which)."""
+
+    traits = AgentTraits(compiled=True)
 
     _sliding: bool
     _buf_arm: NDArray[np.int64]  # SW-UCB: the arm of each of the last tau steps (tau, R)

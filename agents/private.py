@@ -41,6 +41,7 @@ from dpbandits.core.jit import (
     specialise,
 )
 from dpbandits.core.params import Param
+from dpbandits.core.traits import AgentTraits
 from dpbandits.quantiles import (
     DEFAULT_WINDOW_GRID_SIZE,
     WindowedSensitivity,
@@ -193,7 +194,7 @@ def _as_agent_parameter(exc: BaseException) -> BaseException:
     msg = str(exc)
     param = getattr(exc, "param", None)
     if param == "epsilon" or (isinstance(param, str) and param.startswith("epsilon ")):
-        param, msg = "epsilon_select", "epsilon_select" + msg[len("epsilon"):]
+        param, msg = "epsilon_select", "epsilon_select" + msg[len("epsilon") :]
     cls = ParameterTypeError if isinstance(exc, TypeError) else ParameterError
     return cls(msg, param or "selector")
 
@@ -246,12 +247,14 @@ class PrivateAgent(Agent):
     """
 
     name = "private"
+    traits = AgentTraits(private=True, sensitivities=True, compiled=True, needs_horizon=True)
     #: Names a user may reach for that this agent spells otherwise (the selector's epsilon is
     #: this agent's eps_S): error messages suggest the right one.
     renamed_parameters = {"epsilon": "epsilon_select"}
     parameter_constraints = {
-        "epsilon_select": Param(low=0, low_open=True, none=True,
-                                doc="eps_S of each selection (None: the selector's)"),
+        "epsilon_select": Param(
+            low=0, low_open=True, none=True, doc="eps_S of each selection (None: the selector's)"
+        ),
         "epsilon_means": Param(low=0, low_open=True, doc="eps_M of the private means"),
         "epsilon_quantiles": Param(low=0, low_open=True, doc="eps_p of each quantile pair"),
         "window": Param("int", low=1, doc="rewards per sensitivity estimate (w)"),
@@ -259,8 +262,9 @@ class PrivateAgent(Agent):
         "lo": Param(doc="lower end of the reward range"),
         "hi": Param(doc="upper end of the reward range"),
         "quantile_method": Param("str", options=("grid", "smith"), doc="DP quantile mechanism"),
-        "quantile_sampler": Param("str", options=("float", "exact"),
-                                  doc="the grid mechanism's sampler"),
+        "quantile_sampler": Param(
+            "str", options=("float", "exact"), doc="the grid mechanism's sampler"
+        ),
         "means_noise": Param("str", options=("laplace", "discrete"), doc="noise of the means"),
         "levels": Param("any", doc="quantile levels (lower, upper) of the sensitivity"),
         "means": Param("any", none=True, doc="factory of a custom means estimator"),
@@ -326,7 +330,8 @@ class PrivateAgent(Agent):
                 # the selector's epsilon is this agent's epsilon_select (eps_S): one name for it
                 raise ParameterTypeError(
                     "epsilon: a private agent's selection budget is epsilon_select (eps_S), "
-                    "not epsilon", "epsilon"
+                    "not epsilon",
+                    "epsilon",
                 )
             try:
                 self._resolved = resolve_selector(
@@ -378,7 +383,8 @@ class PrivateAgent(Agent):
             if factory is not None and not callable(factory):
                 raise ParameterTypeError(
                     f"{name} must be None or a factory (n_runs, n_arms, rng) -> estimator, "
-                    f"got {type(factory).__name__} {factory!r}", name
+                    f"got {type(factory).__name__} {factory!r}",
+                    name,
                 )
         eps_m = float(self.epsilon_means)
         eps_p = float(self.epsilon_quantiles)

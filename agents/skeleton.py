@@ -46,6 +46,7 @@ from __future__ import annotations
 
 from collections import namedtuple
 from collections.abc import Mapping
+from types import SimpleNamespace
 from typing import Any, ClassVar, NamedTuple
 
 import numpy as np
@@ -210,7 +211,7 @@ class _Loop(NamedTuple):
     observe: Any
 
 
-_LOOPS: dict[type, _Loop] = {}
+_LOOPS: dict[tuple[type, str], _Loop] = {}
 
 
 class CompiledAgent(Agent):
@@ -218,8 +219,9 @@ class CompiledAgent(Agent):
 
     A subclass declares ``ARM``, ``RUN`` and ``PAR`` (:func:`fields`), the kernels
     ``arm_kernel`` and ``learn_kernel`` (``round_kernel`` optional), its
-    :attr:`~agents.base.Agent.traits`, and writes :meth:`parameters` (the ``PAR`` values, by
-    name) and, when a field does not start at 0, :meth:`init_state`. It may override
+    :attr:`~agents.base.Agent.traits`, the fields that do not start at 0 (:attr:`ARM_START`,
+    :attr:`RUN_START`), and writes :meth:`parameters` (the ``PAR`` values, by name) and, when
+    a field's start depends on the sizes or parameters, :meth:`init_state`. It may override
     :meth:`check_step` (a check of ``update``'s actions). Everything else -- ``choose``,
     ``observe``, ``play``, the reward checks -- is this class's.
     """
@@ -228,6 +230,9 @@ class CompiledAgent(Agent):
     ARM: ClassVar[Any] = NO_FIELDS
     RUN: ClassVar[Any] = NO_FIELDS
     PAR: ClassVar[Any] = NO_FIELDS
+    #: Fields that do not start at 0, by name: ``{"root": nan}`` (the others start at 0).
+    ARM_START: ClassVar[Mapping[str, float]] = {}
+    RUN_START: ClassVar[Mapping[str, float]] = {}
     round_kernel: ClassVar[Any] = no_round
     arm_kernel: ClassVar[Any] = None
     learn_kernel: ClassVar[Any] = None
@@ -242,10 +247,16 @@ class CompiledAgent(Agent):
         return {}
 
     def init_state(self) -> None:
-        """Set the fields of :attr:`arms`/:attr:`runs` that do not start at 0."""
+        """Set the fields of :attr:`arms`/:attr:`runs` whose start depends on the sizes or the
+        parameters (after :attr:`ARM_START` and :attr:`RUN_START`)."""
 
     def check_step(self, actions: NDArray[np.int64]) -> None:
         """Refuse ``update``'s ``actions`` the algorithm cannot learn from (default: none)."""
+
+    def reward_domain(self) -> str:
+        """The rewards this agent accepts (default: its traits' ``rewards``; an agent whose
+        parameters change it, e.g. Thompson sampling's model, says so here)."""
+        return self.traits.rewards
 
     # -- the skeleton ---------------------------------------------------------------------
     @classmethod
@@ -256,20 +267,22 @@ class CompiledAgent(Agent):
         return cls.arm_kernel
 
     @classmethod
-    def compiled_loop(cls) -> _Loop:
-        """The class's loop, compiled (or loaded from the disk cache) once per process."""
-        loop = _LOOPS.get(cls)
+    def compiled_loop(cls, rewards: str | None = None) -> _Loop:
+        """The class's loop checking ``rewards`` (default: its traits'), compiled (or loaded
+        from the disk cache) once per process."""
+        domain = cls.traits.rewards if rewards is None else rewards
+        loop = _LOOPS.get((cls, domain))
         if loop is None:
             if cls.learn_kernel is None:
                 raise TypeError(f"{cls.__name__} declares no learn_kernel")
             bound = {"_arm": cls.arm_chooser(), "_round": cls.round_kernel,
                      "_learn": cls.learn_kernel}  # fmt: skip
             loop = _Loop(
-                specialise(_play, _valid=_CHECKS[cls.traits.rewards], **bound),
+                specialise(_play, _valid=_CHECKS[domain], **bound),
                 specialise(_choose, _arm=bound["_arm"], _round=cls.round_kernel),
                 specialise(_observe, _learn=cls.learn_kernel),
             )
-            _LOOPS[cls] = loop
+            _LOOPS[cls, domain] = loop
         return loop
 
     def setup(self) -> None:
@@ -284,12 +297,23 @@ class CompiledAgent(Agent):
         self._chosen = np.empty(R, dtype=np.int64)  # work space of play
         self._x = np.empty(R)
         self._address = generator_address(self.rng)
-        self._loop = type(self).compiled_loop()
+        self._rewards = self.reward_domain()
+        self._loop = type(self).compiled_loop(self._rewards)
+        for name, value in self.ARM_START.items():
+            self.arm_field(name)[:] = value
+        for name, value in self.RUN_START.items():
+            self.run_field(name)[:] = value
         self.init_state()
 
     def arm_field(self, name: str) -> NDArray[np.float64]:
         """The ``(R, K)`` field ``name`` of :attr:`arms` (a view)."""
         return self.arms[:, :, getattr(self.ARM, name)]
+
+    @property
+    def stats(self) -> SimpleNamespace:
+        """The ``(R, K)`` pull ``counts`` and reward ``sums`` (views of the fields ``count``
+        and ``sum``, for an agent that keeps them)."""
+        return SimpleNamespace(counts=self.arm_field("count"), sums=self.arm_field("sum"))
 
     def run_field(self, name: str) -> NDArray[np.float64]:
         """The ``(R,)`` field ``name`` of :attr:`runs` (a view)."""
@@ -298,7 +322,7 @@ class CompiledAgent(Agent):
     def reward_error(self, x: NDArray[np.float64]) -> ValueError:
         """The refusal of rewards ``x`` the algorithm is not defined for."""
         label = getattr(self, "algorithm", "") or type(self).__name__
-        if self.traits.rewards == "bernoulli":
+        if self._rewards == "bernoulli":
             return bernoulli_error(label, x)
         return unit_interval_error(label, x)
 
@@ -309,7 +333,7 @@ class CompiledAgent(Agent):
 
     def observe(self, actions: NDArray[np.int64], rewards: NDArray[np.float64]) -> None:
         x = np.asarray(rewards, dtype=np.float64)
-        if not _CHECKS[self.traits.rewards](x):
+        if not _CHECKS[self._rewards](x):
             raise self.reward_error(x)
         self.check_step(actions)
         self._loop.observe(self.arms, self.runs, self.par, self._address, self.t,

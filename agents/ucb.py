@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import math
-from types import SimpleNamespace
 from typing import Any
 
 import numpy as np
@@ -73,6 +72,8 @@ class UCB(IndexAgent):
     name = "ucb"
     traits = AgentTraits(compiled=True, needs_horizon=True)
     ARM, PAR = ARM, PAR
+    # an arm never pulled has the index 0 / 0 + sqrt(ln T / 0) * alpha = nan, as computed
+    ARM_START = {"index": math.nan}
     round_kernel, index_kernel, learn_kernel = _round, _index, _learn
 
     parameter_constraints = {
@@ -91,18 +92,10 @@ class UCB(IndexAgent):
         return {"alpha": float(self.alpha), "log_horizon": log_horizon,
                 "per_step": float(self.log == "t")}  # fmt: skip
 
-    def init_state(self) -> None:
-        # an arm never pulled has the index 0 / 0 + sqrt(ln T / 0) * alpha = nan, as computed
-        self.arm_field("index")[:] = np.nan
-
-    @property
-    def stats(self) -> SimpleNamespace:
-        """The ``(R, K)`` pull ``counts`` and reward ``sums`` (views of the state)."""
-        return SimpleNamespace(counts=self.arm_field("count"), sums=self.arm_field("sum"))
-
     def index(self) -> NDArray[np.float64]:
         """The ``(R, K)`` UCB indices at the current step."""
-        log_term = _round.py_func(self.par, self.t)
+        per_step = self.par[PAR.per_step] != 0.0
+        log_term = math.log(max(self.t, 1)) if per_step else self.par[PAR.log_horizon]
         return np.asarray(
             self.arm_field("sum") / self.arm_field("count")
             + np.sqrt(log_term / self.arm_field("count")) * self.par[PAR.alpha]

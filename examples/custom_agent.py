@@ -21,31 +21,37 @@ from dpbandits.testing import check_agent
 
 
 class EpsilonGreedy(agents.Agent):
-    """Play the best empirical mean, except with probability epsilon a uniform arm."""
+    """Play the best empirical mean, except with probability ``explore`` a uniform arm
+    (epsilon-greedy; its rate is called ``explore`` because in this library ``epsilon`` is
+    always a privacy budget)."""
 
     name = "eps_greedy"
-    parameter_constraints = {"epsilon": Param(low=0, high=1, doc="exploration probability")}
+    parameter_constraints = {"explore": Param(low=0, high=1, doc="exploration probability")}
 
-    def __init__(self, epsilon: float = 0.05) -> None:
-        self.epsilon = epsilon
+    def __init__(self, explore: float = 0.05) -> None:
+        self.explore = explore
 
     def setup(self) -> None:
         self.stats = agents.ArmStatistics(self.n_runs, self.n_arms)
 
     def choose(self) -> np.ndarray:
         greedy = self.stats.means().argmax(axis=1)
-        explore = self.rng.random(self.n_runs) < self.epsilon
-        return np.where(explore, self.rng.integers(self.n_arms, size=self.n_runs), greedy)
+        explores = self.rng.random(self.n_runs) < self.explore
+        return np.where(explores, self.rng.integers(self.n_arms, size=self.n_runs), greedy)
 
     def observe(self, actions: np.ndarray, rewards: np.ndarray) -> None:
         self.stats.update(actions, rewards)
 
 
 if __name__ == "__main__":
-    print(check_agent(EpsilonGreedy(0.05)))  # protocol, determinism, params, validation
+    print(check_agent(EpsilonGreedy(explore=0.05)))  # protocol, determinism, params, validation
     results = run(
         shift_env(t_shift=6_000, horizon=10_000),
-        {"UCB": agents.UCB(), "TS": agents.ThompsonSampling(), "eps-greedy": EpsilonGreedy(0.05)},
+        {
+            "UCB": agents.UCB(),
+            "TS": agents.ThompsonSampling(),
+            "eps-greedy": EpsilonGreedy(explore=0.05),
+        },
         n_runs=50,
         seed=2,
     )

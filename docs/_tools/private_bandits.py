@@ -46,6 +46,10 @@ BASELINES = ("UCB", "KL-UCB", "TS")
 APP_H = ("kRR", "RNM", "RS", "GEM", "mGEM")
 LITERATURE = ("DP-UCB", "DP-UCB-Bound", "DP-UCB-Hybrid", "DP-UCB-Int", "DP-SE", "AdaP-UCB",
               "AdaP-KLUCB", "DP-KLUCB", "DP-IMED", "DP-TS")  # fmt: skip
+#: the name a table shows for a config label: ``dp_ts`` is Lazy-DP-TS (Hu & Hegde 2022, Alg. 2);
+#: the marks refer to the notes under the page's first table (DP-UCB: eps per arm tree, not
+#: Mishra & Thakurta's eps/K; DP-UCB-Int: this library's hybrid-release variant)
+SHOWN = {"DP-TS": "Lazy-DP-TS", "DP-UCB": "DP-UCB ¹", "DP-UCB-Int": "DP-UCB-Int ²"}
 #: second-half regret over uniform play's: below LEARNS the agent learns, above RANDOM it
 #: plays (nearly) at random
 LEARNS, RANDOM = 0.1, 0.8
@@ -224,7 +228,7 @@ def table(name: str, data: dict[str, Any]) -> str:
             r = data["ratio"][agent, e]
             mark = "**" if r < LEARNS else ""
             cells_.append(f"{mark}{m:,.0f} ± {se:,.0f}{mark}" + (" †" if r > RANDOM else ""))
-        lines.append(f"| {agent} | " + " | ".join(cells_) + " |")
+        lines.append(f"| {SHOWN.get(agent, agent)} | " + " | ".join(cells_) + " |")
     lines.append(f"| *uniform play* | {data['uniform']:,.0f} |" + " |" * (len(eps) - 1))
     key = strongest(data)
     lines.append(f"| *lower bound: {BOUND_LABELS[key]}* | "

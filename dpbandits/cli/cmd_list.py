@@ -92,19 +92,22 @@ def _describe_selector(name: str) -> tuple[str, str, str, str]:
 
 
 def _agents() -> list[tuple[str, str, str]]:
-    """(name, class: summary, parameters) of every name of ``agents.available()``."""
+    """(name, class: summary, parameters) of every name of ``agents.available()``, learnt from
+    the classes (``agents.describe``: nothing is built). The summary, the first line of the
+    class's docstring, names the paper's algorithm it implements (e.g. Lazy-DP-TS, Hu & Hegde
+    2022, Alg. 2) or says it is a variant made here (DP-UCB-Int)."""
     import agents
 
     rows = []
     for name in agents.available():
         kind = agents.describe(name)  # the registry's one description of a kind
-        if kind.cls is None:  # a registered factory may need arguments; still list it
-            rows.append((name, "?", f"(cannot build with defaults: {kind.error})"))
+        if kind.error:  # a plug-in that fails to load: listed with its error
+            rows.append((name, "?", f"({kind.error})"))
             continue
-        rows.append(
-            (name, f"{kind.cls.__name__}: {_summary(kind.cls)}",
-             _signature_params(kind.cls, {}, getattr(kind.cls, "parameter_constraints", None)))
-        )
+        target: Any = kind.cls if kind.cls is not None else kind.factory
+        title = getattr(target, "__name__", repr(target))
+        rows.append((name, f"{title}: {_summary(target)}",
+                     _signature_params(target, {}, kind.constraints or None)))  # fmt: skip
     return rows
 
 

@@ -13,8 +13,6 @@ from __future__ import annotations
 import contextlib
 import copy
 import difflib
-import inspect
-import weakref
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -53,17 +51,10 @@ def check_kind(kind: Any) -> str:
 
 def accepted_parameters(kind: str, params: Mapping[str, Any]) -> list[str] | None:
     """The parameter names an agent of ``kind`` built with ``params`` takes (``None``: any,
-    the factory's signature is unknown). A class that passes keywords on (a private agent to
-    its selector) says which with a classmethod ``accepted_parameters(params)``."""
+    the factory's signature is unknown or takes any keyword). A class that passes keywords on
+    (a private agent to its selector) says which with a classmethod
+    ``accepted_parameters(params)``."""
     info = agents_pkg.describe(kind)
-    if info.signature is None:  # a factory that needs arguments: its own signature
-        try:
-            sig = inspect.signature(info.factory)
-        except (TypeError, ValueError):
-            return None
-        if any(p.kind == p.VAR_KEYWORD for p in sig.parameters.values()):
-            return None
-        return [p.name for p in sig.parameters.values() if p.kind != p.VAR_POSITIONAL]
     if not info.var_keyword:
         return list(info.parameters)
     own = getattr(info.cls, "accepted_parameters", None)
@@ -86,9 +77,10 @@ def build_from_spec(spec: Mapping[str, Any]) -> Any:
                              f"{sorted(spec)}", "kind")  # fmt: skip
     kind = check_kind(spec["kind"])
     params = {k: v for k, v in spec.items() if k != "kind"}
-    cls = agents_pkg.describe(kind).cls
+    info = agents_pkg.describe(kind)
+    cls = info.cls
     accepted = accepted_parameters(kind, params)
-    constraints = getattr(cls, "parameter_constraints", {}) or {}
+    constraints = info.constraints
     for key, value in params.items():
         if accepted is not None and key not in accepted:
             renamed = getattr(cls, "renamed_parameters", {}) or {}
@@ -160,8 +152,8 @@ def default_label(agent: Any) -> str:
         kind = agent.get("kind")
         if not isinstance(kind, str) or not kind:
             raise ParameterError(
-                f"kind: an agent spec needs a 'kind' key (a registered agent), got "
-                f"{dict(agent)}", "kind"
+                f"kind: an agent spec needs a 'kind' key (a registered agent), got {dict(agent)}",
+                "kind",
             )
         return kind
     name = getattr(agent, "name", None)
@@ -176,14 +168,17 @@ def agent_config(agent: Any) -> dict[str, Any]:
 
 
 def is_private(agent: Any) -> bool:
-    """Whether the agent releases private means (has a ``private_means()`` hook to trace)."""
-    return callable(getattr(agent, "private_means", None))
+    """Whether the agent releases private means (its traits say so, ``private_means()`` is
+    traced; :func:`dpbandits.core.traits.traits_of`)."""
+    return traits_of(agent).private
 
 
-#: Agents already probed: the (n_arms, horizon) they were probed for and the bytes of their
-#: state per run. An agent built and checked by an experiment config is not reset a second
-#: time by the engine.
-_PROBED: weakref.WeakKeyDictionary[Any, tuple[int, int, int]] = weakref.WeakKeyDictionary()
+#: The attribute under which a probed agent carries its probe: ``(n_arms, horizon, repr,
+#: bytes of its state per run)``. It travels with the agent (into copies and worker processes),
+#: so that an agent built and checked by an experiment config is not reset a second time by the
+#: engine; its ``repr`` (the parameters) is part of the key, so that a changed parameter is
+#: probed again.
+PROBE_ATTRIBUTE = "_dpbandits_probe"
 
 
 def probe_agent(label: str, agent: Any, n_arms: int, horizon: int, *, prefix: bool = True) -> int:
@@ -191,13 +186,11 @@ def probe_agent(label: str, agent: Any, n_arms: int, horizon: int, *, prefix: bo
     (agents check their parameters in ``reset``) fails here, before any work is sent to a
     worker, with the agent's label in the message (``prefix``; the error keeps its ``param``).
     Returns the bytes of the copy's state per run (the memory estimate's, measured on the same
-    reset). Once per agent object and problem size: the only reset before the work."""
-    try:
-        probed = _PROBED.get(agent)
-        if probed is not None and probed[:2] == (n_arms, horizon):
-            return probed[2]
-    except TypeError:  # an object that takes no weak reference: probed every time
-        pass
+    reset). Once per agent object, parameters and problem size (:data:`PROBE_ATTRIBUTE`)."""
+    key = (n_arms, horizon, repr(agent))
+    carried = getattr(agent, "__dict__", {}).get(PROBE_ATTRIBUTE)
+    if isinstance(carried, tuple) and carried[:3] == key:
+        return int(carried[3])
     probe = copy.deepcopy(agent)
     try:
         probe.reset(1, n_arms, horizon=horizon, rng=0)
@@ -208,8 +201,8 @@ def probe_agent(label: str, agent: Any, n_arms: int, horizon: int, *, prefix: bo
         new.param = getattr(exc, "param", None)  # the parameter it names, kept for the configs
         raise new from None
     size = state_bytes(probe)
-    with contextlib.suppress(TypeError):
-        _PROBED[agent] = (n_arms, horizon, size)
+    with contextlib.suppress(AttributeError, TypeError):  # an object without a __dict__
+        vars(agent)[PROBE_ATTRIBUTE] = (*key, size)
     return size
 
 

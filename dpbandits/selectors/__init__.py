@@ -63,13 +63,13 @@ ENTRY_POINT_GROUP = "dpbandits.selectors"
 #: The selector names: built-ins, run-time registrations and entry-point plug-ins.
 REGISTRY: Registry[Selector] = Registry(
     "selector",
-    Selector,
     {**{cls.name: cls for cls in (Uniform, Greedy, KRR, RNM, ExponentialMechanism,
                                   PermuteAndFlip, RNMH, RS, RandomStoppingTNB, GEM, MGEM,
                                   CombinedGEM)},
      # the score transforms of private recommendation (paper 001), imported when first used
      "scaled": "dpbandits.recommendation.local:Scaled",
      "clipped": "dpbandits.recommendation.local:Clipped"},
+    base=Selector,
     argument="selector",
     entry_point_group=ENTRY_POINT_GROUP,
     sort=True,

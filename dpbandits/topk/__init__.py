@@ -50,8 +50,8 @@ __all__ = [
 #: The top-k mechanism names: built-ins (in the order above), then run-time registrations.
 REGISTRY: Registry[TopKSelector] = Registry(
     "top-k mechanism",
-    TopKSelector,
     {cls.name: cls for cls in (CanonicalLipschitz, JointEM, OneShotGumbel, PeelingEM, ExactTopK)},
+    base=TopKSelector,
     argument="mechanism",
 )
 

@@ -39,7 +39,7 @@ def build_agent(label: str, spec: Mapping[str, Any]) -> Any:
     got true")."""
     kind = check_kind(label, spec)
     path = f"agents.{label}"
-    constraints = getattr(agents_pkg.describe(kind).cls, "parameter_constraints", {}) or {}
+    constraints = agents_pkg.describe(kind).constraints
     for key, value in spec.items():
         rule = constraints.get(key)
         if rule is not None and rule.kind == "number" and not (value is None and rule.none):
