@@ -24,13 +24,12 @@ __all__ = ["GLRKLUCB"]
 
 # -- the compiled step, on the skeleton (agents.skeleton, docs/agents.md). Per (replication,
 # arm): the pulls and ones since the arm's last restart, the step ``tau`` of that restart
-# (0-based, the first step after it), -H of the mean and the last index as a log-odds (the
-# warm start of agents.kl), the restarts it triggered, then the counts of ones among the first
-# j * ds observations since the restart, j = 0 .. T / ds (a tail of ``arms`` past the ARM
-# fields). ``runs[r]`` is the table i ln i, i = 0 .. T, of agents.change_tests.glr_split: the
-# same for every replication, so ``runs`` is a read-only view of one table (stride 0 across
-# replications), T + 1 floats however many replications.
-ARM = fields("sum", "count", "tau", "neg_h", "root", "restarts")
+# (0-based, the first step after it), -H of the mean (agents.kl), the restarts it triggered,
+# then the counts of ones among the first j * ds observations since the restart, j = 0 ..
+# T / ds (a tail of ``arms`` past the ARM fields). ``runs[r]`` is the table i ln i, i = 0 ..
+# T, of agents.change_tests.glr_split: the same for every replication, so ``runs`` is a
+# read-only view of one table (stride 0 across replications), T + 1 floats for any R.
+ARM = fields("sum", "count", "tau", "neg_h", "restarts")
 PAR = fields("delta", "c", "period", "dn", "ds", "global_restart")
 PREFIX = len(ARM)  # the first slot of the counts of ones in arms[r, a, :]
 
@@ -45,17 +44,18 @@ def _arm(arms: Any, runs: Any, par: Any, r: int, t: int, f: float, bits: Any) ->
     a = forced_arm(t, int(par[PAR.period]), n_arms)
     if a >= 0:
         return a
+    for b in range(n_arms):  # an arm not pulled since its restart: index +inf, above any q
+        if arms[r, b, ARM.count] == 0.0:
+            return b
     best_a = 0
     best = -math.inf
     for b in range(n_arms):
         n = arms[r, b, ARM.count]
-        if n == 0.0:
-            v = math.inf
-        else:
-            level = exploration(t + 1 - int(arms[r, b, ARM.tau]), par[PAR.c]) / n
-            v = kl_upper_logit(arms[r, b, ARM.sum] / n, arms[r, b, ARM.neg_h], level,
-                               arms[r, b, ARM.root])  # fmt: skip
-            arms[r, b, ARM.root] = v
+        level = exploration(t + 1 - int(arms[r, b, ARM.tau]), par[PAR.c]) / n
+        # from a cold start: the index is a function of (mean, level) only, so equal (mean,
+        # level) give equal indices and the tie goes to the lowest arm; a mean of 1 gives the
+        # index 1, +inf as a log-odds
+        v = kl_upper_logit(arms[r, b, ARM.sum] / n, arms[r, b, ARM.neg_h], level, math.nan)
         if beats(v, best):
             best_a, best = b, v
     return best_a
@@ -67,7 +67,6 @@ def _restart(arms: Any, r: int, a: int, t: int) -> None:
     arms[r, a, ARM.count] = 0.0
     arms[r, a, ARM.tau] = t + 1
     arms[r, a, ARM.neg_h] = 0.0
-    arms[r, a, ARM.root] = math.nan
 
 
 @kernel
@@ -201,7 +200,6 @@ class GLRKLUCB(IndexAgent):
                         "ds": float(ds), "global_restart": 0.0 if local else 1.0}  # fmt: skip
         super().setup()
         self.arms = np.zeros((r, k, PREFIX + size))  # the ARM fields, then the counts of ones
-        self.arm_field("root")[:] = np.nan  # no warm start yet
         self._table = xlogx_table(horizon)
         self.runs = np.broadcast_to(self._table, (r, horizon + 1))
 

@@ -2,8 +2,9 @@
 
 1. **Cross-check of the regret** of ``m_ucb``, ``glr_klucb`` (local and global restarts) and
    ``cusum_ucb`` against SMPyBandits 0.9.7's implementations of the same policies
-   (``Monitored_IndexPolicy`` over ``UCB``, ``BernoulliGLR_IndexPolicy_WithDeterministicExploration``
-   over ``klUCB_forGLR``, ``CUSUM_IndexPolicy`` over ``UCB``), with the parameters matched, on
+   (``Monitored_IndexPolicy`` over ``UCB``,
+   ``BernoulliGLR_IndexPolicy_WithDeterministicExploration`` over ``klUCB_forGLR``,
+   ``CUSUM_IndexPolicy`` over ``UCB``), with the parameters matched, on
    the same piecewise Bernoulli instances (``dpbandits/PiecewiseBandit-v0``, ``arm="bernoulli"``):
 
    - ``fig9``: the Bernoulli version of ``TwoArmedShift-v0``'s defaults, means (0.2, 0.8)
@@ -90,7 +91,10 @@ def means_table(inst: dict[str, Any]) -> np.ndarray:
     segs, horizon = inst["segments"], inst["horizon"]
     starts = [s for s, _ in segs] + [horizon]
     return np.concatenate(
-        [np.tile(np.asarray(m, float), (starts[j + 1] - starts[j], 1)) for j, (_, m) in enumerate(segs)]
+        [
+            np.tile(np.asarray(m, float), (starts[j + 1] - starts[j], 1))
+            for j, (_, m) in enumerate(segs)
+        ]
     )
 
 
@@ -103,14 +107,26 @@ def matched(inst: dict[str, Any]) -> dict[str, dict[str, Any]]:
     w = 150
     b = math.sqrt(w / 2 * math.log(2 * k * horizon**2))
     return {
-        "m_ucb": {"w": w, "b": b, "gamma": math.sqrt(ups * k * (2 * b + 3 * math.sqrt(w)) / (2 * horizon))},
-        "glr_klucb_local": {"delta": 1 / math.sqrt(k * ups * horizon),
-                            "alpha": 0.05 * math.sqrt(k * ups * log_t / horizon)},
-        "glr_klucb_global": {"delta": 1 / math.sqrt(ups * horizon),
-                             "alpha": 0.05 * math.sqrt(ups * log_t / horizon)},
-        "cusum_ucb": {"m": 150, "drift": 0.1, "h": math.log(horizon / ups),
-                      "alpha": math.sqrt(ups * math.log(horizon / ups) / horizon)},
-    }  # fmt: skip
+        "m_ucb": {
+            "w": w,
+            "b": b,
+            "gamma": math.sqrt(ups * k * (2 * b + 3 * math.sqrt(w)) / (2 * horizon)),
+        },
+        "glr_klucb_local": {
+            "delta": 1 / math.sqrt(k * ups * horizon),
+            "alpha": 0.05 * math.sqrt(k * ups * log_t / horizon),
+        },
+        "glr_klucb_global": {
+            "delta": 1 / math.sqrt(ups * horizon),
+            "alpha": 0.05 * math.sqrt(ups * log_t / horizon),
+        },
+        "cusum_ucb": {
+            "m": 150,
+            "drift": 0.1,
+            "h": math.log(horizon / ups),
+            "alpha": math.sqrt(ups * math.log(horizon / ups) / horizon),
+        },
+    }
 
 
 def our_agents(inst: dict[str, Any]) -> dict[str, dict[str, Any]]:
@@ -118,15 +134,29 @@ def our_agents(inst: dict[str, Any]) -> dict[str, dict[str, Any]]:
     ups = len(inst["segments"]) - 1
     return {
         "m_ucb": {"kind": "m_ucb", **p["m_ucb"], "n_changes": ups},
-        "glr_klucb_local": {"kind": "glr_klucb", "restart": "local", "c": 0.0, **p["glr_klucb_local"]},
-        "glr_klucb_global": {"kind": "glr_klucb", "restart": "global", "c": 0.0, **p["glr_klucb_global"]},
+        "glr_klucb_local": {
+            "kind": "glr_klucb",
+            "restart": "local",
+            "c": 0.0,
+            **p["glr_klucb_local"],
+        },
+        "glr_klucb_global": {
+            "kind": "glr_klucb",
+            "restart": "global",
+            "c": 0.0,
+            **p["glr_klucb_global"],
+        },
         "cusum_ucb": {"kind": "cusum_ucb", **p["cusum_ucb"]},
-    }  # fmt: skip
+    }
 
 
 def run_ours(inst: dict[str, Any], runs: int, seed: int) -> dict[str, np.ndarray]:
-    env = {"id": "dpbandits/PiecewiseBandit-v0", "segments": inst["segments"],
-           "horizon": inst["horizon"], "arm": "bernoulli"}  # fmt: skip
+    env = {
+        "id": "dpbandits/PiecewiseBandit-v0",
+        "segments": inst["segments"],
+        "horizon": inst["horizon"],
+        "arm": "bernoulli",
+    }
     res = run(env, our_agents(inst), n_runs=runs, seed=seed, progress=False, trace=False)
     return {label: np.asarray(res.data[label]["total_regret"]) for label in res.labels}
 
@@ -187,8 +217,10 @@ def import_smpybandits() -> dict[str, Any]:
         scipy.special.btdtri = scipy.special.betaincinv
     with contextlib.redirect_stdout(io.StringIO()), warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        mods = {name: importlib.import_module(f"SMPyBandits.Policies.{name}")
-                for name in ("CD_UCB", "CUSUM_UCB", "GLR_UCB", "Monitored_UCB", "UCB", "klUCB_forGLR")}  # fmt: skip
+        mods = {
+            name: importlib.import_module(f"SMPyBandits.Policies.{name}")
+            for name in ("CD_UCB", "CUSUM_UCB", "GLR_UCB", "Monitored_UCB", "UCB", "klUCB_forGLR")
+        }
     CD_UCB, CUSUM_UCB, GLR_UCB = mods["CD_UCB"], mods["CUSUM_UCB"], mods["GLR_UCB"]
     Monitored_UCB, UCB, klUCB_forGLR = mods["Monitored_UCB"], mods["UCB"], mods["klUCB_forGLR"]
     mon = Monitored_UCB.Monitored_IndexPolicy
@@ -198,16 +230,28 @@ def import_smpybandits() -> dict[str, Any]:
         original_mucb = mon.detect_change
 
         def mucb_detect(self: Any, arm: int) -> bool:  # bug 1: a tuple is always true
-            return bool(original_mucb(self, arm)[0]) if len(self.last_w_rewards[arm]) >= self.window_size else False
+            return (
+                bool(original_mucb(self, arm)[0])
+                if len(self.last_w_rewards[arm]) >= self.window_size
+                else False
+            )
 
-        def smart_delta(horizon: float = 1, max_nb_random_events: float = 1, scaleFactor: float = 1.0,
-                        per_arm_restart: bool = True, nbArms: int = 1) -> float:  # bug 2
-            product = (max_nb_random_events or 1) * float(horizon) * (nbArms if per_arm_restart else 1)
+        def smart_delta(
+            horizon: float = 1,
+            max_nb_random_events: float = 1,
+            scaleFactor: float = 1.0,
+            per_arm_restart: bool = True,
+            nbArms: int = 1,
+        ) -> float:  # bug 2
+            product = (
+                (max_nb_random_events or 1) * float(horizon) * (nbArms if per_arm_restart else 1)
+            )
             return scaleFactor / math.sqrt(product)
 
         def choice(self: Any) -> int:  # bug 3: randint(0, K - 1) never draws the last arm
-            if np.random.random() < self.proba_random_exploration:
-                return int(np.random.randint(0, self.nbArms))
+            # SMPyBandits draws from numpy's global state, so does its patch
+            if np.random.random() < self.proba_random_exploration:  # noqa: NPY002
+                return int(np.random.randint(0, self.nbArms))  # noqa: NPY002
             return self.policy.choice()
 
         mon.detect_change = mucb_detect
@@ -224,9 +268,13 @@ def import_smpybandits() -> dict[str, Any]:
         def __init__(self, nbArms: int, **kwargs: Any) -> None:
             super().__init__(nbArms, c=1, **kwargs)
 
-    return {"UCB": UCB.UCB, "klUCB": KLUCBLevelLogT, "Monitored": mon,
-            "GLR": GLR_UCB.BernoulliGLR_IndexPolicy_WithDeterministicExploration,
-            "CUSUM": CUSUM_UCB.CUSUM_IndexPolicy}  # fmt: skip
+    return {
+        "UCB": UCB.UCB,
+        "klUCB": KLUCBLevelLogT,
+        "Monitored": mon,
+        "GLR": GLR_UCB.BernoulliGLR_IndexPolicy_WithDeterministicExploration,
+        "CUSUM": CUSUM_UCB.CUSUM_IndexPolicy,
+    }
 
 
 def _check_patches(original_glr: Any, original_cusum: Any, glr_mod: Any, cusum_mod: Any) -> None:
@@ -234,33 +282,70 @@ def _check_patches(original_glr: Any, original_cusum: Any, glr_mod: Any, cusum_m
     rng = np.random.default_rng(0)
     with contextlib.redirect_stdout(io.StringIO()):
         glr = glr_mod.BernoulliGLR_IndexPolicy(2, horizon=2000, max_nb_random_events=1)
-        cusum = cusum_mod.CUSUM_IndexPolicy(2, horizon=2000, max_nb_random_events=1, min_number_of_observation_between_change_point=20)  # fmt: skip
-    for policy, original, new in ((glr, original_glr, _glr_detect_numpy),
-                                  (cusum, original_cusum, _cusum_detect_numpy)):  # fmt: skip
+        cusum = cusum_mod.CUSUM_IndexPolicy(
+            2,
+            horizon=2000,
+            max_nb_random_events=1,
+            min_number_of_observation_between_change_point=20,
+        )
+    for policy, original, new in (
+        (glr, original_glr, _glr_detect_numpy),
+        (cusum, original_cusum, _cusum_detect_numpy),
+    ):
         for _ in range(200):
             n = int(rng.integers(2, 400))
             c = int(rng.integers(1, n))
-            y = np.where(np.arange(n) < c, rng.random(n) < rng.random(), rng.random(n) < rng.random())
+            y = np.where(
+                np.arange(n) < c, rng.random(n) < rng.random(), rng.random(n) < rng.random()
+            )
             policy.all_rewards = [list(y.astype(float)), []]
             a, b = original(policy, 0), new(policy, 0)
             if a[0] != b[0] or a[1] != b[1]:
                 raise AssertionError(f"patched detect_change differs: {a} != {b} on {y.tolist()}")
 
 
-def smpy_policy(name: str, classes: dict[str, Any], k: int, horizon: int, ups: int,
-                p: dict[str, Any]) -> Any:  # fmt: skip
+def smpy_policy(
+    name: str, classes: dict[str, Any], k: int, horizon: int, ups: int, p: dict[str, Any]
+) -> Any:
     if name == "m_ucb":
-        return classes["Monitored"](k, policy=classes["UCB"], horizon=horizon, w=p["w"], b=p["b"], gamma=p["gamma"],
-                                    max_nb_random_events=ups, per_arm_restart=False, full_restart_when_refresh=True)  # fmt: skip
+        return classes["Monitored"](
+            k,
+            policy=classes["UCB"],
+            horizon=horizon,
+            w=p["w"],
+            b=p["b"],
+            gamma=p["gamma"],
+            max_nb_random_events=ups,
+            per_arm_restart=False,
+            full_restart_when_refresh=True,
+        )
     if name.startswith("glr_klucb"):
         local = name.endswith("local")
-        return classes["GLR"](k, policy=classes["klUCB"], horizon=horizon, max_nb_random_events=ups,
-                              alpha0=0.05 / 0.1, per_arm_restart=local, use_localization=False)  # fmt: skip
-    return classes["CUSUM"](k, policy=classes["UCB"], horizon=horizon, max_nb_random_events=ups, epsilon=p["drift"],
-                            min_number_of_observation_between_change_point=p["m"], use_localization=False)  # fmt: skip
+        return classes["GLR"](
+            k,
+            policy=classes["klUCB"],
+            horizon=horizon,
+            max_nb_random_events=ups,
+            alpha0=0.05 / 0.1,
+            per_arm_restart=local,
+            use_localization=False,
+        )
+    return classes["CUSUM"](
+        k,
+        policy=classes["UCB"],
+        horizon=horizon,
+        max_nb_random_events=ups,
+        epsilon=p["drift"],
+        min_number_of_observation_between_change_point=p["m"],
+        use_localization=False,
+    )
 
 
-def run_smpy(name: str, inst: dict[str, Any], runs: int, seed: int) -> np.ndarray:
+def run_smpy(name: str, inst: dict[str, Any], runs: int, seed: int,
+             partial: Any = None) -> np.ndarray:  # fmt: skip
+    """The total pseudo-regret of ``runs`` runs of SMPyBandits' policy ``name``; ``partial``,
+    if given, is called with the regrets done so far after each run (a long job on a busy
+    machine keeps what it has computed)."""
     classes = import_smpybandits()
     table = means_table(inst)
     horizon, k = table.shape
@@ -270,13 +355,15 @@ def run_smpy(name: str, inst: dict[str, Any], runs: int, seed: int) -> np.ndarra
     regrets = np.empty(runs)
     for i in range(runs):
         rng = np.random.default_rng([seed, i])
-        np.random.seed(seed * 100_003 + i)  # SMPyBandits draws from numpy's global state
+        np.random.seed(seed * 100_003 + i)  # noqa: NPY002 (SMPyBandits draws from it)
         with contextlib.redirect_stdout(io.StringIO()):
             policy = smpy_policy(name, classes, k, horizon, ups, p)
             policy.startGame()
         if name.startswith("glr_klucb"):  # the matched delta and alpha, as computed above
             assert abs(policy.delta - p["delta"]) < 1e-12 * p["delta"], (policy.delta, p["delta"])
-            assert abs(policy.proba_random_exploration - p["alpha"]) < 1e-12, policy.proba_random_exploration
+            assert abs(policy.proba_random_exploration - p["alpha"]) < 1e-12, (
+                policy.proba_random_exploration
+            )
         u = rng.random((horizon, k)) < table
         chosen = np.empty(horizon, dtype=np.int64)
         for t in range(horizon):
@@ -284,39 +371,75 @@ def run_smpy(name: str, inst: dict[str, Any], runs: int, seed: int) -> np.ndarra
             policy.getReward(a, float(u[t, a]))
             chosen[t] = a
         regrets[i] = float((best - table[np.arange(horizon), chosen]).sum())
+        if partial is not None:
+            partial(regrets[: i + 1])
     return regrets
 
 
-def cross_check(names: list[str], runs: int, smpy_runs: dict[str, int], cache: Path, seed: int,
-                smpy_only: bool = False) -> None:  # fmt: skip
+def cross_check(
+    labels: list[str] | None,
+    names: list[str],
+    runs: int,
+    smpy_runs: dict[str, int],
+    cache: Path,
+    seed: int,
+    smpy_only: bool = False,
+) -> None:
     try:
         import_smpybandits()
         have_smpy = True
     except ImportError as exc:
-        print(f"SMPyBandits is not installed ({exc}); only our side runs. "
-              "pip install SMPyBandits in a scratch environment for the cross-check.")  # fmt: skip
+        print(
+            f"SMPyBandits is not installed ({exc}); only our side runs. "
+            "pip install SMPyBandits in a scratch environment for the cross-check."
+        )
         have_smpy = False
     stored = json.loads(cache.read_text()) if cache.exists() else {}
     for inst_name in names:
         inst = instances()[inst_name]
         n_smpy = smpy_runs.get(inst_name, smpy_runs.get("", 20))
         t0 = time.process_time()
-        ours = {lab: np.zeros(2) for lab in our_agents(inst)} if smpy_only else run_ours(inst, runs, seed)
-        print(f"\n{inst_name}: T = {inst['horizon']}, K = {len(inst['segments'][0][1])}, "
-              f"{len(inst['segments']) - 1} change points; ours {runs} runs "
-              f"({time.process_time() - t0:.0f} s CPU), SMPyBandits (patched) {n_smpy} runs")  # fmt: skip
+        ours_key = f"ours/{inst_name}/{runs}/{seed}"
+        if smpy_only:
+            ours = {lab: np.zeros(2) for lab in our_agents(inst)}
+        elif ours_key in stored:  # (a cache written by an earlier run: --cache)
+            ours = {lab: np.asarray(v) for lab, v in stored[ours_key].items()}
+        else:
+            ours = run_ours(inst, runs, seed)
+            if cache.exists():
+                stored = {**json.loads(cache.read_text()), **stored}
+            stored[ours_key] = {lab: r.tolist() for lab, r in ours.items()}
+            cache.write_text(json.dumps(stored))
+        print(
+            f"\n{inst_name}: T = {inst['horizon']}, K = {len(inst['segments'][0][1])}, "
+            f"{len(inst['segments']) - 1} change points; ours {runs} runs "
+            f"({time.process_time() - t0:.0f} s CPU), SMPyBandits (patched) {n_smpy} runs"
+        )
         print(f"  {'policy':18s} {'dpbandits':>16s} {'SMPyBandits':>16s} {'z':>6s}")
         for label, r in ours.items():
             line = f"  {label:18s} {r.mean():9.1f} +- {r.std(ddof=1) / math.sqrt(r.size):4.1f}"
-            if have_smpy:
+            if have_smpy and (labels is None or label in labels):
                 key = f"{inst_name}/{label}/{n_smpy}/{seed}"
+                done = [k for k in stored if k.startswith(f"{inst_name}/{label}/")]
+                if key not in stored and done and not smpy_only:
+                    key = done[0]  # (computed with another number of runs: shown as it is)
                 if key not in stored:
                     t1 = time.process_time()
-                    stored[key] = run_smpy(label, inst, n_smpy, seed).tolist()
+
+                    def keep(done: np.ndarray, where: str = f"{inst_name}/{label}/partial/{seed}"
+                             ) -> None:
+                        on_disk = json.loads(cache.read_text()) if cache.exists() else {}
+                        cache.write_text(json.dumps({**on_disk, where: done.tolist()}))
+
+                    stored[key] = run_smpy(label, inst, n_smpy, seed, keep).tolist()
+                    stored.pop(f"{inst_name}/{label}/partial/{seed}", None)
                     if cache.exists():  # another process may have added other keys meanwhile
                         stored = {**json.loads(cache.read_text()), **stored}
                     cache.write_text(json.dumps(stored))
-                    print(f"    (SMPyBandits {label}: {time.process_time() - t1:.0f} s CPU)", flush=True)
+                    print(
+                        f"    (SMPyBandits {label}: {time.process_time() - t1:.0f} s CPU)",
+                        flush=True,
+                    )
                 s = np.asarray(stored[key])
                 se_o, se_s = r.std(ddof=1) / math.sqrt(r.size), s.std(ddof=1) / math.sqrt(s.size)
                 z = (r.mean() - s.mean()) / math.hypot(se_o, se_s)
@@ -325,27 +448,41 @@ def cross_check(names: list[str], runs: int, smpy_runs: dict[str, int], cache: P
 
 
 def speed(horizon: int) -> None:
-    inst = instances()["fig9"]
-    env = {"id": "dpbandits/PiecewiseBandit-v0", "segments": inst["segments"],
-           "horizon": horizon, "arm": "bernoulli"}  # fmt: skip
-    agents = {"ucb": "ucb", **our_agents(inst)}
-    print(f"\nspeed on fig9 (T = {horizon}): CPU ns per agent-step; load {os.getloadavg()[0]:.1f}")
+    """CPU ns per agent-step at R = 1 and R = 100 on fig9 (``Results.timing``, in this
+    process), and the ratio to UCB's in the same run."""
+    inst = {"segments": [(0, (0.2, 0.8)), (3 * horizon // 5, (0.8, 0.2))], "horizon": horizon}
+    env = {
+        "id": "dpbandits/PiecewiseBandit-v0",
+        "segments": inst["segments"],
+        "horizon": horizon,
+        "arm": "bernoulli",
+    }
+    agent_map = {"ucb": "ucb", **our_agents(inst)}
+    print(
+        f"\nspeed on fig9 shortened (T = {horizon}, the swap at 0.6 T): CPU ns per "
+        "agent-step (x UCB's in the same run); "
+        f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores"
+    )
     for runs in (1, 100):
-        res = run(env, agents, n_runs=runs, seed=1, progress=False, trace=False, n_jobs=1)
-        cpu: dict[str, float] = {}
-        for task in res.timing["tasks"]:
-            cpu[task["label"]] = cpu.get(task["label"], 0.0) + task["cpu"]
-        line = ", ".join(f"{lab} {1e9 * c / (runs * horizon):.0f} ({c / cpu['ucb']:.1f}x UCB)"
-                         for lab, c in cpu.items())  # fmt: skip
-        print(f"  R = {runs}: {line}")
+        res = run(env, agent_map, n_runs=runs, seed=1, progress=False, trace=False, n_jobs=1)
+        cpu = res.timing["cpu_seconds"]
+        line = ", ".join(
+            f"{lab} {1e9 * c / (runs * horizon):.0f} ({c / cpu['ucb']:.1f}x)"
+            for lab, c in cpu.items()
+        )
+        print(f"  R = {runs}: {line}", flush=True)
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--runs", type=int, default=100, help="our runs per instance")
-    ap.add_argument("--smpy-runs", default="fig9:20,k5:10",
-                    help="SMPyBandits runs per instance, e.g. 'fig9:20,k5:10' (or one number)")
+    ap.add_argument(
+        "--smpy-runs",
+        default="fig9:20,k5:10",
+        help="SMPyBandits runs per instance, e.g. 'fig9:20,k5:10' (or one number)",
+    )
     ap.add_argument("--smpy-only", action="store_true", help="only fill the SMPyBandits cache")
+    ap.add_argument("--policies", default="", help="SMPyBandits policies to run (default: all)")
     ap.add_argument("--only", default="fig9,k5", help="instances, comma-separated")
     ap.add_argument("--cache", type=Path, default=Path("bench_shift_anchors_smpy.json"))
     ap.add_argument("--seed", type=int, default=0)
@@ -353,7 +490,9 @@ def main() -> None:
     ap.add_argument("--no-speed", action="store_true")
     args = ap.parse_args()
     smpy_runs = {k: int(v) for k, _, v in (p.rpartition(":") for p in args.smpy_runs.split(","))}
-    cross_check(args.only.split(","), args.runs, smpy_runs, args.cache, args.seed, args.smpy_only)
+    labels = args.policies.split(",") if args.policies else None
+    cross_check(labels, args.only.split(","), args.runs, smpy_runs, args.cache, args.seed,
+                args.smpy_only)
     if not args.no_speed and not args.smpy_only:
         speed(args.speed_horizon)
 

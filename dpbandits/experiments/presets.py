@@ -15,6 +15,7 @@ SHIFT_ENV_ID = "dpbandits/TwoArmedShift-v0"
 FIG9_LABELS = ("UCB", "TS", "kRR", "RNM", "RS", "GEM", "mGEM")
 #: Extra labels understood by :func:`shift_agents` (beyond the paper).
 EXTRA_LABELS = ("UCB1", "TS-Beta", "SW-UCB", "D-UCB", "Exp3", "cGEM", "PF", "RNM-Gumbel",
+                "M-UCB", "GLR-klUCB", "CUSUM-UCB",
                 "CD-AdaP-UCB", "CD-AdaP-KLUCB", "SW-AdaP-UCB", "SW-AdaP-KLUCB")  # fmt: skip
 
 
@@ -41,6 +42,7 @@ def shift_agents(
     (beta 0.05); all private agents use ``eps_M``, ``eps_p``, ``w = 200`` and the 0.1/0.9
     quantiles. Labels are matched case-insensitively; :data:`EXTRA_LABELS` adds UCB1, Beta TS,
     SW-UCB, D-UCB, Exp3, combined GEM (cGEM), permute-and-flip (PF), Gumbel RNM and the
+    change-detection anchors M-UCB, GLR-klUCB and CUSUM-UCB (docs/shift-anchors.md), the
     eps-global-DP agents built for change, CD-AdaP-UCB, CD-AdaP-KLUCB, SW-AdaP-UCB and
     SW-AdaP-KLUCB (:mod:`agents.private_shift`, whose whole run is ``epsilon``-DP;
     docs/private-shift.md), and ``private:<selector>`` builds a private agent on any registered
@@ -75,6 +77,11 @@ def shift_agents(
         "cgem": lambda: private("combined_gem", beta=0.05),
         "pf": lambda: private("permute_and_flip"),
         "rnm-gumbel": lambda: private("rnm", noise="gumbel"),
+        # the change-detection anchors (docs/shift-anchors.md), tuned for one change point;
+        # GLR-klUCB is for Bernoulli rewards only
+        "m-ucb": lambda: agents_pkg.make("m_ucb"),
+        "glr-klucb": lambda: agents_pkg.make("glr_klucb"),
+        "cusum-ucb": lambda: agents_pkg.make("cusum_ucb"),
         "cd-adap-ucb": lambda: agents_pkg.make("cd_adap_ucb", epsilon=epsilon),
         "cd-adap-klucb": lambda: agents_pkg.make("cd_adap_klucb", epsilon=epsilon),
         "sw-adap-ucb": lambda: agents_pkg.make("sw_adap_ucb", epsilon=epsilon),
