@@ -31,12 +31,11 @@ import numpy as np
 import numpy.typing as npt
 
 from dpbandits.core import checks
+from dpbandits.core.arrays import FloatArray, IntArray
 from dpbandits.core.checks import ParameterError
 from dpbandits.core.jit import generator_address, kernel
 from dpbandits.core.samplers import fill_standard_normal
 
-FloatArray = npt.NDArray[np.float64]
-IntArray = npt.NDArray[np.int64]
 ArmType = Literal["gaussian", "bernoulli"]
 ARM_TYPES: tuple[str, ...] = ("gaussian", "bernoulli")
 

@@ -66,7 +66,7 @@ from dpbandits.continual.tree_noise import (
     hybrid_noise,
 )
 from dpbandits.core import checks
-from dpbandits.core.arms import RunArms, matrix_property
+from dpbandits.core.arms import HoldsViews, RunArms, matrix_property
 from dpbandits.core.checks import positive_int, positive_number
 
 __all__ = [
@@ -285,7 +285,7 @@ class HybridMechanism(_Streams):
         return self._release.reshape(self.size).copy()
 
 
-class PrivateMeans:
+class PrivateMeans(HoldsViews):
     """Private running mean of every arm of every replication (App. H).
 
     Each (replication, arm) pair is an independent hybrid mechanism with budget ``epsilon``
@@ -409,17 +409,13 @@ class PrivateMeans:
         self._counts = np.zeros(s, dtype=np.int64)
         self._sums = np.zeros(s)
         self._means = np.full(s, 0.5 * (self.lo + self.hi))
-        self._means_rk = self.layout.matrix(self._means)  # the (R, K) view means() returns
+        self._make_views()
         self._gamma = 0.0 if self.gamma is None else self.gamma  # means_push: 0 = no grid
 
-    def __getstate__(self) -> dict[str, Any]:
-        state = self.__dict__.copy()
-        del state["_means_rk"]  # a view of _means: a copy must get a view of its own _means
-        return state
+    _views = ("_means_rk",)
 
-    def __setstate__(self, state: dict[str, Any]) -> None:
-        self.__dict__.update(state)
-        self._means_rk = self.layout.matrix(self._means)
+    def _make_views(self) -> None:
+        self._means_rk = self.layout.matrix(self._means)  # the (R, K) view means() returns
 
     def _grid(self) -> tuple[NodeSampler, int, str]:
         """Set up ``noise="discrete"``: grid, snapped sensitivity, exactness limits (see above)."""

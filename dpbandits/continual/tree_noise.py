@@ -33,6 +33,7 @@ from numpy.typing import NDArray
 
 from dpbandits.continual.grid_noise import discrete_laplace_units
 from dpbandits.core import checks
+from dpbandits.core.arms import HoldsViews
 from dpbandits.core.checks import positive_int, positive_number
 from dpbandits.core.jit import generator_address, kernel, pairwise_sum
 from dpbandits.core.samplers import fill_standard_laplace
@@ -442,7 +443,7 @@ def block_store(buf: Any, idx: Any, j: Any, low: Any, unit: Any, base: Any) -> N
 _MAX_LEVELS = 63
 
 
-class HybridNoiseBlocks:
+class HybridNoiseBlocks(HoldsViews):
     """Hybrid noise ``Z_n`` for many streams, drawn lazily in aligned blocks of ``B = 2^b`` counts.
 
     Block ``j`` holds ``Z_n`` for ``n in [jB, (j+1)B)`` of one stream.  Block 0 is
@@ -493,7 +494,7 @@ class HybridNoiseBlocks:
         self.cum = cum  # sum of eta_j up to the epoch of the latest generated block
         self.high = np.zeros((n_streams, _MAX_LEVELS))  # high-level nodes, latest block
         self.safe = 0  # calls of ``at`` that surely need no new block (see ``at``)
-        self.buf_flat = self.buf.reshape(-1)  # view; Z_n of stream s at s 2B + n % 2B
+        self._make_views()
         self.shift = self.log_block + 1
 
     @staticmethod
@@ -514,14 +515,10 @@ class HybridNoiseBlocks:
         refill = 8 * (held + block + _MAX_LEVELS) + nodes.draw_itemsize * block
         return n_streams * max(construction, refill)
 
-    def __getstate__(self) -> dict[str, Any]:
-        state = self.__dict__.copy()
-        del state["buf_flat"]  # a view of buf: a copy must get a view of its own buf
-        return state
+    _views = ("buf_flat",)
 
-    def __setstate__(self, state: dict[str, Any]) -> None:
-        self.__dict__.update(state)
-        self.buf_flat = self.buf.reshape(-1)
+    def _make_views(self) -> None:
+        self.buf_flat = self.buf.reshape(-1)  # Z_n of stream s at s 2B + n % 2B
 
     def generate(self, idx: NDArray[np.intp]) -> None:
         """Generate the next block of streams ``idx`` (distinct) into their free slot."""

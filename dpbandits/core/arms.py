@@ -13,7 +13,7 @@ the flat index of a step's pulls, and the validation of a step given by a user.
 
 from __future__ import annotations
 
-from typing import Any, TypeVar
+from typing import Any, ClassVar, TypeVar
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
@@ -21,7 +21,7 @@ from numpy.typing import ArrayLike, NDArray
 from dpbandits.core import checks
 from dpbandits.core.jit import kernel
 
-__all__ = ["ArmStatistics", "RunArms", "add_pull", "add_pulls", "matrix_property"]
+__all__ = ["ArmStatistics", "HoldsViews", "RunArms", "add_pull", "add_pulls", "matrix_property"]
 
 _T = TypeVar("_T", bound=np.generic)
 
@@ -66,6 +66,31 @@ def matrix_property(attribute: str, doc: str) -> property:
         return self.layout.matrix(getattr(self, attribute)).copy()
 
     return property(get, doc=doc)
+
+
+class HoldsViews:
+    """Base of a class whose instance keeps numpy views of its own arrays (a flat or ``(R, K)``
+    face of one buffer, for compiled callers or cheap reads).
+
+    ``pickle`` and ``copy.deepcopy`` would copy such a view as an array of its own, so the copy's
+    view would stop seeing the copy's buffer. The attributes named in :attr:`_views` are left out
+    of the state and rebuilt by :meth:`_make_views` -- the method the constructor calls too, so
+    that a view is made in one place."""
+
+    _views: ClassVar[tuple[str, ...]] = ()
+
+    def _make_views(self) -> None:
+        raise NotImplementedError
+
+    def __getstate__(self) -> dict[str, Any]:
+        state = self.__dict__.copy()
+        for name in self._views:
+            del state[name]
+        return state
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
+        self._make_views()
 
 
 @kernel

@@ -13,8 +13,10 @@ from __future__ import annotations
 from collections.abc import Callable
 
 import numpy as np
-from numpy.typing import ArrayLike, NDArray
+from numpy.typing import ArrayLike
 from scipy import stats
+
+from dpbandits.core.arrays import FloatArray
 
 __all__ = [
     "ALPHA",
@@ -28,7 +30,6 @@ __all__ = [
     "z_pvalue",
 ]
 
-FloatArray = NDArray[np.float64]
 
 #: Significance level of one test (see the module docstring for the per-exercise budget).
 ALPHA = 1e-8

@@ -28,6 +28,7 @@ from datetime import datetime, timezone
 import numpy as np
 from numpy.typing import NDArray
 
+from dpbandits.core.arrays import FloatArray
 from dpbandits.recommendation.auctions import (
     Auctions,
     LoadSummary,
@@ -44,8 +45,6 @@ AUCTION_COLUMNS = (
     ("auction_id", "bid", "pclick_server", "pclick_device"),
     ("click", "reserve", "shown", "time"),
 )
-
-FloatArray = NDArray[np.float64]
 
 
 def load_auctions(

@@ -53,8 +53,15 @@ from numpy.typing import ArrayLike, NDArray
 
 from dpbandits import selectors as _selectors
 from dpbandits.core import checks
+from dpbandits.core.arrays import BoolArray, FloatArray, IntArray
 from dpbandits.recommendation.local import cutoff_mask, select_among
-from dpbandits.recommendation.local_experiments import MECHANISMS, local_selector
+from dpbandits.recommendation.local_experiments import (
+    MECHANISMS,
+    check_epsilon_sweep,
+    check_gamma_sweep,
+    epsilon_cells,
+    local_selector,
+)
 from dpbandits.recommendation.synthetic import generate_requests
 from dpbandits.selectors.base import RNGLike, Selector
 
@@ -74,9 +81,6 @@ __all__ = [
     "synthetic_auctions",
 ]
 
-FloatArray = NDArray[np.float64]
-BoolArray = NDArray[np.bool_]
-IntArray = NDArray[np.int64]
 
 #: Pricing rules of RQ1 (module docstring).
 PRICINGS = ("server", "device", "naive")
@@ -400,6 +404,17 @@ def _baselines(
     }
 
 
+def _server_priced(
+    auctions: Auctions, outcome: str, payment: str, rng: RNGLike
+) -> tuple[np.random.Generator, FloatArray, dict[str, dict[str, float]]]:
+    """What every system row of a sweep shares: the outcome checked, the generator, the server
+    prices and the two baselines at them (drawn first from the generator)."""
+    _outcome(auctions, outcome)
+    gen = np.random.default_rng(rng)
+    prices = auction_prices(auctions, "server", payment)
+    return gen, prices, _baselines(auctions, prices, outcome, payment, gen)
+
+
 def _system_row(
     auctions: Auctions,
     selector: Selector,
@@ -438,29 +453,18 @@ def auction_epsilon_sweep(
     """Figs. 3 and 7: CTR, surplus and revenue of each mechanism against eps (clipped SNM once
     per clipping bound ``Δ/2``, in score units -- panels d-f), server pricing; ``*_lift`` is
     relative to the non-personalised baseline (the y-axes of Fig. 3)."""
-    eps_list = [checks.positive_number(e, "epsilon") for e in epsilons]
-    for mech in mechanisms:
-        for b in bounds:
-            local_selector(mech, 1.0, noise=noise, bound=b)
-    cutoff_mask(np.zeros(1), gamma)
-    _outcome(auctions, outcome)
-    gen = np.random.default_rng(rng)
-    prices = auction_prices(auctions, "server", payment)
-    base = _baselines(auctions, prices, outcome, payment, gen)
+    eps_list = check_epsilon_sweep(epsilons, mechanisms, bounds, gamma, noise)
+    gen, prices, base = _server_priced(auctions, outcome, payment, rng)
     rows = []
-    for eps in eps_list:
-        for mech in mechanisms:
-            cells: Sequence[float | None] = bounds if mech == "snm_clipped" else (None,)
-            for cell in cells:
-                bd = bounds[0] if cell is None else cell
-                sel = local_selector(mech, eps, noise=noise, bound=bd)
-                rows.append(
-                    _system_row(
-                        auctions, sel, gamma, prices, outcome, payment, base, gen,
-                        mechanism=mech, epsilon=float(eps),
-                        bound=math.nan if cell is None else float(cell),
-                    )
-                )  # fmt: skip
+    for eps, mech, cell in epsilon_cells(eps_list, mechanisms, bounds):
+        sel = local_selector(mech, eps, noise=noise, bound=bounds[0] if cell is None else cell)
+        rows.append(
+            _system_row(
+                auctions, sel, gamma, prices, outcome, payment, base, gen,
+                mechanism=mech, epsilon=float(eps),
+                bound=math.nan if cell is None else float(cell),
+            )
+        )  # fmt: skip
     return rows
 
 
@@ -478,15 +482,8 @@ def auction_gamma_sweep(
 ) -> list[dict[str, Any]]:
     """Figs. 4 and 8: CTR, surplus and revenue against the cut-off gamma (the paper: RR at
     eps = 5), server pricing, lifts relative to the non-personalised baseline."""
-    g_list = list(gammas)
-    for g in g_list:
-        cutoff_mask(np.zeros(1), g)
-    for mech in mechanisms:
-        local_selector(mech, epsilon, noise=noise, bound=bound)
-    _outcome(auctions, outcome)
-    gen = np.random.default_rng(rng)
-    prices = auction_prices(auctions, "server", payment)
-    base = _baselines(auctions, prices, outcome, payment, gen)
+    g_list = check_gamma_sweep(gammas, mechanisms, epsilon, bound, noise)
+    gen, prices, base = _server_priced(auctions, outcome, payment, rng)
     rows = []
     for g in g_list:
         for mech in mechanisms:

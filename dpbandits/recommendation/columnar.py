@@ -21,14 +21,13 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
+from dpbandits.core.arrays import FloatArray
 from dpbandits.core.extras import install_hint
 
 __all__ = ["CHUNK_ROWS", "Chunk", "Codes", "TableFile", "open_table"]
 
 #: Rows per chunk: about 50-100 MB of parsed columns, whatever the file's length.
 CHUNK_ROWS = 1_000_000
-
-FloatArray = NDArray[np.float64]
 
 
 def _pandas(path: str) -> Any:

@@ -12,11 +12,11 @@ the best estimate (:func:`frugal_choice`). With the true model instead, the user
 from __future__ import annotations
 
 import numpy as np
-from numpy.typing import ArrayLike, NDArray
+from numpy.typing import ArrayLike
+
+from dpbandits.core.arrays import FloatArray
 
 __all__ = ["best_choice", "fit_frugal_model", "frugal_choice", "frugal_estimates"]
-
-FloatArray = NDArray[np.float64]
 
 
 def fit_frugal_model(features: ArrayLike, utilities: ArrayLike, p: int = 20) -> FloatArray:

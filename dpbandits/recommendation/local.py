@@ -29,9 +29,10 @@ import math
 from typing import Any
 
 import numpy as np
-from numpy.typing import ArrayLike, NDArray
+from numpy.typing import ArrayLike
 
 from dpbandits.core import checks
+from dpbandits.core.arrays import BoolArray
 from dpbandits.selectors.base import (
     FloatArray,
     IntArray,
@@ -51,8 +52,6 @@ __all__ = [
     "select_among",
     "softmax_pmf",
 ]
-
-BoolArray = NDArray[np.bool_]
 
 
 def _scores(s: ArrayLike, name: str = "s") -> FloatArray:

@@ -18,7 +18,7 @@ All mechanisms of one table see the same requests (common random numbers).
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from typing import Any
 
 import numpy as np
@@ -56,6 +56,47 @@ def local_selector(
     if mechanism == "snm_clipped":
         return Clipped(_selectors.make("rnm", epsilon=epsilon, noise=noise), bound=bound)
     raise ValueError(f"mechanism must be one of {MECHANISMS}, got {mechanism!r}")
+
+
+def check_epsilon_sweep(
+    epsilons: Iterable[float],
+    mechanisms: Sequence[str],
+    bounds: Sequence[float],
+    gamma: float,
+    noise: str,
+) -> list[float]:
+    """The eps grid of an eps sweep, every mechanism, clipping bound and the cut-off checked
+    before any work (a bad cell raises here, not after the first rows are computed)."""
+    eps_list = [checks.positive_number(e, "epsilon") for e in epsilons]
+    for mech in mechanisms:
+        for bd in bounds:
+            local_selector(mech, 1.0, noise=noise, bound=bd)
+    cutoff_mask(np.zeros(1), gamma)
+    return eps_list
+
+
+def check_gamma_sweep(
+    gammas: Iterable[float], mechanisms: Sequence[str], epsilon: float, bound: float, noise: str
+) -> list[float]:
+    """The cut-off grid of a gamma sweep, each cut-off and mechanism checked before any work."""
+    g_list = list(gammas)
+    for g in g_list:
+        cutoff_mask(np.zeros(1), g)
+    for mech in mechanisms:
+        local_selector(mech, epsilon, noise=noise, bound=bound)
+    return g_list
+
+
+def epsilon_cells(
+    eps_list: Sequence[float], mechanisms: Sequence[str], bounds: Sequence[float]
+) -> Iterator[tuple[float, str, float | None]]:
+    """The cells ``(eps, mechanism, bound)`` of an eps sweep, in row order: clipped SNM once per
+    clipping bound, the other mechanisms once (bound ``None``: they clip nothing)."""
+    for eps in eps_list:
+        for mech in mechanisms:
+            cells: Sequence[float | None] = bounds if mech == "snm_clipped" else (None,)
+            for cell in cells:
+                yield eps, mech, cell
 
 
 def _greedy(scores: np.ndarray, eligible: np.ndarray, rng: np.random.Generator) -> np.ndarray:
@@ -110,27 +151,17 @@ def epsilon_sweep(
     rng: RNGLike = None,
 ) -> list[dict[str, Any]]:
     """Fig. 3: CTR of each mechanism against eps (clipped SNM once per clipping bound)."""
-    # validate everything before any work
-    epsilons = [checks.positive_number(e, "epsilon") for e in epsilons]
-    for mech in mechanisms:
-        for bd in bounds:
-            local_selector(mech, 1.0, noise=noise, bound=bd)
-    cutoff_mask(np.zeros(1), gamma)
+    eps_list = check_epsilon_sweep(epsilons, mechanisms, bounds, gamma, noise)
     gen = np.random.default_rng(rng)
     base = baselines(req, gen)
     rows = []
-    for eps in epsilons:
-        for mech in mechanisms:
-            cells: Sequence[float | None] = bounds if mech == "snm_clipped" else (None,)
-            for b in cells:
-                sel = local_selector(mech, eps, noise=noise, bound=0.25 if b is None else b)
-                ctr, se = mechanism_ctr(req, sel, gamma, gen)
-                bound = float("nan") if b is None else float(b)
-                rows.append(
-                    _row(
-                        base, ctr, se, mechanism=mech, epsilon=float(eps), gamma=gamma, bound=bound
-                    )
-                )
+    for eps, mech, b in epsilon_cells(eps_list, mechanisms, bounds):
+        sel = local_selector(mech, eps, noise=noise, bound=0.25 if b is None else b)
+        ctr, se = mechanism_ctr(req, sel, gamma, gen)
+        bound = float("nan") if b is None else float(b)
+        rows.append(
+            _row(base, ctr, se, mechanism=mech, epsilon=float(eps), gamma=gamma, bound=bound)
+        )
     return rows
 
 
@@ -145,15 +176,11 @@ def gamma_sweep(
     rng: RNGLike = None,
 ) -> list[dict[str, Any]]:
     """Fig. 4: CTR against the cut-off gamma (the paper uses RR at eps = 5)."""
-    gammas = list(gammas)
-    for g in gammas:  # validate everything before any work
-        cutoff_mask(np.zeros(1), g)
-    for mech in mechanisms:
-        local_selector(mech, epsilon, noise=noise, bound=bound)
+    g_list = check_gamma_sweep(gammas, mechanisms, epsilon, bound, noise)
     gen = np.random.default_rng(rng)
     base = baselines(req, gen)
     rows = []
-    for g in gammas:
+    for g in g_list:
         for mech in mechanisms:
             sel = local_selector(mech, epsilon, noise=noise, bound=bound)
             ctr, se = mechanism_ctr(req, sel, g, gen)

@@ -29,8 +29,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
-from numpy.typing import NDArray
 
+from dpbandits.core.arrays import FloatArray, IntArray
 from dpbandits.core.extras import install_hint
 
 __all__ = [
@@ -49,9 +49,6 @@ GENRES = (
     "Fantasy", "Film-Noir", "Horror", "IMAX", "Musical", "Mystery", "Romance", "Sci-Fi",
     "Thriller", "War", "Western",
 )  # fmt: skip
-
-FloatArray = NDArray[np.float64]
-IntArray = NDArray[np.int64]
 
 
 @dataclass(frozen=True)

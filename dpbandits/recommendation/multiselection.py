@@ -30,6 +30,7 @@ from typing import Any, Protocol
 import numpy as np
 from numpy.typing import NDArray
 
+from dpbandits.core.arrays import FloatArray
 from dpbandits.recommendation.frugal import fit_frugal_model, frugal_choice
 from dpbandits.recommendation.geo import check_eta, perturb
 from dpbandits.recommendation.posterior import (
@@ -48,7 +49,6 @@ __all__ = [
     "server_results",
 ]
 
-FloatArray = NDArray[np.float64]
 
 ALGORITHMS = ("nopost", "nopost_realuser", "sat_realuser", "sat", "avg_realuser", "avg", "ig_sig")
 

@@ -17,11 +17,11 @@ import math
 from collections.abc import Sequence
 
 import numpy as np
-from numpy.typing import ArrayLike, NDArray
+from numpy.typing import ArrayLike
+
+from dpbandits.core.arrays import FloatArray
 
 __all__ = ["brute_force_k_set", "greedy_k_set", "saturated_values", "set_utility"]
-
-FloatArray = NDArray[np.float64]
 
 
 def _check_k(k: object, m: int) -> int:

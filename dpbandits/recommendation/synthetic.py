@@ -34,11 +34,11 @@ import numpy as np
 from numpy.typing import NDArray
 from scipy import special, stats
 
+from dpbandits.core.arrays import FloatArray
 from dpbandits.selectors.base import RNGLike
 
 __all__ = ["Requests", "generate_requests", "score_quantile"]
 
-FloatArray = NDArray[np.float64]
 
 #: Gauss-Hermite nodes for E[g(rho x + sqrt(1 - rho^2) T)], T ~ N(0, 1).
 _GH_NODES = 64

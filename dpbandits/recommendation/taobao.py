@@ -48,6 +48,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
+from dpbandits.core.arrays import FloatArray, IntArray
 from dpbandits.recommendation.auction_files import time_range
 from dpbandits.recommendation.auctions import Auctions, LoadSummary, make_auctions
 from dpbandits.recommendation.columnar import CHUNK_ROWS, Codes, TableFile, open_table
@@ -68,9 +69,6 @@ _PROFILE_KEYS = (
 )  # fmt: skip
 #: Seconds of the UTC+8 offset (the log's days are Beijing days).
 _UTC8 = 8 * 3600
-
-IntArray = NDArray[np.int64]
-FloatArray = NDArray[np.float64]
 
 
 @dataclass(frozen=True)

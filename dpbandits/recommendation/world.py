@@ -35,6 +35,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
+from dpbandits.core.arrays import FloatArray, IntArray
 from dpbandits.selectors.base import RNGLike
 
 __all__ = [
@@ -46,9 +47,6 @@ __all__ = [
     "sample_users",
     "world_statistics",
 ]
-
-FloatArray = NDArray[np.float64]
-IntArray = NDArray[np.int64]
 
 
 def _check_count(value: object, name: str, minimum: int = 1) -> int:

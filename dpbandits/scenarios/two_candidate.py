@@ -32,9 +32,10 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-from numpy.typing import ArrayLike, NDArray
+from numpy.typing import ArrayLike
 
 from dpbandits.core import checks
+from dpbandits.core.arrays import FloatArray
 from dpbandits.selectors.spec import resolve_selector
 
 __all__ = [
@@ -47,8 +48,6 @@ __all__ = [
     "hg_map",
     "error_rate",
 ]
-
-FloatArray = NDArray[np.float64]
 
 
 def _check_pair(

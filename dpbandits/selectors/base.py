@@ -31,6 +31,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from dpbandits.core import checks
+from dpbandits.core.arrays import FloatArray, IntArray
 from dpbandits.selectors.compiled import CompiledKernel
 
 __all__ = [
@@ -44,9 +45,6 @@ __all__ = [
 ]
 
 RNGLike = np.random.Generator | np.random.BitGenerator | np.random.SeedSequence | int | None
-
-IntArray = NDArray[np.int64]
-FloatArray = NDArray[np.float64]
 
 
 #: Up to this many candidates, :func:`row_max` takes maxima column by column.

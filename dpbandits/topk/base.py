@@ -23,15 +23,13 @@ from __future__ import annotations
 from typing import Any, ClassVar
 
 import numpy as np
-from numpy.typing import ArrayLike, NDArray
+from numpy.typing import ArrayLike
 
 from dpbandits.core import checks
+from dpbandits.core.arrays import FloatArray, IntArray
 from dpbandits.selectors.base import Mechanism, RNGLike, prepare_inputs
 
 __all__ = ["TopKSelector", "check_k", "prepare_topk_inputs"]
-
-IntArray = NDArray[np.int64]
-FloatArray = NDArray[np.float64]
 
 
 def check_k(k: Any, d: int) -> int:

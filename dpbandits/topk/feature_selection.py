@@ -54,10 +54,11 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-from numpy.typing import ArrayLike, NDArray
+from numpy.typing import ArrayLike
 
 from dpbandits import topk as _topk
 from dpbandits.core import checks
+from dpbandits.core.arrays import FloatArray, IntArray
 from dpbandits.core.extras import install_hint
 from dpbandits.selectors.base import RNGLike
 
@@ -79,9 +80,6 @@ __all__ = [
 ]
 
 SKLEARN_HINT = f"the two-stage baseline and LASSO need scikit-learn: {install_hint('sklearn')}"
-
-FloatArray = NDArray[np.float64]
-IntArray = NDArray[np.int64]
 
 
 def _lasso_class() -> Any:
