@@ -46,7 +46,8 @@ def test_examples_exist():
 
 
 @pytest.mark.parametrize(
-    "script", slow_except(EXAMPLES, fast=[ROOT / "examples" / "quickstart.py"], ids=lambda p: p.name)
+    "script",
+    slow_except(EXAMPLES, fast=[ROOT / "examples" / "quickstart.py"], ids=lambda p: p.name),
 )
 def test_example_script_runs(script, tmp_path):
     env = {**os.environ, "MPLBACKEND": "Agg"}

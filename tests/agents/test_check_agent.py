@@ -6,12 +6,11 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from tests.marks import slow_except
-
 import agents
 from agents.base import Agent, ArmStatistics
 from dpbandits.core.params import Param
 from dpbandits.testing import AgentCheckError, check_agent
+from tests.marks import slow_except
 
 
 @pytest.mark.parametrize("name", slow_except(agents.available(), fast=["ucb", "adap_ucb"]))

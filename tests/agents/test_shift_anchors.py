@@ -8,12 +8,12 @@ import math
 
 import numpy as np
 import pytest
+from dpbandits.testing.reward_tables import reward_tape
 from scipy import stats
 
 import agents
 from agents.change_tests import glr_bernoulli
 from dpbandits.testing import check_agent
-from dpbandits.testing.reward_tables import reward_tape
 
 # -- slow references, one replication, written from the papers ---------------------------------
 

@@ -7,8 +7,6 @@ import math
 import numpy as np
 import pytest
 
-from tests.marks import slow_except
-
 from dpbandits import selectors
 from dpbandits.audit.selector import (
     HARD_PAIRS,
@@ -17,6 +15,7 @@ from dpbandits.audit.selector import (
     clopper_pearson,
     estimate_privacy_loss,
 )
+from tests.marks import slow_except
 
 DRAWS = 100_000
 EPS = 1.0

@@ -7,12 +7,11 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from tests.marks import slow_except
-
 from dpbandits import selectors
 from dpbandits.core.jit import kernel
 from dpbandits.selectors.compiled import CompiledKernel, call_kernel, compiled_kernel
 from dpbandits.selectors.noisy_max import RNM
+from tests.marks import slow_except
 
 BUILTIN = [
     ("rnm", {}), ("rnm", {"noise": "gumbel"}), ("rnm", {"noise": "laplace"}),

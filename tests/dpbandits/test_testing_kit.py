@@ -13,8 +13,6 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from tests.marks import slow_except
-
 from dpbandits import selectors
 from dpbandits.selectors.base import prepare_inputs, row_max
 from dpbandits.testing import (
@@ -25,6 +23,7 @@ from dpbandits.testing import (
     SelectorReport,
     check_selector,
 )
+from tests.marks import slow_except
 from tests.stats import assert_counts_match_pmf
 
 BUILTIN = [
