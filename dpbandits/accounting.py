@@ -38,7 +38,20 @@ from numpy.typing import ArrayLike
 
 from dpbandits.core import checks
 
-__all__ = ["PrivacyLedger", "global_dp_report", "local_dp_report", "zcdp_report"]
+__all__ = [
+    "PrivacyLedger",
+    "global_dp_report",
+    "implied_rho",
+    "local_dp_report",
+    "zcdp_report",
+]
+
+
+def implied_rho(epsilon: float) -> float:
+    """The zCDP parameter an eps-DP guarantee implies, ``eps^2 / 2`` (Bun & Steinke 2016,
+    Proposition 1.4); ``inf`` for an eps too large to square in floating point (a product, not
+    ``**``, which raises OverflowError there)."""
+    return epsilon * epsilon / 2.0
 
 
 def _optional_epsilon(value: Any, name: str) -> float | None:
@@ -155,7 +168,7 @@ class PrivacyLedger:
             "epsilon_total": means_total + q_parallel,
             "notion": "pure",
             # the zCDP parameter the total implies (Bun & Steinke 2016, Proposition 1.4)
-            "rho_implied": (means_total + q_parallel) ** 2 / 2,
+            "rho_implied": implied_rho(means_total + q_parallel),
             "epsilon_total_note": "global DP of everything the agent outputs (actions, means, "
             "sensitivities) for reward sequences that differ in one step: the actions are "
             "post-processing of the released means and sensitivities, so eps_S adds nothing "
@@ -220,14 +233,14 @@ def global_dp_report(
         f"  released   {mechanism}",
         f"  total      {composition}",
         "  actions    post-processing of the releases (nothing treated as public)",
-        f"  implied    rho = eps^2/2 = {eps * eps / 2:g} (zCDP; Bun & Steinke 2016, Prop. 1.4)",
+        f"  implied    rho = eps^2/2 = {implied_rho(eps):g} (zCDP; Bun & Steinke 2016, Prop. 1.4)",
     ])  # fmt: skip
     return {
         "model": "global",
         "notion": "pure",
         "algorithm": algorithm,
         "epsilon_total": eps,
-        "rho_implied": eps * eps / 2,
+        "rho_implied": implied_rho(eps),
         "counts_public": False,
         "means": {
             "epsilon": eps,
@@ -257,7 +270,7 @@ def local_dp_report(algorithm: str, epsilon: float, mechanism: str) -> dict[str,
         "  learner    sees reports only: everything it outputs is post-processing",
         f"  total      eps = {eps:g} for the whole run, also as global DP (one step's reward "
         "changes one report's law)",
-        f"  implied    rho = eps^2/2 = {eps * eps / 2:g} (zCDP; Bun & Steinke 2016, Prop. 1.4)",
+        f"  implied    rho = eps^2/2 = {implied_rho(eps):g} (zCDP; Bun & Steinke 2016, Prop. 1.4)",
     ])  # fmt: skip
     return {
         "model": "local",
@@ -265,7 +278,7 @@ def local_dp_report(algorithm: str, epsilon: float, mechanism: str) -> dict[str,
         "algorithm": algorithm,
         "epsilon_local": eps,
         "epsilon_total": eps,
-        "rho_implied": eps * eps / 2,
+        "rho_implied": implied_rho(eps),
         "counts_public": False,
         "means": {"epsilon": eps, "total": eps, "mechanism": mechanism,
                   "composition": "one report per reward; every output is post-processing"},

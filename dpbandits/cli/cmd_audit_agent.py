@@ -35,6 +35,7 @@ from dpbandits.cli.options import (
     positive_count,
     split_list,
 )
+from dpbandits.core.docs import docs_reference
 
 HELP = "estimate a whole agent's privacy loss end to end on neighbouring reward tables"
 
@@ -70,7 +71,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--delta", type=float, default=None,
                         help="audit (eps, delta)-DP at DELTA in (0, 1): the claim is the "
                         "accountant's eps at DELTA (how a rho-zCDP agent is audited; "
-                        "docs/trust-models.md)")  # fmt: skip
+                        f"{docs_reference('trust-models')})")  # fmt: skip
     parser.add_argument("--alpha", type=float, default=ALPHA,
                         help=f"overall error level of the bound ({ALPHA:g})")  # fmt: skip
     parser.add_argument("--seed", type=int, default=0, help="random seed (default 0)")

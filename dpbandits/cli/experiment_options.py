@@ -29,7 +29,7 @@ def add_experiment_arguments(parser: argparse.ArgumentParser, command: str) -> N
     parser.add_argument("--delta", type=float, default=None, metavar="DELTA",
                         help="also state every privacy guarantee as (eps, delta) at DELTA in "
                         "(0, 1), converted by dp-accounting (the extra 'accounting'; "
-                        "docs/trust-models.md)")  # fmt: skip
+                        f"{docs_reference('trust-models')})")  # fmt: skip
     parser.add_argument("--set", dest="sets", action="append", default=[], metavar="KEY=VALUE",
                         help="set any key path, e.g. agents.mGEM.epsilon_select=2 or "
                         "experiment.env_kwargs.horizon=5000; repeatable")  # fmt: skip

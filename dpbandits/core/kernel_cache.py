@@ -69,10 +69,12 @@ def user_cache_root(environ: dict[str, str] | None = None, system: str | None = 
 @functools.cache
 def _cpu() -> str:
     """The CPU's name as LLVM sees it (what numba compiles for) and a hash of its features."""
-    from llvmlite import binding
+    from dpbandits.core.numba_compat import host_cpu  # numba's internals live there only
 
-    name = os.environ.get("NUMBA_CPU_NAME") or binding.get_host_cpu_name()
-    features = os.environ.get("NUMBA_CPU_FEATURES") or binding.get_host_cpu_features().flatten()
+    name, features = os.environ.get("NUMBA_CPU_NAME"), os.environ.get("NUMBA_CPU_FEATURES")
+    if not (name and features):
+        host_name, host_features = host_cpu()
+        name, features = name or host_name, features or host_features
     digest = hashlib.sha256(f"{platform.machine()}|{name}|{features}".encode()).hexdigest()
     return f"{re.sub(r'[^A-Za-z0-9_.-]+', '_', name)}-{digest[:8]}"
 

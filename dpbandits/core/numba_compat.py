@@ -39,6 +39,7 @@ __all__ = [
     "defer_blas_probe",
     "float_bits",
     "generator_at",
+    "host_cpu",
     "install_cache_locators",
     "on_compile",
 ]
@@ -207,6 +208,15 @@ def add_compile_listener(on_start: Callable[[Any], None], on_end: Callable[[Any]
             on_end(getattr(dispatcher, "py_func", dispatcher))
 
     event.register("numba:compile", Listener())
+
+
+# -- the CPU numba compiles for --------------------------------------------------------------
+def host_cpu() -> tuple[str, str]:
+    """The host CPU's name and feature string as LLVM sees them (what numba compiles for; the
+    kernel cache is keyed on both)."""
+    from llvmlite import binding
+
+    return binding.get_host_cpu_name(), binding.get_host_cpu_features().flatten()
 
 
 # -- numba's start-up BLAS probe --------------------------------------------------------------

@@ -35,6 +35,7 @@ import copy
 import math
 from typing import Any
 
+from dpbandits import accounting
 from dpbandits.core import checks
 from dpbandits.core.extras import install_hint
 
@@ -64,8 +65,7 @@ def check_delta(delta: Any) -> float:
 def implied_rho(epsilon: float) -> float:
     """The zCDP parameter an eps-DP guarantee implies: ``eps^2 / 2`` (Bun & Steinke 2016,
     Proposition 1.4)."""
-    eps = checks.positive_number(epsilon, "epsilon", allow_inf=True)
-    return eps * eps / 2.0
+    return accounting.implied_rho(checks.positive_number(epsilon, "epsilon", allow_inf=True))
 
 
 def accountant_available() -> bool:
