@@ -31,6 +31,9 @@ from scipy import stats
 from dpbandits.experiments import run, shift_agents, shift_env
 from tests.stats import P_MIN, Z_MAX
 
+# a two-sample test on 3 000 replications of six agents (about 2 GB at once): CI's slow step
+pytestmark = pytest.mark.slow
+
 BEFORE = dict(np.load(Path(__file__).parent / "data" / "regret_before_stream_change.npz"))
 
 

@@ -60,7 +60,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument(
         "--eps-global", type=positive_float, default=1.0,
         help="eps of the whole run of the eps-global-DP agents built for change (CD-AdaP-UCB, "
-        "CD-AdaP-KLUCB, SW-AdaP-UCB, SW-AdaP-KLUCB; docs/private-shift.md)",
+        f"CD-AdaP-KLUCB, SW-AdaP-UCB, SW-AdaP-KLUCB; {docs_reference('private-shift')})",
     )  # fmt: skip
     add_list_option(
         parser, "--agent", "--agents", metavar="LABEL",
