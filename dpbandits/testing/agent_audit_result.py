@@ -30,6 +30,7 @@ class EventBound:
     lower: float
     estimate: float
     selection_lower: float
+    table: str = ""
 
     @property
     def p(self) -> float:
@@ -44,7 +45,7 @@ class EventBound:
             "family": self.family, "step": self.step, "event": self.event,
             "direction": self.direction, "count": self.count, "count_prime": self.count_prime,
             "n": self.n, "lower": self.lower, "estimate": self.estimate,
-            "selection_lower": self.selection_lower,
+            "selection_lower": self.selection_lower, "table": self.table,
         }  # fmt: skip
 
 
@@ -69,6 +70,9 @@ class AgentAuditResult:
     seconds: float
     table_source: str
     notes: list[str] = field(default_factory=list)
+    tables: tuple[str, ...] = ()
+    tried: int = 0
+    mode: str = "search"
 
     @property
     def passed(self) -> bool | None:
@@ -95,6 +99,15 @@ class AgentAuditResult:
             f"(an eps-DP agent fails with probability <= {self.alpha:g})"
         )
 
+    def reproduce(self) -> str:
+        """The command-line options that re-check the worst event alone (its table and changed
+        step; the search of events on that neighbour is redone): ``--table T --step S``."""
+        w = self.worst
+        if w is None:
+            return ""
+        table = f" --table {w.table}" if w.table and w.table != "given" else ""
+        return f"{table} --step {w.step}".strip()
+
     def to_dict(self) -> dict[str, Any]:
         return {
             "agent": self.agent, "epsilon": self.epsilon, "epsilon_source": self.epsilon_source,
@@ -102,25 +115,37 @@ class AgentAuditResult:
             "runs": self.runs, "horizon": self.horizon, "n_arms": self.n_arms,
             "steps": list(self.steps), "events": [e.to_dict() for e in self.events],
             "seconds": self.seconds, "table_source": self.table_source, "notes": self.notes,
+            "tables": list(self.tables), "tried": self.tried, "mode": self.mode,
+            "reproduce": self.reproduce(),
         }  # fmt: skip
 
     def __str__(self) -> str:
         claim = "none" if self.epsilon is None else f"{self.epsilon:g} ({self.epsilon_source})"
+        if self.mode == "quick":
+            what = (f"  quick audit: {self.tables[0] if self.tables else ''} and its neighbours "
+                    f"changing step {', '.join(map(str, self.steps))}")  # fmt: skip
+        else:
+            what = (f"  search over {len(self.tables)} tables ({', '.join(self.tables)}) and "
+                    f"{self.tried} neighbours with pilot runs")  # fmt: skip
         lines = [
             f"{self.agent}",
-            f"  {self.runs} runs on each of {1 + len(self.steps)} tables: {self.table_source} "
-            f"({self.horizon} steps, {self.n_arms} arms) and its neighbours changing step "
-            f"{', '.join(map(str, self.steps))}",
+            what,
+            f"  {self.horizon} steps, {self.n_arms} arms, {self.table_source}; {len(self.events)} "
+            f"events bounded on {self.runs} held-out runs per table",
             f"  claimed eps: {claim}; overall level {self.alpha:g}; {self.seconds:.1f} s",
             "",
-            f"{'family':<8} {'step':>5}  {'event (held-out half)':<36} {'dir':<5} {'p':>7} "
+            f"{'table':<16} {'step':>5}  {'event (held-out runs)':<30} {'dir':<5} {'p':>7} "
             f"{'p_prime':>7} {'log-ratio':>9} {'lower':>7}",
         ]
-        for e in self.events:
+        for e in sorted(self.events, key=lambda e: -e.lower):
             lines.append(
-                f"{e.family:<8} {e.step:>5}  {e.event[:36]:<36} {e.direction:<5} {e.p:>7.4f} "
-                f"{e.p_prime:>7.4f} {e.estimate:>9.3f} {e.lower:>7.3f}"
+                f"{e.table[:16]:<16} {e.step:>5}  {e.event[:30]:<30} {e.direction:<5} "
+                f"{e.p:>7.4f} {e.p_prime:>7.4f} {e.estimate:>9.3f} {e.lower:>7.3f}"
             )
         lines += ["", self.verdict()]
+        if self.worst is not None and self.worst.lower > 0:
+            lines.append(f"the largest bound: table {self.worst.table}, changed step "
+                         f"{self.worst.step}, event {self.worst.event}; re-check it with "
+                         f"`dpbandits audit-agent AGENT {self.reproduce()}`")  # fmt: skip
         lines += [f"note: {n}" for n in self.notes]
         return "\n".join(lines)
