@@ -38,6 +38,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 from scipy import stats
 
+from dpbandits.audit.selector import clopper_pearson
 from dpbandits.quantiles import (
     DEFAULT_ENDPOINT_MASS,
     QuantileOptions,
@@ -45,7 +46,6 @@ from dpbandits.quantiles import (
     dp_quantile,
     dp_quantiles,
 )
-from dpbandits.testing.audit import clopper_pearson
 
 if TYPE_CHECKING:
     from typing_extensions import Unpack

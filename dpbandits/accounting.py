@@ -23,7 +23,7 @@ App. H states three guarantees, and this ledger records and renders exactly thos
   together are ``(eps_M + eps_p)``-DP (global DP; parallel composition over the quantile
   windows), whatever eps_S, and n eps_S is never needed.  This is ``epsilon_total`` in the
   report, the tightest single total the design supports and the claim the end-to-end audit
-  checks (:func:`dpbandits.testing.agent_audit.audit_agent`, docs/selectors.md, "Auditing an
+  checks (:func:`dpbandits.audit.agent.audit_agent`, docs/selectors.md, "Auditing an
   agent").  eps_S remains each action's local guarantee with respect to the selector's input.
 """
 

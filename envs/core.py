@@ -344,6 +344,13 @@ def fill_tape(means: Any, sds: Any, gaussian: bool, lo: float, hi: float, draws:
                     out[i, base + r] = 1.0 if draws[i, r] < m else 0.0
 
 
+def reward_tape(table: FloatArray, n_copies: int) -> FloatArray:
+    """The reward tape of a fixed ``(T, K)`` table for ``n_copies`` copies: ``(T, K * R)``,
+    column ``a * R + r`` is arm ``a`` of copy ``r``, every copy the same rewards (the layout of
+    :func:`fill_tape`, which the agents' block path reads)."""
+    return np.repeat(table, n_copies, axis=1)
+
+
 class BanditCore:
     """``n_copies`` synchronised replications of one schedule: the single implementation.
 

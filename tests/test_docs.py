@@ -282,7 +282,7 @@ def test_the_agent_kinds_table_lists_every_parameter_with_its_default():
 
 def test_the_audit_is_documented_with_the_number_of_pairs_it_reports():
     """docs/selectors.md said 8 pairs; ``dpbandits audit`` reports one row per hard pair."""
-    from dpbandits.testing.audit import HARD_PAIRS
+    from dpbandits.audit.selector import HARD_PAIRS
 
     text = " ".join((ROOT / "docs" / "selectors.md").read_text(encoding="utf-8").split())
     m = re.search(r"at most `(\d+)e-6` over the (\d+) pairs of `HARD_PAIRS`", text)

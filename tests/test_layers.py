@@ -27,6 +27,7 @@ FLOORS = {
     "dpbandits.topk": 2,
     "dpbandits.recommendation": 2,
     "dpbandits.experiments": 3,
+    "dpbandits.audit": 4,
     "dpbandits.testing": 4,
     "dpbandits.cli": 5,
     "dpbandits.course": 5,
@@ -104,6 +105,47 @@ def test_arrows_point_down(graph):
         if floor(b) is not None and floor(a) is not None and floor(b) > floor(a)  # type: ignore[operator]
     ]
     assert up == []
+
+
+def _reached(graph: dict[str, tuple[set[str], set[str]]], start: list[str]) -> set[str]:
+    """Every project module that ``start`` imports, directly or through others (module-level
+    and function-local imports alike)."""
+    seen: set[str] = set()
+    todo = list(start)
+    while todo:
+        m = todo.pop()
+        if m in seen or m not in graph:
+            continue
+        seen.add(m)
+        todo.extend(graph[m][0] | graph[m][1])
+    return seen
+
+
+def test_the_kits_import_nothing_from_the_engine_or_the_agent_audit(graph):
+    """The conformance kits (``dpbandits.testing``) stand beside the audits (``dpbandits.audit``)
+    and use only the selector audit: nothing they import, directly or through other modules,
+    belongs to the experiment engine or the agent audit (the deprecated old names load those
+    only on demand, through ``importlib``)."""
+    kits = [m for m in graph if m == "dpbandits.testing" or m.startswith("dpbandits.testing.")]
+    reached = _reached(graph, kits)
+    engine = sorted(m for m in reached if m.startswith("dpbandits.experiments")
+                    or m in ("dpbandits.audit.agent", "dpbandits.audit.reward_tables"))  # fmt: skip
+    assert kits and engine == []
+
+
+def test_importing_the_kits_loads_no_engine():
+    """The same at run time, in a fresh interpreter: ``check_selector`` and ``check_agent``
+    load no module of ``dpbandits.experiments``."""
+    import subprocess
+    import sys
+
+    code = (
+        "import sys\nfrom dpbandits.testing import check_agent, check_selector\n"
+        "import dpbandits.audit\n"
+        "print(sorted(m for m in sys.modules if m.startswith('dpbandits.experiments')))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"
 
 
 def test_no_import_cycle(graph):

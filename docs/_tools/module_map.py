@@ -23,7 +23,7 @@ FLOORS = [
     (2, "agents, environments, selection problems", ("agents", "envs", "dpbandits.scenarios",
                                                      "dpbandits.topk", "dpbandits.recommendation")),
     (3, "experiments", ("dpbandits.experiments",)),
-    (4, "testing", ("dpbandits.testing",)),
+    (4, "audits and conformance kits", ("dpbandits.audit", "dpbandits.testing")),
     (5, "commands and course", ("dpbandits.cli", "dpbandits.course", "dpbandits.__main__")),
 ]
 

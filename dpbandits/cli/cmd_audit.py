@@ -1,6 +1,6 @@
 """``dpbandits audit SELECTOR``: empirical privacy-loss check on hard neighbouring pairs.
 
-Draws the selector many times on each neighbouring pair of ``dpbandits.testing.audit.HARD_PAIRS``
+Draws the selector many times on each neighbouring pair of ``dpbandits.audit.selector.HARD_PAIRS``
 and
 compares the estimated privacy loss ``max_a |log P[a|D] - log P[a|D']|`` (with a
 Clopper-Pearson lower confidence bound) with eps. Exit status 0 if every pair passes, 1
@@ -50,8 +50,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from dpbandits import selectors
+    from dpbandits.audit.selector import HARD_PAIRS, audit
     from dpbandits.selectors.spec import parse_value
-    from dpbandits.testing.audit import HARD_PAIRS, audit
 
     load_plugins(args.plugins)
     if args.selector is None:

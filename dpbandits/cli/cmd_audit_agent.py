@@ -3,7 +3,7 @@
 Fixes one reward table (drawn once from --env), changes the rewards of one step at a time, runs
 the agent --runs times on the table and on every such neighbour, and bounds the privacy loss of
 its action sequence from below with Clopper-Pearson intervals over events picked on half of
-the runs and evaluated on the other half (dpbandits.testing.agent_audit; how strong it is:
+the runs and evaluated on the other half (dpbandits.audit.agent; how strong it is:
 docs/selectors.md#auditing-an-agent). The bound is compared with the agent's claimed total
 eps, its privacy report's epsilon_total, or --epsilon.
 
@@ -35,7 +35,7 @@ from dpbandits.cli.options import (
 
 HELP = "estimate a whole agent's privacy loss end to end on neighbouring reward tables"
 
-#: Defaults of the options (those of dpbandits.testing.agent_audit.audit_agent).
+#: Defaults of the options (those of dpbandits.audit.agent.audit_agent).
 RUNS, HORIZON, ALPHA = 20_000, 500, 1e-3
 
 
@@ -140,7 +140,7 @@ def run(args: argparse.Namespace) -> int:
     except (ValueError, TypeError) as exc:
         raise type(exc)(f"AGENT {args.agent!r}: {exc}") from None
 
-    from dpbandits.testing.agent_audit import audit_agent
+    from dpbandits.audit.agent import audit_agent
 
     result = audit_agent(agent, env, horizon=args.horizon, steps=steps, runs=args.runs,
                          alpha=args.alpha, epsilon=args.epsilon, rng=args.seed,
@@ -158,9 +158,9 @@ def run(args: argparse.Namespace) -> int:
 def _env(args: argparse.Namespace) -> tuple[Any, int]:
     """The environment config of ``--env``/``--env-arg`` (``None``: the audit's default) and
     its number of arms, its horizon checked against ``--horizon``, before any work."""
+    from dpbandits.audit.agent import DEFAULT_ENV
     from dpbandits.experiments.config import parse_assignments
     from dpbandits.experiments.envspec import env_spec, make_env
-    from dpbandits.testing.agent_audit import DEFAULT_ENV
 
     kwargs = parse_assignments(args.env_args, "--env-arg")
     env: dict[str, Any] = dict(DEFAULT_ENV) if args.env is None else {"id": args.env}

@@ -281,7 +281,7 @@ AUDIT_CAUSES = {
 def check_audit(student: Student, rng: np.random.Generator) -> None:
     """The library's auditor on hard neighbouring pairs: the loss lower bound must be <= eps."""
     from dpbandits import selectors
-    from dpbandits.testing.audit import HARD_PAIRS, NeighbouringPair, estimate_privacy_loss
+    from dpbandits.audit.selector import HARD_PAIRS, NeighbouringPair, estimate_privacy_loss
 
     eps = 1.0
     pairs = dict(HARD_PAIRS)
@@ -303,7 +303,7 @@ def check_audit(student: Student, rng: np.random.Generator) -> None:
             res = estimate_privacy_loss(sel, pair, draws=200_000, alpha=ALPHA, rng=rng)
             if not res.passed:
                 raise CheckFailed(
-                    f"the privacy audit (dpbandits.testing.audit) finds that your {name} is not "
+                    f"the privacy audit (dpbandits.audit.selector) finds that your {name} is not "
                     f"{fmt(eps)}-DP: on the neighbouring inputs q = {fmt_vec(pair.q)} and "
                     f"q' = {fmt_vec(pair.q_prime)} (d = {fmt_vec(pair.d)}) its privacy loss is "
                     f"at least {fmt(res.loss_lower, 3)} (estimate {fmt(res.loss, 3)}; "

@@ -119,7 +119,7 @@ def check_permute_and_flip(student: Student, rng: np.random.Generator) -> None:
     """Chi-square against the exact law, on batches of one problem and on a batch mixing two;
     draws from ``rng`` only; the library's privacy audit on hard pairs."""
     from dpbandits import selectors
-    from dpbandits.testing.audit import HARD_PAIRS, estimate_privacy_loss
+    from dpbandits.audit.selector import HARD_PAIRS, estimate_privacy_loss
 
     def fn(q: np.ndarray, d: np.ndarray, eps: float, g: np.random.Generator) -> np.ndarray:
         return Student.indices(

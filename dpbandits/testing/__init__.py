@@ -1,4 +1,4 @@
-"""Conformance kit for selector authors: the selector contract and the privacy audit in one call.
+"""Conformance kits: the contract of a selector (check_selector) and of an agent (check_agent).
 
 .. code-block:: python
 
@@ -58,9 +58,8 @@ states the contract they test; each group lives in its own module of this packag
     (chi-square two-sample test at :data:`P_MIN`); the kernel accepts valid input, returns
     indices in ``[0, K)`` and writes nothing into ``q`` or ``d``. Nothing to check without one.
 ``privacy`` (:mod:`~dpbandits.testing.privacy`)
-    :func:`dpbandits.testing.audit.audit` on the hard neighbouring pairs
-    (:data:`dpbandits.testing.audit.HARD_PAIRS`, including the §IV-A and App. A/B constructions of
-    the
+    :func:`dpbandits.audit.audit` on the hard neighbouring pairs
+    (:data:`dpbandits.audit.HARD_PAIRS`, including the §IV-A and App. A/B constructions of the
     paper). For a selector with ``private = False`` a failure is expected: it is reported, but
     it does not make the report fail.
 
@@ -83,43 +82,41 @@ longer; lower ``draws`` (and the power) or ``skip=("privacy",)`` while developin
 Reproducibility: every check draws from its own generator, derived from ``rng`` and the
 check's name, so a report is reproducible and does not change when other checks are skipped.
 
-Whole agents: :func:`audit_agent` (:mod:`~dpbandits.testing.agent_audit`) audits an agent end
-to end -- its action sequence on reward tables that differ in one step's rewards -- against
-the total eps of its privacy report (docs/selectors.md, "Auditing an agent").
+Agents: :func:`check_agent` (:mod:`~dpbandits.testing.agent_kit`) checks an agent against the
+agent protocol. The product audits -- of a selector, a top-k mechanism, a whole agent end to end
+(:func:`dpbandits.audit.audit_agent`) -- are in :mod:`dpbandits.audit`; this package imports
+nothing from the experiment engine. Their old names here (``dpbandits.testing.audit``,
+``audit_agent``, ...) work for one more release, with a ``DeprecationWarning``
+(:mod:`~dpbandits.testing.moved`).
 """
 
-from typing import TYPE_CHECKING
+from typing import Any
 
-from dpbandits.core.sibling_packages import lazy_attributes
+from dpbandits.testing import moved
 from dpbandits.testing.agent_kit import AGENT_CHECK_NAMES, AgentCheckError, AgentReport, check_agent
 from dpbandits.testing.harness import P_MIN
 from dpbandits.testing.kit import CHECK_NAMES, GROUPS, check_selector
 from dpbandits.testing.report import CheckResult, SelectorCheckError, SelectorReport
 
-if TYPE_CHECKING:
-    from dpbandits.testing.agent_audit import AgentAuditResult, audit_agent
+moved.install()
 
-# The agent audit runs agents on environments: it imports agents, envs and gymnasium, which the
-# selector kit (and dpbandits.testing.audit, imported by the course) do not need.
-__getattr__ = lazy_attributes(
-    "dpbandits.testing",
-    {"audit_agent": "dpbandits.testing.agent_audit",
-     "AgentAuditResult": "dpbandits.testing.agent_audit"},
-    globals(),
-)  # fmt: skip
+
+def __getattr__(name: str) -> Any:
+    if name in moved.MOVED_NAMES:
+        return moved.moved_attribute(name)
+    raise AttributeError(f"module 'dpbandits.testing' has no attribute {name!r}")
+
 
 __all__ = [
     "AGENT_CHECK_NAMES",
     "AgentCheckError",
     "AgentReport",
     "CHECK_NAMES",
-    "AgentAuditResult",
     "GROUPS",
     "P_MIN",
     "CheckResult",
     "SelectorCheckError",
     "SelectorReport",
-    "audit_agent",
     "check_agent",
     "check_selector",
 ]

@@ -49,7 +49,7 @@ from numpy.typing import NDArray
 
 from dpbandits.core import checks
 from dpbandits.core.params import Param
-from dpbandits.testing.reward_tables import reward_tape
+from envs.core import reward_tape
 
 __all__ = ["AGENT_CHECK_NAMES", "AgentCheckError", "AgentReport", "check_agent"]
 

@@ -11,7 +11,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from dpbandits.testing.audit import AuditResult, NeighbouringPair
+from dpbandits.audit.selector import AuditResult, NeighbouringPair
 
 __all__ = [
     "P_MIN",

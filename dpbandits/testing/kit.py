@@ -8,9 +8,9 @@ from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 from dpbandits import selectors
+from dpbandits.audit import selector as _audit
 from dpbandits.core import checks
 from dpbandits.selectors.base import RNGLike
-from dpbandits.testing import audit as _audit
 from dpbandits.testing import compiled, contract, privacy, randomness, symmetry, validation
 from dpbandits.testing import epsilon as epsilon_group  # check_selector has an epsilon argument
 from dpbandits.testing.harness import Context, Failure, describe_exc, is_real_number
@@ -90,10 +90,10 @@ def check_selector(
         Seed of the kit's own randomness (the seeds given to the selector and the audit's draws);
         the default makes the report reproducible.
     audit:
-        Run the empirical privacy audit (:func:`dpbandits.testing.audit.audit`).
+        Run the empirical privacy audit (:func:`dpbandits.audit.selector.audit`).
     draws, alpha, pairs:
         Draws per input, family-wise error per pair and the neighbouring pairs of the audit
-        (default: every pair of :data:`dpbandits.testing.audit.HARD_PAIRS`); see the package
+        (default: every pair of :data:`dpbandits.audit.selector.HARD_PAIRS`); see the package
         docstring
         for the power.
     skip:

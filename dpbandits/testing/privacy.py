@@ -8,7 +8,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from dpbandits.testing import audit
+from dpbandits.audit import selector as audit
 from dpbandits.testing.harness import Context, Failure, indices
 
 __all__ = ["CHECKS"]

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
-from dpbandits.testing.audit import AuditResult
+from dpbandits.audit.selector import AuditResult
 
 __all__ = ["CheckResult", "SelectorCheckError", "SelectorReport"]
 
@@ -48,7 +48,7 @@ class SelectorReport:
     """The outcome of :func:`check_selector`: one :class:`CheckResult` per check.
 
     ``report.passed`` is True when every required check passed; ``report["privacy"]`` is one
-    check; ``report.audit`` holds the :class:`dpbandits.testing.audit.AuditResult` of each pair.
+    check; ``report.audit`` holds the :class:`dpbandits.audit.selector.AuditResult` of each pair.
     """
 
     selector: str

@@ -1,4 +1,4 @@
-"""The end-to-end privacy audit of a whole agent (dpbandits.testing.agent_audit).
+"""The end-to-end privacy audit of a whole agent (dpbandits.audit.agent).
 
 Sizes are chosen so that each verdict is certain, not lucky: the numbers in each docstring are
 the bounds' closed forms or were measured over 20 seeds, and the margins are derived from the
@@ -14,10 +14,10 @@ import numpy as np
 import pytest
 
 import agents
+from dpbandits.audit import audit_agent
+from dpbandits.audit.agent import FAMILIES, claimed_epsilon
+from dpbandits.audit.reward_tables import default_steps, play_table
 from dpbandits.cli import main
-from dpbandits.testing import audit_agent
-from dpbandits.testing.agent_audit import FAMILIES, claimed_epsilon
-from dpbandits.testing.reward_tables import default_steps, play_table
 
 ALPHA_EACH = 1e-3 / (2 * len(FAMILIES) * 2)  # the default per-bound level
 

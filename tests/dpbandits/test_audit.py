@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from dpbandits import selectors
-from dpbandits.testing.audit import (
+from dpbandits.audit.selector import (
     HARD_PAIRS,
     NeighbouringPair,
     audit,

@@ -517,7 +517,7 @@ def test_discrete_single_release_privacy_on_neighbouring_rewards() -> None:
     (neighbours at distance b): the event {release >= hi} has probability ratio exactly
     exp(eps/2); its Clopper-Pearson lower bound (alpha 1e-6) must not exceed eps/2, and the
     point estimate must be within 5 standard errors of it."""
-    from dpbandits.testing.audit import clopper_pearson
+    from dpbandits.audit.selector import clopper_pearson
 
     eps, n = 1.0, 200_000
     hits = []

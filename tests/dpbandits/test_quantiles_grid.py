@@ -13,6 +13,7 @@ import pytest
 from scipy import stats
 
 import agents
+from dpbandits.audit.selector import clopper_pearson
 from dpbandits.quantiles import (
     DEFAULT_ENDPOINT_MASS,
     DEFAULT_GRID_SIZE,
@@ -20,7 +21,6 @@ from dpbandits.quantiles import (
     dp_quantile,
     dp_quantiles,
 )
-from dpbandits.testing.audit import clopper_pearson
 from tests.stats import assert_counts_match_pmf, assert_mean_close, assert_same_distribution
 
 
@@ -120,7 +120,7 @@ LARGEST_LOSS_PAIR = ([0.875, 0.125, 0.0, 0.875, 1.0, 0.0], [0.875, 0.125, 1.0, 0
     ],
 )
 def test_empirical_privacy_loss_on_neighbouring_data(x, xp, q, sampler) -> None:
-    """Histogram audit as in dpbandits.testing.audit: the Clopper-Pearson lower bound on the loss is
+    """Histogram audit as in dpbandits.audit: the Clopper-Pearson lower bound on the loss is
     <= eps (fails with probability <= 1e-6 for a correct mechanism), and the histograms match
     the exact pmfs, whose loss is <= eps; with both samplers."""
     m, eps, draws = 8, 1.0, 100_000

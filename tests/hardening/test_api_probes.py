@@ -19,6 +19,7 @@ import pytest
 import agents
 from dpbandits import recommendation as rec
 from dpbandits import scenarios, selectors, topk
+from dpbandits.audit import selector as audit
 from dpbandits.continual import BinaryMechanism, HybridMechanism, PrivateMeans, hybrid_noise
 from dpbandits.core import checks
 from dpbandits.experiments import engine
@@ -26,7 +27,7 @@ from dpbandits.experiments.chunk import chunk_seeds
 from dpbandits.quantiles import WindowedSensitivity, dp_quantile
 from dpbandits.scenarios import evaluation
 from dpbandits.scenarios import two_candidate as tc
-from dpbandits.testing import audit, check_selector
+from dpbandits.testing import check_selector
 
 HUGE = 2**40  # sizes no machine holds: refused up-front, never a MemoryError or a hang
 TWO_ARMED = {"id": "dpbandits/TwoArmedShift-v0", "t_shift": 10, "horizon": 20}

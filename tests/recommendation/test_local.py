@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 
 from dpbandits import selectors
+from dpbandits.audit.selector import NeighbouringPair, estimate_privacy_loss
 from dpbandits.recommendation.local import (
     Clipped,
     Scaled,
@@ -17,7 +18,6 @@ from dpbandits.recommendation.local import (
     select_among,
     softmax_pmf,
 )
-from dpbandits.testing.audit import NeighbouringPair, estimate_privacy_loss
 from tests.stats import assert_counts_match_pmf
 
 N = 200_000
@@ -206,7 +206,7 @@ def test_cutoff_mask_rule_of_algorithm_2():
     assert m[0].tolist() == [False, False, True, True]
 
 
-# -- privacy audits (dpbandits.testing.audit) on hard local pairs
+# -- privacy audits (dpbandits.audit.selector) on hard local pairs
 # --------------------------------------
 
 EPS = 1.0

@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
+from dpbandits.audit.selector import clopper_pearson
 from dpbandits.recommendation.frugal import fit_frugal_model, frugal_choice, frugal_estimates
 from dpbandits.recommendation.geo import local_epsilon, perturb
 from dpbandits.recommendation.movielens import GENRES, fit_world, load_movielens
@@ -24,7 +25,6 @@ from dpbandits.recommendation.submodular import (
     set_utility,
 )
 from dpbandits.recommendation.world import make_world, sample_users
-from dpbandits.testing.audit import clopper_pearson
 from tests.stats import P_MIN, assert_counts_match_pmf
 
 # -- geographic DP ----------------------------------------------------------------------------

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from dpbandits import topk
-from dpbandits.testing.topk_audit import HARD_TOPK_PAIRS, TopKPair, audit_topk
+from dpbandits.audit.topk import HARD_TOPK_PAIRS, TopKPair, audit_topk
 from dpbandits.topk import exact
 
 

@@ -37,7 +37,7 @@
 #   *exponential mechanism*: `P[a] ∝ exp(eps q_a / (2 D))`.
 #
 # You will write both, measure their privacy loss with the library's **auditor**
-# (`dpbandits.testing.audit`), and see the utility/privacy trade-off.
+# (`dpbandits.audit`), and see the utility/privacy trade-off.
 #
 # Check each task with the cell after it: `check("name")` prints its points and `ok`,
 # `not done yet`, or what is wrong and its likely cause (`check("name", hint=1)` adds a
@@ -142,8 +142,8 @@ if __name__ == "__main__":
 #
 # `dpbandits.selectors.from_function(fn, epsilon=...)` turns a function
 # `fn(q, d, epsilon, rng)` into a selector of the library, and
-# `dpbandits.testing.audit.estimate_privacy_loss(selector, pair)` draws it many times on the two
-# inputs of a neighbouring pair (`dpbandits.testing.audit.HARD_PAIRS`) and returns the estimated
+# `dpbandits.audit.estimate_privacy_loss(selector, pair)` draws it many times on the two
+# inputs of a neighbouring pair (`dpbandits.audit.HARD_PAIRS`) and returns the estimated
 # loss with a lower confidence bound. The selector passes when the lower bound is `<= eps`.
 
 # %%
@@ -151,7 +151,7 @@ if __name__ == "__main__":
     import matplotlib.pyplot as plt
 
     from dpbandits import selectors
-    from dpbandits.testing.audit import HARD_PAIRS, estimate_privacy_loss
+    from dpbandits.audit import HARD_PAIRS, estimate_privacy_loss
 
     eps = 1.0
     with skip_if_not_done():
@@ -192,7 +192,7 @@ if __name__ == "__main__":
 # 3. Change `report_noisy_max` to use each candidate's own sensitivity `d_a` instead of
 #    `D` (the "RNMH" of the paper, §IV-A) and audit it on the pair `sec4a` and on
 #    `NeighbouringPair("one_sided", np.array([0.0, 3.0]), np.array([0.0, 2.0]),
-#    np.array([1e-3, 1.0]))` (from `dpbandits.testing.audit`). What happens, and why?
+#    np.array([1e-3, 1.0]))` (from `dpbandits.audit`). What happens, and why?
 
 # %%
 # Your answer:

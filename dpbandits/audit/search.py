@@ -1,7 +1,7 @@
 """The agent audit's search: pilot runs pick (table, changed step, event) candidates, held-out
 runs bound them (docs/selectors.md, "Auditing an agent").
 
-1. *Tables* (:func:`dpbandits.testing.reward_tables.make_table`): the environment's, its arms
+1. *Tables* (:func:`dpbandits.audit.reward_tables.make_table`): the environment's, its arms
    reversed, constant tables, ties, near-ties, random means, and a knife-edge gap between the
    arms' means, picked on pilot runs as the gap at which the runs disagree most about the best
    arm (:func:`knife_edge_gap`).
@@ -10,7 +10,7 @@ runs bound them (docs/selectors.md, "Auditing an agent").
    with a few dozen runs), and a grid with many pilot runs each (the *grid*: the whole horizon
    evenly, the initial round, the last step that can show, and the steps before the largest
    changes of the agent's behaviour on the base table's pilot runs).
-3. *Events*: every event of every family (:mod:`dpbandits.testing.audit_events`) that reads a
+3. *Events*: every event of every family (:mod:`dpbandits.audit.events`) that reads a
    step after the changed one, scored by its Clopper-Pearson bound on the pilot runs.
 4. The best neighbours (half from the grid, half from the screen) and their best events are
    bounded on held-out runs with fresh seeds, the bounds simultaneous over all of them
@@ -27,7 +27,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from dpbandits.testing.audit_events import (
+from dpbandits.audit.events import (
     Event,
     Layout,
     blocks,
@@ -35,7 +35,7 @@ from dpbandits.testing.audit_events import (
     log_ratio_lower,
     scored_events,
 )
-from dpbandits.testing.reward_tables import make_table, neighbour_table, play_tables
+from dpbandits.audit.reward_tables import make_table, neighbour_table, play_tables
 
 __all__ = ["Candidate", "SearchPlan", "knife_edge_gap", "pilot", "confirm"]
 

@@ -8,19 +8,19 @@ the law of everything it outputs changes by a factor of at most ``e^eps`` on eve
 :func:`audit_agent` checks the action sequence, from the outside, through the agent protocol
 only (:mod:`agents.base`), so it audits any agent, a user's plug-in as well as the built-in
 ones. A neighbour ``x'`` of a table ``x`` changes the rewards of one step ``t0``: every arm's
-reward moves to the far end of the reward range (:func:`~dpbandits.testing.reward_tables.\
+reward moves to the far end of the reward range (:func:`~dpbandits.audit.reward_tables.\
 neighbour_table`).
 
-By default it *searches* (:mod:`dpbandits.testing.audit_search`): over reward tables (the
+By default it *searches* (:mod:`dpbandits.audit.search`): over reward tables (the
 environment's, constant tables, ties, near-ties, random means, a knife-edge gap found on pilot
 runs), over changed steps (every step of the horizon with a few pilot runs, a grid with many,
 and the steps before the agent's behaviour changes) and over events of the actions (the action
 at every step, pull and switch counts in windows, switch times, the last actions:
-:mod:`dpbandits.testing.audit_events`). Pilot runs pick the candidates; only these are bounded
+:mod:`dpbandits.audit.events`). Pilot runs pick the candidates; only these are bounded
 on held-out runs with fresh seeds, by exact Clopper-Pearson intervals simultaneous over all of
 them (Bonferroni), so an eps-DP agent gives ``eps_lower > eps`` with probability at most
 ``alpha`` however much the pilot tried. ``quick=True`` is the seconds-long smoke test: the
-environment's table, the steps of :func:`~dpbandits.testing.reward_tables.default_steps`, half
+environment's table, the steps of :func:`~dpbandits.audit.reward_tables.default_steps`, half
 of ``runs`` picking the events and half bounding them. The claimed eps is the agent's own,
 ``privacy_report()["epsilon_total"]`` (:class:`dpbandits.accounting.PrivacyLedger`).
 
@@ -40,11 +40,16 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 import agents as agents_pkg
-from dpbandits.core import checks
-from dpbandits.core.docs import docs_reference
-from dpbandits.testing.agent_audit_result import AgentAuditResult, EventBound
-from dpbandits.testing.audit_events import FAMILIES
-from dpbandits.testing.audit_search import (
+from dpbandits.audit.agent_result import AgentAuditResult, EventBound
+from dpbandits.audit.events import FAMILIES
+from dpbandits.audit.reward_tables import (
+    TABLE_KINDS,
+    default_steps,
+    draw_table,
+    make_table,
+    parse_table_spec,
+)
+from dpbandits.audit.search import (
     GAP_RUNS,
     GAPS,
     Bound,
@@ -55,13 +60,8 @@ from dpbandits.testing.audit_search import (
     knife_edge_gap,
     pilot,
 )
-from dpbandits.testing.reward_tables import (
-    TABLE_KINDS,
-    default_steps,
-    draw_table,
-    make_table,
-    parse_table_spec,
-)
+from dpbandits.core import checks
+from dpbandits.core.docs import docs_reference
 
 __all__ = [
     "DEFAULT_ENV",
@@ -285,7 +285,7 @@ def audit_agent(
         :data:`DEFAULT_ENV`. Non-stationary environments give their reward tape as it is.
     table:
         The tables to search instead of the default ones: a name or list of names
-        ``KIND[:PARAM][@SEED]`` (:data:`~dpbandits.testing.reward_tables.TABLE_KINDS`; ``gap``
+        ``KIND[:PARAM][@SEED]`` (:data:`~dpbandits.audit.reward_tables.TABLE_KINDS`; ``gap``
         without a gap: the knife-edge gap), or a ``(T, K)`` array (then ``reward_range``, the
         range ``(lo, hi)`` its rewards may take, default ``(0, 1)``).
     horizon:
@@ -413,7 +413,7 @@ def _notes(events: list[EventBound], setup: _Setup, alpha: float, n_events: int)
         )
         return notes
     n = setup.plan.confirm_runs
-    from dpbandits.testing.audit_events import log_ratio_lower
+    from dpbandits.audit.events import log_ratio_lower
 
     ceiling = float(log_ratio_lower(n, n, 0, n, alpha / n_events))
     if max(e.lower for e in events) >= ceiling - 1e-9:

@@ -8,9 +8,9 @@ Top-k outputs are sets or rankings, so the audit counts *events* of the output:
 - ``events="membership"``: the d events "item a is selected" (any d, any mechanism).
 
 For each event the probabilities under ``q`` and ``q'`` get exact one-sided Clopper-Pearson
-bounds (:func:`dpbandits.testing.audit.clopper_pearson`), Bonferroni-corrected over the ``4 m``
+bounds (:func:`dpbandits.audit.selector.clopper_pearson`), Bonferroni-corrected over the ``4 m``
 bounds
-of the ``m`` possible events (fixed before drawing), exactly as :mod:`dpbandits.testing.audit` does
+of the ``m`` possible events (fixed before drawing), exactly as :mod:`dpbandits.audit.selector` does
 for
 single-item selectors. ``loss_lower`` is a ``1 - alpha`` lower confidence bound on
 ``max_event |log P[event | q] - log P[event | q']|``; the audit passes when it is at most eps.
@@ -29,8 +29,8 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import NDArray
 
+from dpbandits.audit.selector import clopper_pearson
 from dpbandits.selectors.base import RNGLike
-from dpbandits.testing.audit import clopper_pearson
 from dpbandits.topk import TopKSelector, check_k, make
 
 __all__ = ["HARD_TOPK_PAIRS", "MAX_OUTCOMES", "TopKAuditResult", "TopKPair", "audit_topk"]

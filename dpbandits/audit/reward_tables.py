@@ -19,6 +19,7 @@ from numpy.typing import NDArray
 from dpbandits.core import checks
 from dpbandits.experiments.envspec import env_spec, make_vector_env
 from envs.base import BanditVectorEnv
+from envs.core import reward_tape
 
 __all__ = [
     "BLOCK",
@@ -228,8 +229,3 @@ def play_tables(
     out[...] = actions.T
     return out
 
-
-def reward_tape(table: NDArray[np.float64], n_runs: int) -> NDArray[np.float64]:
-    """The reward tape of ``table`` for ``n_runs`` replications: ``(T, K * R)``, column
-    ``a * R + r`` is arm ``a`` of replication ``r`` (every replication the same rewards)."""
-    return np.repeat(table, n_runs, axis=1)

@@ -1,4 +1,4 @@
-"""What the agent audit (:func:`dpbandits.testing.agent_audit.audit_agent`) reports: each
+"""What the agent audit (:func:`dpbandits.audit.agent.audit_agent`) reports: each
 event's bound on the privacy loss, and the verdict against the agent's claimed eps."""
 
 from __future__ import annotations

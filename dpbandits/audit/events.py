@@ -178,7 +178,7 @@ def log_ratio_lower(k: Any, n: Any, k_prime: Any, n_prime: Any, alpha: float) ->
     """Lower bound on ``log(P / P')`` from ``k`` of ``n`` and ``k'`` of ``n'`` draws: the
     one-sided Clopper-Pearson lower bound on ``P`` over the upper bound on ``P'``, each at
     level ``alpha`` (``-inf`` when ``k = 0``). Vectorised; real counts allowed. The bounds are
-    the Beta quantiles of :func:`dpbandits.testing.audit.clopper_pearson` (``betaincinv``:
+    the Beta quantiles of :func:`dpbandits.audit.selector.clopper_pearson` (``betaincinv``:
     the same numbers without ``scipy.stats``' per-call checks)."""
     k, n = np.asarray(k, dtype=np.float64), np.asarray(n, dtype=np.float64)
     kp, np_ = np.asarray(k_prime, dtype=np.float64), np.asarray(n_prime, dtype=np.float64)
