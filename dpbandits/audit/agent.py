@@ -171,11 +171,13 @@ def _tables(env: Any, table: Any, reward_range: Any, horizon: int, quick: bool,
     tab, lo, hi, source = _env_table(env, horizon, seeds[0] if seeds else env_seed)
     if specs is None:
         kinds = ("env",) if quick else SEARCH.tables
-        specs = [f"{k}@{env_seed if k in ('env', 'swapped') else table_seed}" for k in kinds]
+        specs = list(kinds)  # each gets its seed below
     out = {}
     knife = False
     for spec in specs:
         kind, param, seed = parse_table_spec(spec)
+        if seed is None and kind not in ("zeros", "ones"):  # the name says which coins
+            spec = f"{spec}@{env_seed if kind in ('env', 'swapped') else table_seed}"
         if kind == "gap" and param is None:
             knife = True  # the knife-edge gap, found on pilot runs
             continue
@@ -241,17 +243,19 @@ def _search(runner: Runner, setup: _Setup, confirm_gen: np.random.Generator, alp
         gap = knife_edge_gap(runner, any_table, setup.lo, setup.hi, seed)
         spec = f"gap:{gap:g}@{seed}"
         setup.tables[spec] = make_table(spec, any_table, setup.lo, setup.hi)
-    cands = []
+    cands, tried = [], 0
     for spec, tab in setup.tables.items():
-        cands += pilot(runner, spec, tab, setup.lo, setup.hi, setup.plan, setup.steps)
+        found, n = pilot(runner, spec, tab, setup.lo, setup.hi, setup.plan, setup.steps)
+        cands += found
+        tried += n
     chosen = choose(cands, setup.plan.confirm_neighbours)
     n_events = sum(len(c.events) for c in chosen)
     if not n_events:
-        return [], len(cands), 0
+        return [], tried, 0
     runner.gen = confirm_gen  # the held-out runs: seeds the pilot never saw
     bounds = confirm(runner, chosen, setup.tables, setup.lo, setup.hi, setup.plan.confirm_runs,
                      alpha / n_events)  # fmt: skip
-    return bounds, len(cands), n_events
+    return bounds, tried, n_events
 
 
 def audit_agent(

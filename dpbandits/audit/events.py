@@ -212,9 +212,12 @@ class Layout:
             at += f.size
             self.ranges[bl.family] = (lo, at)
         self.block, self.feature, self.value, self.last = (np.concatenate(p) for p in parts)
+        #: features per run (all blocks)
+        self.n_features = sum(b.codes.shape[1] for b in self.skeleton)
 
     def counts(self, hists: list[NDArray[np.int64]]) -> NDArray[np.int64]:
-        """``(G, C)`` cell counts from per-block histograms ``(G, F, size)`` (:func:`group_hists`)."""
+        """``(G, C)`` cell counts from per-block histograms ``(G, F, size)``
+        (:func:`group_hists`)."""
         out = []
         for i in self.order:
             h = hists[i]

@@ -3,8 +3,9 @@ agent audit's gallery, docs/selectors.md, "What the search catches").
 
 Each class here is written only against the public agent protocol (``reset``, ``act``,
 ``update``, ``privacy_report``; :mod:`agents.base`), as a user's plug-in would be: it wraps an
-honest agent (by default DP-SE's successor in this gallery, :data:`INNER`, at eps = 1), passes
-its decisions through, and breaks privacy in one way that the audit must find at its defaults:
+honest agent (by default DP-IMED at eps = 1, :data:`INNER`: it settles on the best arm within
+the audit's 500 steps, so a rare leak stands out), passes its decisions through, and breaks
+privacy in one way that the audit must find at its defaults:
 
 - :class:`CopyReward` -- the reward observed at one step is copied into the action of a later
   step (a value leaked through the action sequence long after it was seen);
@@ -41,7 +42,7 @@ __all__ = [
 ]
 
 #: The honest eps-DP agent every planted leak wraps by default (a registered name).
-INNER = "dp_ucb_int"
+INNER = "dp_imed"
 
 
 class PlantedLeak:

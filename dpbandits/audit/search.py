@@ -68,7 +68,8 @@ class SearchPlan:
             return 0 if n == 0 else max(4, int(round(n * budget)))
 
         return replace(self, pilot_base=sc(self.pilot_base), screen_runs=sc(self.screen_runs),
-                       grid_runs=sc(self.grid_runs), confirm_runs=sc(self.confirm_runs))  # fmt: skip
+                       grid_runs=sc(self.grid_runs),
+                       confirm_runs=sc(self.confirm_runs))  # fmt: skip
 
 
 @dataclass
@@ -142,6 +143,25 @@ def _behaviour_changes(acts: NDArray[np.integer[Any]], n_arms: int, k: int) -> N
     return np.sort(np.argsort(-change, kind="stable")[:k] + 1)
 
 
+#: Feature codes computed at a time (memory: 8 bytes each).
+CODES_AT_ONCE = 2_000_000
+
+
+def _slices(n_runs: int, layout: Layout) -> list[slice]:
+    """Slices of the runs whose feature codes fit :data:`CODES_AT_ONCE`."""
+    step = max(1, CODES_AT_ONCE // max(1, layout.n_features))
+    return [slice(i, i + step) for i in range(0, n_runs, step)]
+
+
+def _cell_counts(layout: Layout, acts: NDArray[np.integer[Any]], local: NDArray[np.int64],
+                 n_groups: int) -> NDArray[np.int64]:  # fmt: skip
+    """``(G, C)``: the cell counts of each group ``local[r]`` of the runs ``acts``."""
+    total = np.zeros((n_groups, layout.block.size), dtype=np.int64)
+    for sl in _slices(acts.shape[0], layout):
+        total += layout.counts(group_hists(blocks(acts[sl], layout.n_arms), local[sl], n_groups))
+    return total
+
+
 def _base_pilot(runner: Runner, layout: Layout, table: NDArray[np.float64], n: int
                 ) -> tuple[NDArray[np.int64], NDArray[np.integer[Any]]]:  # fmt: skip
     """Cell counts over ``n`` pilot runs on the base table, and the first batch's actions (for
@@ -149,8 +169,7 @@ def _base_pilot(runner: Runner, layout: Layout, table: NDArray[np.float64], n: i
     total, first = None, None
     for _, acts in runner.batches(table[None], [n]):
         first = acts if first is None else first
-        one = np.zeros(acts.shape[0], dtype=np.int64)
-        c = layout.counts(group_hists(blocks(acts, layout.n_arms), one, 1))[0]
+        c = _cell_counts(layout, acts, np.zeros(acts.shape[0], dtype=np.int64), 1)[0]
         total = c if total is None else total + c
     assert total is not None and first is not None
     return total, first
@@ -172,9 +191,10 @@ def _candidate(spec: str, step: int, tier: str, events: list[Event], keep: int
 
 
 def pilot(runner: Runner, spec: str, table: NDArray[np.float64], lo: float, hi: float,
-          plan: SearchPlan, steps: Sequence[int] | None) -> list[Candidate]:
-    """Every neighbour of one table scored on pilot runs (module docstring, steps 2-3); with
-    ``steps`` given, those steps only, each with the grid's runs."""  # fmt: skip
+          plan: SearchPlan, steps: Sequence[int] | None) -> tuple[list[Candidate], int]:
+    """Every neighbour of one table scored on pilot runs (module docstring, steps 2-3): those
+    with an event of positive pilot bound, and the number scored; with ``steps`` given, those
+    steps only, each with the grid's runs."""  # fmt: skip
     horizon, n_arms = table.shape
     layout = Layout(horizon, n_arms)
     base, first = _base_pilot(runner, layout, table, plan.pilot_base)
@@ -192,7 +212,7 @@ def pilot(runner: Runner, spec: str, table: NDArray[np.float64], lo: float, hi: 
     out = []
     for groups, acts in runner.batches(tables, sizes.tolist()):
         used, local = np.unique(groups, return_inverse=True)
-        counts = layout.counts(group_hists(blocks(acts, n_arms), local, used.size))
+        counts = _cell_counts(layout, acts, local, used.size)
         for j, g in enumerate(used):
             totals[g] = counts[j] if g not in totals else totals[g] + counts[j]
         done[used] += np.bincount(local, minlength=used.size)
@@ -208,7 +228,7 @@ def pilot(runner: Runner, spec: str, table: NDArray[np.float64], lo: float, hi: 
             cand = _candidate(spec, s, tier, events, plan.events_per_neighbour)
             if cand is not None:
                 out.append(cand)
-    return out
+    return out, len(plan_steps)
 
 
 def choose(cands: list[Candidate], n: int) -> list[Candidate]:
@@ -241,22 +261,26 @@ def confirm(runner: Runner, chosen: list[Candidate], tables: dict[str, NDArray[n
                   key=lambda k: (k[0], -1 if k[1] is None else k[1]))  # fmt: skip
     stack = np.stack([tables[spec] if s is None else neighbour_table(tables[spec], s, lo, hi)
                       for spec, s in keys])  # fmt: skip
-    n_arms = stack.shape[2]
+    layout = Layout(stack.shape[1], stack.shape[2])
     counts = {id(e): [0, 0] for c in chosen for e in c.events}
-    for groups, acts in runner.batches(stack, [n] * len(keys)):
-        bls = blocks(acts, n_arms)
-        for c in chosen:
-            for e in c.events:
-                inside = e.member(bls[e.block])
-                counts[id(e)][0] += int(inside[groups == keys.index((c.table, None))].sum())
-                counts[id(e)][1] += int(inside[groups == keys.index((c.table, c.step))].sum())
+    for groups_all, acts_all in runner.batches(stack, [n] * len(keys)):
+        for sl in _slices(acts_all.shape[0], layout):
+            groups, bls = groups_all[sl], blocks(acts_all[sl], layout.n_arms)
+            for c in chosen:
+                base_g, nb_g = keys.index((c.table, None)), keys.index((c.table, c.step))
+                for e in c.events:
+                    inside = e.member(bls[e.block])
+                    counts[id(e)][0] += int(inside[groups == base_g].sum())
+                    counts[id(e)][1] += int(inside[groups == nb_g].sum())
     out = []
     for c in chosen:
         for e in c.events:
             k_base, k_nb = counts[id(e)]
             k1, k2 = (k_nb, k_base) if e.swap else (k_base, k_nb)
             lower = float(log_ratio_lower(k1, n, k2, n, alpha_each))
-            est = float(np.log(k1 / k2)) if k1 and k2 else (0.0 if k1 == k2 else
-                                                            (np.inf if k1 else -np.inf))  # fmt: skip
+            if k1 and k2:
+                est = float(np.log(k1 / k2))
+            else:
+                est = 0.0 if k1 == k2 else (np.inf if k1 else -np.inf)
             out.append(Bound(c, e, k_base, k_nb, n, max(0.0, lower), est))
     return out
