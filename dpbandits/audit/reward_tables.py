@@ -150,12 +150,13 @@ def make_table(
         return np.full((horizon, n_arms), lo if kind == "zeros" else hi)
     gen = np.random.default_rng(seed or 0)
     spread = np.linspace(-0.5, 0.5, n_arms) if n_arms > 1 else np.zeros(1)
+    means: NDArray[np.float64]
     if kind == "tie":
         means = np.full(n_arms, 0.5)
     elif kind == "near_tie":
         means = 0.5 + 0.1 * spread
     elif kind == "random":
-        means = gen.random(n_arms)
+        means = np.asarray(gen.random(n_arms), dtype=np.float64)
     else:
         means = 0.5 + float(param or 0.0) * spread
     return np.where(gen.random((horizon, n_arms)) < means, hi, lo)
