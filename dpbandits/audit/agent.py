@@ -132,7 +132,8 @@ class _Setup:
     source: str
     steps: tuple[int, ...] | None
     plan: SearchPlan
-    knife: bool
+    knife: NDArray[np.float64] | None
+    shape: tuple[int, int]
 
 
 def _env_table(env: Any, horizon: int, seed: int) -> tuple[NDArray[np.float64], float, float, str]:
@@ -146,9 +147,10 @@ def _env_table(env: Any, horizon: int, seed: int) -> tuple[NDArray[np.float64], 
 
 def _tables(env: Any, table: Any, reward_range: Any, horizon: int, quick: bool,
             gen: np.random.Generator) -> tuple[dict[str, NDArray[np.float64]], float, float,
-                                               str, bool]:  # fmt: skip
+                                               str, NDArray[np.float64] | None]:  # fmt: skip
     """The tables searched, by name (``env@SEED``, ``tie@SEED``, ...), their range, where they
-    come from, and whether the knife-edge gap is still to be found."""
+    come from, and the environment's table when the knife-edge gap is still to be found (on
+    pilot runs; not in the quick audit)."""
     env_seed, table_seed = (int(x) for x in gen.integers(2**31, size=2))
     if _is_array(table):
         if env is not None:
@@ -160,7 +162,7 @@ def _tables(env: Any, table: Any, reward_range: Any, horizon: int, quick: bool,
         if tab.min() < lo or tab.max() > hi:
             raise ValueError(f"table values must lie in reward_range [{lo}, {hi}], got "
                              f"[{tab.min()}, {tab.max()}]")  # fmt: skip
-        return {"given": tab}, lo, hi, "a given table", False
+        return {"given": tab}, lo, hi, "a given table", None
     if reward_range is not None:
         raise ValueError("reward_range goes with a given table (an env has its own range)")
     specs = [table] if isinstance(table, str) else (list(table) if table is not None else None)
@@ -179,10 +181,12 @@ def _tables(env: Any, table: Any, reward_range: Any, horizon: int, quick: bool,
         if seed is None and kind not in ("zeros", "ones"):  # the name says which coins
             spec = f"{spec}@{env_seed if kind in ('env', 'swapped') else table_seed}"
         if kind == "gap" and param is None:
+            if quick:
+                raise ValueError(f"table {spec!r}: the quick audit needs the gap, gap:G")
             knife = True  # the knife-edge gap, found on pilot runs
             continue
         out[spec] = make_table(spec, tab, lo, hi)
-    return out, lo, hi, f"tables built from {source}", knife
+    return out, lo, hi, f"tables built from {source}", tab if knife else None
 
 
 def _is_array(table: Any) -> bool:
@@ -226,10 +230,10 @@ def _progress_total(setup: _Setup, horizon: int) -> int:
     p = setup.plan
     n_grid = (len(setup.steps) if setup.steps is not None else p.grid_steps + 6)
     n_screen = 0 if setup.steps is not None or p.screen_runs == 0 else horizon - 1 - n_grid
-    n_tables = len(setup.tables) + setup.knife
+    n_tables = len(setup.tables) + (setup.knife is not None)
     per_table = p.pilot_base + n_grid * p.grid_runs + max(n_screen, 0) * p.screen_runs
     confirm = (p.confirm_neighbours + min(n_tables, p.confirm_neighbours)) * p.confirm_runs
-    knife = len(GAPS) * GAP_RUNS if setup.knife else 0
+    knife = len(GAPS) * GAP_RUNS if setup.knife is not None else 0
     return (n_tables * per_table + confirm + knife) * horizon
 
 
@@ -237,8 +241,8 @@ def _search(runner: Runner, setup: _Setup, confirm_gen: np.random.Generator, alp
             ) -> tuple[list[Bound], int, int]:  # fmt: skip
     """Pilot every table, confirm the best candidates: their bounds, the neighbours scored and
     the events bounded."""
-    if setup.knife:
-        any_table = next(iter(setup.tables.values()))
+    if setup.knife is not None:
+        any_table = setup.knife
         seed = int(runner.gen.integers(2**31))
         gap = knife_edge_gap(runner, any_table, setup.lo, setup.hi, seed)
         spec = f"gap:{gap:g}@{seed}"
@@ -343,10 +347,10 @@ def audit_agent(
     if not _is_array(table):
         horizon = checks.integer(horizon, "horizon", minimum=2)
     tables, lo, hi, source, knife = _tables(env, table, reward_range, horizon, quick, gen)
-    horizon, n_arms = next(iter(tables.values())).shape
+    horizon, n_arms = (knife if knife is not None else next(iter(tables.values()))).shape
     steps_t = _steps(steps, horizon, n_arms, quick)
     plan = _plan(quick, runs, budget, len(steps_t) if steps_t else 0)
-    setup = _Setup(tables, lo, hi, source, steps_t, plan, knife and not quick)
+    setup = _Setup(tables, lo, hi, source, steps_t, plan, knife, (horizon, n_arms))
     agent = copy.deepcopy(agent)
     # the agent's parameters and its claim are checked on one replication, before the runs
     agent.reset(1, n_arms, horizon=horizon, rng=0)
@@ -358,7 +362,7 @@ def _run(agent: Any, setup: _Setup, gen: np.random.Generator, alpha: float,
          epsilon: float | None, claims: list[float | None], chunk: int, progress: bool,
          t_start: float, quick: bool) -> AgentAuditResult:  # fmt: skip
     """The search with a progress bar, and its result."""
-    horizon, n_arms = next(iter(setup.tables.values())).shape
+    horizon, n_arms = setup.shape
     pilot_gen, confirm_gen = gen.spawn(2)
     bar: Any = None
     if progress:

@@ -54,7 +54,10 @@ class AgentAuditResult:
     """What :func:`audit_agent` found; ``str()`` is a readable report, ``to_dict()`` JSON-able.
 
     ``passed`` is ``eps_lower <= epsilon`` (``None`` for an agent that claims nothing);
-    ``runs`` counts the runs on each table (both halves); ``steps`` the changed steps.
+    ``runs`` counts the held-out runs on each table bounded; ``steps`` the changed steps given
+    (or the quick audit's; empty for the search, whose steps are in ``events``); ``tables`` the
+    tables searched, by name; ``tried`` the neighbours scored on pilot runs; ``mode``
+    ``"search"`` or ``"quick"``.
     """
 
     agent: str
