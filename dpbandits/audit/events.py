@@ -270,21 +270,38 @@ def scored_events(
     return out
 
 
+def _plugin(p_b: Any, p_n: Any, q_b: Any, q_n: Any, delta: float) -> list[Any]:
+    """The plug-in ``log((P - delta) / P')`` of the four events of a cell (kinds 0-3, as in
+    :func:`_best_kind`) from the base table's and the neighbour's frequencies of the cell's set
+    (``p_b``, ``p_n``) and of its complement (``q_b``, ``q_n``)."""
+    if not delta:
+        d1, d2 = np.log(p_b) - np.log(p_n), np.log(q_b) - np.log(q_n)
+        return [d1, -d1, d2, -d2]
+    with np.errstate(divide="ignore"):
+
+        def less(p: Any) -> Any:
+            return np.log(np.maximum(p - np.float32(delta), 0))
+
+        return [less(p_b) - np.log(p_n), less(p_n) - np.log(p_b),
+                less(q_b) - np.log(q_n), less(q_n) - np.log(q_b)]  # fmt: skip
+
+
 def _best_kind(layout: Layout, base: NDArray[np.int64], n_base: int, nb: NDArray[np.int64],
-               n_nb: NDArray[np.int64], steps: NDArray[np.int64]
+               n_nb: NDArray[np.int64], steps: NDArray[np.int64], delta: float = 0.0
                ) -> tuple[NDArray[np.float32], NDArray[np.int8]]:  # fmt: skip
-    """``(G, C)``: the best plug-in log-ratio of each cell over its four events (kinds 0/1:
-    the cell's set, direction ``P/P'``/``P'/P``; 2/3: its complement), and that kind."""
+    """``(G, C)``: the best plug-in log-ratio (of ``(P - delta) / P'``) of each cell over its
+    four events (kinds 0/1: the cell's set, direction ``P/P'``/``P'/P``; 2/3: its complement),
+    and that kind."""
     n_b = np.float32(n_base)
     kb = base.astype(np.float32)
     n_n = n_nb.astype(np.float32)[:, None]
     kn = nb.astype(np.float32)
-    d1 = np.log((kb + 0.5) / n_b) - np.log((kn + 0.5) / n_n)
-    d2 = np.log((n_b - kb + 0.5) / n_b) - np.log((n_n - kn + 0.5) / n_n)
+    v0, v1, v2, v3 = _plugin((kb + 0.5) / n_b, (kn + 0.5) / n_n, (n_b - kb + 0.5) / n_b,
+                             (n_n - kn + 0.5) / n_n, delta)  # fmt: skip
     live = layout.last[None, :] > steps[:, None]
-    best = np.where(live & (kb >= 2), d1, -np.inf).astype(np.float32)
+    best = np.where(live & (kb >= 2), v0, -np.inf).astype(np.float32)
     kind = np.zeros(best.shape, dtype=np.int8)
-    for k, (val, ok) in enumerate([(-d1, kn >= 2), (d2, n_b - kb >= 2), (-d2, n_n - kn >= 2)]):
+    for k, (val, ok) in enumerate([(v1, kn >= 2), (v2, n_b - kb >= 2), (v3, n_n - kn >= 2)]):
         better = live & ok & (val > best)
         best[better] = val[better]
         kind[better] = k + 1
@@ -295,7 +312,7 @@ def _scored(layout: Layout, base: NDArray[np.int64], n_base: int, nb: NDArray[np
             n_nb: NDArray[np.int64], steps: NDArray[np.int64], alpha: float, per_family: int,
             delta: float = 0.0) -> list[list[Event]]:  # fmt: skip
     """:func:`scored_events` for a few neighbours."""
-    best, kind = _best_kind(layout, base, n_base, nb, n_nb, steps)
+    best, kind = _best_kind(layout, base, n_base, nb, n_nb, steps, delta)
     picks = []
     for lo, hi in layout.ranges.values():
         m = min(per_family * 4, hi - lo)
