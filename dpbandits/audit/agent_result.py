@@ -17,7 +17,8 @@ class EventBound:
     ``count`` and ``count_prime`` are the held-out runs (of ``n`` on each table) in which the
     event happened, on the base table and on the neighbour that changes step ``step``;
     ``lower`` is the Clopper-Pearson lower bound on ``log(P[E | x] / P[E | x'])`` (direction
-    ``"P/P'"``) or on the reverse ratio (``"P'/P"``), at the audit's per-bound level;
+    ``"P/P'"``) or on the reverse ratio (``"P'/P"``), at the audit's per-bound level (of
+    ``(P - delta) / P'`` in an (eps, delta) audit);
     ``estimate`` the plug-in log-ratio; ``selection_lower`` the bound the selection half gave.
     """
 
@@ -31,6 +32,7 @@ class EventBound:
     lower: float
     estimate: float
     selection_lower: float
+    table: str = ""
 
     @property
     def p(self) -> float:
@@ -45,7 +47,7 @@ class EventBound:
             "family": self.family, "step": self.step, "event": self.event,
             "direction": self.direction, "count": self.count, "count_prime": self.count_prime,
             "n": self.n, "lower": self.lower, "estimate": self.estimate,
-            "selection_lower": self.selection_lower,
+            "selection_lower": self.selection_lower, "table": self.table,
         }  # fmt: skip
 
 
@@ -54,7 +56,10 @@ class AgentAuditResult:
     """What :func:`audit_agent` found; ``str()`` is a readable report, ``to_dict()`` JSON-able.
 
     ``passed`` is ``eps_lower <= epsilon`` (``None`` for an agent that claims nothing);
-    ``runs`` counts the runs on each table (both halves); ``steps`` the changed steps.
+    ``runs`` counts the held-out runs on each table bounded; ``steps`` the changed steps given
+    (or the quick audit's; empty for the search, whose steps are in ``events``); ``tables`` the
+    tables searched, by name; ``tried`` the neighbours scored on pilot runs; ``mode``
+    ``"search"`` or ``"quick"``.
     """
 
     agent: str
@@ -72,6 +77,9 @@ class AgentAuditResult:
     notes: list[str] = field(default_factory=list)
     #: The delta of an (eps, delta) audit (0: pure eps-DP).
     delta: float = 0.0
+    tables: tuple[str, ...] = ()
+    tried: int = 0
+    mode: str = "search"
 
     @property
     def passed(self) -> bool | None:
@@ -99,6 +107,15 @@ class AgentAuditResult:
             f"(an eps-DP agent fails with probability <= {self.alpha:g})"
         )
 
+    def reproduce(self) -> str:
+        """The command-line options that re-check the worst event alone (its table and changed
+        step; the search of events on that neighbour is redone): ``--table T --step S``."""
+        w = self.worst
+        if w is None:
+            return ""
+        table = f" --table {w.table}" if w.table and w.table != "given" else ""
+        return f"{table} --step {w.step}".strip()
+
     def to_dict(self) -> dict[str, Any]:
         return {
             "agent": self.agent, "epsilon": self.epsilon, "epsilon_source": self.epsilon_source,
@@ -106,29 +123,40 @@ class AgentAuditResult:
             "runs": self.runs, "horizon": self.horizon, "n_arms": self.n_arms,
             "steps": list(self.steps), "events": [e.to_dict() for e in self.events],
             "seconds": self.seconds, "table_source": self.table_source, "notes": self.notes,
-            "delta": self.delta,
+            "delta": self.delta, "tables": list(self.tables), "tried": self.tried,
+            "mode": self.mode, "reproduce": self.reproduce(),
         }  # fmt: skip
 
     def __str__(self) -> str:
         claim = "none" if self.epsilon is None else f"{self.epsilon:g} ({self.epsilon_source})"
+        if self.mode == "quick":
+            what = (f"  quick audit: {self.tables[0] if self.tables else ''} and its neighbours "
+                    f"changing step {', '.join(map(str, self.steps))}")  # fmt: skip
+        else:
+            what = (f"  search over {len(self.tables)} tables ({', '.join(self.tables)}) and "
+                    f"{self.tried} neighbours with pilot runs")  # fmt: skip
         lines = [
             f"{self.agent}",
-            f"  {self.runs} runs on each of {1 + len(self.steps)} tables: {self.table_source} "
-            f"({self.horizon} steps, {self.n_arms} arms) and its neighbours changing step "
-            f"{', '.join(map(str, self.steps))}",
+            what,
+            f"  {self.horizon} steps, {self.n_arms} arms, {self.table_source}; {len(self.events)} "
+            f"events bounded on {self.runs} held-out runs per table",
             f"  claimed eps: {claim}; overall level {self.alpha:g}; {self.seconds:.1f} s",
             "",
-            f"{'family':<8} {'step':>5}  {'event (held-out half)':<36} {'dir':<5} {'p':>7} "
+            f"{'table':<16} {'step':>5}  {'event (held-out runs)':<30} {'dir':<5} {'p':>7} "
             f"{'p_prime':>7} {'log-ratio':>9} {'lower':>7}",
         ]
-        for e in self.events:
+        for e in sorted(self.events, key=lambda e: -e.lower):
             # an event longer than its column goes on at word boundaries, under it
-            first, *more = textwrap.wrap(e.event, 36, break_on_hyphens=False) or [""]
+            first, *more = textwrap.wrap(e.event, 30, break_on_hyphens=False) or [""]
             lines.append(
-                f"{e.family:<8} {e.step:>5}  {first:<36} {e.direction:<5} {e.p:>7.4f} "
-                f"{e.p_prime:>7.4f} {e.estimate:>9.3f} {e.lower:>7.3f}"
+                f"{e.table[:16]:<16} {e.step:>5}  {first:<30} {e.direction:<5} "
+                f"{e.p:>7.4f} {e.p_prime:>7.4f} {e.estimate:>9.3f} {e.lower:>7.3f}"
             )
-            lines += [f"{'':<8} {'':>5}  {part}" for part in more]
+            lines += [f"{'':<16} {'':>5}  {part}" for part in more]
         lines += ["", self.verdict()]
+        if self.worst is not None and self.worst.lower > 0:
+            lines.append(f"the largest bound: table {self.worst.table}, changed step "
+                         f"{self.worst.step}, event {self.worst.event}; re-check it with "
+                         f"`dpbandits audit-agent AGENT {self.reproduce()}`")  # fmt: skip
         lines += [f"note: {n}" for n in self.notes]
         return "\n".join(lines)

@@ -23,11 +23,15 @@ from envs.core import reward_tape
 
 __all__ = [
     "BLOCK",
+    "TABLE_KINDS",
     "default_steps",
     "draw_table",
     "local_randomizer",
+    "make_table",
     "neighbour_table",
+    "parse_table_spec",
     "play_table",
+    "play_tables",
     "reward_tape",
 ]
 
@@ -115,6 +119,73 @@ def default_steps(horizon: int, n_arms: int) -> tuple[int, ...]:
     return tuple(sorted({s for s in cand if 0 <= s < horizon - 1}))
 
 
+# -- families of tables ------------------------------------------------------------------------
+#: The table families the agent audit searches (:func:`make_table`): the environment's table,
+#: its arms reversed, constant tables, ties, near-ties, random means, and a gap between the
+#: arms' means (``gap:G``; the audit's pilot picks the knife-edge gap).
+TABLE_KINDS = ("env", "swapped", "zeros", "ones", "tie", "near_tie", "random", "gap")
+
+
+def parse_table_spec(spec: str) -> tuple[str, float | None, int | None]:
+    """``KIND[:PARAM][@SEED]`` -> ``(kind, param, seed)`` (:data:`TABLE_KINDS`); a
+    ``ValueError`` naming ``table`` for anything else."""
+    if not isinstance(spec, str):
+        raise TypeError(f"table must be a (T, K) array or a table name, got {type(spec).__name__}")
+    rest, _, seed_s = spec.partition("@")
+    kind, _, param_s = rest.partition(":")
+    kind = kind.strip().lower()
+    if kind not in TABLE_KINDS:
+        raise ValueError(f"table {spec!r}: unknown table kind {kind!r}; kinds: "
+                         f"{', '.join(TABLE_KINDS)} (KIND[:PARAM][@SEED])")  # fmt: skip
+    try:
+        param = float(param_s) if param_s else None
+        seed = int(seed_s) if seed_s else None
+    except ValueError:
+        raise ValueError(f"table {spec!r}: PARAM must be a number and SEED an integer") from None
+    if kind == "gap" and param is not None and not 0 <= param <= 1:
+        raise ValueError(f"table {spec!r}: gap:G needs a gap G in [0, 1] between the arms' means")
+    if seed is not None and seed < 0:
+        raise ValueError(f"table {spec!r}: SEED must be >= 0")
+    return kind, param, seed
+
+
+def make_table(
+    spec: str, env_table: NDArray[np.float64], lo: float, hi: float
+) -> NDArray[np.float64]:
+    """The table ``spec`` names (:func:`parse_table_spec`), of the shape of ``env_table`` (the
+    environment's, kind ``env``), its rewards ``lo`` or ``hi`` (so that a neighbour moves them
+    across the whole range) but for ``env``/``swapped``:
+
+    - ``zeros``/``ones``: every reward ``lo``/``hi`` (a raw statistic is then a function of the
+      pull counts alone, and one changed reward moves it for every arm alike);
+    - ``tie``: every reward an independent fair coin; ``near_tie``: arm ``a``'s coins have
+      mean ``0.45 + 0.1 a / (K - 1)``; ``random``: each arm's mean uniform on ``(0, 1)``;
+      ``gap:G``: means spread evenly over ``0.5 -+ G / 2`` (arm 0 the worst).
+    The coins come from ``SEED`` (default 0)."""
+    kind, param, seed = parse_table_spec(spec)
+    if kind == "gap" and param is None:
+        raise ValueError(f"table {spec!r}: gap:G needs the gap G between the arms' means")
+    horizon, n_arms = env_table.shape
+    if kind == "env":
+        return np.array(env_table, dtype=np.float64)
+    if kind == "swapped":
+        return np.array(env_table[:, ::-1], dtype=np.float64)
+    if kind in ("zeros", "ones"):
+        return np.full((horizon, n_arms), lo if kind == "zeros" else hi)
+    gen = np.random.default_rng(seed or 0)
+    spread = np.linspace(-0.5, 0.5, n_arms) if n_arms > 1 else np.zeros(1)
+    means: NDArray[np.float64]
+    if kind == "tie":
+        means = np.full(n_arms, 0.5)
+    elif kind == "near_tie":
+        means = 0.5 + 0.1 * spread
+    elif kind == "random":
+        means = np.asarray(gen.random(n_arms), dtype=np.float64)
+    else:
+        means = 0.5 + float(param or 0.0) * spread
+    return np.where(gen.random((horizon, n_arms)) < means, hi, lo)
+
+
 # -- running the agent --------------------------------------------------------------------------
 def play_table(
     agent: Any,
@@ -125,17 +196,35 @@ def play_table(
     progress: Callable[[int], object] | None = None,
     randomizer: Any = None,
 ) -> NDArray[np.integer[Any]]:
-    """The actions ``(n_runs, T)`` of ``n_runs`` replications of ``agent`` on ``table``.
+    """The actions ``(n_runs, T)`` of ``n_runs`` replications of ``agent`` on ``table``: every
+    replication plays the same rewards, arm ``a`` at step ``t`` pays ``table[t, a]``
+    (:func:`play_tables` with one table; through a local ``randomizer`` if given)."""
+    groups = np.zeros(n_runs, dtype=np.int64)
+    return play_tables(agent, table[None], groups, rng, out=out, progress=progress,
+                       randomizer=randomizer)  # fmt: skip
 
-    Every replication plays the same rewards: arm ``a`` at step ``t`` pays ``table[t, a]``. The
-    agent is reset with ``rng`` and played through its block path (``agent.block_player()``,
+
+def play_tables(
+    agent: Any,
+    tables: NDArray[np.float64],
+    groups: NDArray[np.int64],
+    rng: Any,
+    out: NDArray[np.integer[Any]] | None = None,
+    progress: Callable[[int], object] | None = None,
+    randomizer: Any = None,
+) -> NDArray[np.integer[Any]]:
+    """The actions ``(n, T)`` of ``n = len(groups)`` replications of ``agent``, replication
+    ``r`` on table ``tables[groups[r]]`` (``tables`` ``(G, T, K)``).
+
+    The agent is reset with ``rng`` and played through its block path (``agent.block_player()``,
     ``play(rows, actions, rewards)`` on the reward tape ``rows[i, a * R + r]``, as in the
     experiment engine) when it has one, else step by step (``act``/``update``). The actions are
     written into ``out`` when given. ``progress(k)`` is called after every ``k`` agent-steps.
     With a local ``randomizer`` (:func:`local_randomizer`) every reward a replication gets is
     its fresh report instead (drawn from a generator spawned from ``rng``), as on
     ``dpbandits/LocalDP-v0``."""
-    horizon, n_arms = table.shape
+    _, horizon, n_arms = tables.shape
+    n_runs = len(groups)
     gen = checks.generator(rng)
     user = gen.spawn(1)[0] if randomizer is not None else None
     agent.reset(n_runs, n_arms, horizon=horizon, rng=gen)
@@ -144,11 +233,16 @@ def play_table(
     block_player = getattr(agent, "block_player", None)
     play = block_player() if callable(block_player) else None
     rewards = np.empty((BLOCK, n_runs))
+    one = tables.shape[0] == 1
     t = 0
     while t < horizon:
         m = min(BLOCK, horizon - t)
         if play is not None:
-            rows = reward_tape(table[t : t + m], n_runs)
+            if one:
+                rows = reward_tape(tables[0, t : t + m], n_runs)
+            else:  # (R, m, K) -> (m, K, R): column a * R + r
+                rows = np.ascontiguousarray(tables[groups, t : t + m].transpose(1, 2, 0))
+                rows = rows.reshape(m, n_arms * n_runs)
             if randomizer is not None:
                 rows = randomizer.privatize(rows, user)
             rows.flags.writeable = False  # as the engine hands them: the same compiled loop
@@ -161,7 +255,7 @@ def play_table(
             for i in range(t, t + m):
                 a = checks.step_actions(agent.act(), n_runs, n_arms)
                 actions[i] = a
-                x = table[i, a]
+                x = tables[0, i, a] if one else tables[groups, i, a]
                 agent.update(a, x if randomizer is None else randomizer.privatize(x, user))
         t += m
         if progress is not None:

@@ -297,6 +297,6 @@ def test_the_audit_passes_at_the_claimed_eps_after_a_change_and_in_a_late_episod
 
     env = {"id": "dpbandits/PiecewiseBandit-v0", "arm": "bernoulli", "horizon": 500,
            "segments": [[0, [0.0, 1.0]], [200, [1.0, 0.0]]]}  # fmt: skip
-    r = audit_agent(agents.make(name, epsilon=1.0), env, steps=[0, 210, 260, 420], runs=8000,
-                    rng=0)  # fmt: skip
+    r = audit_agent(agents.make(name, epsilon=1.0), env, steps=[0, 210, 260, 420], quick=True,
+                    runs=8000, rng=0)  # fmt: skip
     assert r.passed, r

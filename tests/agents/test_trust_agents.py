@@ -152,19 +152,19 @@ def test_bad_input_of_a_run_fails_before_any_work() -> None:
 def test_audits() -> None:
     # eps-LDP agents pass at their eps; the audit catches a false claim of the same agent
     for agent in (agents.LDPUCBL(1.0), agents.LDPUCBB(1.0)):
-        r = audit_agent(agent, runs=4000, horizon=100, rng=0)
+        r = audit_agent(agent, quick=True, runs=4000, horizon=100, rng=0)
         assert r.passed, str(r)
-    liar = audit_agent(agents.LDPUCBB(6.0), runs=4000, horizon=100, rng=0, epsilon=0.5)
+    liar = audit_agent(agents.LDPUCBB(6.0), quick=True, runs=4000, horizon=100, rng=0, epsilon=0.5)
     assert liar.passed is False
     # rho-zCDP, audited against its (eps, delta) at delta
     pytest.importorskip("dp_accounting")
-    r = audit_agent(agents.AdaCUCB(0.5), runs=4000, horizon=100, rng=0, delta=1e-3)
+    r = audit_agent(agents.AdaCUCB(0.5), quick=True, runs=4000, horizon=100, rng=0, delta=1e-3)
     assert r.passed and r.delta == 1e-3 and math.isfinite(r.epsilon)
-    loud = audit_agent(agents.AdaCUCB(200.0), runs=4000, horizon=100, rng=0, delta=1e-3,
+    loud = audit_agent(agents.AdaCUCB(200.0), quick=True, runs=4000, horizon=100, rng=0, delta=1e-3,
                        epsilon=0.3)  # fmt: skip
     assert loud.passed is False
     # any agent on the wrapped environment passes at the randomizer's eps
     env = {"id": "dpbandits/LocalDP-v0", "env": {"id": "dpbandits/KArmedBernoulli-v0",
                                                  "means": [0.0, 1.0]}, "epsilon": 1.0}  # fmt: skip
-    r = audit_agent(agents.UCB(log="t"), env=env, runs=4000, horizon=100, rng=0)
+    r = audit_agent(agents.UCB(log="t"), env=env, quick=True, runs=4000, horizon=100, rng=0)
     assert r.passed and r.epsilon == 1.0, str(r)

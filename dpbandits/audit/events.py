@@ -1,0 +1,345 @@
+"""The events the agent audit bounds: families of integer features of an action sequence, their
+histograms, and the search for the event of largest privacy loss (docs/selectors.md,
+"Auditing an agent").
+
+A run's actions ``a[0..T-1]`` are mapped to integer *features*, grouped in blocks of one
+family and one value range, none depending on which step was changed (so the base table's
+histograms are computed once for all its neighbours):
+
+- ``actions``: the action at every step (nominal, ``K`` values);
+- ``counts``: the pulls of every arm in windows of length ``h = 2, 4, 8, ...`` tiling the
+  horizon, twice (aligned and shifted by ``h / 2``), and in the last ``h`` steps (ordinal);
+- ``switches``: the number of arm switches ``a[t] != a[t-1]`` in the same windows (ordinal);
+- ``timing``: the step of the ``j``-th switch, ``j = 1, 2, ...`` (run lengths, episode
+  timing; ordinal, ``T`` when there is none);
+- ``last``: the pattern of the last few actions (nominal).
+
+An *event* is one feature's value (``== v``, ``!= v``) for a nominal feature, or a threshold
+(``<= v``, ``> v``) for an ordinal one, in one direction: a lower bound on
+``log(P[E | x] / P[E | x'])`` (``P/P'``) or on the reverse (``P'/P``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+from scipy import special
+
+__all__ = [
+    "FAMILIES",
+    "Block",
+    "Event",
+    "Layout",
+    "blocks",
+    "group_hists",
+    "log_ratio_lower",
+    "scored_events",
+]
+
+#: The event families, in the order they are reported.
+FAMILIES = ("actions", "counts", "switches", "timing", "last")
+#: Switch times recorded (family ``timing``).
+SWITCHES = 32
+#: At most this many values for the pattern of the last actions (family ``last``).
+PATTERN_VALUES = 256
+
+
+@dataclass(frozen=True)
+class Block:
+    """Features of one family and one value range: ``codes`` ``(n, F)`` in ``[0, size)``;
+    feature ``f`` reads the actions of steps ``first[f] .. last[f]`` (a feature that reads no
+    step after the changed one has the same law on both tables)."""
+
+    family: str
+    names: tuple[str, ...]
+    codes: NDArray[np.int64]
+    size: int
+    ordinal: bool
+    last: NDArray[np.int64]
+
+
+def _windows(horizon: int) -> Iterator[tuple[int, int]]:
+    """``(start, length)`` of the windows of every length ``h = 2, 4, ...`` (up to the first
+    ``>= horizon``): aligned at multiples of ``h``, shifted by ``h / 2``, and the last ``h``
+    steps; each window clipped to the horizon and listed once."""
+    seen: set[tuple[int, int]] = set()
+    h = 2
+    while True:
+        starts = list(range(0, horizon, h)) + list(range(h // 2, horizon, h)) + [horizon - h]
+        for s in starts:
+            s = max(s, 0)
+            w = (s, min(h, horizon - s))
+            if w[1] >= 2 and w not in seen:
+                seen.add(w)
+                yield w
+        if h >= horizon:
+            return
+        h *= 2
+
+
+def _count_blocks(acts: NDArray[np.integer[Any]], n_arms: int) -> list[Block]:
+    """Families ``counts`` and ``switches``: one block per window length."""
+    n, horizon = acts.shape
+    cum = [np.zeros((n, horizon + 1), dtype=np.int32) for _ in range(n_arms)]
+    for a in range(n_arms):
+        np.cumsum(acts == a, axis=1, out=cum[a][:, 1:])
+    sw = np.zeros((n, horizon + 1), dtype=np.int32)
+    np.cumsum(np.concatenate([np.zeros((n, 1), bool), acts[:, 1:] != acts[:, :-1]], axis=1),
+              axis=1, out=sw[:, 1:])  # fmt: skip
+    by_len: dict[int, list[tuple[int, int]]] = {}
+    for s, h in _windows(horizon):
+        by_len.setdefault(h, []).append((s, h))
+    out = []
+    for h, wins in sorted(by_len.items()):
+        starts = np.array([s for s, _ in wins])
+        ends = starts + h
+        names, codes, lasts = [], [], []
+        for a in range(n_arms):
+            codes.append(cum[a][:, ends] - cum[a][:, starts])
+            names += [f"N{a}[{s}..{s + h - 1}]" for s in starts]
+            lasts.append(ends - 1)
+        out.append(Block("counts", tuple(names), np.hstack(codes).astype(np.int64), h + 1, True,
+                         np.concatenate(lasts)))  # fmt: skip
+        # switches inside the window: between its steps, not into its first one
+        codes_sw = sw[:, ends] - sw[:, starts + 1]
+        out.append(Block("switches", tuple(f"switches[{s}..{s + h - 1}]" for s in starts),
+                         codes_sw.astype(np.int64), h, True, ends - 1))  # fmt: skip
+    return out
+
+
+def blocks(acts: NDArray[np.integer[Any]], n_arms: int) -> list[Block]:
+    """Every feature block of the runs ``acts`` ``(n, T)`` (module docstring)."""
+    n, horizon = acts.shape
+    a64 = acts.astype(np.int64)
+    steps = np.arange(horizon)
+    out = [Block("actions", tuple(f"a[{t}]" for t in steps), a64, n_arms, False, steps)]
+    out += _count_blocks(acts, n_arms)
+    # timing: the step of the j-th switch (horizon: none)
+    switched = acts[:, 1:] != acts[:, :-1]
+    order = np.cumsum(switched, axis=1)
+    j_max = min(SWITCHES, horizon - 1)
+    times = np.full((n, j_max), horizon, dtype=np.int64)
+    rows, cols = np.nonzero(switched & (order <= j_max))
+    times[rows, order[rows, cols] - 1] = cols + 1
+    out.append(Block("timing", tuple(f"switch #{j + 1} at step" for j in range(j_max)), times,
+                     horizon + 1, True, np.full(j_max, horizon - 1)))  # fmt: skip
+    m = 1
+    while m < horizon and n_arms ** (m + 1) <= PATTERN_VALUES:
+        m += 1
+    code = np.zeros(n, dtype=np.int64)
+    for t in range(horizon - m, horizon):
+        code = code * n_arms + a64[:, t]
+    out.append(Block("last", (f"a[{horizon - m}..{horizon - 1}]",), code[:, None], n_arms**m,
+                     False, np.array([horizon - 1])))  # fmt: skip
+    return out
+
+
+@dataclass(frozen=True)
+class Event:
+    """One event of one block's feature: ``value`` and ``complement`` say which set of values
+    (``== value`` / ``!= value`` for a nominal feature, ``<= value`` / ``> value`` for an
+    ordinal one); ``swap``: the bound is on ``log(P' / P)``; ``score`` its pilot bound."""
+
+    family: str
+    feature: str
+    index: int
+    block: int
+    value: int
+    complement: bool
+    ordinal: bool
+    swap: bool
+    score: float
+
+    def member(self, bl: Block) -> NDArray[np.bool_]:
+        """Whether each run of the block's runs is in the event."""
+        c = bl.codes[:, self.index]
+        inside = c <= self.value if self.ordinal else c == self.value
+        return ~inside if self.complement else inside
+
+    def describe(self, n_arms: int = 2) -> str:
+        op = (">" if self.complement else "<=") if self.ordinal else (
+            "!=" if self.complement else "==")  # fmt: skip
+        value = str(self.value)
+        if self.family == "last":  # the pattern's digits, base K, the first step first
+            first, last = self.feature[2:-1].split("..")
+            digits, v = [], self.value
+            for _ in range(int(last) - int(first) + 1):
+                v, d = divmod(v, n_arms)
+                digits.append(str(d))
+            value = ("" if n_arms <= 10 else ",").join(reversed(digits))
+        return f"{self.feature} {op} {value}"
+
+
+def log_ratio_lower(k: Any, n: Any, k_prime: Any, n_prime: Any, alpha: float,
+                    delta: float = 0.0) -> Any:  # fmt: skip
+    """Lower bound on ``log((P - delta) / P')`` from ``k`` of ``n`` and ``k'`` of ``n'``
+    draws: the one-sided Clopper-Pearson lower bound on ``P``, less ``delta``, over the upper
+    bound on ``P'``, each at level ``alpha`` (``-inf`` when ``k = 0`` or ``P`` may be below
+    ``delta``). An (eps, delta)-DP agent has ``P <= e^eps P' + delta`` on every event, so this
+    bounds its eps from below; ``delta = 0`` is pure DP. Vectorised; real counts allowed. The
+    bounds are the Beta quantiles of :func:`dpbandits.audit.selector.clopper_pearson`
+    (``betaincinv``: the same numbers without ``scipy.stats``' per-call checks)."""
+    k, n = np.asarray(k, dtype=np.float64), np.asarray(n, dtype=np.float64)
+    kp, np_ = np.asarray(k_prime, dtype=np.float64), np.asarray(n_prime, dtype=np.float64)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        lower = np.where(k > 0, special.betaincinv(np.maximum(k, 1e-9), n - k + 1, alpha), 0.0)
+        upper = np.where(kp < np_, special.betaincinv(kp + 1, np.maximum(np_ - kp, 1e-9),
+                                                      1 - alpha), 1.0)  # fmt: skip
+        return np.log(np.maximum(lower - delta, 0.0)) - np.log(upper)
+
+
+class Layout:
+    """Every event of every block as one flat vector of *cells*, the families contiguous:
+    cell ``c`` is value ``value[c]`` of feature ``feature[c]`` of block ``block[c]``; its count
+    is the runs with ``== value`` (nominal) or ``<= value`` (ordinal)."""
+
+    def __init__(self, horizon: int, n_arms: int) -> None:
+        self.n_arms = n_arms
+        self.skeleton = blocks(np.zeros((1, horizon), dtype=np.int8), n_arms)
+        self.order = sorted(range(len(self.skeleton)),
+                            key=lambda i: FAMILIES.index(self.skeleton[i].family))  # fmt: skip
+        parts: list[list[NDArray[np.int64]]] = [[], [], [], []]
+        self.ranges: dict[str, tuple[int, int]] = {}
+        at = 0
+        for i in self.order:
+            bl = self.skeleton[i]
+            n_feat = bl.codes.shape[1]
+            f, v = np.divmod(np.arange(n_feat * bl.size), bl.size)
+            for part, arr in zip(parts, (np.full(f.size, i), f, v, bl.last[f]), strict=True):
+                part.append(arr)
+            lo, _ = self.ranges.get(bl.family, (at, at))
+            at += f.size
+            self.ranges[bl.family] = (lo, at)
+        self.block, self.feature, self.value, self.last = (np.concatenate(p) for p in parts)
+        #: features per run (all blocks)
+        self.n_features = sum(b.codes.shape[1] for b in self.skeleton)
+
+    def counts(self, hists: list[NDArray[np.int64]]) -> NDArray[np.int64]:
+        """``(G, C)`` cell counts from per-block histograms ``(G, F, size)``
+        (:func:`group_hists`)."""
+        out = []
+        for i in self.order:
+            h = hists[i]
+            if self.skeleton[i].ordinal:
+                h = np.cumsum(h, axis=2)
+            out.append(h.reshape(h.shape[0], -1))
+        return np.hstack(out)
+
+    def event(self, c: int, kind: int, score: float) -> Event:
+        """Cell ``c`` as an event: kind 0/1 the cell's set in direction ``P/P'``/``P'/P``, 2/3
+        its complement."""
+        i, f = int(self.block[c]), int(self.feature[c])
+        bl = self.skeleton[i]
+        return Event(bl.family, bl.names[f], f, i, int(self.value[c]), kind >= 2, bl.ordinal,
+                     kind % 2 == 1, score)  # fmt: skip
+
+
+def group_hists(bls: list[Block], local: NDArray[np.int64], n_groups: int
+                ) -> list[NDArray[np.int64]]:  # fmt: skip
+    """Per block, ``(G, F, size)``: the histograms of each group ``local[r]`` of runs."""
+    out = []
+    for bl in bls:
+        n_feat = bl.codes.shape[1]
+        flat = bl.codes + bl.size * np.arange(n_feat) + (local * n_feat * bl.size)[:, None]
+        out.append(np.bincount(flat.ravel(), minlength=n_groups * n_feat * bl.size)
+                   .reshape(n_groups, n_feat, bl.size))  # fmt: skip
+    return out
+
+
+def scored_events(
+    layout: Layout, base: NDArray[np.int64], n_base: int, nb: NDArray[np.int64],
+    n_nb: NDArray[np.int64], steps: NDArray[np.int64], alpha: float, per_family: int,
+    delta: float = 0.0,
+) -> list[list[Event]]:  # fmt: skip
+    """Per neighbour ``g`` (cell counts ``nb[g]`` of ``n_nb[g]`` pilot runs on the neighbour
+    changing ``steps[g]``; ``base``: of ``n_base`` runs on the base table), the
+    ``per_family`` events of each family of largest pilot bound at level ``alpha`` (only
+    positive bounds; only features that read a step after the changed one: the others have
+    the same law on both tables; bounds of ``log((P - delta) / P')``,
+    :func:`log_ratio_lower`). Cells are screened by their plug-in log-ratio (half a run
+    added to each count) before the exact bound; a few neighbours at a time (memory)."""
+    out: list[list[Event]] = []
+    for start in range(0, nb.shape[0], 16):
+        sl = slice(start, start + 16)
+        out += _scored(layout, base, n_base, nb[sl], n_nb[sl], steps[sl], alpha, per_family,
+                       delta)  # fmt: skip
+    return out
+
+
+def _plugin(p_b: Any, p_n: Any, q_b: Any, q_n: Any, delta: float) -> list[Any]:
+    """The plug-in ``log((P - delta) / P')`` of the four events of a cell (kinds 0-3, as in
+    :func:`_best_kind`) from the base table's and the neighbour's frequencies of the cell's set
+    (``p_b``, ``p_n``) and of its complement (``q_b``, ``q_n``)."""
+    if not delta:
+        d1, d2 = np.log(p_b) - np.log(p_n), np.log(q_b) - np.log(q_n)
+        return [d1, -d1, d2, -d2]
+    with np.errstate(divide="ignore"):
+
+        def less(p: Any) -> Any:
+            return np.log(np.maximum(p - np.float32(delta), 0))
+
+        return [less(p_b) - np.log(p_n), less(p_n) - np.log(p_b),
+                less(q_b) - np.log(q_n), less(q_n) - np.log(q_b)]  # fmt: skip
+
+
+def _best_kind(layout: Layout, base: NDArray[np.int64], n_base: int, nb: NDArray[np.int64],
+               n_nb: NDArray[np.int64], steps: NDArray[np.int64], delta: float = 0.0
+               ) -> tuple[NDArray[np.float32], NDArray[np.int8]]:  # fmt: skip
+    """``(G, C)``: the best plug-in log-ratio (of ``(P - delta) / P'``) of each cell over its
+    four events (kinds 0/1: the cell's set, direction ``P/P'``/``P'/P``; 2/3: its complement),
+    and that kind."""
+    n_b = np.float32(n_base)
+    kb = base.astype(np.float32)
+    n_n = n_nb.astype(np.float32)[:, None]
+    kn = nb.astype(np.float32)
+    v0, v1, v2, v3 = _plugin((kb + 0.5) / n_b, (kn + 0.5) / n_n, (n_b - kb + 0.5) / n_b,
+                             (n_n - kn + 0.5) / n_n, delta)  # fmt: skip
+    live = layout.last[None, :] > steps[:, None]
+    best = np.where(live & (kb >= 2), v0, -np.inf).astype(np.float32)
+    kind = np.zeros(best.shape, dtype=np.int8)
+    for k, (val, ok) in enumerate([(v1, kn >= 2), (v2, n_b - kb >= 2), (v3, n_n - kn >= 2)]):
+        better = live & ok & (val > best)
+        best[better] = val[better]
+        kind[better] = k + 1
+    return best, kind
+
+
+def _scored(layout: Layout, base: NDArray[np.int64], n_base: int, nb: NDArray[np.int64],
+            n_nb: NDArray[np.int64], steps: NDArray[np.int64], alpha: float, per_family: int,
+            delta: float = 0.0) -> list[list[Event]]:  # fmt: skip
+    """:func:`scored_events` for a few neighbours."""
+    best, kind = _best_kind(layout, base, n_base, nb, n_nb, steps, delta)
+    picks = []
+    for lo, hi in layout.ranges.values():
+        m = min(per_family * 4, hi - lo)
+        picks.append(np.argpartition(-best[:, lo:hi], m - 1, axis=1)[:, :m] + lo)
+    cells = np.hstack(picks)  # (G, M)
+    g_idx = np.broadcast_to(np.arange(nb.shape[0])[:, None], cells.shape)
+    k = kind[g_idx, cells].astype(np.int64)
+    kbc = base[cells].astype(np.float64)
+    knc = nb[g_idx, cells].astype(np.float64)
+    nn = np.broadcast_to(n_nb.astype(np.float64)[:, None], cells.shape)
+    nb_ = np.full(cells.shape, float(n_base))
+    num = np.choose(k, [kbc, knc, nb_ - kbc, nn - knc])
+    den = np.choose(k, [knc, kbc, nn - knc, nb_ - kbc])
+    n_num = np.choose(k, [nb_, nn, nb_, nn])
+    n_den = np.choose(k, [nn, nb_, nn, nb_])
+    ok = best[g_idx, cells] > 0
+    score = np.where(ok, log_ratio_lower(num, n_num, den, n_den, alpha, delta), -np.inf)
+    out = []
+    for g in range(nb.shape[0]):
+        events, at = [], 0
+        for part in picks:
+            m = part.shape[1]
+            sc = score[g, at : at + m]
+            for j in np.argsort(-sc, kind="stable")[:per_family]:
+                if sc[j] > 0:
+                    events.append(layout.event(int(cells[g, at + j]), int(k[g, at + j]),
+                                               float(sc[j])))  # fmt: skip
+            at += m
+        out.append(events)
+    return out

@@ -1,0 +1,204 @@
+"""Planted leaks: honest eps-DP agents wrapped so that they leak, still claiming eps = 1 (the
+agent audit's gallery, docs/selectors.md, "What the search catches").
+
+Each class here is written only against the public agent protocol (``reset``, ``act``,
+``update``, ``privacy_report``; :mod:`agents.base`), as a user's plug-in would be: it wraps an
+honest agent (by default DP-IMED at eps = 1, :data:`INNER`: it settles on the best arm within
+the audit's 500 steps, so a rare leak stands out), passes its decisions through, and breaks
+privacy in one way that the audit must find at its defaults:
+
+- :class:`CopyReward` -- the reward observed at one step is copied into the action of a later
+  step (a value leaked through the action sequence long after it was seen);
+- :class:`TimingLeak` -- a run of pulls of one arm is lengthened by one pull when a raw
+  statistic (the left arm's raw reward sum) hits one value (a leak through timing alone);
+- :class:`LastStepBestRawMean` -- the arm of the best raw (non-private) mean is played at the
+  last step;
+- :class:`RandomStepLeak` -- at a random 1% of the steps (the agent's own coins, per run) the
+  next action copies the reward just seen;
+- :class:`HalfNoise` -- the inner agent runs at eps = 2 (its Laplace scales halved) while its
+  report claims 1.
+
+Every one claims ``privacy_report()["epsilon_total"] == 1``. None is private at that eps.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+
+import agents as agents_pkg
+
+__all__ = [
+    "GALLERY",
+    "INNER",
+    "CopyReward",
+    "HalfNoise",
+    "LastStepBestRawMean",
+    "PlantedLeak",
+    "RandomStepLeak",
+    "TimingLeak",
+]
+
+#: The honest eps-DP agent every planted leak wraps by default (a registered name).
+INNER = "dp_imed"
+
+
+class PlantedLeak:
+    """An honest agent passed through (the agent protocol), claiming eps = 1.
+
+    Subclasses change :meth:`act` (the arms played) or watch :meth:`update` (the raw rewards);
+    the raw statistics they keep (pulls and reward sums per replication and arm, the last
+    reward) are those a buggy plug-in would read by mistake."""
+
+    name = "planted_leak"
+
+    def __init__(self, inner: str | Any = INNER, **inner_params: Any) -> None:
+        self.inner = agents_pkg.make(inner, **inner_params) if isinstance(inner, str) else inner
+        self.label = f"{type(self).__name__}({getattr(self.inner, 'name', self.inner)})"
+
+    def reset(self, n_runs: int, n_arms: int, *, horizon: int | None = None,
+              rng: Any = None) -> None:  # fmt: skip
+        # the leak's own coins and the inner agent's are independent streams of one seed
+        gen = rng if isinstance(rng, np.random.Generator) else np.random.default_rng(rng)
+        self.rng, inner_rng = gen.spawn(2)
+        self.inner.reset(n_runs, n_arms, horizon=horizon, rng=inner_rng)
+        self.n_runs, self.n_arms, self.horizon = n_runs, n_arms, horizon
+        self.t = 0
+        self.pulls = np.zeros((n_runs, n_arms), dtype=np.int64)
+        self.sums = np.zeros((n_runs, n_arms))
+        self.last_reward = np.zeros(n_runs)
+        self.last_action = np.zeros(n_runs, dtype=np.int64)
+
+    def act(self) -> NDArray[np.int64]:
+        return np.asarray(self.inner.act(), dtype=np.int64)
+
+    def update(self, actions: ArrayLike, rewards: ArrayLike) -> None:
+        a = np.asarray(actions, dtype=np.int64)
+        r = np.asarray(rewards, dtype=np.float64)
+        self.inner.update(a, r)
+        rows = np.arange(self.n_runs)
+        self.pulls[rows, a] += 1
+        self.sums[rows, a] += r
+        self.last_reward, self.last_action = r, a
+        self.t += 1
+
+    def reward_arm(self, r: NDArray[np.float64]) -> NDArray[np.int64]:
+        """The arm a reward in [0, 1] names: ``round(r (K - 1))`` (0 -> arm 0, 1 -> the last)."""
+        return np.clip(np.rint(r * (self.n_arms - 1)), 0, self.n_arms - 1).astype(np.int64)
+
+    def privacy_report(self) -> dict[str, Any]:
+        report = dict(self.inner.privacy_report())
+        report["epsilon_total"] = 1.0  # the claim the leak breaks
+        return report
+
+
+class CopyReward(PlantedLeak):
+    """The reward seen at step ``source`` decides the action at step ``target`` (fractions of
+    the horizon, default 0.37 and 0.81: steps 185 and 405 of 500): one reward, one action,
+    a deterministic leak far from the step it came from."""
+
+    name = "copy_reward"
+
+    def __init__(self, inner: str | Any = INNER, source: float = 0.37, target: float = 0.81,
+                 **inner_params: Any) -> None:  # fmt: skip
+        super().__init__(inner, **inner_params)
+        self.source, self.target = source, target
+
+    def _steps(self) -> tuple[int, int]:
+        horizon = self.horizon or 100
+        return int(self.source * horizon), int(self.target * horizon)
+
+    def act(self) -> NDArray[np.int64]:
+        a = super().act()
+        if self.t == self._steps()[1]:
+            return self.reward_arm(self.copied)
+        return a
+
+    def update(self, actions: ArrayLike, rewards: ArrayLike) -> None:
+        if self.t == self._steps()[0]:
+            self.copied = np.array(rewards, dtype=np.float64)
+        super().update(actions, rewards)
+
+
+class TimingLeak(PlantedLeak):
+    """When the inner agent switches arms and the raw reward sum of the arm it leaves is
+    exactly ``value``, the old arm is pulled once more before the switch: the run of pulls
+    (an episode) is one pull longer, and nothing else changes."""
+
+    name = "timing_leak"
+
+    def __init__(self, inner: str | Any = INNER, value: float = 2.0,
+                 **inner_params: Any) -> None:  # fmt: skip
+        super().__init__(inner, **inner_params)
+        self.value = value
+
+    def act(self) -> NDArray[np.int64]:
+        a = super().act()
+        if self.t == 0:
+            self.extended = np.zeros(self.n_runs, dtype=bool)
+            return a
+        prev = self.last_action
+        switch = a != prev
+        hits = self.sums[np.arange(self.n_runs), prev] == self.value
+        extend = switch & hits & ~self.extended  # once per run of pulls
+        self.extended = extend
+        return np.where(extend, prev, a)
+
+
+class LastStepBestRawMean(PlantedLeak):
+    """At the last step (``horizon - 1``), the arm with the best raw mean (ties: the lowest
+    index) is played instead of the inner agent's choice."""
+
+    name = "last_step_best_raw_mean"
+
+    def act(self) -> NDArray[np.int64]:
+        a = super().act()
+        if self.horizon is not None and self.t == self.horizon - 1:
+            means = self.sums / np.maximum(self.pulls, 1)
+            return np.argmax(means, axis=1).astype(np.int64)
+        return a
+
+
+class RandomStepLeak(PlantedLeak):
+    """At each step, with probability ``rate`` (default 1%; the agent's own coins, drawn
+    independently for every run), the next action is the arm the reward just seen names."""
+
+    name = "random_step_leak"
+
+    def __init__(self, inner: str | Any = INNER, rate: float = 0.01,
+                 **inner_params: Any) -> None:  # fmt: skip
+        super().__init__(inner, **inner_params)
+        self.rate = rate
+
+    def act(self) -> NDArray[np.int64]:
+        a = super().act()
+        if self.t == 0:
+            return a
+        leak = self.coins < self.rate
+        return np.where(leak, self.reward_arm(self.last_reward), a)
+
+    def update(self, actions: ArrayLike, rewards: ArrayLike) -> None:
+        super().update(actions, rewards)
+        self.coins = self.rng.random(self.n_runs)
+
+
+class HalfNoise(PlantedLeak):
+    """The inner agent built with ``epsilon = 2`` (every Laplace scale halved), reporting 1."""
+
+    name = "half_noise"
+
+    def __init__(self, inner: str = INNER, parameter: str = "epsilon", factor: float = 2.0,
+                 **inner_params: Any) -> None:  # fmt: skip
+        super().__init__(inner, **{parameter: factor, **inner_params})
+
+
+#: The gallery, by the name the docs' power table uses.
+GALLERY: dict[str, type[PlantedLeak]] = {
+    "copy_reward": CopyReward,
+    "timing": TimingLeak,
+    "last_step_best_raw_mean": LastStepBestRawMean,
+    "random_1pct_steps": RandomStepLeak,
+    "half_noise": HalfNoise,
+}
