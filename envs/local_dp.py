@@ -8,7 +8,8 @@ run on the wrapped environment sees reports only, so whatever it does -- actions
 everything it outputs -- is post-processing of eps-LDP reports: the run is eps-LDP, and also
 eps-DP in the global sense (two reward sequences that differ in one step give reports that
 differ in law at that step only, by a factor at most ``e^eps``).
-:meth:`LocalDPReward.privacy_report` says so, and the experiment engine records it in ``Results.privacy`` beside the agent's own report.
+:meth:`LocalDPReward.privacy_report` says so, and the experiment engine records it in
+``Results.privacy`` beside the agent's own report.
 
 Reports are unbiased by default (``debias=True``: ``E[report] = E[reward]``; randomized response
 rescaled), so regret against the arms' true means is measured as before; ``debias=False`` gives
