@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from agents.adap import ARM, RUN, _held, _round, _start
+from agents.adap import ARM, RUN, _held, _round, _start, episode_pull, release
 from agents.skeleton import IndexAgent, fields
 from dpbandits.accounting import zcdp_report
 from dpbandits.core import checks
@@ -49,22 +49,11 @@ def _index(arms: Any, runs: Any, par: Any, r: int, a: int, t_round: float,
 
 @inline_kernel
 def _pull(arms: Any, runs: Any, par: Any, r: int, t: int, a: int, x: float, bits: Any) -> None:
-    """AdaP-UCB's episode bookkeeping (agents.adap._pull) with the Gaussian mechanism: a
-    completed episode releases ``(sum + N(0, 1 / (2 rho))) / length``."""
-    if t < arms.shape[1]:
-        runs[r, RUN.cur] = t
-        runs[r, RUN.left] = 1.0
-        runs[r, RUN.ep_sum] = 0.0
-        runs[r, RUN.ep_len] = 1.0
-    a = np.int64(runs[r, RUN.cur])
-    arms[r, a, ARM.count] += 1.0
-    runs[r, RUN.ep_sum] += x
-    runs[r, RUN.left] -= 1.0
-    if runs[r, RUN.left] == 0.0:
-        z = standard_normal(bits)
-        arms[r, a, ARM.private] = (runs[r, RUN.ep_sum] + z * par[PAR.sigma]) / runs[r, RUN.ep_len]
-        arms[r, a, ARM.last_n] = runs[r, RUN.ep_len]
-        arms[r, a, ARM.releases] += 1.0
+    """AdaP-UCB's episode bookkeeping (:func:`agents.adap.episode_pull`) with the Gaussian
+    mechanism: a completed episode releases ``(sum + N(0, 1 / (2 rho))) / length``."""
+    done = episode_pull(arms, runs, r, t, x)
+    if done >= 0:
+        release(arms, runs, r, done, standard_normal(bits) * par[PAR.sigma])
 
 
 class AdaCUCB(IndexAgent):

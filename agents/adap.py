@@ -74,10 +74,11 @@ def _start(arms: Any, runs: Any, par: Any, r: int, a: int) -> None:
 
 
 @inline_kernel
-def _pull(arms: Any, runs: Any, par: Any, r: int, t: int, a: int, x: float, bits: Any) -> None:
-    """Replication ``r`` got reward ``x`` from its episode's arm at step ``t`` (0-based); an
-    initial-round pull is an episode of one pull. A completed episode releases its private mean
-    ``(sum + Lap(1 / eps)) / length`` (Lemma 1)."""
+def episode_pull(arms: Any, runs: Any, r: int, t: int, x: float) -> int:
+    """Algorithm 1's bookkeeping of one pull: replication ``r`` got reward ``x`` from its
+    episode's arm at step ``t`` (0-based; an initial-round pull is an episode of one pull).
+    Returns the arm whose episode this pull completed (its sum and length in ``runs[r]``), or
+    -1. Shared by AdaP-UCB/KLUCB (Laplace release) and AdaC-UCB (Gaussian release)."""
     if t < arms.shape[1]:
         runs[r, RUN.cur] = t
         runs[r, RUN.left] = 1.0
@@ -87,11 +88,24 @@ def _pull(arms: Any, runs: Any, par: Any, r: int, t: int, a: int, x: float, bits
     arms[r, a, ARM.count] += 1.0
     runs[r, RUN.ep_sum] += x
     runs[r, RUN.left] -= 1.0
-    if runs[r, RUN.left] == 0.0:
-        z = standard_laplace(bits)
-        arms[r, a, ARM.private] = (runs[r, RUN.ep_sum] + z * par[PAR.scale]) / runs[r, RUN.ep_len]
-        arms[r, a, ARM.last_n] = runs[r, RUN.ep_len]
-        arms[r, a, ARM.releases] += 1.0
+    return a if runs[r, RUN.left] == 0.0 else -1
+
+
+@inline_kernel
+def release(arms: Any, runs: Any, r: int, a: int, noise: float) -> None:
+    """Arm ``a``'s completed episode releases its private mean ``(sum + noise) / length``."""
+    arms[r, a, ARM.private] = (runs[r, RUN.ep_sum] + noise) / runs[r, RUN.ep_len]
+    arms[r, a, ARM.last_n] = runs[r, RUN.ep_len]
+    arms[r, a, ARM.releases] += 1.0
+
+
+@inline_kernel
+def _pull(arms: Any, runs: Any, par: Any, r: int, t: int, a: int, x: float, bits: Any) -> None:
+    """:func:`episode_pull`; a completed episode releases its private mean
+    ``(sum + Lap(1 / eps)) / length`` (Lemma 1)."""
+    done = episode_pull(arms, runs, r, t, x)
+    if done >= 0:
+        release(arms, runs, r, done, standard_laplace(bits) * par[PAR.scale])
 
 
 class _AdaP(LaplaceBatchAgent):
