@@ -73,6 +73,8 @@ BUILT_IN = {
     "ldp_ucb_l": "agents.ldp_ucb:LDPUCBL",
     "ldp_ucb_b": "agents.ldp_ucb:LDPUCBB",
     "ldp_klucb_b": "agents.ldp_ucb:LDPKLUCBB",
+    "ldp_ucb_ls": "agents.ldp_ucb:LDPUCBLS",
+    "ldp_ucb_bs": "agents.ldp_ucb:LDPUCBBS",
     "adac_ucb": "agents.adac:AdaCUCB",
 }
 

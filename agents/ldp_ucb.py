@@ -23,9 +23,23 @@ for rewards in ``[0, 1]``:
 - :class:`LDPKLUCBB`, LDP-KLUCB-B: KL-UCB (:class:`agents.KLUCB`) on the same bits: they are
   Bernoulli, so KL-UCB's index is exact for them.
 
-The paper's sigmoid variants (LDP-UCB-LS, LDP-UCB-BS: unbounded rewards squashed into
-``(0, 1)`` first) are not provided; for rewards in ``[lo, hi]`` use ``dpbandits/LocalDP-v0``
-with ``bounds`` and any agent.
+For rewards of any real value (no known bound: a Gaussian arm, say), the paper's sigmoid
+curators CTL-S(eps) and CTB-S(eps) first map the reward ``x`` to ``S(x) = 1 / (1 + e^-x)`` in
+``(0, 1)`` and then report ``S(x)`` through CTL or CTB. The report is eps-LDP whatever ``x``
+is (``S(x)`` has range ``(0, 1)``, sensitivity 1), and the learner learns ``E[S(X_a)]``
+(LS; ``q + (p - q) E[S(X_a)]`` for BS), which orders the arms like their means when they differ
+only by location (``X_a = mu_a + Z``, ``Z`` of one law for all arms: ``E[S(mu + Z)]`` increases
+strictly with ``mu``), as in the paper's experiments with Gaussian arms of variance 1. For other
+arms it finds the arm of largest ``E[S(X_a)]``. Following the authors' code
+(``ucb_bandit_gaussian.pull_CTL`` / ``pull_CTB``), the indices are LDP-UCB-L's and LDP-UCB-B's
+on these reports:
+
+- :class:`LDPUCBLS`, LDP-UCB-LS: ``S(x) + Lap(1 / eps)`` and LDP-UCB-L's index and forced
+  exploration;
+- :class:`LDPUCBBS`, LDP-UCB-BS: randomized response on a ``Bernoulli(S(x))`` coin and UCB1's
+  index.
+
+For rewards in a known ``[lo, hi]`` use ``dpbandits/LocalDP-v0`` with ``bounds`` and any agent.
 """
 
 from __future__ import annotations
@@ -48,7 +62,7 @@ from dpbandits.core.params import Param
 from dpbandits.core.traits import AgentTraits
 from dpbandits.trust.randomizers import LAPLACE, RESPONSE, report, response_bias
 
-__all__ = ["LDPKLUCBB", "LDPUCBB", "LDPUCBL"]
+__all__ = ["LDPKLUCBB", "LDPUCBB", "LDPUCBBS", "LDPUCBL", "LDPUCBLS"]
 
 # -- the compiled step on the skeleton (agents.skeleton). The per-arm state is KL-UCB's layout
 # (agents.klucb: report sum, count, and two fields only KL-UCB uses), so that LDP-KLUCB-B runs
@@ -109,6 +123,33 @@ def _learn_response_kl(arms: Any, runs: Any, par: Any, r: int, t: int, a: int, x
     """CTB's bit, learnt by KL-UCB's own update."""
     y = report(RESPONSE, x, 0.0, 1.0, 0.0, par[PAR.p], par[PAR.q], False, bits)
     _klucb_record(arms, runs, par, r, t, a, y, bits)
+
+
+@inline_kernel
+def sigmoid(x: float) -> float:
+    """``S(x) = 1 / (1 + e^-x)`` in ``[0, 1]``, without overflow for any ``x`` (``e^-|x|``)."""
+    if x >= 0.0:
+        return 1.0 / (1.0 + math.exp(-x))
+    e = math.exp(x)
+    return e / (1.0 + e)
+
+
+@inline_kernel
+def _learn_laplace_s(arms: Any, runs: Any, par: Any, r: int, t: int, a: int, x: float,
+                     bits: Any) -> None:  # fmt: skip
+    """CTL-S: the user reports ``S(x) + Lap(1 / eps)``; the learner adds the report."""
+    y = report(LAPLACE, sigmoid(x), 0.0, 1.0, par[PAR.scale], 0.0, 0.0, False, bits)
+    arms[r, a, ARM.sum] += y
+    arms[r, a, ARM.count] += 1.0
+
+
+@inline_kernel
+def _learn_response_s(arms: Any, runs: Any, par: Any, r: int, t: int, a: int, x: float,
+                      bits: Any) -> None:  # fmt: skip
+    """CTB-S: the user reports a bit by randomized response on a ``Bernoulli(S(x))`` coin."""
+    y = report(RESPONSE, sigmoid(x), 0.0, 1.0, 0.0, par[PAR.p], par[PAR.q], False, bits)
+    arms[r, a, ARM.sum] += y
+    arms[r, a, ARM.count] += 1.0
 
 
 class _LDP(IndexAgent):
@@ -215,3 +256,45 @@ class LDPKLUCBB(_LDP):
 
     def parameters(self) -> dict[str, float]:
         return {**super().parameters(), "c": float(self.c)}
+
+
+class LDPUCBLS(_LDP):
+    """LDP-UCB-LS (Ren, Zhou, Liu & Shroff 2020): the sigmoid-Laplace curator CTL-S, reports
+    ``S(x) + Lap(1 / eps)`` with ``S(x) = 1 / (1 + e^-x)``, and LDP-UCB-L's index on them
+    (module docstring); eps-LDP for rewards of any real value.
+
+    Parameters
+    ----------
+    epsilon:
+        The eps of every report (> 0), hence of the whole run.
+
+    It learns ``E[S(X_a)]``, which ranks the arms as their means when they differ by location
+    only (module docstring). The choices of :class:`LDPUCBL` (the initial pulls, ties) hold.
+    """
+
+    name = "ldp_ucb_ls"
+    algorithm = "LDP-UCB-LS"
+    curator = ("each reward x (any real) reported as S(x) + Lap(1/eps), S(x) = 1/(1+e^-x) "
+               "(CTL-S, Ren et al. 2020)")  # fmt: skip
+    traits = AgentTraits(rewards="real", private=True, compiled=True)
+    index_kernel, learn_kernel = _index_l, _learn_laplace_s
+
+
+class LDPUCBBS(_LDP):
+    """LDP-UCB-BS (Ren, Zhou, Liu & Shroff 2020): the sigmoid-Bernoulli curator CTB-S,
+    randomized response on a ``Bernoulli(S(x))`` coin with ``S(x) = 1 / (1 + e^-x)``, and
+    UCB1's index on the bits (module docstring); eps-LDP for rewards of any real value.
+
+    Parameters
+    ----------
+    epsilon:
+        The eps of every report (> 0), hence of the whole run.
+    """
+
+    name = "ldp_ucb_bs"
+    algorithm = "LDP-UCB-BS"
+    curator = ("each reward x (any real) reported as one bit: randomized response on a "
+               "Bernoulli(S(x)) coin, S(x) = 1/(1+e^-x), kept with probability e^eps/(1+e^eps) "
+               "(CTB-S, Ren et al. 2020)")  # fmt: skip
+    traits = AgentTraits(rewards="real", private=True, compiled=True)
+    index_kernel, learn_kernel = _index_b, _learn_response_s

@@ -5,6 +5,7 @@ cost per agent-step against AdaP-UCB's, measured in the same runs.
 
     python benchmarks/bench_trust_models.py                # the targets (eps = 1)
     python benchmarks/bench_trust_models.py --table        # + regret against eps, both settings
+    python benchmarks/bench_trust_models.py --sigmoid      # + the sigmoid curators, Gaussian arms
 
 Targets (Bernoulli (0.3, 0.7), T = 20 000): LDP-UCB at eps = 1 below a quarter of uniform
 play's regret (4 000 / 4 = 1 000); AdaC-UCB at rho = 0.5 within 1.2x AdaP-UCB's at eps = 1;
@@ -22,6 +23,8 @@ from dpbandits.experiments import run
 BERNOULLI = {"id": "dpbandits/KArmedBernoulli-v0", "means": [0.3, 0.7], "horizon": 20_000}
 FIG9 = {"id": "dpbandits/TwoArmedShift-v0", "means": [0.2, 0.8], "sds": [0.1, 0.3],
         "t_shift": 30_000, "horizon": 50_000}  # fmt: skip
+GAUSSIAN = {"id": "dpbandits/KArmedGaussian-v0", "means": [0.0, 0.5], "sds": 1.0, "lo": -100.0,
+            "hi": 100.0, "horizon": 20_000}  # fmt: skip
 
 
 def matched(eps: float) -> dict[str, object]:
@@ -53,6 +56,23 @@ def targets(runs: int) -> None:
           f"{cpu['AdaC-UCB (rho-zCDP)'] / cpu['AdaP-UCB (eps-DP)']:.2f} (target <= 2)")  # fmt: skip
 
 
+def sigmoid(runs: int, eps_values: list[float]) -> None:
+    """LDP-UCB-LS and LDP-UCB-BS (any real reward) on the shipped ``trust_gaussian`` setting."""
+    print(f"\nGaussian arms (0, 0.5), sd 1, T = 20 000, {runs} runs: final regret (mean +- SE); "
+          "uniform play: 5000")  # fmt: skip
+    print("| eps | UCB (not private) | LDP-UCB-LS (eps-LDP) | LDP-UCB-BS (eps-LDP) |")
+    print("|---|---|---|---|")
+    for eps in eps_values:
+        res = run(GAUSSIAN, {"UCB": agents.UCB(), "LS": agents.LDPUCBLS(epsilon=eps),
+                             "BS": agents.LDPUCBBS(epsilon=eps)},
+                  n_runs=runs, seed=0, progress=False, trace=False)  # fmt: skip
+        cells = []
+        for lab in res.labels:
+            x = res.data[lab]["total_regret"]
+            cells.append(f"{x.mean():.0f} ± {x.std(ddof=1) / runs**0.5:.0f}")
+        print(f"| {eps:g} | " + " | ".join(cells) + " |")
+
+
 def table(runs: int, eps_values: list[float]) -> None:
     for name, env in (("Bernoulli (0.3, 0.7), T = 20 000", BERNOULLI),
                       ("Fig. 9 (shift at 30 000), T = 50 000", FIG9)):  # fmt: skip
@@ -75,11 +95,18 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=100)
     parser.add_argument("--table", action="store_true", help="regret against eps, both settings")
+    parser.add_argument(
+        "--sigmoid",
+        action="store_true",
+        help="the sigmoid curators (LDP-UCB-LS, -BS) on Gaussian arms",
+    )
     parser.add_argument("--eps", default="0.25,0.5,1,2,4", help="eps values of --table")
     args = parser.parse_args()
     targets(args.runs)
     if args.table:
         table(args.runs, [float(e) for e in args.eps.split(",")])
+    if args.sigmoid:
+        sigmoid(args.runs, [float(e) for e in args.eps.split(",")])
 
 
 if __name__ == "__main__":
