@@ -70,9 +70,10 @@ class AdaCUCB(IndexAgent):
 
     AdaP-UCB's Hoeffding term, and the Gaussian tail in place of the Laplace one: the noise on
     the mean is ``N(0, 1 / (2 rho n_a^2))``, above ``sqrt(alpha ln t / rho) / n_a`` with
-    probability at most ``t^-alpha``. The text of the paper was not available to check its
-    constants against; this index is derived from the tail bound as AdaP-UCB's eq. (7) is
-    from the Laplace tail.
+    probability at most ``t^-alpha``. The paper's Algorithm (its index and constants) could
+    not be read (docs/trust-models.md, "Sources"); this index is derived from the tail bound
+    as AdaP-UCB's eq. (7) is from the Laplace tail, and its constants may differ from the
+    paper's.
 
     Parameters
     ----------

@@ -1,7 +1,7 @@
 """LDP-UCB (Ren, Zhou, Liu & Shroff 2020, "Multi-armed bandits with local differential
 privacy", arXiv 2007.03121): index policies on rewards privatized at the user, eps-LDP.
 
-Every reward in ``[0, 1]`` is reported through an eps-LDP randomizer before anything learns
+Every reward is reported through an eps-LDP randomizer before anything learns
 from it (:mod:`dpbandits.trust.randomizers`: the paper's curators), and the learner keeps only
 the sums and counts of the reports. The agent applies the randomizer itself, as the first thing
 it does with a reward -- the simulation of the user's device; no raw reward enters its state.
@@ -24,15 +24,16 @@ for rewards in ``[0, 1]``:
   Bernoulli, so KL-UCB's index is exact for them.
 
 For rewards of any real value (no known bound: a Gaussian arm, say), the paper's sigmoid
-curators CTL-S(eps) and CTB-S(eps) first map the reward ``x`` to ``S(x) = 1 / (1 + e^-x)`` in
-``(0, 1)`` and then report ``S(x)`` through CTL or CTB. The report is eps-LDP whatever ``x``
-is (``S(x)`` has range ``(0, 1)``, sensitivity 1), and the learner learns ``E[S(X_a)]``
-(LS; ``q + (p - q) E[S(X_a)]`` for BS), which orders the arms like their means when they differ
-only by location (``X_a = mu_a + Z``, ``Z`` of one law for all arms: ``E[S(mu + Z)]`` increases
-strictly with ``mu``), as in the paper's experiments with Gaussian arms of variance 1. For other
-arms it finds the arm of largest ``E[S(X_a)]``. Following the authors' code
-(``ucb_bandit_gaussian.pull_CTL`` / ``pull_CTB``), the indices are LDP-UCB-L's and LDP-UCB-B's
-on these reports:
+curators CTL-S(eps) and CTB-S(eps) (the definitions here are the authors' code's; the paper's
+text could not be read, docs/trust-models.md, "Sources") first map the reward ``x`` to
+``S(x) = 1 / (1 + e^-x)`` in ``(0, 1)`` and then report ``S(x)`` through CTL or CTB. The
+report is eps-LDP whatever ``x`` is (``S(x)`` has range ``(0, 1)``, sensitivity 1), and the
+learner learns ``E[S(X_a)]`` (LS; ``q + (p - q) E[S(X_a)]`` for BS), which orders the arms like
+their means when they differ only by location (``X_a = mu_a + Z``, ``Z`` of one law for all
+arms: ``E[S(mu + Z)]`` increases strictly with ``mu``), as for the Gaussian arms of variance 1
+of the authors' code. For other arms it finds the arm of largest ``E[S(X_a)]``. Following
+the authors' code (``ucb_bandit_gaussian.pull_CTL`` / ``pull_CTB``), the indices are
+LDP-UCB-L's and LDP-UCB-B's on these reports:
 
 - :class:`LDPUCBLS`, LDP-UCB-LS: ``S(x) + Lap(1 / eps)`` and LDP-UCB-L's index and forced
   exploration;
