@@ -137,15 +137,22 @@ def test_reports_state_local_dp_for_any_reward() -> None:
 
 @pytest.mark.slow
 def test_audits() -> None:
-    # at their eps on the default table, and on rewards far out on both sides (S saturates)
+    # at their eps: the quick audit on the default table; the search (a tenth of its budget) on
+    # rewards far out on both sides, where S saturates
     wide = {"id": "dpbandits/KArmedGaussian-v0", "means": [-30.0, 30.0], "sds": 1.0,
             "lo": -100.0, "hi": 100.0}  # fmt: skip
     for agent in (agents.LDPUCBLS(1.0), agents.LDPUCBBS(1.0)):
-        for env in (None, wide):
-            r = audit_agent(agent, env=env, quick=True, runs=4000, horizon=100, rng=0)
-            assert r.passed and r.epsilon == 1.0, str(r)
+        r = audit_agent(agent, quick=True, runs=4000, horizon=100, rng=0)
+        assert r.passed and r.epsilon == 1.0, str(r)
+        r = audit_agent(agent, env=wide, budget=0.1, horizon=100, rng=0)
+        assert r.passed and r.epsilon == 1.0, str(r)
+    # and they catch false claims of the same agents (the quick audit is blind to the Laplace
+    # curator's: LDP-UCB-LS at eps = 20 passes its claim of 0.5; the search is not)
     liar = audit_agent(agents.LDPUCBBS(6.0), env=wide, quick=True, runs=4000, horizon=100,
                        rng=0, epsilon=0.5)  # fmt: skip
+    assert liar.passed is False
+    liar = audit_agent(agents.LDPUCBLS(20.0), env=wide, budget=0.1, horizon=100, rng=0,
+                       epsilon=0.5)  # fmt: skip
     assert liar.passed is False
 
 
