@@ -180,14 +180,7 @@ def _curve_fn(steps: NDArray[np.int64], segments: list[SegmentLaw], fns: list[An
 def _zcdp_fn(gaps: Any, kl: Any, tv: Any, rho: float) -> Any:
     """``n -> sum_a Delta_a max(log n / kl_inf(a), sqrt(log n / rho) / tv_inf(a))``
     (:func:`dpbandits.theory.zcdp`)."""
-    sub = gaps > 0
-    g, k, v = gaps[sub], kl[sub], tv[sub]
-
-    def fn(n: NDArray[np.float64]) -> NDArray[np.float64]:
-        lt = np.log(n)[:, None]
-        return np.sum(g * np.maximum(lt / k, np.sqrt(lt / rho) / v), axis=1)
-
-    return fn
+    return lambda n: ttb.zcdp_from_divergences(gaps, kl, tv, rho, np.log(n))
 
 
 def trust_curves(results: Any) -> list[BoundCurve]:

@@ -47,6 +47,7 @@ __all__ = [
     "local_dp",
     "local_dp_coefficient",
     "zcdp",
+    "zcdp_from_divergences",
 ]
 
 #: The names of the bounds (keys), with the short citation the regret plots show.
@@ -116,15 +117,23 @@ def zcdp(
     r = checks.positive_number(rho, "rho", allow_inf=True)
     logt = _log_horizon(horizon)
     gaps, kl, tv = distinguishability(means, arm=arm, sds=sds)
-    sub = gaps > 0
-    g, kl, tv = gaps[sub], kl[sub], tv[sub]
     flat = np.atleast_1d(logt).reshape(-1)
     out = np.zeros_like(flat)
-    for i, lt in enumerate(flat):
-        if lt <= 0:
-            continue
-        privacy = 0.0 if math.isinf(r) else math.sqrt(lt / r)
-        per_arm = np.maximum(lt / kl, privacy / tv)
-        out[i] = float(np.sum(g * per_arm))
+    later = flat > 0  # 0 at T = 1: no regret before a second step
+    out[later] = zcdp_from_divergences(gaps, kl, tv, r, flat[later])
     res = out.reshape(np.shape(logt))
     return res[()] if res.ndim == 0 else res
+
+
+def zcdp_from_divergences(
+    gaps: NDArray[np.float64], kl_inf: NDArray[np.float64], tv_inf: NDArray[np.float64],
+    rho: float, log_horizons: NDArray[np.float64],
+) -> NDArray[np.float64]:
+    """:func:`zcdp`'s ``sum_a Delta_a max(log T / kl_inf(a), sqrt(log T / rho) / tv_inf(a))``
+    at each ``log T`` of the 1-D ``log_horizons``, from the arms' gaps and distinguishability
+    gaps (as for :func:`ldp_coefficient_from_divergences`). Arms with ``gaps <= 0`` do not
+    count."""
+    sub = gaps > 0
+    g, kl, tv = gaps[sub], kl_inf[sub], tv_inf[sub]
+    lt = np.asarray(log_horizons, dtype=np.float64)[:, None]
+    return np.sum(g * np.maximum(lt / kl, np.sqrt(lt / rho) / tv), axis=1)
