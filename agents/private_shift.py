@@ -263,12 +263,12 @@ class _PrivateShift(LaplaceBatchAgent):
         super().__init_subclass__(**kwargs)
         if kind is None:  # a family (_CD), not an agent
             return
-        label, rewards = _KINDS[kind]
+        label, bernoulli_only = _KINDS[kind]
         cls._kind = kind
         cls.algorithm = f"{cls._family}-{label}"
         cls.name = cls.algorithm.lower().replace("-", "_")
-        if rewards != "unit":
-            cls.traits = AgentTraits(rewards=rewards, private=True, compiled=True)
+        if bernoulli_only:
+            cls.traits = AgentTraits(rewards="bernoulli", private=True, compiled=True)
         cls.__doc__ = _doc(cls.__doc__ or cls.algorithm, kind, cls._detect)
 
     def parameters(self) -> dict[str, float]:
@@ -442,12 +442,12 @@ def _doc(title: str, kind: int, detect: bool) -> str:
     )  # fmt: skip
 
 
-#: Each index: its name and the rewards it is defined for.
+#: Each index: its name and whether it is defined for Bernoulli rewards only.
 _KINDS = {
-    _UCB: ("AdaP-UCB", "unit"),
-    _KLUCB: ("AdaP-KLUCB", "unit"),
-    _DP_KLUCB: ("DP-KLUCB", "bernoulli"),
-    _DP_IMED: ("DP-IMED", "bernoulli"),
+    _UCB: ("AdaP-UCB", False),
+    _KLUCB: ("AdaP-KLUCB", False),
+    _DP_KLUCB: ("DP-KLUCB", True),
+    _DP_IMED: ("DP-IMED", True),
 }
 
 
