@@ -54,7 +54,7 @@ __all__ = ["LDPKLUCBB", "LDPUCBB", "LDPUCBL"]
 # (agents.klucb: report sum, count, and two fields only KL-UCB uses), so that LDP-KLUCB-B runs
 # KL-UCB's own kernels on the reports. PAR: KL-UCB's c first (its kernels read it there), then
 # the randomizer's parameters.
-PAR = fields("c", "eps", "scale", "p", "q", "mechanism")
+PAR = fields("c", "eps", "scale", "p", "q")
 
 
 @inline_kernel
@@ -86,39 +86,49 @@ def _index_b(arms: Any, runs: Any, par: Any, r: int, a: int, t_round: float,
 
 
 @inline_kernel
-def _report(par: Any, x: float, bits: Any) -> float:
-    """The user's report of reward ``x`` by the agent's randomizer (``PAR.mechanism``): CTL's
-    ``x + Lap(1 / eps)`` or CTB's bit, randomized response on a ``Bernoulli(x)`` coin."""
-    return report(int(par[PAR.mechanism]), x, 0.0, 1.0, par[PAR.scale], par[PAR.p], par[PAR.q],
-                  False, bits)  # fmt: skip
-
-
-@inline_kernel
-def _learn(arms: Any, runs: Any, par: Any, r: int, t: int, a: int, x: float,
-           bits: Any) -> None:  # fmt: skip
-    """The user reports ``x``; the learner adds the report to the arm's sum and count."""
-    arms[r, a, ARM.sum] += _report(par, x, bits)
+def _add(arms: Any, r: int, a: int, y: float) -> None:
+    """The learner adds report ``y`` to the arm's sum and count (all it keeps)."""
+    arms[r, a, ARM.sum] += y
     arms[r, a, ARM.count] += 1.0
 
 
 @inline_kernel
-def _learn_kl(arms: Any, runs: Any, par: Any, r: int, t: int, a: int, x: float,
-              bits: Any) -> None:  # fmt: skip
-    """The user's report, learnt by KL-UCB's own update."""
-    _klucb_record(arms, runs, par, r, t, a, _report(par, x, bits), bits)
+def _ctb(par: Any, x: float, bits: Any) -> float:
+    """The user's CTB report: a bit by randomized response on a ``Bernoulli(x)`` coin."""
+    return report(RESPONSE, x, 0.0, 1.0, 0.0, par[PAR.p], par[PAR.q], False, bits)
+
+
+# (one learn kernel per randomizer: the randomizer is compiled in, not read from PAR per step)
+@inline_kernel
+def _learn_laplace(arms: Any, runs: Any, par: Any, r: int, t: int, a: int, x: float,
+                   bits: Any) -> None:  # fmt: skip
+    """The user reports ``x + Lap(1 / eps)`` (CTL); the learner adds the report."""
+    _add(arms, r, a, report(LAPLACE, x, 0.0, 1.0, par[PAR.scale], 0.0, 0.0, False, bits))
+
+
+@inline_kernel
+def _learn_response(arms: Any, runs: Any, par: Any, r: int, t: int, a: int, x: float,
+                    bits: Any) -> None:  # fmt: skip
+    """The user reports a CTB bit; the learner adds it."""
+    _add(arms, r, a, _ctb(par, x, bits))
+
+
+@inline_kernel
+def _learn_response_kl(arms: Any, runs: Any, par: Any, r: int, t: int, a: int, x: float,
+                       bits: Any) -> None:  # fmt: skip
+    """The user reports a CTB bit, learnt by KL-UCB's own update."""
+    _klucb_record(arms, runs, par, r, t, a, _ctb(par, x, bits), bits)
 
 
 class _LDP(IndexAgent):
     """What the LDP agents share: ``epsilon``, the randomizer's parameters, the hooks."""
 
     algorithm = ""
-    #: What the user reports, for the privacy report, and the randomizer that makes the report
-    #: (:mod:`dpbandits.trust.randomizers`: ``LAPLACE``, CTL, or ``RESPONSE``, CTB).
+    #: What the user reports, for the privacy report.
     curator = ""
-    mechanism = LAPLACE
     traits = AgentTraits(rewards="unit", private=True, compiled=True)
     ARM, RUN, PAR = ARM, RUN, PAR
-    round_kernel, learn_kernel = _round, _learn
+    round_kernel = _round
     cost_hint = 2.0
     parameter_constraints = {
         "epsilon": Param(low=0, low_open=True, doc="eps of every report (eps-LDP)"),
@@ -131,8 +141,7 @@ class _LDP(IndexAgent):
         eps = float(self.epsilon)
         scale = checks.noise_scale(1.0, eps, f"{self.algorithm}'s Laplace reports")
         p, q = response_bias(eps)
-        return {"c": 0.0, "eps": eps, "scale": scale, "p": p, "q": q,
-                "mechanism": float(self.mechanism)}  # fmt: skip
+        return {"c": 0.0, "eps": eps, "scale": scale, "p": p, "q": q}
 
     def private_means(self) -> NDArray[np.float64]:
         """The ``(R, K)`` means of the reports so far (all the learner knows); NaN for an arm
@@ -164,7 +173,7 @@ class LDPUCBL(_LDP):
     name = "ldp_ucb_l"
     algorithm = "LDP-UCB-L"
     curator = "each reward x in [0, 1] reported as x + Lap(1/eps) (CTL, Ren et al. 2020)"
-    index_kernel = _index_l
+    index_kernel, learn_kernel = _index_l, _learn_laplace
 
 
 class LDPUCBB(_LDP):
@@ -182,8 +191,7 @@ class LDPUCBB(_LDP):
     curator = ("each reward x in [0, 1] reported as one bit: randomized response on a "
                "Bernoulli(x) coin, kept with probability e^eps/(1+e^eps) (CTB, Ren et al. "
                "2020)")  # fmt: skip
-    mechanism = RESPONSE
-    index_kernel = _index_b
+    index_kernel, learn_kernel = _index_b, _learn_response
 
 
 class LDPKLUCBB(_LDP):
@@ -201,8 +209,8 @@ class LDPKLUCBB(_LDP):
 
     name = "ldp_klucb_b"
     algorithm = "LDP-KLUCB-B"
-    curator, mechanism = LDPUCBB.curator, LDPUCBB.mechanism
-    round_kernel, arm_kernel, learn_kernel = _klucb_round, _klucb_arm, _learn_kl
+    curator = LDPUCBB.curator
+    round_kernel, arm_kernel, learn_kernel = _klucb_round, _klucb_arm, _learn_response_kl
     ARM_START = KLUCB.ARM_START  # KL-UCB's warm start: none yet
     cost_hint = 7.0
     parameter_constraints = {
