@@ -114,7 +114,8 @@ class CUSUMUCB(IndexAgent):
         The constant of the UCB index; 2 (default) is UCB1's (Auer et al. 2002) and
         SMPyBandits' ``UCB``.
 
-    ``restarts`` counts each replication's detections. Rewards outside ``[0, 1]`` raise
+    ``restarts`` counts each replication's detections; ``stats.counts`` and ``stats.sums`` are
+    the pulls and reward sums since each arm's last restart. Rewards outside ``[0, 1]`` raise
     ``ValueError`` (at the first such step, before anything is learnt from it). On the play
     skeleton (:mod:`agents.skeleton`): the exploration draw and the UCB argmax are the
     ``arm_kernel`` (it draws from the Generator given to ``reset``), the test the
@@ -167,16 +168,6 @@ class CUSUMUCB(IndexAgent):
 
     def parameters(self) -> dict[str, float]:
         return self._values
-
-    @property
-    def counts(self) -> NDArray[np.float64]:
-        """The ``(R, K)`` pulls since each arm's restart (a copy)."""
-        return self.arm_field("count").copy()
-
-    @property
-    def sums(self) -> NDArray[np.float64]:
-        """The ``(R, K)`` reward sums since each arm's restart (a copy)."""
-        return self.arm_field("sum").copy()
 
     @property
     def restarts(self) -> NDArray[np.int64]:

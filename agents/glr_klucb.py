@@ -139,7 +139,8 @@ class GLRKLUCB(IndexAgent):
         The speed-ups of the test (above); ``delta_s`` also sets the memory kept per arm:
         ``T / delta_s`` counts.
 
-    ``restarts`` counts each replication's detections. Rewards other than 0 and 1 raise
+    ``restarts`` counts each replication's detections; ``stats.counts`` and ``stats.sums`` are
+    the pulls and reward sums since each arm's last restart. Rewards other than 0 and 1 raise
     ``ValueError`` (at the first such step, before anything is learnt from it): the index and
     the test are Bernoulli ones. On the play skeleton (:mod:`agents.skeleton`): the forced arm
     and the kl-UCB argmax are the ``arm_kernel``, the test and the restarts the
@@ -230,11 +231,6 @@ class GLRKLUCB(IndexAgent):
     def restarts(self) -> NDArray[np.int64]:
         """The ``(R,)`` numbers of detections (restarts) so far."""
         return self.arm_field("restarts").sum(axis=1).astype(np.int64)
-
-    @property
-    def counts(self) -> NDArray[np.float64]:
-        """The ``(R, K)`` pulls since each arm's last restart (a copy)."""
-        return self.arm_field("count").copy()
 
     @property
     def tau(self) -> NDArray[np.int64]:

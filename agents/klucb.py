@@ -135,16 +135,6 @@ class KLUCB(IndexAgent):
     def parameters(self) -> dict[str, float]:
         return {"c": float(self.c)}
 
-    @property
-    def counts(self) -> NDArray[np.float64]:
-        """The ``(R, K)`` pull counts (a copy)."""
-        return self.arm_field("count").copy()
-
-    @property
-    def sums(self) -> NDArray[np.float64]:
-        """The ``(R, K)`` reward sums (a copy)."""
-        return self.arm_field("sum").copy()
-
     def index(self) -> NDArray[np.float64]:
         """The ``(R, K)`` KL-UCB indices at the current step (each computed in full)."""
         counts = self.arm_field("count")

@@ -101,29 +101,38 @@ def _index_b(arms: Any, runs: Any, par: Any, r: int, a: int, t_round: float,
 
 
 @inline_kernel
+def _add(arms: Any, r: int, a: int, y: float) -> None:
+    """The learner adds report ``y`` to the arm's sum and count (all it keeps)."""
+    arms[r, a, ARM.sum] += y
+    arms[r, a, ARM.count] += 1.0
+
+
+@inline_kernel
+def _ctb(par: Any, x: float, bits: Any) -> float:
+    """The user's CTB report: a bit by randomized response on a ``Bernoulli(x)`` coin."""
+    return report(RESPONSE, x, 0.0, 1.0, 0.0, par[PAR.p], par[PAR.q], False, bits)
+
+
+# (one learn kernel per randomizer: the randomizer is compiled in, not read from PAR per step)
+@inline_kernel
 def _learn_laplace(arms: Any, runs: Any, par: Any, r: int, t: int, a: int, x: float,
                    bits: Any) -> None:  # fmt: skip
     """The user reports ``x + Lap(1 / eps)`` (CTL); the learner adds the report."""
-    y = report(LAPLACE, x, 0.0, 1.0, par[PAR.scale], 0.0, 0.0, False, bits)
-    arms[r, a, ARM.sum] += y
-    arms[r, a, ARM.count] += 1.0
+    _add(arms, r, a, report(LAPLACE, x, 0.0, 1.0, par[PAR.scale], 0.0, 0.0, False, bits))
 
 
 @inline_kernel
 def _learn_response(arms: Any, runs: Any, par: Any, r: int, t: int, a: int, x: float,
                     bits: Any) -> None:  # fmt: skip
-    """The user reports a bit by randomized response on a ``Bernoulli(x)`` coin (CTB)."""
-    y = report(RESPONSE, x, 0.0, 1.0, 0.0, par[PAR.p], par[PAR.q], False, bits)
-    arms[r, a, ARM.sum] += y
-    arms[r, a, ARM.count] += 1.0
+    """The user reports a CTB bit; the learner adds it."""
+    _add(arms, r, a, _ctb(par, x, bits))
 
 
 @inline_kernel
 def _learn_response_kl(arms: Any, runs: Any, par: Any, r: int, t: int, a: int, x: float,
                        bits: Any) -> None:  # fmt: skip
-    """CTB's bit, learnt by KL-UCB's own update."""
-    y = report(RESPONSE, x, 0.0, 1.0, 0.0, par[PAR.p], par[PAR.q], False, bits)
-    _klucb_record(arms, runs, par, r, t, a, y, bits)
+    """The user reports a CTB bit, learnt by KL-UCB's own update."""
+    _klucb_record(arms, runs, par, r, t, a, _ctb(par, x, bits), bits)
 
 
 @inline_kernel

@@ -103,7 +103,8 @@ class MUCB(IndexAgent):
     n_changes:
         The number of change points ``Upsilon_T`` assumed by the default ``gamma``.
 
-    ``restarts`` counts each replication's detections. Rewards outside ``[0, 1]`` raise
+    ``restarts`` counts each replication's detections; ``stats.counts`` and ``stats.sums`` are
+    the pulls and reward sums since its last restart. Rewards outside ``[0, 1]`` raise
     ``ValueError`` (at the first such step, before anything is learnt from it). On the play
     skeleton (:mod:`agents.skeleton`): UCB1 is the ``index_kernel``, the forced arm the
     ``held_kernel``, the window test the ``learn_kernel``.
@@ -169,13 +170,3 @@ class MUCB(IndexAgent):
     def restarts(self) -> NDArray[np.int64]:
         """The ``(R,)`` numbers of detections (restarts) so far."""
         return self.run_field("restarts").astype(np.int64)
-
-    @property
-    def counts(self) -> NDArray[np.float64]:
-        """The ``(R, K)`` pulls since each replication's last restart (a copy)."""
-        return self.arm_field("count").copy()
-
-    @property
-    def sums(self) -> NDArray[np.float64]:
-        """The ``(R, K)`` reward sums since each replication's last restart (a copy)."""
-        return self.arm_field("sum").copy()

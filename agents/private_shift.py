@@ -219,10 +219,13 @@ def _pull(arms: Any, runs: Any, par: Any, r: int, t: int, a: int, x: float,
 
 class _PrivateShift(LaplaceBatchAgent):
     """Capped episodes, a window of releases and forced exploration, with the index of
-    ``_kind``; the change test and restarts when ``_detect`` (module docstring)."""
+    ``_kind`` (module docstring): the ``SW-`` agents; the ``CD-`` family (:class:`_CD`) adds the
+    change test and restarts (``_detect``)."""
 
     _kind = _UCB
-    _detect = True
+    _detect = False
+    delta = 0.0
+    _family = "SW"  # the prefix of ``algorithm``
     batches = "batch"
     citation = "Azize & Basu 2022, Lemma 1 and Theorem 6; docs/private-shift.md"
     cost_hint = 4.0
@@ -239,12 +242,34 @@ class _PrivateShift(LaplaceBatchAgent):
         "alpha": Param(low=0, low_open=True, doc="confidence exponent of the index"),
     }  # fmt: skip
 
-    epsilon: float
-    cap: int | None
-    window: int
-    forced: float
-    alpha: float
-    delta: float
+    def __init__(
+        self,
+        epsilon: float = 1.0,
+        cap: int | None = None,
+        window: int = 8,
+        forced: float = 0.01,
+        alpha: float = 1.0,
+    ) -> None:
+        self.epsilon = epsilon
+        self.cap = cap
+        self.window = window
+        self.forced = forced
+        self.alpha = alpha
+
+    def __init_subclass__(cls, kind: int | None = None, **kwargs: Any) -> None:
+        """An agent of the family names the index it runs (``kind``); its ``algorithm``,
+        ``name``, traits and the docstring's parameters (after the class's own title) follow
+        from the two."""
+        super().__init_subclass__(**kwargs)
+        if kind is None:  # a family (_CD), not an agent
+            return
+        label, bernoulli_only = _KINDS[kind]
+        cls._kind = kind
+        cls.algorithm = f"{cls._family}-{label}"
+        cls.name = cls.algorithm.lower().replace("-", "_")
+        if bernoulli_only:
+            cls.traits = AgentTraits(rewards="bernoulli", private=True, compiled=True)
+        cls.__doc__ = _doc(cls.__doc__ or cls.algorithm, kind, cls._detect)
 
     def parameters(self) -> dict[str, float]:
         """The ``PAR`` values; a cap below :func:`agents.private_change.minimum_cap` (with the
@@ -331,6 +356,10 @@ class _PrivateShift(LaplaceBatchAgent):
 
 
 class _CD(_PrivateShift):
+    """The ``CD-`` family: the change test after every release, with global restarts."""
+
+    _detect = True
+    _family = "CD"
     parameter_constraints = {
         **_PrivateShift.parameter_constraints,
         "delta": Param(low=0, high=1, low_open=True, high_open=True,
@@ -346,31 +375,8 @@ class _CD(_PrivateShift):
         delta: float = 0.01,
         alpha: float = 1.0,
     ) -> None:
-        self.epsilon = epsilon
-        self.cap = cap
-        self.window = window
-        self.forced = forced
+        super().__init__(epsilon, cap, window, forced, alpha)
         self.delta = delta
-        self.alpha = alpha
-
-
-class _SW(_PrivateShift):
-    _detect = False
-    delta = 0.0
-
-    def __init__(
-        self,
-        epsilon: float = 1.0,
-        cap: int | None = None,
-        window: int = 8,
-        forced: float = 0.01,
-        alpha: float = 1.0,
-    ) -> None:
-        self.epsilon = epsilon
-        self.cap = cap
-        self.window = window
-        self.forced = forced
-        self.alpha = alpha
 
 
 _PARAMS_DOC = """
@@ -436,69 +442,46 @@ def _doc(title: str, kind: int, detect: bool) -> str:
     )  # fmt: skip
 
 
-class CDAdaPUCB(_CD):
-    __doc__ = _doc("CD-AdaP-UCB: AdaP-UCB (Azize & Basu 2022) with private change detection.",
-                   _UCB, True)  # fmt: skip
-    name = "cd_adap_ucb"
-    algorithm = "CD-AdaP-UCB"
-    _kind = _UCB
+#: Each index: its name and whether it is defined for Bernoulli rewards only.
+_KINDS = {
+    _UCB: ("AdaP-UCB", False),
+    _KLUCB: ("AdaP-KLUCB", False),
+    _DP_KLUCB: ("DP-KLUCB", True),
+    _DP_IMED: ("DP-IMED", True),
+}
 
 
-class CDAdaPKLUCB(_CD):
-    __doc__ = _doc("CD-AdaP-KLUCB: AdaP-KLUCB (Azize & Basu 2022) with private change "
-                   "detection.", _KLUCB, True)  # fmt: skip
-    name = "cd_adap_klucb"
-    algorithm = "CD-AdaP-KLUCB"
-    _kind = _KLUCB
+class CDAdaPUCB(_CD, kind=_UCB):
+    """CD-AdaP-UCB: AdaP-UCB (Azize & Basu 2022) with private change detection."""
 
 
-class CDDPKLUCB(_CD):
-    __doc__ = _doc("CD-DP-KLUCB: DP-KLUCB (Azize et al. 2025) with private change detection, "
-                   "for Bernoulli bandits.", _DP_KLUCB, True)  # fmt: skip
-    name = "cd_dp_klucb"
-    algorithm = "CD-DP-KLUCB"
-    traits = AgentTraits(rewards="bernoulli", private=True, compiled=True)
-    _kind = _DP_KLUCB
+class CDAdaPKLUCB(_CD, kind=_KLUCB):
+    """CD-AdaP-KLUCB: AdaP-KLUCB (Azize & Basu 2022) with private change detection."""
 
 
-class CDDPIMED(_CD):
-    __doc__ = _doc("CD-DP-IMED: DP-IMED (Azize et al. 2025) with private change detection, for "
-                   "Bernoulli bandits.", _DP_IMED, True)  # fmt: skip
-    name = "cd_dp_imed"
-    algorithm = "CD-DP-IMED"
-    traits = AgentTraits(rewards="bernoulli", private=True, compiled=True)
-    _kind = _DP_IMED
+class CDDPKLUCB(_CD, kind=_DP_KLUCB):
+    """CD-DP-KLUCB: DP-KLUCB (Azize et al. 2025) with private change detection, for Bernoulli
+    bandits."""
 
 
-class SWAdaPUCB(_SW):
-    __doc__ = _doc("SW-AdaP-UCB: AdaP-UCB (Azize & Basu 2022) on a sliding window of releases.",
-                   _UCB, False)  # fmt: skip
-    name = "sw_adap_ucb"
-    algorithm = "SW-AdaP-UCB"
-    _kind = _UCB
+class CDDPIMED(_CD, kind=_DP_IMED):
+    """CD-DP-IMED: DP-IMED (Azize et al. 2025) with private change detection, for Bernoulli
+    bandits."""
 
 
-class SWAdaPKLUCB(_SW):
-    __doc__ = _doc("SW-AdaP-KLUCB: AdaP-KLUCB (Azize & Basu 2022) on a sliding window of "
-                   "releases.", _KLUCB, False)  # fmt: skip
-    name = "sw_adap_klucb"
-    algorithm = "SW-AdaP-KLUCB"
-    _kind = _KLUCB
+class SWAdaPUCB(_PrivateShift, kind=_UCB):
+    """SW-AdaP-UCB: AdaP-UCB (Azize & Basu 2022) on a sliding window of releases."""
 
 
-class SWDPKLUCB(_SW):
-    __doc__ = _doc("SW-DP-KLUCB: DP-KLUCB (Azize et al. 2025) on a sliding window of releases, "
-                   "for Bernoulli bandits.", _DP_KLUCB, False)  # fmt: skip
-    name = "sw_dp_klucb"
-    algorithm = "SW-DP-KLUCB"
-    traits = AgentTraits(rewards="bernoulli", private=True, compiled=True)
-    _kind = _DP_KLUCB
+class SWAdaPKLUCB(_PrivateShift, kind=_KLUCB):
+    """SW-AdaP-KLUCB: AdaP-KLUCB (Azize & Basu 2022) on a sliding window of releases."""
 
 
-class SWDPIMED(_SW):
-    __doc__ = _doc("SW-DP-IMED: DP-IMED (Azize et al. 2025) on a sliding window of releases, "
-                   "for Bernoulli bandits.", _DP_IMED, False)  # fmt: skip
-    name = "sw_dp_imed"
-    algorithm = "SW-DP-IMED"
-    traits = AgentTraits(rewards="bernoulli", private=True, compiled=True)
-    _kind = _DP_IMED
+class SWDPKLUCB(_PrivateShift, kind=_DP_KLUCB):
+    """SW-DP-KLUCB: DP-KLUCB (Azize et al. 2025) on a sliding window of releases, for Bernoulli
+    bandits."""
+
+
+class SWDPIMED(_PrivateShift, kind=_DP_IMED):
+    """SW-DP-IMED: DP-IMED (Azize et al. 2025) on a sliding window of releases, for Bernoulli
+    bandits."""

@@ -208,6 +208,21 @@ class PrivacyLedger:
         return "\n".join(lines)
 
 
+_NEIGHBOURS = "neighbouring reward sequences differ in one step's reward"
+_POST_PROCESSING = "post-processing of the releases (nothing treated as public)"
+
+
+def _implied(eps: float) -> str:
+    return f"rho = eps^2/2 = {implied_rho(eps):g} (zCDP; Bun & Steinke 2016, Prop. 1.4)"
+
+
+def _report_text(algorithm: str, guarantee: str, **rows: str) -> str:
+    """The readable ``text`` of a whole-run privacy report: the guarantee, then one labelled
+    row per item (what is released, why the total holds, ...)."""
+    return "\n".join([f"Privacy ({algorithm}): {guarantee}",
+                      *(f"  {label:<10} {value}" for label, value in rows.items())])  # fmt: skip
+
+
 def global_dp_report(
     algorithm: str, epsilon: float, mechanism: str, composition: str
 ) -> dict[str, Any]:
@@ -227,14 +242,10 @@ def global_dp_report(
     ``epsilon_total`` and a readable ``text``.
     """
     eps = checks.positive_number(epsilon, "epsilon")
-    text = "\n".join([
-        f"Privacy ({algorithm}): eps = {eps:g} for the whole run (eps-global DP: "
-        "neighbouring reward sequences differ in one step's reward).",
-        f"  released   {mechanism}",
-        f"  total      {composition}",
-        "  actions    post-processing of the releases (nothing treated as public)",
-        f"  implied    rho = eps^2/2 = {implied_rho(eps):g} (zCDP; Bun & Steinke 2016, Prop. 1.4)",
-    ])  # fmt: skip
+    text = _report_text(
+        algorithm, f"eps = {eps:g} for the whole run (eps-global DP: {_NEIGHBOURS}).",
+        released=mechanism, total=composition, actions=_POST_PROCESSING, implied=_implied(eps),
+    )  # fmt: skip
     return {
         "model": "global",
         "notion": "pure",
@@ -263,15 +274,14 @@ def local_dp_report(algorithm: str, epsilon: float, mechanism: str) -> dict[str,
     reports, and one step's reward changes the law of one report only). ``mechanism`` says
     what each report is; ``rho_implied = eps^2 / 2``."""
     eps = checks.positive_number(epsilon, "epsilon")
-    text = "\n".join([
-        f"Privacy ({algorithm}): eps = {eps:g} per report (eps-LDP: every reward privatized "
-        "at the user).",
-        f"  released   {mechanism}",
-        "  learner    sees reports only: everything it outputs is post-processing",
-        f"  total      eps = {eps:g} for the whole run, also as global DP (one step's reward "
-        "changes one report's law)",
-        f"  implied    rho = eps^2/2 = {implied_rho(eps):g} (zCDP; Bun & Steinke 2016, Prop. 1.4)",
-    ])  # fmt: skip
+    text = _report_text(
+        algorithm, f"eps = {eps:g} per report (eps-LDP: every reward privatized at the user).",
+        released=mechanism,
+        learner="sees reports only: everything it outputs is post-processing",
+        total=f"eps = {eps:g} for the whole run, also as global DP (one step's reward changes "
+        "one report's law)",
+        implied=_implied(eps),
+    )  # fmt: skip
     return {
         "model": "local",
         "notion": "local",
@@ -295,14 +305,11 @@ def zcdp_report(algorithm: str, rho: float, mechanism: str, composition: str) ->
     mechanism is not eps-DP for any finite eps, so ``epsilon_total`` is ``inf``; its (eps,
     delta) guarantees come from the accountant (:mod:`dpbandits.trust.notions`)."""
     r = checks.positive_number(rho, "rho")
-    text = "\n".join([
-        f"Privacy ({algorithm}): rho = {r:g} for the whole run (rho-zCDP: neighbouring reward "
-        "sequences differ in one step's reward).",
-        f"  released   {mechanism}",
-        f"  total      {composition}",
-        "  actions    post-processing of the releases (nothing treated as public)",
-        "  pure eps   none finite (Gaussian noise); (eps, delta) at a delta by the accountant",
-    ])  # fmt: skip
+    text = _report_text(
+        algorithm, f"rho = {r:g} for the whole run (rho-zCDP: {_NEIGHBOURS}).",
+        released=mechanism, total=composition, actions=_POST_PROCESSING,
+        **{"pure eps": "none finite (Gaussian noise); (eps, delta) at a delta by the accountant"},
+    )  # fmt: skip
     return {
         "model": "global",
         "notion": "zcdp",

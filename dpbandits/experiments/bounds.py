@@ -122,16 +122,12 @@ def segment_coefficients(laws: ArmLaws, epsilon: float) -> list[dict[str, float]
 
 def _curve(steps: NDArray[np.int64], segments: list[SegmentLaw], coefs: list[float]) -> Any:
     """``sum_{i<j} c_i log L_i + c_j log(t - start_j)`` at each step count ``t`` (segment j)."""
-    t = np.asarray(steps, dtype=np.float64)
-    out = np.zeros_like(t)
-    offset = 0.0
-    for seg, c in zip(segments, coefs, strict=True):
-        inside = (t > seg.start) & (t <= seg.end)
-        n = t[inside] - seg.start
-        with np.errstate(invalid="ignore"):  # c = inf at n = 1 (log 1 = 0): no regret yet
-            out[inside] = offset + np.where(n > 1, c * np.log(n), 0.0)
-        offset += c * math.log(seg.end - seg.start) if seg.end - seg.start > 1 else 0.0
-    return out
+    return _curve_fn(steps, segments, [_c_log(c) for c in coefs])
+
+
+def _c_log(c: float) -> Any:
+    """``n -> c log n``, a segment's bound of the form of every private bound here."""
+    return lambda n: c * np.log(n)
 
 
 def bound_curves(results: Any, epsilons: Sequence[float] = (1.0,)) -> list[BoundCurve]:
@@ -165,15 +161,17 @@ def _segment_divergences(laws: ArmLaws, seg: SegmentLaw) -> Any:
 
 
 def _curve_fn(steps: NDArray[np.int64], segments: list[SegmentLaw], fns: list[Any]) -> Any:
-    """:func:`_curve` for bounds that are not ``c log n``: ``fns[j](n)`` is segment ``j``'s
-    bound after ``n`` of its steps."""
+    """A segment-wise bound at each step count ``t``: ``fns[j](n)`` is segment ``j``'s bound
+    after ``n`` of its steps, counted from the segment's start, on top of the full bounds of
+    the segments before it (:func:`_curve` for ``c log n``)."""
     t = np.asarray(steps, dtype=np.float64)
     out = np.zeros_like(t)
     offset = 0.0
     for seg, fn in zip(segments, fns, strict=True):
         inside = (t > seg.start) & (t <= seg.end)
         n = t[inside] - seg.start
-        out[inside] = offset + np.where(n > 1, fn(np.maximum(n, 1.0)), 0.0)
+        with np.errstate(invalid="ignore"):  # c = inf at n = 1 (c log 1 is NaN): no regret yet
+            out[inside] = offset + np.where(n > 1, fn(np.maximum(n, 1.0)), 0.0)
         length = seg.end - seg.start
         offset += float(fn(np.array([float(length)]))[0]) if length > 1 else 0.0
     return out
@@ -182,14 +180,7 @@ def _curve_fn(steps: NDArray[np.int64], segments: list[SegmentLaw], fns: list[An
 def _zcdp_fn(gaps: Any, kl: Any, tv: Any, rho: float) -> Any:
     """``n -> sum_a Delta_a max(log n / kl_inf(a), sqrt(log n / rho) / tv_inf(a))``
     (:func:`dpbandits.theory.zcdp`)."""
-    sub = gaps > 0
-    g, k, v = gaps[sub], kl[sub], tv[sub]
-
-    def fn(n: NDArray[np.float64]) -> NDArray[np.float64]:
-        lt = np.log(n)[:, None]
-        return np.sum(g * np.maximum(lt / k, np.sqrt(lt / rho) / v), axis=1)
-
-    return fn
+    return lambda n: ttb.zcdp_from_divergences(gaps, kl, tv, rho, np.log(n))
 
 
 def trust_curves(results: Any) -> list[BoundCurve]:
@@ -211,12 +202,7 @@ def trust_curves(results: Any) -> list[BoundCurve]:
     curves = []
     for eps in sorted(local):
         contraction = ttb.ldp_contraction(eps)
-        coefs = []
-        for g, kl, tv in divs:
-            sub = g > 0
-            with np.errstate(invalid="ignore"):
-                private = np.where(np.isinf(tv[sub]), np.inf, contraction * tv[sub] ** 2)
-            coefs.append(float(np.sum(g[sub] / np.minimum(kl[sub], private))))
+        coefs = [ttb.ldp_coefficient_from_divergences(g, kl, tv, contraction) for g, kl, tv in divs]
         label = f"lower bound: {ttb.TRUST_BOUND_LABELS['local_dp']}, ε={eps:g}{per_segment}"
         curves.append(BoundCurve("local_dp", eps, label, _curve(results.steps, laws.segments,
                                                                 coefs)))  # fmt: skip

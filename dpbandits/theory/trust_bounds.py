@@ -38,9 +38,17 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from dpbandits.core import checks
-from dpbandits.theory.lower_bounds import _log_horizon, distinguishability
+from dpbandits.theory.lower_bounds import _log_horizon, _times_log, distinguishability
 
-__all__ = ["TRUST_BOUND_LABELS", "ldp_contraction", "local_dp", "local_dp_coefficient", "zcdp"]
+__all__ = [
+    "TRUST_BOUND_LABELS",
+    "ldp_coefficient_from_divergences",
+    "ldp_contraction",
+    "local_dp",
+    "local_dp_coefficient",
+    "zcdp",
+    "zcdp_from_divergences",
+]
 
 #: The names of the bounds (keys), with the short citation the regret plots show.
 TRUST_BOUND_LABELS = {
@@ -65,10 +73,21 @@ def local_dp_coefficient(
     """``c = sum_a Delta_a / min(kl_inf(a), L(eps) tv_inf(a)^2)`` of :func:`local_dp`."""
     contraction = ldp_contraction(epsilon)
     gaps, kl, tv = distinguishability(means, arm=arm, sds=sds)
+    return ldp_coefficient_from_divergences(gaps, kl, tv, contraction)
+
+
+def ldp_coefficient_from_divergences(
+    gaps: NDArray[np.float64], kl_inf: NDArray[np.float64], tv_inf: NDArray[np.float64],
+    contraction: float,
+) -> float:
+    """:func:`local_dp_coefficient` from the arms' gaps and distinguishability gaps (those of
+    :func:`dpbandits.theory.lower_bounds.distinguishability`, or upper bounds of them for a
+    model class without a closed form) and ``contraction = L(eps)`` (:func:`ldp_contraction`).
+    Arms with ``gaps <= 0`` do not count."""
     sub = gaps > 0
     with np.errstate(invalid="ignore"):  # tv = inf (no law beats mu* = 1): that arm costs 0
-        private = np.where(np.isinf(tv[sub]), np.inf, contraction * tv[sub] ** 2)
-    return float(np.sum(gaps[sub] / np.minimum(kl[sub], private)))
+        private = np.where(np.isinf(tv_inf[sub]), np.inf, contraction * tv_inf[sub] ** 2)
+    return float(np.sum(gaps[sub] / np.minimum(kl_inf[sub], private)))
 
 
 def local_dp(
@@ -82,10 +101,7 @@ def local_dp(
     """The eps-LDP bound ``c log T`` (module docstring; Ren et al. 2020, Theorem 1, with the
     constant of Duchi, Jordan & Wainwright 2018, Theorem 1)."""
     logt = _log_horizon(horizon)
-    c = local_dp_coefficient(means, epsilon, arm=arm, sds=sds)
-    out = np.zeros_like(logt)
-    np.multiply(c, logt, out=out, where=logt > 0)
-    return out[()] if out.ndim == 0 else out
+    return _times_log(local_dp_coefficient(means, epsilon, arm=arm, sds=sds), logt)
 
 
 def zcdp(
@@ -101,15 +117,23 @@ def zcdp(
     r = checks.positive_number(rho, "rho", allow_inf=True)
     logt = _log_horizon(horizon)
     gaps, kl, tv = distinguishability(means, arm=arm, sds=sds)
-    sub = gaps > 0
-    g, kl, tv = gaps[sub], kl[sub], tv[sub]
     flat = np.atleast_1d(logt).reshape(-1)
     out = np.zeros_like(flat)
-    for i, lt in enumerate(flat):
-        if lt <= 0:
-            continue
-        privacy = 0.0 if math.isinf(r) else math.sqrt(lt / r)
-        per_arm = np.maximum(lt / kl, privacy / tv)
-        out[i] = float(np.sum(g * per_arm))
+    later = flat > 0  # 0 at T = 1: no regret before a second step
+    out[later] = zcdp_from_divergences(gaps, kl, tv, r, flat[later])
     res = out.reshape(np.shape(logt))
     return res[()] if res.ndim == 0 else res
+
+
+def zcdp_from_divergences(
+    gaps: NDArray[np.float64], kl_inf: NDArray[np.float64], tv_inf: NDArray[np.float64],
+    rho: float, log_horizons: NDArray[np.float64],
+) -> NDArray[np.float64]:
+    """:func:`zcdp`'s ``sum_a Delta_a max(log T / kl_inf(a), sqrt(log T / rho) / tv_inf(a))``
+    at each ``log T`` of the 1-D ``log_horizons``, from the arms' gaps and distinguishability
+    gaps (as for :func:`ldp_coefficient_from_divergences`). Arms with ``gaps <= 0`` do not
+    count."""
+    sub = gaps > 0
+    g, kl, tv = gaps[sub], kl_inf[sub], tv_inf[sub]
+    lt = np.asarray(log_horizons, dtype=np.float64)[:, None]
+    return np.sum(g * np.maximum(lt / kl, np.sqrt(lt / rho) / tv), axis=1)

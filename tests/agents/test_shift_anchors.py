@@ -308,13 +308,13 @@ def test_non_bernoulli_rewards_are_refused_by_glr_klucb_before_learning() -> Non
     a = agent.act()
     with pytest.raises(ValueError, match="Bernoulli"):
         agent.update(a, np.array([1.0, 0.5]))
-    assert agent.counts.sum() == 0 and agent.t == 0
+    assert agent.stats.counts.sum() == 0 and agent.t == 0
     for name in ("m_ucb", "cusum_ucb"):
         other = agents.make(name)
         other.reset(2, 2, horizon=100, rng=0)
         with pytest.raises(ValueError, match=r"\[0, 1\]"):
             other.update(other.act(), np.array([1.0, 1.5]))
-        assert other.counts.sum() == 0
+        assert other.stats.counts.sum() == 0
 
 
 @pytest.mark.parametrize(
