@@ -14,7 +14,11 @@
      and the gap of the best arm is 0.2 in every segment.
 
    Printed: the mean total pseudo-regret +- its standard error over the runs for both
-   libraries, and the z-score of the difference (the band of agreement: |z| < 3).
+   libraries, and the two-sample z of the difference with the pooled standard deviation (the
+   band of agreement: |z| < 3). Pooled, because the hypothesis under test is that both draw
+   from one distribution, and because a handful of SMPyBandits runs (each takes minutes) gives
+   a standard deviation too rough to divide by: GLR-klUCB's local variant on ``k5`` has a
+   standard deviation of about 2 200 over 100 runs, two SMPyBandits runs once gave 287.
    SMPyBandits 0.9.7 has three bugs in exactly these policies, patched here in memory (never
    in the library; the numbers of SMPyBandits below are the *patched* ones):
 
@@ -31,14 +35,19 @@
    computation (checked against the originals on random histories at start-up), without which
    one run of T = 100 000 takes hours.
 
+   ``--smpy-schedule paper`` adds a fourth patch, which is not a bug fix but makes
+   SMPyBandits' GLR follow the paper: its deterministic forced exploration counts the step
+   from the latest restart of *any* arm, with period ``ceil(K / alpha)`` (M-UCB's schedule);
+   Besson et al. 2022, Algorithm 1, count it from the start, ``t mod floor(K / alpha)``, as
+   ours does. With local restarts this changes the regret on ``k5`` (docs/shift-anchors.md).
+
    Differences that remain (the paper's algorithm on our side, SMPyBandits' on theirs; each
    moves the regret by little, see docs/shift-anchors.md): ties of the index broken at random
    there, by the lowest arm here; after a detection SMPyBandits keeps the observation that
-   triggered it in the restarted arm's history; its GLR forced exploration counts from the
-   latest restart of any arm with period ``ceil(K / alpha)``, ours from the start with
-   ``floor(K / alpha)`` (Besson et al. 2022, Algorithm 1); its CUSUM walks over the first ``M``
-   observations too and tests every 10th observation of an arm; its GLR scans splits after
-   ``1, 11, 21, ..`` observations, ours after ``10, 20, ..``.
+   triggered it in the restarted arm's history (the paper empties it); its CUSUM walks over
+   the first ``M`` observations too and tests every 10th observation of an arm; its GLR scans
+   splits after ``1, 11, 21, ..`` observations, ours (and the paper's ``s mod Delta s = 0``)
+   after ``10, 20, ..``.
    Matched parameters: GLR-klUCB ``delta = 1/sqrt(K Upsilon T)`` (local) or ``1/sqrt(Upsilon
    T)`` (global), ``alpha = alpha0 sqrt(K Upsilon ln T / T)`` (local) or ``alpha0 sqrt(Upsilon
    ln T / T)`` with ``alpha0 = 0.05``, kl-UCB level ``ln(t - tau_a) / N_a`` (ours ``c = 0``,
@@ -52,9 +61,12 @@
    in the same run. Timings on a busy machine are noisy: compare the ratios.
 
 Run:  python benchmarks/bench_shift_anchors.py [--runs 100] [--smpy-runs 20] [--only fig9]
+             [--smpy-seeds 0,1,3] [--smpy-schedule paper]
 SMPyBandits is optional: without it (``pip install SMPyBandits``, in a scratch environment: it
 is not a dependency) the cross-check prints a note and only our side runs. Its results are
-cached in ``--cache`` (a JSON file) so that a second run does not recompute them.
+cached in ``--cache`` (a JSON file) so that a second run does not recompute them; the runs of
+every seed in ``--smpy-seeds`` found there are pooled (run ``i`` of seed ``s`` draws its rewards
+from ``default_rng([s, i])``), and the first seed is computed when none is.
 """
 
 from __future__ import annotations
@@ -161,6 +173,30 @@ def run_ours(inst: dict[str, Any], runs: int, seed: int) -> dict[str, np.ndarray
     return {label: np.asarray(res.data[label]["total_regret"]) for label in res.labels}
 
 
+def reward_table(inst: dict[str, Any], seed: int, i: int) -> np.ndarray:
+    """The ``(T, K)`` 0/1 rewards of SMPyBandits' run ``i`` with ``seed`` (:func:`run_smpy`)."""
+    table = means_table(inst)
+    return (np.random.default_rng([seed, i]).random(table.shape) < table).astype(float)
+
+
+def run_ours_on_tables(label: str, inst: dict[str, Any], seed: int, runs: int) -> np.ndarray:
+    """Our agent ``label``'s total pseudo-regret on the very reward tables of SMPyBandits' runs
+    ``0 .. runs - 1`` with ``seed``, one replication per table: the paired comparison, in
+    which the two libraries differ only by their algorithms."""
+    import agents
+
+    table = means_table(inst)
+    horizon, k = table.shape
+    spec = dict(our_agents(inst)[label])
+    agent = agents.make(spec.pop("kind"), **spec)
+    agent.reset(runs, k, horizon=horizon, rng=seed)
+    u = np.stack([reward_table(inst, seed, i) for i in range(runs)], axis=2)  # (T, K, R)
+    actions = np.empty((horizon, runs), dtype=np.int64)
+    agent.play(u.reshape(horizon, k * runs), actions, np.empty((horizon, runs)))
+    best = table.max(axis=1)
+    return (best[:, None] - np.take_along_axis(table, actions, axis=1)).sum(axis=0)
+
+
 # -- SMPyBandits, patched in memory -------------------------------------------------------------
 def _glr_detect_numpy(self: Any, arm: int, verbose: bool = False) -> tuple[bool, Any]:
     """GLR_IndexPolicy.detect_change, the same computation with numpy (see _check_patches)."""
@@ -262,6 +298,21 @@ def import_smpybandits() -> dict[str, Any]:
         mon._patched = True
         _check_patches(original_glr, original_cusum, GLR_UCB, CUSUM_UCB)
 
+    glr_paper = GLR_UCB.BernoulliGLR_IndexPolicy_WithDeterministicExploration
+    if not hasattr(mods["GLR_UCB"], "PaperSchedule"):
+
+        class PaperSchedule(glr_paper):  # type: ignore[misc, valid-type]
+            """The forced exploration of Besson et al. 2022, Algorithm 1: the step ``t`` (its
+            ``self.t`` steps done, the 0-based index of this step) explores arm ``t mod
+            floor(K / alpha)`` when that is below ``K``, whatever the restarts."""
+
+            def choice(self: Any) -> int:
+                period = math.floor(self.nbArms / self.proba_random_exploration)
+                a = self.t % period
+                return int(a) if a < self.nbArms else int(self.policy.choice())
+
+        mods["GLR_UCB"].PaperSchedule = PaperSchedule
+
     class KLUCBLevelLogT(klUCB_forGLR.klUCB_forGLR):
         """klUCB_forGLR with c = 1: the level ln(t - tau_a) / N_a."""
 
@@ -272,7 +323,8 @@ def import_smpybandits() -> dict[str, Any]:
         "UCB": UCB.UCB,
         "klUCB": KLUCBLevelLogT,
         "Monitored": mon,
-        "GLR": GLR_UCB.BernoulliGLR_IndexPolicy_WithDeterministicExploration,
+        "GLR": glr_paper,
+        "GLR_paper": mods["GLR_UCB"].PaperSchedule,
         "CUSUM": CUSUM_UCB.CUSUM_IndexPolicy,
     }
 
@@ -305,7 +357,13 @@ def _check_patches(original_glr: Any, original_cusum: Any, glr_mod: Any, cusum_m
 
 
 def smpy_policy(
-    name: str, classes: dict[str, Any], k: int, horizon: int, ups: int, p: dict[str, Any]
+    name: str,
+    classes: dict[str, Any],
+    k: int,
+    horizon: int,
+    ups: int,
+    p: dict[str, Any],
+    schedule: str = "smpy",
 ) -> Any:
     if name == "m_ucb":
         return classes["Monitored"](
@@ -321,7 +379,7 @@ def smpy_policy(
         )
     if name.startswith("glr_klucb"):
         local = name.endswith("local")
-        return classes["GLR"](
+        return classes["GLR_paper" if schedule == "paper" else "GLR"](
             k,
             policy=classes["klUCB"],
             horizon=horizon,
@@ -342,10 +400,11 @@ def smpy_policy(
 
 
 def run_smpy(name: str, inst: dict[str, Any], runs: int, seed: int,
-             partial: Any = None) -> np.ndarray:  # fmt: skip
+             partial: Any = None, schedule: str = "smpy") -> np.ndarray:  # fmt: skip
     """The total pseudo-regret of ``runs`` runs of SMPyBandits' policy ``name``; ``partial``,
     if given, is called with the regrets done so far after each run (a long job on a busy
-    machine keeps what it has computed)."""
+    machine keeps what it has computed). ``schedule="paper"``: GLR's forced exploration of
+    the paper (module docstring)."""
     classes = import_smpybandits()
     table = means_table(inst)
     horizon, k = table.shape
@@ -357,14 +416,14 @@ def run_smpy(name: str, inst: dict[str, Any], runs: int, seed: int,
         rng = np.random.default_rng([seed, i])
         np.random.seed(seed * 100_003 + i)  # noqa: NPY002 (SMPyBandits draws from it)
         with contextlib.redirect_stdout(io.StringIO()):
-            policy = smpy_policy(name, classes, k, horizon, ups, p)
+            policy = smpy_policy(name, classes, k, horizon, ups, p, schedule)
             policy.startGame()
         if name.startswith("glr_klucb"):  # the matched delta and alpha, as computed above
             assert abs(policy.delta - p["delta"]) < 1e-12 * p["delta"], (policy.delta, p["delta"])
             assert abs(policy.proba_random_exploration - p["alpha"]) < 1e-12, (
                 policy.proba_random_exploration
             )
-        u = rng.random((horizon, k)) < table
+        u = rng.random((horizon, k)) < table  # = reward_table(inst, seed, i)
         chosen = np.empty(horizon, dtype=np.int64)
         for t in range(horizon):
             a = int(policy.choice())
@@ -376,6 +435,23 @@ def run_smpy(name: str, inst: dict[str, Any], runs: int, seed: int,
     return regrets
 
 
+def stored_runs(stored: dict[str, Any], inst: str, label: str, seed: int) -> list[float] | None:
+    """The cached SMPyBandits regrets of ``label`` on ``inst`` with ``seed``: the key with the
+    most runs (``inst/label/n/seed``, or ``inst/label/partial/seed`` for a job cut short)."""
+    found = [v for key, v in stored.items()
+             if key.startswith(f"{inst}/{label}/") and key.endswith(f"/{seed}")]  # fmt: skip
+    return max(found, key=len) if found else None
+
+
+def pooled_z(ours: np.ndarray, theirs: np.ndarray) -> float:
+    """The two-sample z of the difference of the means with the pooled standard deviation
+    (module docstring: the null is one distribution for both)."""
+    n, m = ours.size, theirs.size
+    ss = (n - 1) * ours.var(ddof=1) + ((m - 1) * theirs.var(ddof=1) if m > 1 else 0.0)
+    sd = math.sqrt(ss / (n + m - 2))
+    return float((ours.mean() - theirs.mean()) / (sd * math.sqrt(1 / n + 1 / m)))
+
+
 def cross_check(
     labels: list[str] | None,
     names: list[str],
@@ -384,6 +460,8 @@ def cross_check(
     cache: Path,
     seed: int,
     smpy_only: bool = False,
+    smpy_seeds: list[int] | None = None,
+    schedule: str = "smpy",
 ) -> None:
     try:
         import_smpybandits()
@@ -394,6 +472,7 @@ def cross_check(
             "pip install SMPyBandits in a scratch environment for the cross-check."
         )
         have_smpy = False
+    seeds = smpy_seeds or [seed]
     stored = json.loads(cache.read_text()) if cache.exists() else {}
     for inst_name in names:
         inst = instances()[inst_name]
@@ -413,37 +492,47 @@ def cross_check(
         print(
             f"\n{inst_name}: T = {inst['horizon']}, K = {len(inst['segments'][0][1])}, "
             f"{len(inst['segments']) - 1} change points; ours {runs} runs "
-            f"({time.process_time() - t0:.0f} s CPU), SMPyBandits (patched) {n_smpy} runs"
+            f"({time.process_time() - t0:.0f} s CPU), SMPyBandits (patched"
+            f"{', GLR with the paper schedule' if schedule == 'paper' else ''}) seeds {seeds}"
         )
-        print(f"  {'policy':18s} {'dpbandits':>16s} {'SMPyBandits':>16s} {'z':>6s}")
+        print(
+            f"  {'policy':18s} {'dpbandits':>16s} {'SMPyBandits':>16s} {'runs':>4s} {'z':>6s}"
+            f"  {'paired: ours - SMPyBandits':>27s} {'z':>6s}"
+        )
         for label, r in ours.items():
-            line = f"  {label:18s} {r.mean():9.1f} +- {r.std(ddof=1) / math.sqrt(r.size):4.1f}"
+            line = f"  {label:18s} {r.mean():9.1f} +- {r.std(ddof=1) / math.sqrt(r.size):5.1f}"
             if have_smpy and (labels is None or label in labels):
-                key = f"{inst_name}/{label}/{n_smpy}/{seed}"
-                done = [k for k in stored if k.startswith(f"{inst_name}/{label}/")]
-                if key not in stored and done and not smpy_only:
-                    key = done[0]  # (computed with another number of runs: shown as it is)
-                if key not in stored:
+                key_label = label + ("+paper" if schedule == "paper" and "glr" in label else "")
+                pooled = [stored_runs(stored, inst_name, key_label, s) for s in seeds]
+                if not any(pooled):
                     t1 = time.process_time()
+                    partial_key = f"{inst_name}/{key_label}/partial/{seeds[0]}"
 
-                    def keep(done: np.ndarray, where: str = f"{inst_name}/{label}/partial/{seed}"
-                             ) -> None:
+                    def keep(done: np.ndarray, where: str = partial_key) -> None:
                         on_disk = json.loads(cache.read_text()) if cache.exists() else {}
                         cache.write_text(json.dumps({**on_disk, where: done.tolist()}))
 
-                    stored[key] = run_smpy(label, inst, n_smpy, seed, keep).tolist()
-                    stored.pop(f"{inst_name}/{label}/partial/{seed}", None)
+                    got = run_smpy(label, inst, n_smpy, seeds[0], keep, schedule).tolist()
                     if cache.exists():  # another process may have added other keys meanwhile
                         stored = {**json.loads(cache.read_text()), **stored}
+                    stored.pop(partial_key, None)
+                    stored[f"{inst_name}/{key_label}/{n_smpy}/{seeds[0]}"] = got
                     cache.write_text(json.dumps(stored))
+                    pooled = [got]
                     print(
                         f"    (SMPyBandits {label}: {time.process_time() - t1:.0f} s CPU)",
                         flush=True,
                     )
-                s = np.asarray(stored[key])
-                se_o, se_s = r.std(ddof=1) / math.sqrt(r.size), s.std(ddof=1) / math.sqrt(s.size)
-                z = (r.mean() - s.mean()) / math.hypot(se_o, se_s)
-                line += f" {s.mean():9.1f} +- {se_s:4.1f} {z:+6.2f}"
+                s = np.asarray([x for runs_s in pooled if runs_s for x in runs_s])
+                se_s = s.std(ddof=1) / math.sqrt(s.size) if s.size > 1 else math.nan
+                line += f" {s.mean():9.1f} +- {se_s:5.1f} {s.size:4d} {pooled_z(r, s):+6.2f}"
+                if not smpy_only:  # ours on SMPyBandits' own reward tables, run by run
+                    d = np.concatenate([
+                        run_ours_on_tables(label, inst, sd, len(runs_s)) - np.asarray(runs_s)
+                        for sd, runs_s in zip(seeds, pooled, strict=True) if runs_s
+                    ])  # fmt: skip
+                    se_d = d.std(ddof=1) / math.sqrt(d.size) if d.size > 1 else math.nan
+                    line += f"  {d.mean():+18.1f} +- {se_d:5.1f} {d.mean() / se_d:+6.2f}"
             print(line)
 
 
@@ -486,13 +575,30 @@ def main() -> None:
     ap.add_argument("--only", default="fig9,k5", help="instances, comma-separated")
     ap.add_argument("--cache", type=Path, default=Path("bench_shift_anchors_smpy.json"))
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--smpy-seeds", default="", help="SMPyBandits seeds to pool (default: --seed)")
+    ap.add_argument(
+        "--smpy-schedule",
+        choices=("smpy", "paper"),
+        default="smpy",
+        help="GLR's forced exploration in SMPyBandits: its own or the paper's",
+    )
     ap.add_argument("--speed-horizon", type=int, default=50_000)
     ap.add_argument("--no-speed", action="store_true")
     args = ap.parse_args()
     smpy_runs = {k: int(v) for k, _, v in (p.rpartition(":") for p in args.smpy_runs.split(","))}
     labels = args.policies.split(",") if args.policies else None
-    cross_check(labels, args.only.split(","), args.runs, smpy_runs, args.cache, args.seed,
-                args.smpy_only)
+    seeds = [int(x) for x in args.smpy_seeds.split(",")] if args.smpy_seeds else None
+    cross_check(
+        labels,
+        args.only.split(","),
+        args.runs,
+        smpy_runs,
+        args.cache,
+        args.seed,
+        args.smpy_only,
+        seeds,
+        args.smpy_schedule,
+    )
     if not args.no_speed and not args.smpy_only:
         speed(args.speed_horizon)
 

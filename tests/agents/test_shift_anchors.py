@@ -245,6 +245,32 @@ def test_forced_exploration_plays_every_arm_including_the_last(name: str) -> Non
     assert agent.restarts[0] == 0
 
 
+@pytest.mark.parametrize("restart", ["local", "global"])
+def test_glr_forced_exploration_keeps_the_global_phase_after_a_restart(restart: str) -> None:
+    # Besson et al. 2022, Alg. 1: step t (1-based) explores arm t mod floor(K / alpha) whatever
+    # the restarts; the phase is not reset by a detection (SMPyBandits 0.9.7 counts it from
+    # the latest restart instead). K = 2, alpha = 0.25: period 8, arm 1 at t = 1 (mod 8) in
+    # 0-based steps. Arm 1 never pays; arm 0 pays 0 before step 100 and 1 from it on: the exact
+    # test (dn = ds = 1) detects it a few steps later, one restart, and from then on arm 0 wins
+    # every free step, so arm 1 is played only at its forced steps (and once right after a
+    # global restart, when it has no pull since it).
+    k, horizon, period = 2, 400, 8
+    table = np.zeros((1, horizon, k))
+    table[0, 100:, 0] = 1.0
+    agent = agents.make("glr_klucb", restart=restart, delta=0.1, alpha=0.25, delta_n=1,
+                        delta_s=1)  # fmt: skip
+    acts = play(agent, table)[0]
+    assert agent.restarts[0] == 1
+    tau = int(agent.tau[0, 0])  # the first step after the detection
+    assert 100 < tau < 120
+    assert tau % period != 0  # a phase counted from the restart would differ from here on
+    settled = tau + 1 if restart == "global" else tau  # the re-initialising pull of arm 1
+    plays_arm_1 = [t for t in range(settled + 1, horizon) if acts[t] == 1]
+    assert plays_arm_1 == [t for t in range(settled + 1, horizon) if t % period == 1]
+    forced = [t for t in range(horizon) if t % period < k]
+    assert [acts[t] for t in forced] == [t % period for t in forced]
+
+
 def test_cusum_uniform_exploration_covers_every_arm() -> None:
     # alpha = 1: every step after the first K is a uniform arm; chi-square against uniform
     agent = agents.make("cusum_ucb", alpha=1.0, h=5.0)
