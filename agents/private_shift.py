@@ -330,7 +330,9 @@ class _PrivateShift(LaplaceBatchAgent):
         """The privacy spent by the whole run (:func:`dpbandits.accounting.global_dp_report`):
         ``epsilon_total`` is ``epsilon`` whatever the horizon (module docstring);
         ``releases_per_arm`` the largest number of releases of each arm over the replications;
-        for the ``CD-`` agents ``restarts_mean``, the mean number of restarts per replication."""
+        for the ``CD-`` agents ``restarts_max``, the most restarts of any replication (a largest
+        value, like ``releases_per_arm``, so that the engine's merge of chunks, which keeps each
+        number's maximum, gives the whole run's; :meth:`restarts` has every replication's)."""
         counts = self.arm_field("releases").astype(np.int64)
         per_arm = [int(c) for c in counts.max(axis=0, initial=0)]
         restarts = "" if not self._detect else (
@@ -348,7 +350,7 @@ class _PrivateShift(LaplaceBatchAgent):
         report["releases_per_arm"] = per_arm
         report["total_releases"] = int(sum(per_arm))
         if self._detect:
-            report["restarts_mean"] = float(self.restarts().mean())
+            report["restarts_max"] = int(self.restarts().max(initial=0))
         return report
 
     def _eps_value(self) -> float:

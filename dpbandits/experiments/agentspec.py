@@ -206,7 +206,8 @@ def probe_agent(label: str, agent: Any, n_arms: int, horizon: int, *, prefix: bo
     return size
 
 
-def reward_family_mismatch(agent: Any, arm: str | None, env_id: str) -> str | None:
+def reward_family_mismatch(agent: Any, arm: str | None, env_id: str,
+                           bounds: tuple[float, float] | None = None) -> str | None:  # fmt: skip
     """Why ``agent`` cannot run on an environment whose arms are ``arm``
     (:func:`~dpbandits.experiments.envspec.reward_family`), or ``None`` when it can: an agent
     whose traits say ``rewards="bernoulli"`` (DP-KLUCB, DP-IMED: algorithms defined for
@@ -214,7 +215,9 @@ def reward_family_mismatch(agent: Any, arm: str | None, env_id: str) -> str | No
     not say (``arm is None``) passes: the agent then refuses the first reward that is not 0 or
     1, at that step. Behind a local randomizer whose reports are real numbers (``arm ==
     "privatized"``: Laplace or debiased reports, docs/trust-models.md) an agent for rewards in
-    ``[0, 1]`` is refused too."""
+    ``[0, 1]`` is refused too, and so is one on Gaussian arms clipped to ``bounds``
+    (:func:`~dpbandits.experiments.envspec.reward_bounds`) wider than ``[0, 1]``: it would
+    otherwise stop at the first reward outside, which may come late in the run."""
     rewards = traits_of(agent).rewards
     name = getattr(agent, "algorithm", "") or type(agent).__name__
     if arm == "privatized" and rewards in ("unit", "bernoulli"):
@@ -223,6 +226,17 @@ def reward_family_mismatch(agent: Any, arm: str | None, env_id: str) -> str | No
             f"{env_id} reports privatized rewards that leave [0, 1] (Laplace or debiased "
             f"reports), but {name} needs rewards in {needed}: "
             "use randomized response's raw bits (mechanism='response', debias=False) or an "
+            "agent for real rewards"
+        )
+    if (
+        arm == "gaussian"
+        and rewards == "unit"
+        and bounds is not None
+        and (bounds[0] < 0.0 or bounds[1] > 1.0)
+    ):
+        return (
+            f"{env_id} has Gaussian arms clipped to [{bounds[0]:g}, {bounds[1]:g}], but {name} "
+            "needs rewards in [0, 1]: give the environment lo=0, hi=1 (its default), or use an "
             "agent for real rewards"
         )
     if arm is None or arm == "bernoulli" or rewards != "bernoulli":
@@ -234,9 +248,11 @@ def reward_family_mismatch(agent: Any, arm: str | None, env_id: str) -> str | No
     )
 
 
-def check_reward_family(label: str, agent: Any, arm: str | None, env_id: str) -> None:
+def check_reward_family(label: str, agent: Any, arm: str | None, env_id: str,
+                        bounds: tuple[float, float] | None = None) -> None:  # fmt: skip
     """Refuse, before any work, an agent defined for Bernoulli rewards only on an environment
-    with other arms (:func:`reward_family_mismatch`): a ``ParameterError`` naming ``env``."""
-    why = reward_family_mismatch(agent, arm, env_id)
+    with other arms, or one for rewards in ``[0, 1]`` on arms clipped to wider ``bounds``
+    (:func:`reward_family_mismatch`): a ``ParameterError`` naming ``env``."""
+    why = reward_family_mismatch(agent, arm, env_id, bounds)
     if why is not None:
         raise ParameterError(f"agent {label!r}: env {why}", "env")

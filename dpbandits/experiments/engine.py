@@ -70,7 +70,13 @@ from dpbandits.experiments.agentspec import (
 )
 from dpbandits.experiments.arm_laws import record_laws
 from dpbandits.experiments.chunk import ChunkTask, chunk_seeds, run_chunk
-from dpbandits.experiments.envspec import env_spec, make_env, reward_family, vector_class
+from dpbandits.experiments.envspec import (
+    env_spec,
+    make_env,
+    reward_bounds,
+    reward_family,
+    vector_class,
+)
 from dpbandits.experiments.memory import RunSizes, check_memory
 from dpbandits.experiments.parallel import TaskTime, run_tasks
 from dpbandits.experiments.results import Results
@@ -447,10 +453,11 @@ def make_tasks(
     """One task per (agent, chunk of ``chunk_size`` replications), each agent probed once
     first (:func:`~dpbandits.experiments.agentspec.probe_agent`: a bad parameter fails here,
     not in a worker) and checked against the environment's rewards (an agent for Bernoulli
-    bandits only on other arms: :func:`~dpbandits.experiments.agentspec.check_reward_family`)."""
+    bandits only on other arms, one for rewards in ``[0, 1]`` on wider clipped Gaussian arms:
+    :func:`~dpbandits.experiments.agentspec.check_reward_family`)."""
     for label, agent in agent_map.items():
         probe_agent(label, agent, facts.n_arms, facts.horizon)
-        check_reward_family(label, agent, facts.arm, spec["id"])
+        check_reward_family(label, agent, facts.arm, spec["id"], reward_bounds(facts.unwrapped))
     chunks = [(i, min(chunk_size, n_runs - i * chunk_size))
               for i in range(math.ceil(n_runs / chunk_size))]  # fmt: skip
     # The project's vector environments build their own expected-reward table with their

@@ -11,7 +11,14 @@ from typing import Any
 
 from dpbandits.core.registration import register_envs
 
-__all__ = ["env_spec", "make_env", "make_vector_env", "reward_family", "vector_class"]
+__all__ = [
+    "env_spec",
+    "make_env",
+    "make_vector_env",
+    "reward_bounds",
+    "reward_family",
+    "vector_class",
+]
 
 
 def _ensure_registered(env_id: str) -> None:
@@ -108,3 +115,16 @@ def reward_family(env: Any) -> str | None:
         return "bernoulli" if raw_bits else "privatized"
     arm = getattr(getattr(env, "unwrapped", env), "arm", None)
     return arm if arm in ("bernoulli", "gaussian") else None
+
+
+def reward_bounds(env: Any) -> tuple[float, float] | None:
+    """The range ``[lo, hi]`` the arms' rewards are clipped to, for an environment of the
+    project with Gaussian arms (its ``lo`` and ``hi``, docs/environments.md); ``None`` when the
+    environment does not say or its arms are not Gaussian. What an agent sees behind a local
+    randomizer is :func:`reward_family`'s business, not this."""
+    unwrapped = getattr(env, "unwrapped", env)
+    if getattr(unwrapped, "arm", None) != "gaussian":
+        return None
+    lo, hi = getattr(unwrapped, "lo", None), getattr(unwrapped, "hi", None)
+    numbers = all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in (lo, hi))
+    return (float(lo), float(hi)) if numbers else None  # type: ignore[arg-type]

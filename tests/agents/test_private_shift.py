@@ -204,11 +204,39 @@ def test_registered_listed_and_reporting_the_whole_runs_eps(capsys):
         report = res.privacy[name]
         assert report["epsilon_total"] == 0.7 and report["model"] == "global"
         assert "eps = 0.7 for the whole run" in report["text"]
-        assert ("restarts_mean" in report) == (name in CD)
+        assert ("restarts_max" in report) == (name in CD)
         assert "every reward is in at most one released sum" in report["text"]
     assert cli_main(["list"]) == 0
     listed = capsys.readouterr().out
     assert all(name in listed for name in ALL)
+
+
+def test_the_restart_count_survives_the_merge_of_chunks():
+    """A run of several chunks merges the chunks' reports by taking each number's maximum
+    (dpbandits.experiments.engine): the report's restart count must be a largest value, so
+    that the merged one is the whole run's (a per-chunk mean came out as the largest chunk
+    mean). Two agents played on different data stand for two chunks."""
+    from dpbandits.experiments.engine import _merge_privacy
+
+    reports, counts = [], []
+    for seed, means in [(0, [0.9, 0.1]), (1, [0.5, 0.5])]:
+        agent = agents.make("cd_adap_ucb", epsilon=5.0, cap=8, forced=0.05)
+        agent.reset(5, 2, rng=seed)
+        rng = np.random.default_rng(seed)
+        m = np.array(means)
+        for t in range(4000):
+            if t == 2000:
+                m = m[::-1]
+            a = agent.act()
+            agent.update(a, (rng.random(5) < m[a]).astype(float))
+        report = agent.privacy_report()
+        assert report["restarts_max"] == agent.restarts().max()
+        assert "restarts_mean" not in report
+        reports.append(report)
+        counts.append(agent.restarts())
+    every = np.concatenate(counts)
+    assert every.max() > 0 and every.min() < every.max()  # the merge has something to do
+    assert _merge_privacy(reports)["restarts_max"] == every.max()
 
 
 def test_the_shift_command_knows_the_agents_built_for_change():

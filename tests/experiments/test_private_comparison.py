@@ -19,7 +19,7 @@ from dpbandits.core.checks import ParameterError
 from dpbandits.experiments import engine, run
 from dpbandits.experiments.agentspec import reward_family_mismatch
 from dpbandits.experiments.config import ConfigError, Experiment, assign, check_key_path
-from dpbandits.experiments.envspec import reward_family
+from dpbandits.experiments.envspec import reward_bounds, reward_family
 from dpbandits.experiments.examples import example_names, example_text
 from dpbandits.experiments.results import Results
 from dpbandits.experiments.sweep import sweep
@@ -158,6 +158,43 @@ def test_a_bernoulli_only_agent_runs_on_bernoulli_arms(kind):
                  "segments": [[0, [0.3, 0.6]], [30, [0.6, 0.3]]]}):  # fmt: skip
         res = run(env, {"X": agents.make(kind)}, n_runs=2, progress=False, n_jobs=1)
         assert res.privacy["X"]["epsilon_total"] == 1.0
+
+
+WIDE_ENVS = [
+    {"id": "dpbandits/KArmedGaussian-v0", "means": [0.3, 0.6], "lo": -100.0, "hi": 100.0,
+     "horizon": 50},
+    {"id": "dpbandits/PiecewiseBandit-v0", "horizon": 50, "lo": 0.0, "hi": 2.0,
+     "segments": [[0, [0.3, 0.6], [0.1, 0.1]], [25, [0.6, 0.3], [0.1, 0.1]]]},
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("kind", ["cd_adap_ucb", "sw_adap_klucb", "adap_ucb", "m_ucb",
+                                  "cusum_ucb", "exp3"])  # fmt: skip
+@pytest.mark.parametrize("env", WIDE_ENVS, ids=lambda e: e["id"].split("/")[1])
+def test_the_engine_refuses_an_agent_for_the_unit_interval_on_wider_arms_before_any_work(
+        kind, env, no_work):  # fmt: skip
+    """Gaussian arms clipped to a range wider than [0, 1]: without the check the agent stopped
+    at the first reward outside [0, 1], after compiling and playing (it may come late)."""
+    agent = agents.make(kind)
+    assert agent.traits.rewards == "unit"
+    with pytest.raises(ParameterError) as info:
+        run(env, {"X": agent}, n_runs=2, progress=False, n_jobs=1)
+    msg = str(info.value)
+    assert info.value.param == "env"
+    assert f"has Gaussian arms clipped to [{env['lo']:g}, {env['hi']:g}], but " in msg
+    assert "needs rewards in [0, 1]" in msg
+
+
+def test_agents_for_real_rewards_and_the_unit_interval_pass_the_range_check():
+    import gymnasium as gym
+
+    wide = gym.make("dpbandits/KArmedGaussian-v0", means=[0.3, 0.6], lo=-1.0, hi=2.0)
+    assert reward_bounds(wide) == (-1.0, 2.0)
+    assert reward_bounds(gym.make("dpbandits/KArmedBernoulli-v0", n_arms=2)) is None
+    assert reward_bounds(object()) is None
+    assert reward_family_mismatch(agents.make("sw_ucb"), "gaussian", "w", (-1.0, 2.0)) is None
+    assert reward_family_mismatch(agents.make("cd_adap_ucb"), "gaussian", "w", (0.0, 1.0)) is None
+    assert reward_family_mismatch(agents.make("cd_adap_ucb"), "gaussian", "w", (-1.0, 2.0))
 
 
 def test_the_reward_family_is_read_from_the_environment_and_unknown_passes():
