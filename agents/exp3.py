@@ -24,7 +24,7 @@ ARM = fields("log_weight", "prob")
 PAR = fields("gamma")
 
 
-@kernel
+@inline_kernel
 def _distribution(arms: Any, r: int, gamma: float) -> None:
     """``p = (1 - gamma) w / sum(w) + gamma / K`` with ``w = exp(l - max l)``, ``l``
     replication ``r``'s log-weights (Auer et al. 2002, Fig. 1, step 1), into its ``prob``
@@ -39,12 +39,20 @@ def _distribution(arms: Any, r: int, gamma: float) -> None:
         d = arms[r, a, ARM.log_weight] - top
         # exp(+-0) is exactly 1: the arm of largest weight needs no exp (one of two when K=2)
         arms[r, a, ARM.prob] = 1.0 if d == 0.0 else math.exp(d)
-    total = 0.0 + pairwise_sum(arms[r, :, ARM.prob], 0, n_arms)  # numpy's w.sum(axis=1)
+    # numpy's w.sum(axis=1): fewer than 8 terms are added left to right (pairwise_sum's first
+    # case, written out here: the call, with a view of the row, costs more than the sum)
+    if n_arms < 8:
+        total = -0.0
+        for a in range(n_arms):
+            total += arms[r, a, ARM.prob]
+        total = 0.0 + total
+    else:
+        total = 0.0 + pairwise_sum(arms[r, :, ARM.prob], 0, n_arms)
     for a in range(n_arms):
         arms[r, a, ARM.prob] = keep * (arms[r, a, ARM.prob] / total) + floor
 
 
-@kernel
+@inline_kernel
 def _draw(arms: Any, r: int, u: float) -> int:
     """The arm drawn from replication ``r``'s distribution with the uniform ``u``: the number
     of cumulative sums ``c_a = p_0 + ... + p_a`` (left to right, as ``numpy.cumsum``) at most

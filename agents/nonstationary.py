@@ -13,26 +13,24 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
+from agents.base import Agent, ArmStatistics
 from agents.skeleton import IndexAgent, fields
 from dpbandits.core import checks
-from dpbandits.core.jit import inline_kernel, kernel
+from dpbandits.core.arms import add_pull
+from dpbandits.core.jit import beats, inline_kernel, kernel
 from dpbandits.core.params import Param
 from dpbandits.core.traits import AgentTraits
 
 __all__ = ["DiscountedUCB", "SlidingWindowUCB"]
 
 
-# -- the compiled steps on the skeleton (agents.skeleton). Per (replication, arm): the pull count
-# and reward sum the agent still remembers (SW-UCB: inside the window; D-UCB: discounted). The
-# logarithm of the index is the same for every arm and replication of a step and is computed
-# once per step: SW-UCB's from ``t`` (its round kernel), D-UCB's from ``gamma ** t``, a running
-# product that the first replication's learn kernel advances (below).
+# -- the compiled steps (dpbandits.core.jit). Per (replication, arm): the pull count and reward
+# sum the agent still remembers (SW-UCB: inside the window; D-UCB: discounted). The logarithm
+# of the index is the same for every arm and replication of a step and is computed once per
+# step: SW-UCB's from ``t``, D-UCB's from ``gamma ** t``, a running product that the first
+# replication's learn kernel advances. SW-UCB plays its own loop (its docstring says why),
+# D-UCB is on the skeleton (agents.skeleton): ARM, D_PAR and D_RUN are its fields.
 ARM = fields("sum", "count")
-SW_PAR = fields("xi", "bound", "tau")
-#: SW-UCB's record per replication is its window: the arm of each of the last ``tau`` steps in
-#: the columns ``window .. window + tau - 1`` (slot ``t % tau``), their rewards in the next
-#: ``tau`` columns (:meth:`SlidingWindowUCB.run_columns`).
-SW_RUN = fields("window")
 D_PAR = fields("xi", "bound", "gamma")
 #: D-UCB's ``gamma ** t`` and the step's ``xi * ln(max(m, 1))``: the same for every
 #: replication, kept (and computed once per step) in the first replication's record only.
@@ -50,45 +48,74 @@ def _sw_value(s: float, n: float, bonus: float, bound: float) -> float:
     return s / safe + bound * math.sqrt(bonus / safe)
 
 
-@inline_kernel
-def _sw_round(par: Any, t: int) -> float:
+@kernel
+def _sw_bonus(xi: float, tau: float, t: int) -> float:
     """``xi * ln(min(max(t, 1), tau))``: the numerator under the square root of every index."""
-    return par[SW_PAR.xi] * math.log(min(max(float(t), 1.0), par[SW_PAR.tau]))
-
-
-@inline_kernel
-def _sw_index(arms: Any, runs: Any, par: Any, r: int, a: int, bonus: float, bits: Any) -> float:
-    return _sw_value(arms[r, a, ARM.sum], arms[r, a, ARM.count], bonus, par[SW_PAR.bound])
+    return xi * math.log(min(max(float(t), 1.0), tau))
 
 
 @kernel
-def _resum(arms: Any, runs: Any, r: int, tau: int) -> None:
-    """Replication ``r``'s window sums recomputed from its window, oldest first, so that
-    rounding errors of adding and removing rewards cannot accumulate."""
-    for b in range(arms.shape[1]):
-        arms[r, b, ARM.sum] = 0.0
-    for slot in range(tau):
-        arms[r, int(runs[r, SW_RUN.window + slot]), ARM.sum] += runs[r, SW_RUN.window + tau + slot]
+def _sw_choose(params: Any, t: int, counts: Any, sums: Any, out: Any) -> None:
+    """Every replication's arm of highest index (``numpy.argmax``'s rule)."""
+    xi, bound, tau = params
+    bonus = _sw_bonus(xi, tau, t)
+    for r in range(out.shape[0]):
+        best_a = 0
+        best = _sw_value(sums[r, 0], counts[r, 0], bonus, bound)
+        for a in range(1, counts.shape[1]):
+            v = _sw_value(sums[r, a], counts[r, a], bonus, bound)
+            if beats(v, best):
+                best_a, best = a, v
+        out[r] = best_a
 
 
-@inline_kernel
-def _sw_learn(arms: Any, runs: Any, par: Any, r: int, t: int, a: int, x: float,
-              bits: Any) -> None:  # fmt: skip
-    """The pull of step ``t - tau`` leaves the window, that of step ``t`` joins it; every
-    ``tau`` steps the sums are recomputed from the window."""
-    tau = int(par[SW_PAR.tau])
+@kernel
+def _resum(sums: Any, buf_arm: Any, buf_rew: Any) -> None:
+    """The window sums recomputed from the buffers, oldest first, so that rounding errors of
+    adding and removing rewards cannot accumulate (slot by slot across the replications: the
+    additions into one sum depend on each other, those of different replications do not)."""
+    sums[:] = 0.0
+    for slot in range(buf_arm.shape[0]):
+        for r in range(buf_arm.shape[1]):
+            sums[r, buf_arm[slot, r]] += buf_rew[slot, r]
+
+
+@kernel
+def _sw_observe(t: int, counts: Any, sums: Any, buf_arm: Any, buf_rew: Any, actions: Any,
+                x: Any) -> None:  # fmt: skip
+    """Every replication ``r`` pulled arm ``actions[r]`` with reward ``x[r]`` at step ``t``:
+    the pull of step ``t - tau`` leaves the window (the buffers hold the last ``tau`` steps)."""
+    tau = buf_arm.shape[0]
     slot = t % tau
-    arm_at = SW_RUN.window + slot
-    if t >= tau:
-        old = int(runs[r, arm_at])
-        arms[r, old, ARM.count] -= 1.0
-        arms[r, old, ARM.sum] -= runs[r, arm_at + tau]
-    runs[r, arm_at] = a
-    runs[r, arm_at + tau] = x
-    arms[r, a, ARM.count] += 1.0
-    arms[r, a, ARM.sum] += x
+    for r in range(actions.shape[0]):
+        a, xr = actions[r], x[r]
+        if t >= tau:
+            old = buf_arm[slot, r]
+            counts[r, old] -= 1.0
+            sums[r, old] -= buf_rew[slot, r]
+        buf_arm[slot, r] = a
+        buf_rew[slot, r] = xr
+        add_pull(counts, sums, r, a, xr)
     if slot == tau - 1:
-        _resum(arms, runs, r, tau)
+        _resum(sums, buf_arm, buf_rew)
+
+
+@kernel
+def _sw_play(params: Any, t0: int, counts: Any, sums: Any, buf_arm: Any, buf_rew: Any,
+             rows: Any, actions: Any, rewards: Any, chosen: Any, x: Any) -> None:  # fmt: skip
+    """Steps ``t0 ..`` of every replication (see ``Agent.play``)."""
+    n_runs, n_arms = counts.shape
+    for i in range(rows.shape[0]):
+        t = t0 + i
+        if t < n_arms:
+            chosen[:] = t
+        else:
+            _sw_choose(params, t, counts, sums, chosen)
+        for r in range(n_runs):
+            x[r] = rows[i, chosen[r] * n_runs + r]
+            actions[i, r] = chosen[r]
+            rewards[i, r] = x[r]
+        _sw_observe(t, counts, sums, buf_arm, buf_rew, chosen, x)
 
 
 @kernel
@@ -126,42 +153,22 @@ def _d_learn(arms: Any, runs: Any, par: Any, r: int, t: int, a: int, x: float,
 
 
 @kernel
-def _indices(sliding: bool, arms: Any, bonus: float, bound: float, out: Any) -> None:
-    """Every ``(r, a)`` index with the step's ``bonus`` (:meth:`_ForgettingUCB.index`)."""
+def _indices(sliding: bool, counts: Any, sums: Any, bonus: float, bound: float,
+             out: Any) -> None:  # fmt: skip
+    """Every ``(r, a)`` index with the step's ``bonus`` (``index()``)."""
     for r in range(out.shape[0]):
         for a in range(out.shape[1]):
-            s, n = arms[r, a, ARM.sum], arms[r, a, ARM.count]
+            s, n = sums[r, a], counts[r, a]
             out[r, a] = _sw_value(s, n, bonus, bound) if sliding else _d_value(s, n, bonus, bound)
 
 
-class _ForgettingUCB(IndexAgent):
-    """What SW-UCB and D-UCB share: the constants ``xi`` and ``bound`` of the index and the
-    arm statistics they forget."""
-
-    traits = AgentTraits(compiled=True)
-    ARM = ARM
-
-    parameter_constraints = {
-        "xi": Param(low=0, low_open=True, doc="exploration constant"),
-        "bound": Param(low=0, low_open=True, doc="bound B on the rewards"),
-    }
-
-    def __init__(self, xi: float, bound: float) -> None:
-        self.xi = xi
-        self.bound = bound
-
-    def _bonus(self) -> float:
-        raise NotImplementedError
-
-    def index(self) -> NDArray[np.float64]:
-        """The ``(R, K)`` indices at the current step."""
-        out = np.empty((self.n_runs, self.n_arms))
-        _indices(isinstance(self, SlidingWindowUCB), self.arms, self._bonus(),
-                 self.par[self.PAR.bound], out)  # fmt: skip
-        return out
+_CONSTANTS = {
+    "xi": Param(low=0, low_open=True, doc="exploration constant"),
+    "bound": Param(low=0, low_open=True, doc="bound B on the rewards"),
+}
 
 
-class SlidingWindowUCB(_ForgettingUCB):
+class SlidingWindowUCB(Agent):
     """Sliding-window UCB (SW-UCB, Garivier & Moulines 2011, Alg. 2).
 
     Only the last ``window`` steps count. With ``N_a`` pulls of arm ``a`` and reward sum ``S_a``
@@ -175,44 +182,71 @@ class SlidingWindowUCB(_ForgettingUCB):
 
     The window sums are updated incrementally and recomputed exactly every ``window`` steps, so
     floating-point drift from adding and removing rewards cannot accumulate.
+
+    Not on the compiled skeleton (:mod:`agents.skeleton`, docs/agents.md): its window is a
+    record of ``2 tau`` numbers per replication, and on the skeleton, learning one replication
+    at a time, its bookkeeping cost 1.5x the CPU time per agent-step at R = 100 (31 against 20
+    ns, window 50 or 1000, whatever the record's memory order); its own loop keeps the window
+    as ``(tau, R)`` buffers, written one slot of every replication at a time.
     """
 
     name = "sw_ucb"
-    PAR, RUN = SW_PAR, SW_RUN
-    round_kernel, index_kernel, learn_kernel = _sw_round, _sw_index, _sw_learn
+    traits = AgentTraits(compiled=True)
 
     parameter_constraints = {
-        **_ForgettingUCB.parameter_constraints,
+        **_CONSTANTS,
         "window": Param("int", low=1, doc="length tau of the sliding window"),
     }
 
     def __init__(self, window: int = 1000, xi: float = 0.6, bound: float = 1.0) -> None:
-        super().__init__(xi, bound)
+        self.xi = xi
+        self.bound = bound
         self.window = window
 
-    def parameters(self) -> dict[str, float]:
+    def setup(self) -> None:
         tau = int(self.window)
         checks.memory(2 * tau * self.n_runs, f"window * n_runs = {tau} * {self.n_runs}")
-        return {"xi": float(self.xi), "bound": float(self.bound), "tau": float(tau)}
-
-    def run_columns(self) -> int:
-        return 2 * int(self.window)
+        self._params = (float(self.xi), float(self.bound), float(tau))
+        self.stats = ArmStatistics(self.n_runs, self.n_arms)
+        self._buf_arm = np.zeros((tau, self.n_runs), dtype=np.int64)
+        self._buf_rew = np.zeros((tau, self.n_runs))
+        self._chosen = np.empty(self.n_runs, dtype=np.int64)  # work space of play
+        self._x = np.empty(self.n_runs)
 
     def window_arms(self) -> NDArray[np.int64]:
         """The ``(R, tau)`` arms of the window, by slot (step ``t`` is in slot ``t % tau``)."""
-        tau = int(self.window)
-        return self.runs[:, SW_RUN.window : SW_RUN.window + tau].astype(np.int64)
+        return np.array(self._buf_arm.T)
 
     def window_rewards(self) -> NDArray[np.float64]:
         """The ``(R, tau)`` rewards of the window, by slot."""
-        tau = int(self.window)
-        return np.array(self.runs[:, SW_RUN.window + tau : SW_RUN.window + 2 * tau])
+        return np.array(self._buf_rew.T)
 
-    def _bonus(self) -> float:
-        return float(_sw_round(self.par, self.t))
+    def index(self) -> NDArray[np.float64]:
+        """The ``(R, K)`` indices at the current step."""
+        xi, bound, tau = self._params
+        bonus = _sw_bonus(xi, tau, self.t)
+        out = np.empty((self.n_runs, self.n_arms))
+        _indices(True, self.stats.counts, self.stats.sums, bonus, bound, out)
+        return out
+
+    def choose(self) -> NDArray[np.int64]:
+        out = np.empty(self.n_runs, dtype=np.int64)
+        _sw_choose(self._params, self.t, self.stats.counts, self.stats.sums, out)
+        return out
+
+    def observe(self, actions: NDArray[np.int64], rewards: NDArray[np.float64]) -> None:
+        _sw_observe(self.t, self.stats.counts, self.stats.sums, self._buf_arm, self._buf_rew,
+                    np.asarray(actions, dtype=np.int64),
+                    np.asarray(rewards, dtype=np.float64))  # fmt: skip
+
+    def play(self, rows: Any, actions: Any, rewards: Any) -> None:
+        """Play ``len(rows)`` steps against reward rows (see ``agents.base``)."""
+        _sw_play(self._params, self.t, self.stats.counts, self.stats.sums, self._buf_arm,
+                 self._buf_rew, rows, actions, rewards, self._chosen, self._x)  # fmt: skip
+        self.played(rows.shape[0])
 
 
-class DiscountedUCB(_ForgettingUCB):
+class DiscountedUCB(IndexAgent):
     """Discounted UCB (D-UCB, Garivier & Moulines 2011, Alg. 1).
 
     Past pulls are discounted by ``gamma`` per step: ``N_a = sum_s gamma^(t-s) 1{a_s = a}``,
@@ -226,21 +260,27 @@ class DiscountedUCB(_ForgettingUCB):
     """
 
     name = "d_ucb"
-    PAR, RUN = D_PAR, D_RUN
+    traits = AgentTraits(compiled=True)
+    ARM, PAR, RUN = ARM, D_PAR, D_RUN
     RUN_START = {"gamma_t": 1.0}
     index_kernel, learn_kernel = _d_index, _d_learn
 
     parameter_constraints = {
-        **_ForgettingUCB.parameter_constraints,
+        **_CONSTANTS,
         "gamma": Param(low=0, high=1, low_open=True, high_open=True, doc="discount per step"),
     }
 
     def __init__(self, gamma: float = 0.999, xi: float = 0.6, bound: float = 1.0) -> None:
-        super().__init__(xi, bound)
+        self.xi = xi
+        self.bound = bound
         self.gamma = gamma
 
     def parameters(self) -> dict[str, float]:
         return {"xi": float(self.xi), "bound": float(self.bound), "gamma": float(self.gamma)}
 
-    def _bonus(self) -> float:
-        return float(self.runs[0, D_RUN.bonus])
+    def index(self) -> NDArray[np.float64]:
+        """The ``(R, K)`` indices at the current step."""
+        out = np.empty((self.n_runs, self.n_arms))
+        _indices(False, self.arm_field("count"), self.arm_field("sum"),
+                 float(self.runs[0, D_RUN.bonus]), self.par[D_PAR.bound], out)  # fmt: skip
+        return out

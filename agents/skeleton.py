@@ -250,12 +250,6 @@ class CompiledAgent(Agent):
         """Set the fields of :attr:`arms`/:attr:`runs` whose start depends on the sizes or the
         parameters (after :attr:`ARM_START` and :attr:`RUN_START`)."""
 
-    def run_columns(self) -> int:
-        """The columns of :attr:`runs`: the ``RUN`` fields, then (an agent that keeps a record
-        of variable length per replication, e.g. SW-UCB's window of the last ``tau`` pulls)
-        more columns after them, which its kernels read from ``len(RUN)`` on."""
-        return len(self.RUN)
-
     def check_step(self, actions: NDArray[np.int64]) -> None:
         """Refuse ``update``'s ``actions`` the algorithm cannot learn from (default: none)."""
 
@@ -299,7 +293,7 @@ class CompiledAgent(Agent):
             raise TypeError(f"{type(self).__name__}.parameters() misses {sorted(missing)}")
         self.par = tuple(float(values[name]) for name in self.PAR._fields)
         self.arms = np.zeros((R, K, len(self.ARM)))
-        self.runs = np.zeros((R, self.run_columns()))
+        self.runs = np.zeros((R, len(self.RUN)))
         self._chosen = np.empty(R, dtype=np.int64)  # work space of play
         self._x = np.empty(R)
         self._address = generator_address(self.rng)
