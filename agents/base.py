@@ -121,10 +121,6 @@ class Agent:
     #: instead of probing the agent; a class that declares none (``None``, e.g. a course
     #: exercise) gets the traits its hooks show.
     traits: ClassVar[AgentTraits | None] = None
-    #: Relative CPU cost of a step (UCB ~ 1), for the engine's scheduling: the slowest tasks
-    #: run first (docs/performance.md). A class attribute, or a property when it depends on
-    #: the parameters (the private agent's selector).
-    cost_hint: float = 1.0
 
     n_runs: int
     n_arms: int
@@ -215,6 +211,13 @@ class Agent:
             if getattr(cls, method) is not getattr(owner, method):
                 return None
         return getattr(self, "play")  # noqa: B009 (not every agent has it)
+
+    @property
+    def cost_hint(self) -> float:
+        """Relative CPU cost of a step (UCB ~ 1), for the engine's scheduling: the slowest tasks
+        run first (docs/performance.md). A subclass overrides it with a class attribute, or a
+        property when it depends on the parameters (the private agent's selector)."""
+        return 1.0
 
     def compile_key(self, n_arms: int) -> Hashable:
         """What this agent's compiled code depends on, for ``n_arms`` arms: agents with equal

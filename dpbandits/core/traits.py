@@ -110,8 +110,10 @@ class SchedulingHints(Protocol):
     """What the engine schedules an agent by; every :class:`agents.base.Agent` has both, with
     defaults (docs/performance.md)."""
 
-    #: Relative CPU cost of a step (UCB ~ 1): the engine runs the slowest tasks first.
-    cost_hint: float
+    @property
+    def cost_hint(self) -> float:
+        """Relative CPU cost of a step (UCB ~ 1): the engine runs the slowest tasks first."""
+        ...
 
     def compile_key(self, n_arms: int) -> Hashable:
         """What the agent's compiled code depends on: agents with equal keys share it (the
