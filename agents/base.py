@@ -42,7 +42,7 @@ batched bookkeeping of pull counts and reward sums that most agents need (its ho
 from __future__ import annotations
 
 import inspect
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Hashable, Mapping
 from typing import Any, ClassVar, TypeVar
 
 import numpy as np
@@ -211,6 +211,20 @@ class Agent:
             if getattr(cls, method) is not getattr(owner, method):
                 return None
         return getattr(self, "play")  # noqa: B009 (not every agent has it)
+
+    @property
+    def cost_hint(self) -> float:
+        """Relative CPU cost of a step (UCB ~ 1), for the engine's scheduling: the slowest tasks
+        run first (docs/performance.md). A subclass overrides it with a class attribute, or a
+        property when it depends on the parameters (the private agent's selector)."""
+        return 1.0
+
+    def compile_key(self, n_arms: int) -> Hashable:
+        """What this agent's compiled code depends on, for ``n_arms`` arms: agents with equal
+        keys share their compiled loops (the engine's warm-up,
+        ``dpbandits.experiments.warmup``, compiles them once). Default: the class and the
+        parameters (``repr``); an agent whose loop depends on less says so."""
+        return (type(self), repr(self))
 
     def played(self, n: int) -> None:
         """Record that ``play`` has just played ``n`` steps (``t`` advances; the next ``update``

@@ -8,8 +8,8 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from agents.base import Agent, in_unit_interval, unit_interval_error
-from dpbandits.core.jit import beats, generator_address, generator_at, kernel, pairwise_sum
+from agents.skeleton import CompiledAgent, fields
+from dpbandits.core.jit import beats, inline_kernel, kernel, pairwise_sum
 from dpbandits.core.numba_compat import next_double
 from dpbandits.core.params import Param
 from dpbandits.core.traits import AgentTraits
@@ -17,92 +17,88 @@ from dpbandits.core.traits import AgentTraits
 __all__ = ["Exp3"]
 
 
-# -- the compiled step (dpbandits.core.jit): one implementation for probabilities/choose/observe and
-# play. ``log_weights`` and ``probs`` are the (R, K) log-weights and the distribution of the
-# last draw; every operation is numpy's, in numpy's order, so the numbers are numpy's bits.
-@kernel
-def _distributions(log_weights: Any, gamma: float, probs: Any) -> None:
-    """``probs[r] = (1 - gamma) w / sum(w) + gamma / K`` with ``w = exp(l - max l)``, ``l``
-    replication ``r``'s log-weights (Auer et al. 2002, Fig. 1, step 1), for every ``r``."""
-    n_runs, n_arms = log_weights.shape
-    flat = probs.reshape(n_runs * n_arms)  # (one view for pairwise_sum, not one per row)
+# -- the compiled step on the skeleton (agents.skeleton). Per (replication, arm): the log-weight
+# and the probability of the last draw; every operation is numpy's, in numpy's order, so the
+# numbers are those of Exp3's numpy code (tests/agents/test_exp3_compiled.py).
+ARM = fields("log_weight", "prob")
+PAR = fields("gamma")
+
+
+@inline_kernel
+def _distribution(arms: Any, r: int, gamma: float) -> None:
+    """``p = (1 - gamma) w / sum(w) + gamma / K`` with ``w = exp(l - max l)``, ``l``
+    replication ``r``'s log-weights (Auer et al. 2002, Fig. 1, step 1), into its ``prob``
+    fields."""
+    n_arms = arms.shape[1]
     keep, floor = 1.0 - gamma, gamma / n_arms
-    for r in range(n_runs):
-        top = log_weights[r, 0]
-        for a in range(1, n_arms):  # numpy's max: NaN wins, as in argmax
-            if beats(log_weights[r, a], top):
-                top = log_weights[r, a]
+    top = arms[r, 0, ARM.log_weight]
+    for a in range(1, n_arms):  # numpy's max: NaN wins, as in argmax
+        if beats(arms[r, a, ARM.log_weight], top):
+            top = arms[r, a, ARM.log_weight]
+    for a in range(n_arms):
+        d = arms[r, a, ARM.log_weight] - top
+        # exp(+-0) is exactly 1: the arm of largest weight needs no exp (one of two when K=2)
+        arms[r, a, ARM.prob] = 1.0 if d == 0.0 else math.exp(d)
+    # numpy's w.sum(axis=1): fewer than 8 terms are added left to right (pairwise_sum's first
+    # case, written out here: the call, with a view of the row, costs more than the sum)
+    if n_arms < 8:
+        total = -0.0
         for a in range(n_arms):
-            d = log_weights[r, a] - top
-            # exp(+-0) is exactly 1: the arm of largest weight needs no exp (one of two when K=2)
-            probs[r, a] = 1.0 if d == 0.0 else math.exp(d)
-        total = 0.0 + pairwise_sum(flat, r * n_arms, n_arms)  # numpy's w.sum(axis=1)
-        for a in range(n_arms):
-            probs[r, a] = keep * (probs[r, a] / total) + floor
+            total += arms[r, a, ARM.prob]
+        total = 0.0 + total
+    else:
+        total = 0.0 + pairwise_sum(arms[r, :, ARM.prob], 0, n_arms)
+    for a in range(n_arms):
+        arms[r, a, ARM.prob] = keep * (arms[r, a, ARM.prob] / total) + floor
 
 
-@kernel
-def _choose(log_weights: Any, gamma: float, u: Any, probs: Any, out: Any) -> None:
-    """Draw every replication's arm from its distribution with the uniforms ``u``: the number
+@inline_kernel
+def _draw(arms: Any, r: int, u: float) -> int:
+    """The arm drawn from replication ``r``'s distribution with the uniform ``u``: the number
     of cumulative sums ``c_a = p_0 + ... + p_a`` (left to right, as ``numpy.cumsum``) at most
     ``u c_{K-1}``, capped at ``K - 1``. Scaling ``u`` by the last cumulative sum keeps rounding
     from pushing the draw past the last arm."""
-    _distributions(log_weights, gamma, probs)
-    n_arms = probs.shape[1]
-    for r in range(out.shape[0]):
-        last = probs[r, 0]
-        for a in range(1, n_arms):
-            last += probs[r, a]
-        target = u[r] * last
-        c = probs[r, 0]
-        below = 1 if c <= target else 0
-        for a in range(1, n_arms):
-            c += probs[r, a]
-            if c <= target:
-                below += 1
-        out[r] = min(below, n_arms - 1)
+    n_arms = arms.shape[1]
+    last = arms[r, 0, ARM.prob]
+    for a in range(1, n_arms):
+        last += arms[r, a, ARM.prob]
+    target = u * last
+    c = arms[r, 0, ARM.prob]
+    below = 1 if c <= target else 0
+    for a in range(1, n_arms):
+        c += arms[r, a, ARM.prob]
+        if c <= target:
+            below += 1
+    return min(below, n_arms - 1)
+
+
+@inline_kernel
+def _choose(arms: Any, runs: Any, par: Any, r: int, t: int, f: float, bits: Any) -> int:
+    """Replication ``r``'s arm: one uniform (in replication order, as ``rng.random(R)`` draws
+    them), its distribution, the draw."""
+    u = next_double(bits)
+    _distribution(arms, r, par[PAR.gamma])
+    return _draw(arms, r, u)
+
+
+@inline_kernel
+def _learn(arms: Any, runs: Any, par: Any, r: int, t: int, a: int, x: float, bits: Any) -> None:
+    """``l_a += gamma (x / p_a) / K`` for the played arm ``a`` (Auer et al. 2002, Fig. 1,
+    steps 4-5, in logarithms). The initial round is not drawn from ``p``: it teaches
+    nothing."""
+    n_arms = arms.shape[1]
+    if t >= n_arms:
+        arms[r, a, ARM.log_weight] += par[PAR.gamma] * (x / arms[r, a, ARM.prob]) / n_arms
 
 
 @kernel
-def _update(log_weights: Any, probs: Any, gamma: float, actions: Any, x: Any) -> None:
-    """``l_a += gamma (x / p_a) / K`` for the played arm ``a`` of every replication (Auer et
-    al. 2002, Fig. 1, steps 4-5, in logarithms)."""
-    n_arms = log_weights.shape[1]
-    for r in range(actions.shape[0]):
-        a = actions[r]
-        log_weights[r, a] += gamma * (x[r] / probs[r, a]) / n_arms
+def _distributions(arms: Any, gamma: float) -> None:
+    """Every replication's distribution (:meth:`Exp3.probabilities`)."""
+    for r in range(arms.shape[0]):
+        _distribution(arms, r, gamma)
 
 
-@kernel
-def _play(log_weights: Any, probs: Any, gamma: float, address: int, t0: int, rows: Any,
-          actions: Any, rewards: Any, chosen: Any, u: Any, x: Any) -> int:  # fmt: skip
-    """Steps ``t0 ..`` of every replication (see ``Agent.play``); returns the number of steps
-    played, fewer than ``len(rows)`` if a step after the initial round met a reward outside
-    ``[0, 1]`` (that step's arms are drawn, nothing is learnt from it). The uniforms are the
-    step protocol's: one per replication, in order."""
-    bits = generator_at(address).bit_generator
-    n_runs, n_arms = log_weights.shape
-    for i in range(rows.shape[0]):
-        t = t0 + i
-        if t < n_arms:
-            chosen[:] = t
-        else:
-            for r in range(n_runs):
-                u[r] = next_double(bits)
-            _choose(log_weights, gamma, u, probs, chosen)
-        for r in range(n_runs):
-            x[r] = rows[i, chosen[r] * n_runs + r]
-        if t >= n_arms and not in_unit_interval(x):
-            return i
-        for r in range(n_runs):
-            actions[i, r] = chosen[r]
-            rewards[i, r] = x[r]
-        if t >= n_arms:  # the initial round is not drawn from p: it teaches nothing
-            _update(log_weights, probs, gamma, chosen, x)
-    return rows.shape[0]
-
-
-class Exp3(Agent):
+class Exp3(CompiledAgent):
     """Exp3 (Auer et al. 2002, Fig. 1) for rewards in ``[0, 1]``.
 
     ``p_a = (1 - gamma) w_a / sum_b w_b + gamma / K``; the played arm ``a`` updates
@@ -118,6 +114,8 @@ class Exp3(Agent):
 
     name = "exp3"
     traits = AgentTraits(rewards="unit", compiled=True)
+    ARM, PAR = ARM, PAR
+    arm_kernel, learn_kernel = _choose, _learn
 
     parameter_constraints = {
         "gamma": Param(
@@ -132,47 +130,25 @@ class Exp3(Agent):
     def __init__(self, gamma: float | None = None) -> None:
         self.gamma = gamma
 
-    def setup(self) -> None:
+    def parameters(self) -> dict[str, float]:
         k = self.n_arms
         if self.gamma is None:
             horizon = self.needed_horizon("Exp3(gamma=None) tunes gamma to it")
             g = min(1.0, math.sqrt(k * math.log(k) / ((math.e - 1.0) * horizon))) if k > 1 else 1.0
         else:
             g = float(self.gamma)
-        self._gamma = float(g)
-        self.log_weights = np.zeros((self.n_runs, k))
-        self._probs = np.full((self.n_runs, k), 1.0 / k)  # the distribution of the last draw
-        self._chosen = np.empty(self.n_runs, dtype=np.int64)  # work space of play
-        self._u = np.empty(self.n_runs)
-        self._x = np.empty(self.n_runs)
+        return {"gamma": float(g)}
+
+    def init_state(self) -> None:
+        self.arm_field("prob")[:] = 1.0 / self.n_arms  # (no draw yet: uniform)
+
+    @property
+    def log_weights(self) -> NDArray[np.float64]:
+        """The ``(R, K)`` log-weights (a view)."""
+        return self.arm_field("log_weight")
 
     def probabilities(self) -> NDArray[np.float64]:
         """The ``(R, K)`` distribution ``p`` from which the next action is drawn."""
-        out = np.empty((self.n_runs, self.n_arms))
-        _distributions(self.log_weights, self._gamma, out)
-        return out
-
-    def choose(self) -> NDArray[np.int64]:
-        out = np.empty(self.n_runs, dtype=np.int64)
-        # the uniforms are drawn here, by one numpy call: a Generator passed to a compiled
-        # function costs tens of microseconds per call (play draws them inside, once a block)
-        u = self.rng.random(self.n_runs)
-        _choose(self.log_weights, self._gamma, u, self._probs, out)
-        return out
-
-    def observe(self, actions: NDArray[np.int64], rewards: NDArray[np.float64]) -> None:
-        if self.t < self.n_arms:
-            return
-        x = np.asarray(rewards, dtype=np.float64)
-        if not in_unit_interval(x):
-            raise unit_interval_error("Exp3", x)
-        _update(self.log_weights, self._probs, self._gamma,
-                np.asarray(actions, dtype=np.int64), x)  # fmt: skip
-
-    def play(self, rows: Any, actions: Any, rewards: Any) -> None:
-        """Play ``len(rows)`` steps against reward rows (see ``agents.base``)."""
-        done = _play(self.log_weights, self._probs, self._gamma, generator_address(self.rng),
-                     self.t, rows, actions, rewards, self._chosen, self._u, self._x)  # fmt: skip
-        self.played(done)
-        if done < rows.shape[0]:
-            raise unit_interval_error("Exp3", self._x)
+        arms = self.arms.copy()
+        _distributions(arms, self.par[PAR.gamma])
+        return np.array(arms[:, :, ARM.prob])

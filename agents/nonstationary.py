@@ -14,66 +14,56 @@ import numpy as np
 from numpy.typing import NDArray
 
 from agents.base import Agent, ArmStatistics
+from agents.skeleton import IndexAgent, fields
 from dpbandits.core import checks
 from dpbandits.core.arms import add_pull
-from dpbandits.core.jit import beats, kernel
+from dpbandits.core.jit import beats, inline_kernel, kernel
 from dpbandits.core.params import Param
 from dpbandits.core.traits import AgentTraits
 
 __all__ = ["DiscountedUCB", "SlidingWindowUCB"]
 
 
-# -- the compiled steps (dpbandits.core.jit): one implementation for index/choose/observe and play
-# --
-# ``params`` is ``(xi, bound, tau or gamma)``; ``state`` is the per-step scalar (``t`` for
-# SW-UCB, ``gamma ** t`` for D-UCB). ``counts``/``sums`` are the (R, K) statistics. The
-# logarithm of the index is the same for every arm and replication of a step: ``_bonus``
-# computes ``xi * ln(...)`` once per step, ``_value`` the rest, per arm.
-@kernel
-def _bonus(sliding: bool, params: Any, state: float) -> float:
-    """``xi * ln(min(max(t, 1), tau))`` (SW-UCB) or ``xi * ln(max(m, 1))`` with ``m = (1 -
-    gamma^t) / (1 - gamma)`` (D-UCB): the numerator under the square root of every index."""
-    xi, _, p = params
-    if sliding:
-        return xi * math.log(min(max(state, 1.0), p))
-    m = (1.0 - state) / (1.0 - p)
-    return xi * math.log(max(m, 1.0))
+# -- the compiled steps (dpbandits.core.jit). Per (replication, arm): the pull count and reward
+# sum the agent still remembers (SW-UCB: inside the window; D-UCB: discounted). The logarithm
+# of the index is the same for every arm and replication of a step and is computed once per
+# step: SW-UCB's from ``t``, D-UCB's from ``gamma ** t``, a running product that the first
+# replication's learn kernel advances. SW-UCB plays its own loop (its docstring says why),
+# D-UCB is on the skeleton (agents.skeleton): ARM, D_PAR and D_RUN are its fields.
+ARM = fields("sum", "count")
+D_PAR = fields("xi", "bound", "gamma")
+#: D-UCB's ``gamma ** t`` and the step's ``xi * ln(max(m, 1))``: the same for every
+#: replication, kept (and computed once per step) in the first replication's record only.
+D_RUN = fields("gamma_t", "bonus")
 
 
 @kernel
-def _value(sliding: bool, params: Any, bonus: float, n: float, s: float) -> float:
-    """The index of one arm with ``n`` (discounted) pulls and reward sum ``s``, in numpy's
-    order of operations, from the step's ``bonus`` (``_bonus``). SW-UCB: ``s / max(n, 1) +
-    bound * sqrt(xi * ln(min(max(t, 1), tau)) / max(n, 1))``, ``+inf`` if ``n == 0``. D-UCB:
-    with ``c = max(n, 1e-300)`` and ``m = (1 - gamma^t) / (1 - gamma)``, ``s / c + 2 bound *
-    sqrt(xi * ln(max(m, 1)) / c)``."""
-    bound = params[1]
-    if sliding:
-        if n == 0.0:
-            return math.inf
-        safe = max(n, 1.0)
-        return s / safe + bound * math.sqrt(bonus / safe)
-    c = max(n, 1e-300)
-    return s / c + 2.0 * bound * math.sqrt(bonus / c)
+def _sw_value(s: float, n: float, bonus: float, bound: float) -> float:
+    """SW-UCB's index of one arm with ``n`` pulls and reward sum ``s`` in the window, in
+    numpy's order of operations: ``s / max(n, 1) + bound * sqrt(bonus / max(n, 1))``, ``+inf``
+    if ``n == 0``, with ``bonus = xi * ln(min(max(t, 1), tau))``."""
+    if n == 0.0:
+        return math.inf
+    safe = max(n, 1.0)
+    return s / safe + bound * math.sqrt(bonus / safe)
 
 
 @kernel
-def _indices(sliding: bool, params: Any, state: float, counts: Any, sums: Any, out: Any) -> None:
-    bonus = _bonus(sliding, params, state)
-    for r in range(counts.shape[0]):
-        for a in range(counts.shape[1]):
-            out[r, a] = _value(sliding, params, bonus, counts[r, a], sums[r, a])
+def _sw_bonus(xi: float, tau: float, t: int) -> float:
+    """``xi * ln(min(max(t, 1), tau))``: the numerator under the square root of every index."""
+    return xi * math.log(min(max(float(t), 1.0), tau))
 
 
 @kernel
-def _choose(sliding: bool, params: Any, state: float, counts: Any, sums: Any, out: Any) -> None:
+def _sw_choose(params: Any, t: int, counts: Any, sums: Any, out: Any) -> None:
     """Every replication's arm of highest index (``numpy.argmax``'s rule)."""
-    bonus = _bonus(sliding, params, state)
+    xi, bound, tau = params
+    bonus = _sw_bonus(xi, tau, t)
     for r in range(out.shape[0]):
         best_a = 0
-        best = _value(sliding, params, bonus, counts[r, 0], sums[r, 0])
+        best = _sw_value(sums[r, 0], counts[r, 0], bonus, bound)
         for a in range(1, counts.shape[1]):
-            v = _value(sliding, params, bonus, counts[r, a], sums[r, a])
+            v = _sw_value(sums[r, a], counts[r, a], bonus, bound)
             if beats(v, best):
                 best_a, best = a, v
         out[r] = best_a
@@ -81,8 +71,9 @@ def _choose(sliding: bool, params: Any, state: float, counts: Any, sums: Any, ou
 
 @kernel
 def _resum(sums: Any, buf_arm: Any, buf_rew: Any) -> None:
-    """SW-UCB: the window sums recomputed from the buffers, oldest first, so that rounding
-    errors of adding and removing rewards cannot accumulate."""
+    """The window sums recomputed from the buffers, oldest first, so that rounding errors of
+    adding and removing rewards cannot accumulate (slot by slot across the replications: the
+    additions into one sum depend on each other, those of different replications do not)."""
     sums[:] = 0.0
     for slot in range(buf_arm.shape[0]):
         for r in range(buf_arm.shape[1]):
@@ -90,120 +81,94 @@ def _resum(sums: Any, buf_arm: Any, buf_rew: Any) -> None:
 
 
 @kernel
-def _observe(sliding: bool, gamma: float, t: int, counts: Any, sums: Any, buf_arm: Any,
-             buf_rew: Any, actions: Any, x: Any) -> None:  # fmt: skip
-    """Every replication ``r`` pulled arm ``actions[r]`` with reward ``x[r]`` at step ``t``.
-    SW-UCB: the pull of step ``t - tau`` leaves the window (the buffers hold the last ``tau``
-    steps). D-UCB: every arm's count and sum are discounted by ``gamma`` first."""
+def _sw_observe(t: int, counts: Any, sums: Any, buf_arm: Any, buf_rew: Any, actions: Any,
+                x: Any) -> None:  # fmt: skip
+    """Every replication ``r`` pulled arm ``actions[r]`` with reward ``x[r]`` at step ``t``:
+    the pull of step ``t - tau`` leaves the window (the buffers hold the last ``tau`` steps)."""
     tau = buf_arm.shape[0]
     slot = t % tau
     for r in range(actions.shape[0]):
         a, xr = actions[r], x[r]
-        if sliding:
-            if t >= tau:
-                old = buf_arm[slot, r]
-                counts[r, old] -= 1.0
-                sums[r, old] -= buf_rew[slot, r]
-            buf_arm[slot, r] = a
-            buf_rew[slot, r] = xr
-        else:
-            for b in range(counts.shape[1]):
-                counts[r, b] *= gamma
-                sums[r, b] *= gamma
+        if t >= tau:
+            old = buf_arm[slot, r]
+            counts[r, old] -= 1.0
+            sums[r, old] -= buf_rew[slot, r]
+        buf_arm[slot, r] = a
+        buf_rew[slot, r] = xr
         add_pull(counts, sums, r, a, xr)
-    if sliding and slot == tau - 1:
+    if slot == tau - 1:
         _resum(sums, buf_arm, buf_rew)
 
 
 @kernel
-def _play(sliding: bool, params: Any, gamma_t: float, t0: int, counts: Any, sums: Any,
-          buf_arm: Any, buf_rew: Any, rows: Any, actions: Any, rewards: Any,
-          chosen: Any, x: Any) -> float:  # fmt: skip
-    """Steps ``t0 ..`` of every replication (see ``Agent.play``); returns ``gamma ** t`` after
-    them (D-UCB's running product)."""
+def _sw_play(params: Any, t0: int, counts: Any, sums: Any, buf_arm: Any, buf_rew: Any,
+             rows: Any, actions: Any, rewards: Any, chosen: Any, x: Any) -> None:  # fmt: skip
+    """Steps ``t0 ..`` of every replication (see ``Agent.play``)."""
     n_runs, n_arms = counts.shape
-    gamma = params[2]
     for i in range(rows.shape[0]):
         t = t0 + i
         if t < n_arms:
             chosen[:] = t
         else:
-            _choose(sliding, params, float(t) if sliding else gamma_t, counts, sums, chosen)
+            _sw_choose(params, t, counts, sums, chosen)
         for r in range(n_runs):
             x[r] = rows[i, chosen[r] * n_runs + r]
             actions[i, r] = chosen[r]
             rewards[i, r] = x[r]
-        _observe(sliding, gamma, t, counts, sums, buf_arm, buf_rew, chosen, x)
-        if not sliding:
-            gamma_t *= gamma
-    return gamma_t
+        _sw_observe(t, counts, sums, buf_arm, buf_rew, chosen, x)
 
 
-class _ForgettingUCB(Agent):
-    """What SW-UCB and D-UCB share: the constants ``xi`` and ``bound`` of the index, the arm
-    statistics they forget, and the compiled steps above (``_sliding`` tells which)."""
-
-    traits = AgentTraits(compiled=True)
-
-    _sliding: bool
-    _buf_arm: NDArray[np.int64]  # SW-UCB: the arm of each of the last tau steps (tau, R)
-    _buf_rew: NDArray[np.float64]  # and its reward
-
-    parameter_constraints = {
-        "xi": Param(low=0, low_open=True, doc="exploration constant"),
-        "bound": Param(low=0, low_open=True, doc="bound B on the rewards"),
-    }
-
-    def __init__(self, xi: float, bound: float) -> None:
-        self.xi = xi
-        self.bound = bound
-
-    def setup(self) -> None:
-        self._xi = float(self.xi)
-        self._bound = float(self.bound)
-        self.stats = ArmStatistics(self.n_runs, self.n_arms)
-        self._chosen = np.empty(self.n_runs, dtype=np.int64)  # work space of play
-        self._x = np.empty(self.n_runs)
-        self._gamma_t = 1.0  # D-UCB: gamma ** t, kept as a running product
-
-    def _params(self) -> tuple[float, float, float]:
-        raise NotImplementedError
-
-    def _state(self) -> float:
-        return float(self.t) if self._sliding else self._gamma_t
-
-    def _buffers(self) -> tuple[NDArray[np.int64], NDArray[np.float64]]:
-        return self._buf_arm, self._buf_rew
-
-    def index(self) -> NDArray[np.float64]:
-        """The ``(R, K)`` indices at the current step."""
-        out = np.empty((self.n_runs, self.n_arms))
-        _indices(self._sliding, self._params(), self._state(), self.stats.counts,
-                 self.stats.sums, out)  # fmt: skip
-        return out
-
-    def choose(self) -> NDArray[np.int64]:
-        out = np.empty(self.n_runs, dtype=np.int64)
-        _choose(self._sliding, self._params(), self._state(), self.stats.counts,
-                self.stats.sums, out)  # fmt: skip
-        return out
-
-    def observe(self, actions: NDArray[np.int64], rewards: NDArray[np.float64]) -> None:
-        _observe(self._sliding, self._params()[2], self.t, self.stats.counts, self.stats.sums,
-                 *self._buffers(), np.asarray(actions, dtype=np.int64),
-                 np.asarray(rewards, dtype=np.float64))  # fmt: skip
-        if not self._sliding:
-            self._gamma_t *= self._params()[2]
-
-    def play(self, rows: Any, actions: Any, rewards: Any) -> None:
-        """Play ``len(rows)`` steps against reward rows (see ``agents.base``)."""
-        self._gamma_t = _play(self._sliding, self._params(), self._gamma_t, self.t,
-                              self.stats.counts, self.stats.sums, *self._buffers(), rows,
-                              actions, rewards, self._chosen, self._x)  # fmt: skip
-        self.played(rows.shape[0])
+@kernel
+def _d_value(s: float, n: float, bonus: float, bound: float) -> float:
+    """D-UCB's index of one arm with discounted count ``n`` and sum ``s``: with ``c = max(n,
+    1e-300)``, ``s / c + 2 bound * sqrt(bonus / c)``, ``bonus = xi * ln(max(m, 1))``."""
+    c = max(n, 1e-300)
+    return s / c + 2.0 * bound * math.sqrt(bonus / c)
 
 
-class SlidingWindowUCB(_ForgettingUCB):
+@inline_kernel
+def _d_index(arms: Any, runs: Any, par: Any, r: int, a: int, f: float, bits: Any) -> float:
+    return _d_value(arms[r, a, ARM.sum], arms[r, a, ARM.count], runs[0, D_RUN.bonus],
+                    par[D_PAR.bound])  # fmt: skip
+
+
+@inline_kernel
+def _d_learn(arms: Any, runs: Any, par: Any, r: int, t: int, a: int, x: float,
+             bits: Any) -> None:  # fmt: skip
+    """Every arm's count and sum are discounted by ``gamma``, then the pull is added. The
+    first replication also advances ``gamma ** t`` and computes the next step's
+    ``xi * ln(max(m, 1))``, ``m = (1 - gamma^t) / (1 - gamma)`` (every replication learns at
+    every step, so the first one's learning is once per step)."""
+    gamma = par[D_PAR.gamma]
+    for b in range(arms.shape[1]):
+        arms[r, b, ARM.count] *= gamma
+        arms[r, b, ARM.sum] *= gamma
+    arms[r, a, ARM.count] += 1.0
+    arms[r, a, ARM.sum] += x
+    if r == 0:
+        g = runs[0, D_RUN.gamma_t] * gamma
+        runs[0, D_RUN.gamma_t] = g
+        m = (1.0 - g) / (1.0 - gamma)
+        runs[0, D_RUN.bonus] = par[D_PAR.xi] * math.log(max(m, 1.0))
+
+
+@kernel
+def _indices(sliding: bool, counts: Any, sums: Any, bonus: float, bound: float,
+             out: Any) -> None:  # fmt: skip
+    """Every ``(r, a)`` index with the step's ``bonus`` (``index()``)."""
+    for r in range(out.shape[0]):
+        for a in range(out.shape[1]):
+            s, n = sums[r, a], counts[r, a]
+            out[r, a] = _sw_value(s, n, bonus, bound) if sliding else _d_value(s, n, bonus, bound)
+
+
+_CONSTANTS = {
+    "xi": Param(low=0, low_open=True, doc="exploration constant"),
+    "bound": Param(low=0, low_open=True, doc="bound B on the rewards"),
+}
+
+
+class SlidingWindowUCB(Agent):
     """Sliding-window UCB (SW-UCB, Garivier & Moulines 2011, Alg. 2).
 
     Only the last ``window`` steps count. With ``N_a`` pulls of arm ``a`` and reward sum ``S_a``
@@ -217,32 +182,71 @@ class SlidingWindowUCB(_ForgettingUCB):
 
     The window sums are updated incrementally and recomputed exactly every ``window`` steps, so
     floating-point drift from adding and removing rewards cannot accumulate.
+
+    Not on the compiled skeleton (:mod:`agents.skeleton`, docs/agents.md): its window is a
+    record of ``2 tau`` numbers per replication, and on the skeleton, learning one replication
+    at a time, its bookkeeping cost 1.5x the CPU time per agent-step at R = 100 (31 against 20
+    ns, window 50 or 1000, whatever the record's memory order); its own loop keeps the window
+    as ``(tau, R)`` buffers, written one slot of every replication at a time.
     """
 
     name = "sw_ucb"
-    _sliding = True
+    traits = AgentTraits(compiled=True)
 
     parameter_constraints = {
-        **_ForgettingUCB.parameter_constraints,
+        **_CONSTANTS,
         "window": Param("int", low=1, doc="length tau of the sliding window"),
     }
 
     def __init__(self, window: int = 1000, xi: float = 0.6, bound: float = 1.0) -> None:
-        super().__init__(xi, bound)
+        self.xi = xi
+        self.bound = bound
         self.window = window
 
     def setup(self) -> None:
-        self._tau = int(self.window)
-        checks.memory(2 * self._tau * self.n_runs, f"window * n_runs = {self._tau} * {self.n_runs}")
-        super().setup()
-        self._buf_arm = np.zeros((self._tau, self.n_runs), dtype=np.int64)
-        self._buf_rew = np.zeros((self._tau, self.n_runs))
+        tau = int(self.window)
+        checks.memory(2 * tau * self.n_runs, f"window * n_runs = {tau} * {self.n_runs}")
+        self._params = (float(self.xi), float(self.bound), float(tau))
+        self.stats = ArmStatistics(self.n_runs, self.n_arms)
+        self._buf_arm = np.zeros((tau, self.n_runs), dtype=np.int64)
+        self._buf_rew = np.zeros((tau, self.n_runs))
+        self._chosen = np.empty(self.n_runs, dtype=np.int64)  # work space of play
+        self._x = np.empty(self.n_runs)
 
-    def _params(self) -> tuple[float, float, float]:
-        return (self._xi, self._bound, float(self._tau))
+    def window_arms(self) -> NDArray[np.int64]:
+        """The ``(R, tau)`` arms of the window, by slot (step ``t`` is in slot ``t % tau``)."""
+        return np.array(self._buf_arm.T)
+
+    def window_rewards(self) -> NDArray[np.float64]:
+        """The ``(R, tau)`` rewards of the window, by slot."""
+        return np.array(self._buf_rew.T)
+
+    def index(self) -> NDArray[np.float64]:
+        """The ``(R, K)`` indices at the current step."""
+        xi, bound, tau = self._params
+        bonus = _sw_bonus(xi, tau, self.t)
+        out = np.empty((self.n_runs, self.n_arms))
+        _indices(True, self.stats.counts, self.stats.sums, bonus, bound, out)
+        return out
+
+    def choose(self) -> NDArray[np.int64]:
+        out = np.empty(self.n_runs, dtype=np.int64)
+        _sw_choose(self._params, self.t, self.stats.counts, self.stats.sums, out)
+        return out
+
+    def observe(self, actions: NDArray[np.int64], rewards: NDArray[np.float64]) -> None:
+        _sw_observe(self.t, self.stats.counts, self.stats.sums, self._buf_arm, self._buf_rew,
+                    np.asarray(actions, dtype=np.int64),
+                    np.asarray(rewards, dtype=np.float64))  # fmt: skip
+
+    def play(self, rows: Any, actions: Any, rewards: Any) -> None:
+        """Play ``len(rows)`` steps against reward rows (see ``agents.base``)."""
+        _sw_play(self._params, self.t, self.stats.counts, self.stats.sums, self._buf_arm,
+                 self._buf_rew, rows, actions, rewards, self._chosen, self._x)  # fmt: skip
+        self.played(rows.shape[0])
 
 
-class DiscountedUCB(_ForgettingUCB):
+class DiscountedUCB(IndexAgent):
     """Discounted UCB (D-UCB, Garivier & Moulines 2011, Alg. 1).
 
     Past pulls are discounted by ``gamma`` per step: ``N_a = sum_s gamma^(t-s) 1{a_s = a}``,
@@ -256,23 +260,27 @@ class DiscountedUCB(_ForgettingUCB):
     """
 
     name = "d_ucb"
-    _sliding = False
+    traits = AgentTraits(compiled=True)
+    ARM, PAR, RUN = ARM, D_PAR, D_RUN
+    RUN_START = {"gamma_t": 1.0}
+    index_kernel, learn_kernel = _d_index, _d_learn
 
     parameter_constraints = {
-        **_ForgettingUCB.parameter_constraints,
+        **_CONSTANTS,
         "gamma": Param(low=0, high=1, low_open=True, high_open=True, doc="discount per step"),
     }
 
     def __init__(self, gamma: float = 0.999, xi: float = 0.6, bound: float = 1.0) -> None:
-        super().__init__(xi, bound)
+        self.xi = xi
+        self.bound = bound
         self.gamma = gamma
 
-    def setup(self) -> None:
-        self._gamma = float(self.gamma)
-        super().setup()
-        # (no window: empty buffers keep one signature for the compiled steps)
-        self._buf_arm = np.zeros((1, self.n_runs), dtype=np.int64)
-        self._buf_rew = np.zeros((1, self.n_runs))
+    def parameters(self) -> dict[str, float]:
+        return {"xi": float(self.xi), "bound": float(self.bound), "gamma": float(self.gamma)}
 
-    def _params(self) -> tuple[float, float, float]:
-        return (self._xi, self._bound, self._gamma)
+    def index(self) -> NDArray[np.float64]:
+        """The ``(R, K)`` indices at the current step."""
+        out = np.empty((self.n_runs, self.n_arms))
+        _indices(False, self.arm_field("count"), self.arm_field("sum"),
+                 float(self.runs[0, D_RUN.bonus]), self.par[D_PAR.bound], out)  # fmt: skip
+        return out

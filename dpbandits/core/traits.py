@@ -9,13 +9,22 @@ hooks it has, in that one function.
 
 from __future__ import annotations
 
+from collections.abc import Hashable
 from dataclasses import dataclass
 from typing import Any, Literal, Protocol, runtime_checkable
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-__all__ = ["REWARD_DOMAINS", "AgentProtocol", "AgentTraits", "traits_of"]
+__all__ = [
+    "REWARD_DOMAINS",
+    "AgentProtocol",
+    "AgentTraits",
+    "SchedulingHints",
+    "compile_key",
+    "cost_hint",
+    "traits_of",
+]
 
 #: The rewards an agent accepts: any real number, ``[0, 1]``, or ``{0, 1}`` (Bernoulli only).
 REWARD_DOMAINS = ("real", "unit", "bernoulli")
@@ -45,11 +54,16 @@ class AgentTraits:
     private:
         It releases private means: it has ``private_means() -> (R, K)`` (traced by the engine)
         and ``privacy_report() -> dict`` (checked by ``audit_agent``).
+    reports:
+        It has ``privacy_report() -> dict``, which the engine keeps with the run's results
+        (default: ``private``; an agent that claims a guarantee without releasing private
+        means, e.g. one whose privacy is at the user, declares ``reports=True`` alone).
     sensitivities:
         It has ``sensitivities() -> (R, K)``, traced with the private means.
     compiled:
-        Its step is compiled: it has ``play(rows, actions, rewards)``, the engine's block path
-        (used when ``Agent.block_player`` allows).
+        Its step is compiled: it has ``play(rows, actions, rewards)``, the engine's block path,
+        and ``block_player()``, which says when ``play`` may stand for the step protocol
+        (:meth:`agents.base.Agent.block_player`).
     needs_horizon:
         With its default parameters, ``reset`` needs the horizon (e.g. UCB's ``ln T``).
     """
@@ -59,18 +73,23 @@ class AgentTraits:
     sensitivities: bool = False
     compiled: bool = False
     needs_horizon: bool = False
+    reports: bool | None = None
 
     def __post_init__(self) -> None:
         if self.rewards not in REWARD_DOMAINS:
             raise ValueError(f"rewards must be one of {REWARD_DOMAINS}, got {self.rewards!r}")
-        for name in ("private", "sensitivities", "compiled", "needs_horizon"):
+        if self.reports is None:  # (frozen: set once, here)
+            object.__setattr__(self, "reports", self.private)
+        for name in ("private", "sensitivities", "compiled", "needs_horizon", "reports"):
             if not isinstance(getattr(self, name), bool):
                 raise TypeError(f"{name} must be a bool, got {getattr(self, name)!r}")
 
 
 def traits_of(agent: Any) -> AgentTraits:
-    """The traits an agent (or agent class) declares; for one that declares none, those its
-    hooks show (``private_means``/``privacy_report``, ``sensitivities``, ``play``)."""
+    """The traits an agent (or agent class) declares; for one that declares none (an object of
+    the bare :class:`AgentProtocol`, e.g. a plug-in written against it only), those its hooks
+    show (``private_means``, ``privacy_report``, ``sensitivities``, ``play`` with
+    ``block_player``): the one place where an agent is probed."""
     declared = getattr(agent, "traits", None)
     if isinstance(declared, AgentTraits):
         return declared
@@ -81,5 +100,38 @@ def traits_of(agent: Any) -> AgentTraits:
     return AgentTraits(
         private=has("private_means"),
         sensitivities=has("sensitivities"),
-        compiled=has("play"),
+        compiled=has("play") and has("block_player"),
+        reports=has("privacy_report"),
     )
+
+
+@runtime_checkable
+class SchedulingHints(Protocol):
+    """What the engine schedules an agent by; every :class:`agents.base.Agent` has both, with
+    defaults (docs/performance.md)."""
+
+    @property
+    def cost_hint(self) -> float:
+        """Relative CPU cost of a step (UCB ~ 1): the engine runs the slowest tasks first."""
+        ...
+
+    def compile_key(self, n_arms: int) -> Hashable:
+        """What the agent's compiled code depends on: agents with equal keys share it (the
+        engine's warm-up compiles it once)."""
+        ...
+
+
+def cost_hint(agent: Any) -> float:
+    """The relative cost of ``agent``'s step (:class:`SchedulingHints`; 1 for an agent of the
+    bare protocol)."""
+    if isinstance(agent, SchedulingHints):
+        return float(agent.cost_hint)
+    return 1.0
+
+
+def compile_key(agent: Any, n_arms: int) -> Hashable:
+    """What ``agent``'s compiled code depends on for ``n_arms`` arms (:class:`SchedulingHints`;
+    its class and parameters for an agent of the bare protocol)."""
+    if isinstance(agent, SchedulingHints):
+        return agent.compile_key(n_arms)
+    return (type(agent), repr(agent))

@@ -15,6 +15,7 @@ from dpbandits.core import checks
 from dpbandits.core.files import jsonable
 from dpbandits.core.jit import kernel
 from dpbandits.core.signals import check_signals
+from dpbandits.core.traits import traits_of
 from dpbandits.experiments.agentspec import is_private
 from dpbandits.experiments.envspec import make_vector_env
 from dpbandits.experiments.parallel import report_progress
@@ -140,7 +141,7 @@ class _Events:
         self.reward_curve = np.empty((self.rec.size, n))
         self.pm_trace = np.full((self.tr.size, n, K), np.nan) if traced else None
         self.sens_trace = np.full((self.tr.size, n, K), np.nan) if traced else None
-        self.sens_fn = getattr(agent, "sensitivities", None) if traced else None
+        self.sens_fn = agent.sensitivities if traced and traits_of(agent).sensitivities else None
         self.ri, self.next_rec = 0, int(self.rec[0])
         self.ti, self.next_tr = 0, (int(self.tr[0]) if traced else -1)
         self.next_prog = PROGRESS_EVERY
@@ -202,11 +203,10 @@ def run_chunk(task: ChunkTask, progress: Callable[[int], None] | None = None) ->
     # path. Any other VectorEnv goes through ``step``.
     native = isinstance(venv, BanditVectorEnv)
 
-    # A compiled agent (``Agent.block_player``) plays every stretch of steps up to the next
-    # event in one call, against the environment's reward tape: the same draws and the same
-    # results as the step loop, without a Python call per step.
-    block_player = getattr(agent, "block_player", None)
-    play = block_player() if native and callable(block_player) else None
+    # A compiled agent (its traits; ``Agent.block_player``) plays every stretch of steps up to
+    # the next event in one call, against the environment's reward tape: the same draws and the
+    # same results as the step loop, without a Python call per step.
+    play = agent.block_player() if native and traits_of(agent).compiled else None
     events = _Events(task, agent, n, K, traced, progress)
     if play is not None:
         _play_blocks(play, venv, actions, reward_sum, events)
@@ -321,8 +321,7 @@ def _outputs(task: ChunkTask, agent: Any, events: _Events, actions: NDArray[np.i
             out["sensitivities"] = sens_trace
     if task.keep_actions:
         out["actions"] = actions
-    report_fn = getattr(agent, "privacy_report", None)
-    out["privacy"] = jsonable(run_report(report_fn() if callable(report_fn) else None,
-                                         env_report))  # fmt: skip
+    report = agent.privacy_report() if traits_of(agent).reports else None
+    out["privacy"] = jsonable(run_report(report, env_report))
     out["cpu_seconds"] = time.process_time() - cpu0
     return out

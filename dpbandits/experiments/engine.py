@@ -60,6 +60,7 @@ from numpy.typing import NDArray
 
 from dpbandits.core import checks
 from dpbandits.core.files import jsonable
+from dpbandits.core.traits import cost_hint
 from dpbandits.core.version import __version__
 from dpbandits.experiments.agentspec import (
     agent_config,
@@ -489,8 +490,7 @@ def run_in_parallel(
     # Longest first (LPT scheduling): agents may declare a relative ``cost_hint`` (UCB ~ 1);
     # private agents cost several times a UCB step.
     def cost(j: int) -> float:
-        hint = getattr(tasks[j].agent, "cost_hint", None)
-        return float(hint) if isinstance(hint, (int, float)) else 1.0
+        return cost_hint(tasks[j].agent)
 
     order = sorted(range(len(tasks)), key=lambda j: (-cost(j), j))
     workers = 1 if executor is not None else min(n_jobs, len(tasks))

@@ -34,6 +34,7 @@ import numpy as np
 
 from dpbandits.core import compile_progress
 from dpbandits.core.numba_compat import on_compile
+from dpbandits.core.traits import compile_key, cost_hint
 from dpbandits.experiments.agentspec import is_private
 from dpbandits.experiments.chunk import ChunkTask, run_chunk
 from dpbandits.experiments.parallel import run_tasks
@@ -56,20 +57,10 @@ WARM_UP_STEPS = 32
 _SECONDS_COMMON, _SECONDS_PRIVATE, _SECONDS_OTHER = 4.0, 3.5, 1.0
 
 
-def _compile_key(agent: Any, n_arms: int) -> Any:
-    """What the agent's compiled code depends on: its ``compile_key(n_arms)`` if it has one
-    (the private agent: its selector's kernel and its quantile method), else its class and
-    parameters."""
-    key = getattr(agent, "compile_key", None)
-    if callable(key):
-        return key(n_arms)
-    return (type(agent), repr(agent))
-
-
 def compile_estimate(agents: list[Any], n_jobs: int = 1, n_arms: int = 2) -> float:
     """About how many seconds compiling the kernels of ``agents`` takes on a machine with an
     empty kernel cache, on ``n_jobs`` processes (docs/performance.md, "Cold start")."""
-    loops = {_compile_key(a, n_arms): is_private(a) for a in agents}
+    loops = {compile_key(a, n_arms): is_private(a) for a in agents}
     work = sum(_SECONDS_PRIVATE if p else _SECONDS_OTHER for p in loops.values())
     return _SECONDS_COMMON + work / max(1, min(n_jobs, len(loops)))
 
@@ -165,8 +156,7 @@ def _ignore(n: int) -> None:
 
 
 def _cost(task: ChunkTask) -> float:
-    hint = getattr(task.agent, "cost_hint", None)
-    return float(hint) if isinstance(hint, (int, float)) else 1.0
+    return cost_hint(task.agent)
 
 
 def warm_up(tasks: list[ChunkTask], n_jobs: int = 1, notice: CompileNotice | None = None) -> float:
@@ -199,7 +189,7 @@ def warm_up(tasks: list[ChunkTask], n_jobs: int = 1, notice: CompileNotice | Non
         if notice.compiled and n_jobs > 1 and len(rest) > 1:
             by_key: dict[Any, list[ChunkTask]] = {}
             for mini in rest:
-                by_key.setdefault(_compile_key(mini.agent, mini.n_arms), []).append(mini)
+                by_key.setdefault(compile_key(mini.agent, mini.n_arms), []).append(mini)
             groups = sorted(by_key.values(), key=lambda g: -_cost(g[0]))
             working = {i: g[0].label for i, g in enumerate(groups)}
 

@@ -173,9 +173,10 @@ def test_sliding_window_sums_equal_window_contents():
     play(agent, [0.3, 0.6], [0.2, 0.2], 40, 3, seed=6, record=lambda t, ag, a: seen.append(a))
     # recompute the window statistics from scratch from the buffer
     # (the buffers hold each step's arm; the flat index of (run r, arm a) is 2 r + a)
-    idx, rew = agent._buf_arm + 2 * np.arange(3), agent._buf_rew
+    arms_in, rew = agent.window_arms().T, agent.window_rewards().T  # (tau, R)
+    idx = arms_in + 2 * np.arange(3)
     last = np.array(seen[-7:])  # the window is the last 7 steps' actions
-    assert np.array_equal(np.sort(agent._buf_arm, axis=0), np.sort(last, axis=0))
+    assert np.array_equal(np.sort(arms_in, axis=0), np.sort(last, axis=0))
     counts = np.bincount(idx.ravel(), minlength=6).reshape(3, 2)
     sums = np.bincount(idx.ravel(), weights=rew.ravel(), minlength=6).reshape(3, 2)
     assert np.array_equal(agent.stats.counts, counts)
@@ -202,7 +203,7 @@ def test_exp3_probabilities_and_sampling():
 
     def record(t, ag, a):
         if t >= k:
-            p = ag._probs  # the distribution the action of this step was drawn from
+            p = ag.arm_field("prob")  # the distribution the action of this step was drawn from
             assert np.allclose(p.sum(axis=1), 1.0, rtol=0, atol=1e-12)
             assert p.min() >= gamma / k - 1e-15
             if t % 25 == 0:
@@ -224,7 +225,7 @@ def test_exp3_weight_update():
     agent.update(np.array([1]), np.array([0.5]))
     assert np.all(agent.log_weights == 0)
     a = agent.act()
-    p = agent._probs[0, a[0]]
+    p = agent.arm_field("prob")[0, a[0]]
     agent.update(a, np.array([0.8]))
     assert agent.log_weights[0, a[0]] == pytest.approx(0.3 * (0.8 / p) / 2, rel=1e-14)
 
@@ -234,7 +235,8 @@ def test_exp3_default_gamma_needs_horizon():
     with pytest.raises(ValueError, match="horizon"):
         agent.reset(2, 2, rng=0)
     agent.reset(2, 2, horizon=1000, rng=0)
-    assert agent._gamma == pytest.approx(math.sqrt(2 * math.log(2) / ((math.e - 1) * 1000)))
+    tuned = math.sqrt(2 * math.log(2) / ((math.e - 1) * 1000))
+    assert agent.par[agent.PAR.gamma] == pytest.approx(tuned)
 
 
 @pytest.mark.parametrize(

@@ -31,6 +31,10 @@ c_exp = np.vectorize(math.exp, otypes=[np.float64])
 class NumpyExp3(agents.Exp3):
     """Exp3's step in numpy (the library's code before compilation): the reference."""
 
+    @property
+    def _gamma(self):
+        return self.par[agents.exp3.PAR.gamma]
+
     def probabilities(self):
         w = c_exp(self.log_weights - self.log_weights.max(axis=1, keepdims=True))
         w /= w.sum(axis=1, keepdims=True)
@@ -107,7 +111,7 @@ def test_compiled_exp3_is_the_numpy_step_bit_for_bit(K, R, gamma):
     np.testing.assert_array_equal(by_steps(new, rows, R, K, seed=3), expected)
     assert np.array_equal(bits(new.log_weights), bits(ref.log_weights))
     assert np.array_equal(bits(new.probabilities()), bits(ref.probabilities()))
-    assert np.array_equal(bits(new._probs), bits(ref._probs))
+    assert np.array_equal(bits(new.arm_field("prob")), bits(ref._probs))
     # by blocks through play
     blk = agents.Exp3(gamma=gamma)
     blk.reset(R, K, horizon=T, rng=np.random.default_rng(3))
@@ -123,10 +127,9 @@ def test_compiled_exp3_is_the_numpy_step_bit_for_bit(K, R, gamma):
     assert np.array_equal(blk.choose(), ref.choose())
 
 
-def test_rewards_outside_the_unit_interval_raise_after_the_initial_round_only():
+def test_rewards_outside_the_unit_interval_raise_at_the_first_such_step():
     K, R, T = 3, 4, 50
     rows = tape(T, R, K, seed=1)
-    rows[1, 1 * R + 2] = 1.5  # step 1 (initial round: ignored, as before)
     rows[20] = -0.25  # step 20: every arm out of range
     ref = NumpyExp3(gamma=0.2)
     with pytest.raises(ValueError, match=r"Exp3 needs rewards in \[0, 1\], got min -0.25"):
@@ -143,6 +146,20 @@ def test_rewards_outside_the_unit_interval_raise_after_the_initial_round_only():
     with pytest.raises(ValueError, match=r"needs rewards in \[0, 1\]"):
         by_steps(step, rows, R, K, seed=4)
     assert step.t == 20
+    # the initial round teaches Exp3 nothing, but its rewards are checked as every step's
+    # (the skeleton's rule, agents.skeleton): a reward outside [0, 1] there is refused too
+    rows = tape(T, R, K, seed=1)
+    rows[1, 1 * R + 2] = 1.5
+    for by_blocks in (True, False):
+        agent = agents.Exp3(gamma=0.2)
+        with pytest.raises(ValueError, match=r"Exp3 needs rewards in \[0, 1\], got min"):
+            if by_blocks:
+                agent.reset(R, K, horizon=T, rng=np.random.default_rng(4))
+                agent.play(rows, actions, rewards)
+            else:
+                by_steps(agent, rows, R, K, seed=4)
+        assert agent.t == 1
+        assert np.all(agent.log_weights == 0.0)
 
 
 def test_exp3_in_blocks_refuses_an_unbounded_environment():
