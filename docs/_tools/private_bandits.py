@@ -1,5 +1,5 @@
-"""The tables and the threshold figure of docs/private-bandits.md, from the outputs of its
-sweeps (the comparison figures and the regret curves are the sweeps' own figures, drawn by
+"""The tables, the regret curves and the threshold figure of docs/private-bandits.md, from the
+outputs of its sweeps (the comparison figures are the sweeps' own figures, drawn by
 ``dpbandits sweep``: the page says which file each one is).
 
 Run the six sweeps of the page first (``dpbandits sweep examples/configs/private_NAME.toml
@@ -9,8 +9,9 @@ Run the six sweeps of the page first (``dpbandits sweep examples/configs/private
 
 It prints the page's markdown tables (final regret, mean +- standard error over the runs, per
 agent and eps; where each agent learns or plays at random; the App. H agents' thresholds) and
-writes ``private_threshold.png`` (the App. H agents' fraction of pulls of the worse arm against
-``gap x eps_S / d``).
+writes ``private_curves.png`` (the literature's agents' regret over time at eps = 0.1 with the
+lower bounds, ``plot_cumulative(..., bounds=True)``) and ``private_threshold.png`` (the App. H
+agents' fraction of pulls of the worse arm against ``gap x eps_S / d``).
 """
 
 from __future__ import annotations
@@ -57,6 +58,11 @@ LEARNS, RANDOM = 0.1, 0.8
 #: play's 1/2) and 0.25 (halfway between 1/2 and 0)
 LEVELS = (0.45, 0.25)
 HALF = LEVELS[1]
+#: distinct colours, none grey (the bounds are grey-black)
+COLORS = ["tab:blue", "tab:orange", "tab:green", "tab:red", "tab:purple", "tab:brown", "tab:pink",
+          "tab:olive", "tab:cyan", "navy"]  # fmt: skip
+#: the eps of the regret curves' figure
+CURVES_EPS = 0.1
 Q_RANGE = norm.ppf(0.9) - norm.ppf(0.1)  # q_0.9 - q_0.1 of N(0, 1): d = 2.563 s
 
 
@@ -106,6 +112,7 @@ def comparison(folder: Path) -> dict[str, Any]:
             late = second_half(res.data[label]["regret"].mean(axis=1), res.steps)
             out["ratio"][label, eps] = float(late / second_half(uni, res.steps))
         out["T"] = int(res.steps[-1])
+        out["results"] = res if eps == CURVES_EPS else out.get("results")
         out["n_runs"] = res.n_runs
         bounds = bound_curves(res, [e for e in out["eps"] if e != INF] or [1.0])
         out["bounds"] = {(b.key, b.epsilon): float(b.values[-1]) for b in bounds}
@@ -117,6 +124,31 @@ def strongest(data: dict[str, Any]) -> str:
     """The strongest eps-global-DP lower bound that applies to the arms: Azize et al. 2025 for
     Bernoulli arms, Azize & Basu 2022 for clipped Gaussian ones (docs/private-bandits.md)."""
     return "azize_2025" if data["arm"] == "bernoulli" else "azize_basu_2022"
+
+
+def plot_curves(res: Results) -> Figure:
+    """Regret over time of the non-private agents and the literature's at eps =
+    :data:`CURVES_EPS`, with the lower bounds at that eps
+    (:func:`dpbandits.experiments.bounds.bound_curves`, the curves of
+    ``plot_cumulative(..., bounds=True)``)."""
+    fig = Figure(figsize=(8, 4.8), layout="constrained")
+    FigureCanvasAgg(fig)
+    ax = fig.subplots()
+    labels = [a for a in (*BASELINES, *LITERATURE) if a in res.labels]
+    for i, label in enumerate(labels):
+        ax.plot(res.steps, res.mean(label), color=(COLORS + COLORS[::-1])[i % 20], lw=1.3,
+                ls="--" if label in BASELINES else "-", label=label)  # fmt: skip
+    for j, b in enumerate(bound_curves(res, [CURVES_EPS])):
+        ax.plot(res.steps, b.values, color="k", lw=1.8 - 0.3 * j, ls=["-", ":", "-.", "--"][j],
+                label=b.label)  # fmt: skip
+    ax.set_yscale("log")
+    ax.set_ylim(1, None)
+    ax.set_xlabel("step t")
+    ax.set_ylabel(f"cumulative regret (mean of {res.n_runs} runs)")
+    ax.set_title(f"Two Bernoulli arms (0.6, 0.4), eps = {CURVES_EPS:g}: the literature's agents "
+                 "and the lower bounds", fontsize=10)  # fmt: skip
+    ax.legend(fontsize=7, ncol=3, loc="upper center", bbox_to_anchor=(0.5, -0.14))
+    return fig
 
 
 def table(name: str, data: dict[str, Any]) -> str:
@@ -228,6 +260,8 @@ def main(argv: list[str] | None = None) -> int:
             continue
         data = comparison(args.runs / name)
         out.write(f"\n### {ENVS[name]}\n\n{table(name, data)}\n")
+        if name == "private_bernoulli2" and data["results"] is not None:
+            plot_curves(data["results"]).savefig(args.img / "private_curves.png", dpi=110)
     folder = args.runs / "private_threshold"
     if (folder / "cells.csv").is_file():
         points, found = threshold(folder)
