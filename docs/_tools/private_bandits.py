@@ -1,16 +1,17 @@
-"""The tables and figures of docs/private-bandits.md, from the outputs of its sweeps.
+"""The tables, the regret curves and the threshold figure of docs/private-bandits.md, from the
+outputs of its sweeps (the comparison figures are the sweeps' own figures, drawn by
+``dpbandits sweep``: the page says which file each one is).
 
 Run the six sweeps of the page first (``dpbandits sweep examples/configs/private_NAME.toml
 --out DIR/private_NAME``), then::
 
     python docs/_tools/private_bandits.py DIR --img docs/img > tables.md
 
-It writes ``private_<env>.png`` (final regret against eps, each family beside the non-private
-agents, the uniform play and the lower bounds), ``private_curves.png`` (regret over time with
-the lower bounds, ``plot_cumulative(..., bounds=True)``) and ``private_threshold.png`` (the App. H
-agents' fraction of pulls of the worse arm against ``gap x eps_S / d``), and prints the page's
-markdown tables: final regret (mean +- standard error over the runs) per agent and eps, and
-where each agent learns or plays at random.
+It prints the page's markdown tables (final regret, mean +- standard error over the runs, per
+agent and eps; where each agent learns or plays at random; the App. H agents' thresholds) and
+writes ``private_curves.png`` (the literature's agents' regret over time at eps = 0.1 with the
+lower bounds, ``plot_cumulative(..., bounds=True)``) and ``private_threshold.png`` (the App. H
+agents' fraction of pulls of the worse arm against ``gap x eps_S / d``).
 """
 
 from __future__ import annotations
@@ -111,8 +112,8 @@ def comparison(folder: Path) -> dict[str, Any]:
             late = second_half(res.data[label]["regret"].mean(axis=1), res.steps)
             out["ratio"][label, eps] = float(late / second_half(uni, res.steps))
         out["T"] = int(res.steps[-1])
-        out["n_runs"] = res.n_runs
         out["results"] = res if eps == CURVES_EPS else out.get("results")
+        out["n_runs"] = res.n_runs
         bounds = bound_curves(res, [e for e in out["eps"] if e != INF] or [1.0])
         out["bounds"] = {(b.key, b.epsilon): float(b.values[-1]) for b in bounds}
         out["arm"] = res.config["arms"]["arm"]
@@ -123,70 +124,6 @@ def strongest(data: dict[str, Any]) -> str:
     """The strongest eps-global-DP lower bound that applies to the arms: Azize et al. 2025 for
     Bernoulli arms, Azize & Basu 2022 for clipped Gaussian ones (docs/private-bandits.md)."""
     return "azize_2025" if data["arm"] == "bernoulli" else "azize_basu_2022"
-
-
-def _x(eps: float) -> float:
-    """Where eps goes on the plots' axis: eps = inf (1e6) at 40, beyond 10."""
-    return 40.0 if eps >= INF else eps
-
-
-def plot_comparison(name: str, data: dict[str, Any]) -> Figure:
-    """Two panels: the literature's agents against eps, the App. H agents against eps_S."""
-    fig = Figure(figsize=(13, 6.0), layout="constrained")
-    FigureCanvasAgg(fig)
-    axes = fig.subplots(1, 2, sharey=True)
-    eps = sorted(data["eps"])
-    finite = [e for e in eps if e < INF]
-    xs = [_x(e) for e in eps]
-    private_key = strongest(data)
-    for ax, family, title in ((axes[0], LITERATURE, "eps-global-DP agents of the literature: "
-                               "x = eps of the whole run"),
-                              (axes[1], APP_H, "App. H agents: x = eps_S per action "
-                               "(whole run: 2-DP; kRR 1-DP)")):  # fmt: skip
-        present = [a for a in family if (a, eps[0]) in data["final"]]
-        for i, agent in enumerate(present):
-            ys = [data["final"][agent, e][0] for e in eps]
-            style = "-" if i < 10 else "--"
-            color = COLORS[i % len(COLORS)]
-            ax.plot(xs[:-1], ys[:-1], style, marker="o", ms=3, color=color, label=agent)
-            ax.plot(xs[-2:], ys[-2:], ":", marker="o", ms=3, color=color)
-        for j, agent in enumerate(BASELINES):
-            y = np.mean([data["final"][agent, e][0] for e in eps])
-            ax.axhline(y, color="0.3", lw=1, ls=["-", "--", "-."][j])
-            ax.text(52, y, f"{agent} ", ha="right", va="bottom", fontsize=7, color="0.3")
-        ax.axhline(data["uniform"], color="k", lw=1.5, ls=":")
-        ax.text(52, data["uniform"], "uniform play ", ha="right", va="bottom", fontsize=7)
-        lr = data["bounds"]["lai_robbins", math.inf]
-        ax.axhline(lr, color="k", lw=0.8, ls="--")
-        ax.text(52, lr, "Lai-Robbins ", ha="right", va="top", fontsize=7)
-        if family is LITERATURE:
-            ax.plot(
-                finite,
-                [data["bounds"][private_key, e] for e in finite],
-                color="k",
-                lw=4,
-                alpha=0.25,
-                label=f"lower bound at eps: {BOUND_LABELS[private_key]}",
-            )
-        else:
-            ax.axhline(
-                data["bounds"][private_key, 2.0],
-                color="k",
-                lw=4,
-                alpha=0.25,
-                label=f"lower bound at eps = 2: {BOUND_LABELS[private_key]}",
-            )
-        ax.set_xscale("log")
-        ax.set_yscale("log")
-        ax.set_xticks(xs, [f"{e:g}" if e < INF else "inf" for e in eps])
-        ax.minorticks_off()
-        ax.set_xlim(0.08, 55)
-        ax.set_xlabel("eps" if family is LITERATURE else "eps_S")
-        ax.set_title(title, fontsize=9)
-        ax.legend(fontsize=7, ncol=3, loc="upper center", bbox_to_anchor=(0.5, -0.13))
-    axes[0].set_ylabel(f"regret at T = {data['T']:,} (mean of {data['n_runs']} runs)")
-    fig.suptitle(ENVS[name], fontsize=10)
-    return fig
 
 
 def plot_curves(res: Results) -> Figure:
@@ -322,7 +259,6 @@ def main(argv: list[str] | None = None) -> int:
             print(f"(no sweep {name} in {args.runs})", file=sys.stderr)
             continue
         data = comparison(args.runs / name)
-        plot_comparison(name, data).savefig(args.img / f"{name}.png", dpi=110)
         out.write(f"\n### {ENVS[name]}\n\n{table(name, data)}\n")
         if name == "private_bernoulli2" and data["results"] is not None:
             plot_curves(data["results"]).savefig(args.img / "private_curves.png", dpi=110)

@@ -158,7 +158,8 @@ def plot_final_regret(
     ``families`` (``label -> family``, :func:`agent_families`; :data:`REFERENCE` agents are
     drawn in every panel), at most :data:`MAX_AGENTS` per panel in distinct colours, with one
     legend per family. ``bounds`` (``name -> {eps: regret}``, eps = ``inf`` for a bound that
-    does not depend on eps) draws lower bounds: a line against eps, or a level.
+    does not depend on eps) draws lower bounds: a line against eps, or a level ("uniform
+    play", the regret of an agent that learns nothing, dotted).
     """
     if not rows:
         raise ValueError("rows must not be empty")
@@ -234,13 +235,27 @@ def _draw_sweep_bounds(ax: Any, bounds: dict[str, dict[float, float]], pos: dict
         style = {"color": "k", "linewidth": 3, "alpha": 0.25 + 0.2 * (j % 2), "label": name}
         if finite:
             ax.plot([pos[e] for e, _ in finite], [v for _, v in finite], **style)
-        elif math.inf in values:
-            ax.axhline(values[math.inf], linestyle="--", **{**style, "linewidth": 1.2})
+        elif math.inf in values:  # uniform play dotted, a bound without eps dashed
+            dotted = name == "uniform play"
+            ax.axhline(values[math.inf], linestyle=":" if dotted else "--",
+                       **{**style, "linewidth": 1.5 if dotted else 1.2,
+                          "alpha": 0.8 if dotted else style["alpha"]})  # fmt: skip
 
 
-def plot_cell_curves(results: Results, title: str = "") -> Figure:
-    """Cumulative regret of every agent of one cell over time, 95% bands, change points."""
-    fig = plot_cumulative(results, what="regret")
+def plot_cell_curves(results: Results, title: str = "",
+                     bounds_epsilon: float | None = None) -> Figure:  # fmt: skip
+    """Cumulative regret of every agent of one cell over time, 95% bands, change points; with
+    ``bounds_epsilon``, the regret lower bounds (Lai--Robbins, and the eps-global-DP bounds at
+    that eps when it is finite; ``plot_cumulative(..., bounds=True)``) where they apply to the
+    arms (none when the means drift within segments)."""
+    if bounds_epsilon is not None:
+        eps = () if math.isinf(bounds_epsilon) else bounds_epsilon
+        try:
+            fig = plot_cumulative(results, what="regret", bounds=True, bounds_epsilon=eps)
+        except ValueError:  # no stationary laws of the arms recorded: no bounds to draw
+            fig = plot_cumulative(results, what="regret")
+    else:
+        fig = plot_cumulative(results, what="regret")
     if title:
         fig.suptitle(title, fontsize="small")
     return fig
@@ -252,22 +267,27 @@ def _slug(text: str, limit: int = 120) -> str:
 
 
 def _bounds_of(res: SweepOutput, key: str) -> dict[str, dict[float, float]]:
-    """The regret lower bounds at the horizon against the privacy parameter ``key``, from the
-    first cell's results (:func:`dpbandits.experiments.bounds.bound_curves`): Lai--Robbins
-    as a level, the strongest eps-global-DP bound that applies to the arms against eps; none
-    when they do not apply (change points within segments, other arms)."""
+    """The levels and lower bounds at the horizon against the privacy parameter ``key``, from
+    the first cell's results: uniform play's regret and Lai--Robbins as levels, the strongest
+    eps-global-DP bound that applies to the arms against eps
+    (:func:`dpbandits.experiments.bounds.bound_curves`); no bound when none applies (change
+    points within segments, other arms)."""
     from dpbandits.experiments.bounds import bound_curves
 
     done = [c for c in res.cells
             if c.index not in res.failed and res.result_path(c.index).is_file()]  # fmt: skip
     if not done:
         return {}
+    results = Results.load(res.result_path(done[0].index))
+    out: dict[str, dict[float, float]] = {}
+    uniform = _uniform_regret(results)
+    if uniform is not None:
+        out["uniform play"] = {math.inf: uniform}
     eps = sorted({float(r[key]) for r in res.rows if 0 < float(r[key]) < INF_EPS})
     try:
-        curves = bound_curves(Results.load(res.result_path(done[0].index)), eps or [1.0])
+        curves = bound_curves(results, eps or [1.0])
     except (ValueError, KeyError):
-        return {}
-    out: dict[str, dict[float, float]] = {}
+        return out
     keys_seen = {c.key for c in curves}
     strongest = next((k for k in ("azize_2025", "azize_basu_2022") if k in keys_seen), None)
     for c in curves:
@@ -277,6 +297,35 @@ def _bounds_of(res: SweepOutput, key: str) -> dict[str, dict[float, float]]:
             name = f"lower bound: {BOUND_LABELS[c.key]}"
             out.setdefault(name, {})[float(c.epsilon)] = float(c.values[-1])
     return out
+
+
+def _uniform_regret(results: Results) -> float | None:
+    """The expected regret at the horizon of uniform play (each arm with probability 1/K at
+    every step) in the environment of ``results``: the level of an agent that learns nothing,
+    from the environment's expected reward table (``None`` when it has none)."""
+    from dpbandits.experiments.envspec import make_env
+
+    env = make_env(results.config["env"])
+    try:
+        table_fn = getattr(env.unwrapped, "expected_reward_table", None)
+        if table_fn is None:
+            return None
+        table = np.asarray(table_fn(), dtype=float)
+    finally:
+        env.close()
+    return float((table.max(axis=1) - table.mean(axis=1)).sum())
+
+
+def _cell_bounds_epsilon(params: dict[str, Any], families: dict[str, str]) -> float | None:
+    """The eps at which a cell's curve figure draws the eps-global-DP lower bounds: the value
+    of its swept privacy key when some agent's whole run is eps-DP at it (an agent of the
+    literature; the App. H agents' swept value is eps_S per action, not their run's eps), inf
+    (Lai--Robbins only) otherwise."""
+    literature = any(f not in (REFERENCE, APP_H) for f in families.values())
+    for key, value in params.items():
+        if _privacy_key(key) and _is_number(value) and literature:
+            return math.inf if float(value) >= INF_EPS else float(value)
+    return math.inf
 
 
 def write_sweep_plots(res: SweepOutput, fmt: str = "png") -> list[Path]:
@@ -311,7 +360,8 @@ def write_sweep_plots(res: SweepOutput, fmt: str = "png") -> list[Path]:
         if p.is_file():
             continue
         title = ", ".join(f"{k}={v}" for k, v in cell.params.items())
-        fig = plot_cell_curves(Results.load(path), title)
+        fig = plot_cell_curves(Results.load(path), title,
+                               _cell_bounds_epsilon(cell.params, families))  # fmt: skip
         with atomic_open(p, "wb") as f:
             fig.savefig(f, dpi=80, format=fmt)
     return written

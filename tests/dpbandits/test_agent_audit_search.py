@@ -339,12 +339,36 @@ def test_cli_search_json_and_reproduce(tmp_path, capsys):
 
 
 # -- at the defaults (minutes each) -------------------------------------------------------------
+#: The budget at which each planted leak is audited in CI (at the default horizon T = 500, the
+#: default tables, steps and events: only the run counts are scaled). Measured bounds against
+#: the claim 1 (docs/selectors.md, the power table; bench_audit_power.py):
+#:
+#: - ``RandomStepLeak`` (the weakest leak: a 1% chance per step, bound 1.98/2.00 at the defaults,
+#:   missed at budget 0.3) runs at the full defaults: the one test of the audit exactly as a
+#:   user runs it, and of the rare-leak power the docs claim.
+#: - ``HalfNoise`` (eps 2 claiming 1) is bounded at 1.64 at the defaults and 1.65 at budget 0.3:
+#:   its bound is set by the eps-2 law of the event the pilot finds, not by the number of
+#:   held-out runs, which at 0.3 (3 000) still leave it 0.65 above the claim.
+#: - The three deterministic leaks make an event certain on one table and impossible on its
+#:   neighbour: 4-5 screening runs per step show it, and with n held-out runs per side the
+#:   Clopper-Pearson bound is about ln(n / ln(1/alpha)), 4.3-4.6 at n = 1 000 (budget 0.1;
+#:   the fast tests above find them at T = 100 too), far above 1: more runs only raise it.
+#:   A buggy search that stops screening a step, an event family or a table misses them at
+#:   any budget.
+GALLERY_BUDGET = {"random_1pct_steps": 1.0, "half_noise": 0.3, "copy_reward": 0.1, "timing": 0.1,
+                  "last_step_best_raw_mean": 0.1}  # fmt: skip
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("name", list(gallery.GALLERY))
 def test_the_gallery_is_caught_at_the_defaults(name):
-    """Every planted leak fails the default audit (docs/selectors.md, the power table)."""
-    r = audit_agent(gallery.GALLERY[name](), rng=0)
+    """Every planted leak fails the audit at the default horizon and search, at the budget of
+    :data:`GALLERY_BUDGET` (docs/selectors.md, the power table)."""
+    assert GALLERY_BUDGET.keys() == gallery.GALLERY.keys()  # a new leak gets its budget here
+    r = audit_agent(gallery.GALLERY[name](), rng=0, budget=GALLERY_BUDGET[name])
     assert r.passed is False, str(r)
+    if GALLERY_BUDGET[name] == 0.1:
+        assert r.eps_lower > 4.0, str(r)  # bounded at the ceiling: certain vs impossible
 
 
 def _private() -> list[str]:

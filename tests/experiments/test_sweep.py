@@ -279,6 +279,34 @@ def test_plot_functions_return_figures(reference):
         plot_final_regret([{**res.rows[0], keys[0]: "x"}], keys[0])
 
 
+def test_uniform_play_and_the_bounds_of_the_sweep_figures(reference):
+    """Uniform play's level is its closed form; a cell's curves get the lower bounds at the
+    cell's eps only when an agent's whole run is eps-DP at it."""
+    import math
+
+    from scipy.stats import norm
+
+    from dpbandits.experiments import sweep_plots as sp
+
+    _, out, res = reference
+    cell = Results.load(res.result_path(0))  # horizon 350, 4 segments of clipped N(m, 0.1^2)
+    # every segment's means are a permutation of (0.2, 0.5, 0.8): clipped at 0 and 1, the outer
+    # ones move in by delta = E[max(X, 0)] - 0.2 for X ~ N(0.2, 0.1^2), so each step's gap to
+    # the mean of the three is 0.3 - delta
+    delta = 0.2 * norm.cdf(2.0) + 0.1 * norm.pdf(2.0) - 0.2
+    assert sp._uniform_regret(cell) == pytest.approx(350 * (0.3 - delta), rel=1e-6)
+    levels = sp._bounds_of(res, "agents.mGEM.epsilon_select")
+    assert levels["uniform play"] == {math.inf: sp._uniform_regret(cell)}
+    lit, app_h = {"UCB": sp.REFERENCE, "DP-SE": "lit"}, {"UCB": sp.REFERENCE, "mGEM": sp.APP_H}
+    key = "agents.*.epsilon|epsilon_select"
+    assert sp._cell_bounds_epsilon({key: 0.1, "x": 3}, lit) == 0.1
+    assert sp._cell_bounds_epsilon({key: 1e6}, lit) == math.inf  # eps = inf: Lai-Robbins only
+    assert sp._cell_bounds_epsilon({key: 0.1}, app_h) == math.inf  # eps_S is no run's eps
+    fig = sp.plot_cell_curves(cell, "cell 0", 0.5)
+    labels = [t.get_text() for ax in fig.axes if ax.get_legend() for t in ax.get_legend().texts]
+    assert any("Lai" in t for t in labels) and any("ε=0.5" in t for t in labels), labels
+
+
 def test_store_keys_paths_and_partial_writes(tmp_path):
     from dpbandits.experiments.store import Store, cell_key
 
