@@ -194,7 +194,7 @@ def _tables(env: Any, table: Any, reward_range: Any, horizon: int, quick: bool,
     if specs is not None and not specs:
         raise ValueError("table must name at least one table")
     parsed = [parse_table_spec(s) for s in specs] if specs else []
-    seeds = [p[2] for p in parsed if p[0] in ("env", "swapped") and p[2] is not None]
+    seeds = [p[2] for p in parsed if p[0] in ("env", "swapped", "shift") and p[2] is not None]
     tab, lo, hi, source = _env_table(env, horizon, seeds[0] if seeds else env_seed)
     if specs is None:
         kinds = ("env",) if quick else SEARCH.tables
@@ -204,7 +204,7 @@ def _tables(env: Any, table: Any, reward_range: Any, horizon: int, quick: bool,
     for spec in specs:
         kind, param, seed = parse_table_spec(spec)
         if seed is None and kind not in ("zeros", "ones"):  # the name says which coins
-            spec = f"{spec}@{env_seed if kind in ('env', 'swapped') else table_seed}"
+            spec = f"{spec}@{env_seed if kind in ('env', 'swapped', 'shift') else table_seed}"
         if kind == "gap" and param is None:
             if quick:
                 raise ValueError(f"table {spec!r}: the quick audit needs the gap, gap:G")

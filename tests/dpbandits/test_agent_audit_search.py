@@ -54,6 +54,15 @@ def _direct(acts: np.ndarray, name: str) -> np.ndarray:
             if at.size >= j:
                 out[r] = at[j - 1]
         return out
+    if name.startswith("a after pull #"):  # the action after arm a's n-th pull (K: none)
+        n, arm = (int(x) for x in name[len("a after pull #"):].split(" of arm "))
+        horizon = acts.shape[1]
+        out = []
+        for row in acts:
+            at = np.flatnonzero(row == arm)
+            nxt = at[n - 1] + 1 if at.size >= n else horizon
+            out.append(row[nxt] if nxt < horizon else -1)
+        return np.array(out)
     raise AssertionError(name)
 
 
@@ -75,6 +84,10 @@ def test_features_are_the_counts_they_name(horizon, n_arms):
                     code = code * n_arms + acts[:, t]
                 np.testing.assert_array_equal(bl.codes[:, f], code)
                 assert last == horizon - 1
+            elif bl.family == "pulls":  # "none" is K
+                want = _direct(acts, name)
+                np.testing.assert_array_equal(bl.codes[:, f], np.where(want < 0, n_arms, want),
+                                              err_msg=name)  # fmt: skip
             else:
                 np.testing.assert_array_equal(bl.codes[:, f], _direct(acts, name), err_msg=name)
     # the windows of every length tile the horizon, and the last h steps are one of them
@@ -119,9 +132,15 @@ def test_the_bound_is_clopper_pearson():
 # -- tables and grouped runs --------------------------------------------------------------------
 def test_tables():
     env = np.stack([np.zeros(50), np.ones(50)], axis=1)
-    assert set(TABLE_KINDS) >= {"env", "zeros", "ones", "tie", "near_tie", "random", "gap"}
+    assert set(TABLE_KINDS) >= {"env", "zeros", "ones", "tie", "near_tie", "random", "gap",
+                                "shift"}
     np.testing.assert_array_equal(make_table("env", env, 0, 1), env)
     np.testing.assert_array_equal(make_table("swapped", env, 0, 1), env[:, ::-1])
+    # shift: the env table until the change point (half the horizon by default), then swapped
+    for spec, at in [("shift", 25), ("shift:0.2", 10)]:
+        sh = make_table(spec, env, 0, 1)
+        np.testing.assert_array_equal(sh[:at], env[:at])
+        np.testing.assert_array_equal(sh[at:], env[at:, ::-1])
     assert (make_table("zeros", env, 0, 1) == 0).all()
     assert (make_table("ones", env, -1, 2) == 2).all()
     tie = make_table("tie@3", np.zeros((4000, 2)), 0, 1)
@@ -134,7 +153,7 @@ def test_tables():
         m = make_table(spec, np.zeros((4000, 2)), 0, 1).mean(axis=0)
         assert np.all(np.abs(m - means) < 5 * np.sqrt(0.25 / 4000)), spec
     assert parse_table_spec("gap:0.3@7") == ("gap", 0.3, 7)
-    for bad in ["nosuch", "gap:2", "tie@x", "tie@-1"]:
+    for bad in ["nosuch", "gap:2", "tie@x", "tie@-1", "shift:1", "shift:0", "tie:0.3"]:
         with pytest.raises(ValueError, match="table"):
             parse_table_spec(bad)
     with pytest.raises(TypeError, match="table"):
@@ -205,7 +224,7 @@ def test_honest_agents_pass_the_search_at_a_small_size(kind):
     events the pilot tried: the held-out runs never saw the pilot)."""
     r = audit_agent(agents.make(kind), rng=0, **SMALL)
     assert r.epsilon == 1.0 and r.passed, str(r)
-    assert r.mode == "search" and len(r.tables) == 8 and r.tried > 500
+    assert r.mode == "search" and len(r.tables) == len(TABLE_KINDS) and r.tried > 500
 
 
 def test_the_search_is_valid_on_a_known_loss():
