@@ -16,7 +16,15 @@ privacy in one way that the audit must find at its defaults:
 - :class:`RandomStepLeak` -- at a random 1% of the steps (the agent's own coins, per run) the
   next action copies the reward just seen;
 - :class:`HalfNoise` -- the inner agent runs at eps = 2 (its Laplace scales halved) while its
-  report claims 1.
+  report claims 1;
+- :class:`SwitchParity` -- a probe pull at a random step of every block when the raw total
+  reward is odd (a leak through the number of switches);
+- :class:`RawSumThreshold` -- one arm's probability multiplied by a modest factor once the raw
+  total reward crosses a threshold (one action moves, at a step that differs per run);
+- :class:`FirstRewardThompson` -- an agent that already randomises, its Thompson draws from a
+  posterior holding each arm's first raw reward;
+- :class:`AfterChange` -- a raw change detector that starts a leak after a change point (no
+  leak on a stationary table).
 
 Every one claims ``privacy_report()["epsilon_total"] == 1``. None is private at that eps.
 """

@@ -4,7 +4,8 @@ runs bound them (docs/selectors.md, "Auditing an agent").
 1. *Tables* (:func:`dpbandits.audit.reward_tables.make_table`): the environment's, its arms
    reversed, constant tables, ties, near-ties, random means, and a knife-edge gap between the
    arms' means, picked on pilot runs as the gap at which the runs disagree most about the best
-   arm (:func:`knife_edge_gap`).
+   arm (:func:`knife_edge_gap`), and the environment's with its arms reversed from a change
+   point on.
 2. *Changed steps*, per table: every step of the horizon with a few pilot runs each (the
    *screen*: a leak that makes one event near-certain on one table and rare on the other shows
    with a few dozen runs), and a grid with many pilot runs each (the *grid*: the whole horizon

@@ -218,6 +218,27 @@ def test_deterministic_leaks_are_found_at_a_small_size(leak, seed):
         assert "a[99]" in w.event
 
 
+@pytest.mark.parametrize(("leak", "found_by"), [
+    (gallery.SwitchParity, "switches"), (gallery.FirstRewardThompson, None),
+    (gallery.AfterChange, "shift"),
+])  # fmt: skip
+def test_randomised_leaks_are_found_at_a_small_size(leak, found_by):
+    """Three planted leak classes behind the agent's own coins, caught at the small size (3.2-4.3
+    for seeds 0 and 1, against the claim 1): a probe pull at a random step of every 50 when the
+    raw total reward is odd (it shows in the switch counts of a window), a Thompson draw from
+    the arms' first raw rewards at 30% of the steps, and a raw change detector that starts a
+    leak after a change point (it shows only on the shift table)."""
+    r = audit_agent(leak(), rng=0, **SMALL)
+    assert r.epsilon == 1.0 and r.passed is False and r.eps_lower > 2.0, str(r)
+    w = r.worst
+    assert w is not None
+    if found_by == "switches":
+        assert w.family == "switches"
+    elif found_by == "shift":  # a leak only after a change point: the shift table alone
+        assert w.table.startswith("shift@")
+        assert audit_agent(leak(), rng=0, table=["env", "tie", "ones"], **SMALL).passed
+
+
 @pytest.mark.parametrize("kind", ["dp_imed", "adap_ucb", "dp_ucb_int"])
 def test_honest_agents_pass_the_search_at_a_small_size(kind):
     """Private agents pass the search at their claim (the search's level holds however many
@@ -358,10 +379,17 @@ def test_cli_search_json_and_reproduce(tmp_path, capsys):
 
 
 # -- at the defaults (minutes each) -------------------------------------------------------------
+#: The planted leaks the slow step audits at the defaults: those the small size cannot catch
+#: (a leak at 1% of the steps, a Laplace scale halved, a raw-sum threshold moving one action by
+#: e^2); the others are caught at the small size above, in every run.
+AT_THE_DEFAULTS = ("random_1pct_steps", "half_noise", "raw_sum_threshold")
+
+
 @pytest.mark.slow
-@pytest.mark.parametrize("name", list(gallery.GALLERY))
+@pytest.mark.parametrize("name", AT_THE_DEFAULTS)
 def test_the_gallery_is_caught_at_the_defaults(name):
-    """Every planted leak fails the default audit (docs/selectors.md, the power table)."""
+    """The planted leaks the small size misses fail the default audit (docs/selectors.md, the
+    power table, measured over seeds)."""
     r = audit_agent(gallery.GALLERY[name](), rng=0)
     assert r.passed is False, str(r)
 
