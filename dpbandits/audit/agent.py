@@ -13,9 +13,10 @@ neighbour_table`).
 
 By default it *searches* (:mod:`dpbandits.audit.search`): over reward tables (the
 environment's, constant tables, ties, near-ties, random means, a knife-edge gap found on pilot
-runs), over changed steps (every step of the horizon with a few pilot runs, a grid with many,
-and the steps before the agent's behaviour changes) and over events of the actions (the action
-at every step, pull and switch counts in windows, switch times, the last actions:
+runs, the environment's with a change point), over changed steps (every step of the horizon
+with a few pilot runs, a grid with many, and the steps before the agent's behaviour changes)
+and over events of the actions (the action at every step, pull and switch counts in windows,
+switch times, the last actions, the action after each arm's n-th pull:
 :mod:`dpbandits.audit.events`). Pilot runs pick the candidates; only these are bounded
 on held-out runs with fresh seeds, by exact Clopper-Pearson intervals simultaneous over all of
 them (Bonferroni), so an eps-DP agent gives ``eps_lower > eps`` with probability at most
@@ -95,7 +96,7 @@ AUDIT_DOCS = "auditing-an-agent"
 CHUNK = 2048
 #: Runs on every table of the quick audit (half pick the events, half bound them).
 QUICK_RUNS = 20_000
-#: The default search (``budget = 1``): 8 tables; per table 4 000 pilot runs on the table,
+#: The default search (``budget = 1``): 9 tables; per table 4 000 pilot runs on the table,
 #: 1 500 on each of ~20 grid neighbours and 48 on each other step's; then 10 neighbours with
 #: their 3 best events, and their tables, on 10 000 held-out runs each.
 SEARCH = SearchPlan(tables=tuple(k for k in TABLE_KINDS), pilot_base=4000, screen_runs=48,
@@ -194,7 +195,7 @@ def _tables(env: Any, table: Any, reward_range: Any, horizon: int, quick: bool,
     if specs is not None and not specs:
         raise ValueError("table must name at least one table")
     parsed = [parse_table_spec(s) for s in specs] if specs else []
-    seeds = [p[2] for p in parsed if p[0] in ("env", "swapped") and p[2] is not None]
+    seeds = [p[2] for p in parsed if p[0] in ("env", "swapped", "shift") and p[2] is not None]
     tab, lo, hi, source = _env_table(env, horizon, seeds[0] if seeds else env_seed)
     if specs is None:
         kinds = ("env",) if quick else SEARCH.tables
@@ -204,7 +205,7 @@ def _tables(env: Any, table: Any, reward_range: Any, horizon: int, quick: bool,
     for spec in specs:
         kind, param, seed = parse_table_spec(spec)
         if seed is None and kind not in ("zeros", "ones"):  # the name says which coins
-            spec = f"{spec}@{env_seed if kind in ('env', 'swapped') else table_seed}"
+            spec = f"{spec}@{env_seed if kind in ('env', 'swapped', 'shift') else table_seed}"
         if kind == "gap" and param is None:
             if quick:
                 raise ValueError(f"table {spec!r}: the quick audit needs the gap, gap:G")

@@ -12,7 +12,12 @@ histograms are computed once for all its neighbours):
 - ``switches``: the number of arm switches ``a[t] != a[t-1]`` in the same windows (ordinal);
 - ``timing``: the step of the ``j``-th switch, ``j = 1, 2, ...`` (run lengths, episode
   timing; ordinal, ``T`` when there is none);
-- ``last``: the pattern of the last few actions (nominal).
+- ``last``: the pattern of the last few actions (nominal);
+- ``pulls``: the action right after the ``n``-th pull of arm ``a``, for every arm and ``n``
+  (nominal, ``K`` when there is none): the runs aligned on the agent's own pull counts, not on
+  the clock. On a table where arm ``a`` always pays the top of the range its raw reward sum is
+  its pull count, so a leak triggered when a raw sum crosses a threshold shows at one feature
+  of this family, whichever step each run crosses it at.
 
 An *event* is one feature's value (``== v``, ``!= v``) for a nominal feature, or a threshold
 (``<= v``, ``> v``) for an ordinal one, in one direction: a lower bound on
@@ -41,7 +46,7 @@ __all__ = [
 ]
 
 #: The event families, in the order they are reported.
-FAMILIES = ("actions", "counts", "switches", "timing", "last")
+FAMILIES = ("actions", "counts", "switches", "timing", "last", "pulls")
 #: Switch times recorded (family ``timing``).
 SWITCHES = 32
 #: At most this many values for the pattern of the last actions (family ``last``).
@@ -135,7 +140,26 @@ def blocks(acts: NDArray[np.integer[Any]], n_arms: int) -> list[Block]:
         code = code * n_arms + a64[:, t]
     out.append(Block("last", (f"a[{horizon - m}..{horizon - 1}]",), code[:, None], n_arms**m,
                      False, np.array([horizon - 1])))  # fmt: skip
+    out.append(_pull_block(a64, n_arms))
     return out
+
+
+def _pull_block(a64: NDArray[np.int64], n_arms: int) -> Block:
+    """Family ``pulls``: feature ``a * T + n - 1`` is the action right after arm ``a``'s
+    ``n``-th pull (``K``: none, or that pull was the last step). It may read any step, so
+    every feature counts for every changed step."""
+    n, horizon = a64.shape
+    nxt = np.concatenate([a64[:, 1:], np.full((n, 1), n_arms, dtype=np.int64)], axis=1)
+    codes = np.full((n, n_arms, horizon), n_arms, dtype=np.int64)
+    for a in range(n_arms):
+        hit = a64 == a
+        rows, cols = np.nonzero(hit)
+        rank = np.cumsum(hit, axis=1)[rows, cols] - 1
+        codes[rows, a, rank] = nxt[rows, cols]
+    names = tuple(f"a after pull #{j + 1} of arm {a}" for a in range(n_arms)
+                  for j in range(horizon))  # fmt: skip
+    return Block("pulls", names, codes.reshape(n, n_arms * horizon), n_arms + 1, False,
+                 np.full(n_arms * horizon, horizon - 1))  # fmt: skip
 
 
 @dataclass(frozen=True)

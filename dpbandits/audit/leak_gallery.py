@@ -16,7 +16,15 @@ privacy in one way that the audit must find at its defaults:
 - :class:`RandomStepLeak` -- at a random 1% of the steps (the agent's own coins, per run) the
   next action copies the reward just seen;
 - :class:`HalfNoise` -- the inner agent runs at eps = 2 (its Laplace scales halved) while its
-  report claims 1.
+  report claims 1;
+- :class:`SwitchParity` -- a probe pull at a random step of every block when the raw total
+  reward is odd (a leak through the number of switches);
+- :class:`RawSumThreshold` -- one arm's probability multiplied by a modest factor once the raw
+  total reward crosses a threshold (one action moves, at a step that differs per run);
+- :class:`FirstRewardThompson` -- an agent that already randomises, its Thompson draws from a
+  posterior holding each arm's first raw reward;
+- :class:`AfterChange` -- a raw change detector that starts a leak after a change point (no
+  leak on a stationary table).
 
 Every one claims ``privacy_report()["epsilon_total"] == 1``. None is private at that eps.
 """
@@ -194,6 +202,118 @@ class HalfNoise(PlantedLeak):
         super().__init__(inner, **{parameter: factor, **inner_params})
 
 
+class SwitchParity(PlantedLeak):
+    """In every block of ``block`` steps, at one step drawn from the agent's own coins, when
+    the raw total reward so far is odd, one pull of the next arm (a probe and back): the action
+    at a fixed step moves with probability ``1 / block``, the number of switches in a window
+    by 2 with certainty (a leak through the switch counts)."""
+
+    name = "switch_parity"
+
+    def __init__(self, inner: str | Any = INNER, block: int = 50,
+                 **inner_params: Any) -> None:  # fmt: skip
+        super().__init__(inner, **inner_params)
+        self.block = block
+
+    def act(self) -> NDArray[np.int64]:
+        a = super().act()
+        if self.t % self.block == 0:  # this block's probe step
+            self.probe_at = self.rng.integers(self.block, size=self.n_runs)
+        if self.t < self.n_arms:
+            return a
+        odd = np.rint(self.sums.sum(axis=1)).astype(np.int64) % 2 == 1
+        probe = odd & (self.t % self.block == self.probe_at)
+        return np.where(probe, (self.last_action + 1) % self.n_arms, a)
+
+
+class RawSumThreshold(PlantedLeak):
+    """Arm 0 is explored at every step with probability ``q`` (2%), and with ``q`` times
+    ``factor`` (a modest e^2) once the raw total reward reaches ``threshold`` (a fraction of the
+    horizon, 0.274: 137 of 500): one changed reward moves the step it crosses at by one, so
+    only the action at that step moves, by the factor, at a step that differs from run to
+    run."""
+
+    name = "raw_sum_threshold"
+
+    def __init__(self, inner: str | Any = INNER, q: float = 0.02, factor: float = 7.389,
+                 threshold: float = 0.274, **inner_params: Any) -> None:  # fmt: skip
+        super().__init__(inner, **inner_params)
+        self.q, self.factor, self.threshold = q, factor, threshold
+
+    def act(self) -> NDArray[np.int64]:
+        a = super().act()
+        crossed = self.sums.sum(axis=1) >= round(self.threshold * (self.horizon or 100))
+        q = np.where(crossed, self.q * self.factor, self.q)
+        return np.where(self.rng.random(self.n_runs) < q, 0, a)
+
+
+class FirstRewardThompson(PlantedLeak):
+    """An agent that already randomises: at every step, with probability ``mix`` (30%), a
+    Thompson draw whose posterior for arm ``a`` is ``Beta(1 + x_a, 2 - x_a)``, ``x_a`` the
+    arm's FIRST raw reward (unnoised), else the inner agent's action. Each action moves by a
+    modest factor, but at every step."""
+
+    name = "first_reward_thompson"
+
+    def __init__(self, inner: str | Any = INNER, mix: float = 0.3,
+                 **inner_params: Any) -> None:  # fmt: skip
+        super().__init__(inner, **inner_params)
+        self.mix = mix
+
+    def act(self) -> NDArray[np.int64]:
+        a = super().act()
+        if self.t < self.n_arms:
+            return a
+        first = np.clip(self.first, 0.0, 1.0)
+        ts = np.argmax(self.rng.beta(1 + first, 2 - first), axis=1)
+        return np.where(self.rng.random(self.n_runs) < self.mix, ts, a)
+
+    def update(self, actions: ArrayLike, rewards: ArrayLike) -> None:
+        if self.t == 0:
+            self.first = np.full((self.n_runs, self.n_arms), 0.5)
+        a = np.asarray(actions, dtype=np.int64)
+        rows = np.arange(self.n_runs)
+        new = self.pulls[rows, a] == 0
+        self.first[rows[new], a[new]] = np.asarray(rewards, dtype=np.float64)[new]
+        super().update(actions, rewards)
+
+
+class AfterChange(PlantedLeak):
+    """A raw change detector on the arm just played (its last ``window`` raw rewards against
+    its earlier ones, a difference above half the range); once it fires, every later action
+    is, with probability ``p`` (20%), the arm of the best raw mean over its last ``window``
+    pulls. On a stationary table it never fires: a leak only after a change point."""
+
+    name = "after_change"
+
+    def __init__(self, inner: str | Any = INNER, window: int = 20, p: float = 0.2,
+                 **inner_params: Any) -> None:  # fmt: skip
+        super().__init__(inner, **inner_params)
+        self.window, self.p = window, p
+
+    def act(self) -> NDArray[np.int64]:
+        a = super().act()
+        if self.t == 0:
+            self.recent = np.zeros((self.n_runs, self.n_arms, self.window))
+            self.fired = np.zeros(self.n_runs, dtype=bool)
+            return a
+        n = np.minimum(self.pulls, self.window)
+        means = np.where(n >= 1, self.recent.sum(axis=2) / np.maximum(n, 1), -1.0)
+        leak = self.fired & (self.rng.random(self.n_runs) < self.p)
+        return np.where(leak, np.argmax(means, axis=1), a)
+
+    def update(self, actions: ArrayLike, rewards: ArrayLike) -> None:
+        a = np.asarray(actions, dtype=np.int64)
+        rows = np.arange(self.n_runs)
+        self.recent[rows, a, self.pulls[rows, a] % self.window] = rewards
+        super().update(actions, rewards)
+        w = self.window
+        n = self.pulls[rows, a]
+        last = self.recent[rows, a].sum(axis=1)
+        early = (self.sums[rows, a] - last) / np.maximum(n - w, 1)
+        self.fired |= (n - w >= w) & (np.abs(last / w - early) > 0.5)
+
+
 #: The gallery, by the name the docs' power table uses.
 GALLERY: dict[str, type[PlantedLeak]] = {
     "copy_reward": CopyReward,
@@ -201,4 +321,8 @@ GALLERY: dict[str, type[PlantedLeak]] = {
     "last_step_best_raw_mean": LastStepBestRawMean,
     "random_1pct_steps": RandomStepLeak,
     "half_noise": HalfNoise,
+    "switch_parity": SwitchParity,
+    "raw_sum_threshold": RawSumThreshold,
+    "first_reward_thompson": FirstRewardThompson,
+    "after_change": AfterChange,
 }

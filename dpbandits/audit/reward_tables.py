@@ -121,9 +121,12 @@ def default_steps(horizon: int, n_arms: int) -> tuple[int, ...]:
 
 # -- families of tables ------------------------------------------------------------------------
 #: The table families the agent audit searches (:func:`make_table`): the environment's table,
-#: its arms reversed, constant tables, ties, near-ties, random means, and a gap between the
-#: arms' means (``gap:G``; the audit's pilot picks the knife-edge gap).
-TABLE_KINDS = ("env", "swapped", "zeros", "ones", "tie", "near_tie", "random", "gap")
+#: its arms reversed, constant tables, ties, near-ties, random means, a gap between the
+#: arms' means (``gap:G``; the audit's pilot picks the knife-edge gap), and the environment's
+#: table with its arms reversed from a change point on (``shift[:F]``, a non-stationary table).
+TABLE_KINDS = ("env", "swapped", "zeros", "ones", "tie", "near_tie", "random", "gap", "shift")
+#: Where the ``shift`` table's change point lies by default (a fraction of the horizon).
+SHIFT_AT = 0.5
 
 
 def parse_table_spec(spec: str) -> tuple[str, float | None, int | None]:
@@ -144,6 +147,11 @@ def parse_table_spec(spec: str) -> tuple[str, float | None, int | None]:
         raise ValueError(f"table {spec!r}: PARAM must be a number and SEED an integer") from None
     if kind == "gap" and param is not None and not 0 <= param <= 1:
         raise ValueError(f"table {spec!r}: gap:G needs a gap G in [0, 1] between the arms' means")
+    if kind == "shift" and param is not None and not 0 < param < 1:
+        raise ValueError(f"table {spec!r}: shift:F needs the change point F in (0, 1), a "
+                         "fraction of the horizon")  # fmt: skip
+    if kind not in ("gap", "shift") and param is not None:
+        raise ValueError(f"table {spec!r}: {kind} takes no PARAM")
     if seed is not None and seed < 0:
         raise ValueError(f"table {spec!r}: SEED must be >= 0")
     return kind, param, seed
@@ -160,7 +168,10 @@ def make_table(
       pull counts alone, and one changed reward moves it for every arm alike);
     - ``tie``: every reward an independent fair coin; ``near_tie``: arm ``a``'s coins have
       mean ``0.45 + 0.1 a / (K - 1)``; ``random``: each arm's mean uniform on ``(0, 1)``;
-      ``gap:G``: means spread evenly over ``0.5 -+ G / 2`` (arm 0 the worst).
+      ``gap:G``: means spread evenly over ``0.5 -+ G / 2`` (arm 0 the worst);
+    - ``shift:F``: ``env`` until step ``round(F T)`` (default :data:`SHIFT_AT`), ``swapped``
+      from there on: an abrupt change of the best arm, for agents (or leaks) that behave
+      differently once the rewards change (a change detector, a restart).
     The coins come from ``SEED`` (default 0)."""
     kind, param, seed = parse_table_spec(spec)
     if kind == "gap" and param is None:
@@ -170,6 +181,11 @@ def make_table(
         return np.array(env_table, dtype=np.float64)
     if kind == "swapped":
         return np.array(env_table[:, ::-1], dtype=np.float64)
+    if kind == "shift":
+        out = np.array(env_table, dtype=np.float64)
+        at = int(round((SHIFT_AT if param is None else param) * horizon))
+        out[at:] = out[at:, ::-1]
+        return out
     if kind in ("zeros", "ones"):
         return np.full((horizon, n_arms), lo if kind == "zeros" else hi)
     gen = np.random.default_rng(seed or 0)

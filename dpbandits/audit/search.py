@@ -4,7 +4,8 @@ runs bound them (docs/selectors.md, "Auditing an agent").
 1. *Tables* (:func:`dpbandits.audit.reward_tables.make_table`): the environment's, its arms
    reversed, constant tables, ties, near-ties, random means, and a knife-edge gap between the
    arms' means, picked on pilot runs as the gap at which the runs disagree most about the best
-   arm (:func:`knife_edge_gap`).
+   arm (:func:`knife_edge_gap`), and the environment's with its arms reversed from a change
+   point on.
 2. *Changed steps*, per table: every step of the horizon with a few pilot runs each (the
    *screen*: a leak that makes one event near-certain on one table and rare on the other shows
    with a few dozen runs), and a grid with many pilot runs each (the *grid*: the whole horizon
@@ -159,13 +160,26 @@ def _slices(n_runs: int, layout: Layout) -> list[slice]:
     return [slice(i, i + step) for i in range(0, n_runs, step)]
 
 
+def _hists(layout: Layout, acts: NDArray[np.integer[Any]], local: NDArray[np.int64],
+           n_groups: int) -> list[NDArray[np.int64]]:  # fmt: skip
+    """Per block, ``(G, F, size)``: the feature histograms of each group ``local[r]`` of the
+    runs ``acts``. Each slice of runs is histogrammed over the groups it holds only, and the
+    cells (:meth:`Layout.counts`) are left to the caller: both cost ``G x C`` (C: ~45 000 cells
+    at T = 500), the search's largest cost after the runs."""
+    total = [np.zeros((n_groups, *bl.codes.shape[1:], bl.size), dtype=np.int64)
+             for bl in layout.skeleton]  # fmt: skip
+    for sl in _slices(acts.shape[0], layout):
+        used, inv = np.unique(local[sl], return_inverse=True)
+        for t, h in zip(total, group_hists(blocks(acts[sl], layout.n_arms), inv, used.size),
+                        strict=True):  # fmt: skip
+            t[used] += h
+    return total
+
+
 def _cell_counts(layout: Layout, acts: NDArray[np.integer[Any]], local: NDArray[np.int64],
                  n_groups: int) -> NDArray[np.int64]:  # fmt: skip
     """``(G, C)``: the cell counts of each group ``local[r]`` of the runs ``acts``."""
-    total = np.zeros((n_groups, layout.block.size), dtype=np.int64)
-    for sl in _slices(acts.shape[0], layout):
-        total += layout.counts(group_hists(blocks(acts[sl], layout.n_arms), local[sl], n_groups))
-    return total
+    return layout.counts(_hists(layout, acts, local, n_groups))
 
 
 def _base_pilot(runner: Runner, layout: Layout, table: NDArray[np.float64], n: int
@@ -214,19 +228,24 @@ def pilot(runner: Runner, spec: str, table: NDArray[np.float64], lo: float, hi: 
     plan_steps += [(s, "screen", plan.screen_runs) for s in screen]
     tables = np.stack([neighbour_table(table, s, lo, hi) for s, _, _ in plan_steps])
     sizes = np.array([n for _, _, n in plan_steps])
-    totals: dict[int, NDArray[np.int64]] = {}
+    # per neighbour, its histograms so far; its cells once all its runs are in
+    totals: dict[int, list[NDArray[np.int64]]] = {}
     done = np.zeros(len(sizes), dtype=np.int64)
     out = []
     for groups, acts in runner.batches(tables, sizes.tolist()):
         used, local = np.unique(groups, return_inverse=True)
-        counts = _cell_counts(layout, acts, local, used.size)
+        hists = _hists(layout, acts, local, used.size)
         for j, g in enumerate(used):
-            totals[g] = counts[j] if g not in totals else totals[g] + counts[j]
+            mine = [h[j] for h in hists]
+            if g in totals:
+                mine = [a + b for a, b in zip(totals[g], mine, strict=True)]
+            totals[g] = mine
         done[used] += np.bincount(local, minlength=used.size)
         complete = [int(g) for g in used if done[g] == sizes[g]]
         if not complete:
             continue
-        nb = np.stack([totals.pop(g) for g in complete])
+        popped = [totals.pop(g) for g in complete]
+        nb = layout.counts([np.stack(per) for per in zip(*popped, strict=True)])
         steps_c = np.array([plan_steps[g][0] for g in complete])
         found = scored_events(layout, base, plan.pilot_base, nb, sizes[complete], steps_c,
                               PILOT_ALPHA, KEEP, delta)  # fmt: skip

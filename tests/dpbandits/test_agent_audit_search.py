@@ -54,6 +54,15 @@ def _direct(acts: np.ndarray, name: str) -> np.ndarray:
             if at.size >= j:
                 out[r] = at[j - 1]
         return out
+    if name.startswith("a after pull #"):  # the action after arm a's n-th pull (K: none)
+        n, arm = (int(x) for x in name[len("a after pull #"):].split(" of arm "))
+        horizon = acts.shape[1]
+        out = []
+        for row in acts:
+            at = np.flatnonzero(row == arm)
+            nxt = at[n - 1] + 1 if at.size >= n else horizon
+            out.append(row[nxt] if nxt < horizon else -1)
+        return np.array(out)
     raise AssertionError(name)
 
 
@@ -75,6 +84,10 @@ def test_features_are_the_counts_they_name(horizon, n_arms):
                     code = code * n_arms + acts[:, t]
                 np.testing.assert_array_equal(bl.codes[:, f], code)
                 assert last == horizon - 1
+            elif bl.family == "pulls":  # "none" is K
+                want = _direct(acts, name)
+                np.testing.assert_array_equal(bl.codes[:, f], np.where(want < 0, n_arms, want),
+                                              err_msg=name)  # fmt: skip
             else:
                 np.testing.assert_array_equal(bl.codes[:, f], _direct(acts, name), err_msg=name)
     # the windows of every length tile the horizon, and the last h steps are one of them
@@ -119,9 +132,15 @@ def test_the_bound_is_clopper_pearson():
 # -- tables and grouped runs --------------------------------------------------------------------
 def test_tables():
     env = np.stack([np.zeros(50), np.ones(50)], axis=1)
-    assert set(TABLE_KINDS) >= {"env", "zeros", "ones", "tie", "near_tie", "random", "gap"}
+    assert set(TABLE_KINDS) >= {"env", "zeros", "ones", "tie", "near_tie", "random", "gap",
+                                "shift"}
     np.testing.assert_array_equal(make_table("env", env, 0, 1), env)
     np.testing.assert_array_equal(make_table("swapped", env, 0, 1), env[:, ::-1])
+    # shift: the env table until the change point (half the horizon by default), then swapped
+    for spec, at in [("shift", 25), ("shift:0.2", 10)]:
+        sh = make_table(spec, env, 0, 1)
+        np.testing.assert_array_equal(sh[:at], env[:at])
+        np.testing.assert_array_equal(sh[at:], env[at:, ::-1])
     assert (make_table("zeros", env, 0, 1) == 0).all()
     assert (make_table("ones", env, -1, 2) == 2).all()
     tie = make_table("tie@3", np.zeros((4000, 2)), 0, 1)
@@ -134,7 +153,7 @@ def test_tables():
         m = make_table(spec, np.zeros((4000, 2)), 0, 1).mean(axis=0)
         assert np.all(np.abs(m - means) < 5 * np.sqrt(0.25 / 4000)), spec
     assert parse_table_spec("gap:0.3@7") == ("gap", 0.3, 7)
-    for bad in ["nosuch", "gap:2", "tie@x", "tie@-1"]:
+    for bad in ["nosuch", "gap:2", "tie@x", "tie@-1", "shift:1", "shift:0", "tie:0.3"]:
         with pytest.raises(ValueError, match="table"):
             parse_table_spec(bad)
     with pytest.raises(TypeError, match="table"):
@@ -199,13 +218,34 @@ def test_deterministic_leaks_are_found_at_a_small_size(leak, seed):
         assert "a[99]" in w.event
 
 
+@pytest.mark.parametrize(("leak", "found_by"), [
+    (gallery.SwitchParity, "switches"), (gallery.FirstRewardThompson, None),
+    (gallery.AfterChange, "shift"),
+])  # fmt: skip
+def test_randomised_leaks_are_found_at_a_small_size(leak, found_by):
+    """Three planted leak classes behind the agent's own coins, caught at the small size (3.2-4.3
+    for seeds 0 and 1, against the claim 1): a probe pull at a random step of every 50 when the
+    raw total reward is odd (it shows in the switch counts of a window), a Thompson draw from
+    the arms' first raw rewards at 30% of the steps, and a raw change detector that starts a
+    leak after a change point (it shows only on the shift table)."""
+    r = audit_agent(leak(), rng=0, **SMALL)
+    assert r.epsilon == 1.0 and r.passed is False and r.eps_lower > 2.0, str(r)
+    w = r.worst
+    assert w is not None
+    if found_by == "switches":
+        assert w.family == "switches"
+    elif found_by == "shift":  # a leak only after a change point: the shift table alone
+        assert w.table.startswith("shift@")
+        assert audit_agent(leak(), rng=0, table=["env", "tie", "ones"], **SMALL).passed
+
+
 @pytest.mark.parametrize("kind", ["dp_imed", "adap_ucb", "dp_ucb_int"])
 def test_honest_agents_pass_the_search_at_a_small_size(kind):
     """Private agents pass the search at their claim (the search's level holds however many
     events the pilot tried: the held-out runs never saw the pilot)."""
     r = audit_agent(agents.make(kind), rng=0, **SMALL)
     assert r.epsilon == 1.0 and r.passed, str(r)
-    assert r.mode == "search" and len(r.tables) == 8 and r.tried > 500
+    assert r.mode == "search" and len(r.tables) == len(TABLE_KINDS) and r.tried > 500
 
 
 def test_the_search_is_valid_on_a_known_loss():
@@ -339,36 +379,29 @@ def test_cli_search_json_and_reproduce(tmp_path, capsys):
 
 
 # -- at the defaults (minutes each) -------------------------------------------------------------
-#: The budget at which each planted leak is audited in CI (at the default horizon T = 500, the
-#: default tables, steps and events: only the run counts are scaled). Measured bounds against
-#: the claim 1 (docs/selectors.md, the power table; bench_audit_power.py):
+#: The planted leaks the slow step audits, at the default horizon, tables, steps and events, and
+#: the budget (run counts scaled) of each: those the small size cannot catch; the other leaks
+#: are caught at the small size above, in every run. Measured bounds against the claim 1
+#: (docs/selectors.md, the power table; bench_audit_power.py):
 #:
-#: - ``RandomStepLeak`` (the weakest leak: a 1% chance per step, bound 1.98/2.00 at the defaults,
-#:   missed at budget 0.3) runs at the full defaults: the one test of the audit exactly as a
-#:   user runs it, and of the rare-leak power the docs claim.
-#: - ``HalfNoise`` (eps 2 claiming 1) is bounded at 1.64 at the defaults and 1.65 at budget 0.3:
-#:   its bound is set by the eps-2 law of the event the pilot finds, not by the number of
+#: - ``random_1pct_steps`` (the weakest leak: a 1% chance per step, bound 1.98/2.00/2.22 at the
+#:   defaults, missed at budget 0.3) and ``raw_sum_threshold`` (one action's odds moved by e^2
+#:   once a raw sum crosses a threshold, 1.75 at the defaults) run at the full defaults: the
+#:   audit exactly as a user runs it, and the rare-leak power the docs claim.
+#: - ``half_noise`` (eps 2 claiming 1) is bounded at 1.64 at the defaults and 1.65 at budget
+#:   0.3: its bound is set by the eps-2 law of the event the pilot finds, not by the number of
 #:   held-out runs, which at 0.3 (3 000) still leave it 0.65 above the claim.
-#: - The three deterministic leaks make an event certain on one table and impossible on its
-#:   neighbour: 4-5 screening runs per step show it, and with n held-out runs per side the
-#:   Clopper-Pearson bound is about ln(n / ln(1/alpha)), 4.3-4.6 at n = 1 000 (budget 0.1;
-#:   the fast tests above find them at T = 100 too), far above 1: more runs only raise it.
-#:   A buggy search that stops screening a step, an event family or a table misses them at
-#:   any budget.
-GALLERY_BUDGET = {"random_1pct_steps": 1.0, "half_noise": 0.3, "copy_reward": 0.1, "timing": 0.1,
-                  "last_step_best_raw_mean": 0.1}  # fmt: skip
+AT_THE_DEFAULTS = {"random_1pct_steps": 1.0, "half_noise": 0.3, "raw_sum_threshold": 1.0}
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("name", list(gallery.GALLERY))
+@pytest.mark.parametrize("name", AT_THE_DEFAULTS)
 def test_the_gallery_is_caught_at_the_defaults(name):
-    """Every planted leak fails the audit at the default horizon and search, at the budget of
-    :data:`GALLERY_BUDGET` (docs/selectors.md, the power table)."""
-    assert GALLERY_BUDGET.keys() == gallery.GALLERY.keys()  # a new leak gets its budget here
-    r = audit_agent(gallery.GALLERY[name](), rng=0, budget=GALLERY_BUDGET[name])
+    """The planted leaks the small size misses fail the default audit at the budget of
+    :data:`AT_THE_DEFAULTS` (docs/selectors.md, the power table)."""
+    assert set(AT_THE_DEFAULTS) <= set(gallery.GALLERY)
+    r = audit_agent(gallery.GALLERY[name](), rng=0, budget=AT_THE_DEFAULTS[name])
     assert r.passed is False, str(r)
-    if GALLERY_BUDGET[name] == 0.1:
-        assert r.eps_lower > 4.0, str(r)  # bounded at the ceiling: certain vs impossible
 
 
 def _private() -> list[str]:
