@@ -28,7 +28,14 @@ compiled loop per agent class, cached on disk under its own name):
 - ``arm_kernel(arms, runs, par, r, t, f, bits) -> int``: the arm replication ``r`` plays at step
   ``t >= K`` (``f`` from ``round_kernel``, ``bits`` the Generator's bit generator for draws);
 - ``learn_kernel(arms, runs, par, r, t, a, x, bits)``: replication ``r`` played arm ``a`` at step
-  ``t`` (any ``t``: the first ``K`` steps pull each arm once, App. H) and got reward ``x``.
+  ``t`` (any ``t``: the first ``K`` steps pull each arm once, App. H) and got reward ``x``;
+- optional, ``due_kernel(arms, runs, par, r) -> bool`` and ``settle_kernel(arms, runs, par, r, t,
+  bits)``: after each learn, when ``due_kernel`` says so, the loop calls ``settle_kernel`` (a
+  plain :func:`~dpbandits.core.jit.kernel`, not inlined): the place for a rare, large step (the
+  end of an epoch: releases, eliminations). Written inside an inlined ``learn_kernel``, such a
+  step (loops that read the state, calls to ``math.log``) keeps numba from dropping the
+  reference counts of ``arms`` and ``runs`` that inlining adds: two atomic increments and
+  decrements per replication and step, which cost DP-SE 2-3x its time per step.
 
 :class:`IndexAgent` writes ``arm_kernel`` for an index policy from the agent's
 ``index_kernel(arms, runs, par, r, a, f, bits) -> float``: the arm of largest index
@@ -108,6 +115,17 @@ def nothing_chosen(arms: Any, runs: Any, par: Any, r: int, a: int) -> None:
     """Choosing an arm starts nothing."""
 
 
+@inline_kernel
+def never_due(arms: Any, runs: Any, par: Any, r: int) -> bool:
+    """No rare step: nothing to settle after a learn."""
+    return False
+
+
+@inline_kernel
+def no_settle(arms: Any, runs: Any, par: Any, r: int, t: int, bits: Any) -> None:
+    """Nothing to settle."""
+
+
 _CHECKS = {"real": any_reward, "unit": in_unit_interval, "bernoulli": in_bernoulli}
 
 
@@ -121,6 +139,14 @@ def _round(par: Any, t: int) -> float:
 
 
 def _learn(arms: Any, runs: Any, par: Any, r: int, t: int, a: int, x: float, bits: Any) -> None:
+    raise NotImplementedError("bound by dpbandits.core.jit.specialise")
+
+
+def _due(arms: Any, runs: Any, par: Any, r: int) -> bool:
+    raise NotImplementedError("bound by dpbandits.core.jit.specialise")
+
+
+def _settle(arms: Any, runs: Any, par: Any, r: int, t: int, bits: Any) -> None:
     raise NotImplementedError("bound by dpbandits.core.jit.specialise")
 
 
@@ -165,6 +191,8 @@ def _play(arms: Any, runs: Any, par: Any, address: int, t0: int, rows: Any, acti
         for r in range(n_runs):
             rewards[i, r] = x[r]
             _learn(arms, runs, par, r, t, chosen[r], x[r], bits)
+            if _due(arms, runs, par, r):
+                _settle(arms, runs, par, r, t, bits)
     return rows.shape[0]
 
 
@@ -184,6 +212,8 @@ def _observe(arms: Any, runs: Any, par: Any, address: int, t: int, actions: Any,
     bits = generator_at(address).bit_generator
     for r in range(x.shape[0]):
         _learn(arms, runs, par, r, t, actions[r], x[r], bits)
+        if _due(arms, runs, par, r):
+            _settle(arms, runs, par, r, t, bits)
 
 
 @kernel_template
@@ -236,6 +266,8 @@ class CompiledAgent(Agent):
     round_kernel: ClassVar[Any] = no_round
     arm_kernel: ClassVar[Any] = None
     learn_kernel: ClassVar[Any] = None
+    due_kernel: ClassVar[Any] = never_due
+    settle_kernel: ClassVar[Any] = no_settle
 
     arms: NDArray[np.float64]
     runs: NDArray[np.float64]
@@ -275,12 +307,13 @@ class CompiledAgent(Agent):
         if loop is None:
             if cls.learn_kernel is None:
                 raise TypeError(f"{cls.__name__} declares no learn_kernel")
-            bound = {"_arm": cls.arm_chooser(), "_round": cls.round_kernel,
-                     "_learn": cls.learn_kernel}  # fmt: skip
+            learn = {"_learn": cls.learn_kernel, "_due": cls.due_kernel,
+                     "_settle": cls.settle_kernel}  # fmt: skip
+            bound = {"_arm": cls.arm_chooser(), "_round": cls.round_kernel, **learn}
             loop = _Loop(
                 specialise(_play, _valid=_CHECKS[domain], **bound),
                 specialise(_choose, _arm=bound["_arm"], _round=cls.round_kernel),
-                specialise(_observe, _learn=cls.learn_kernel),
+                specialise(_observe, **learn),
             )
             _LOOPS[cls, domain] = loop
         return loop
