@@ -13,8 +13,7 @@ every replication chooses, then every replication learns -- so they give identic
 - ``arms`` ``(R, K, len(ARM))`` float64: one record per (replication, arm);
 - ``runs`` ``(R, len(RUN))`` float64: one record per replication;
 - ``par`` a tuple of ``len(PAR)`` floats: the parameters the kernels read (a tuple is passed in
-  registers, for free); a ``PAR`` value may also be an array that a mechanism of the agent owns
-  and the kernels update in place (DP-UCB's hybrid mechanism, :mod:`agents.dp_ucb`);
+  registers, for free);
 
 where ``ARM``, ``RUN`` and ``PAR`` are the agent's :func:`fields` declarations, e.g.
 ``ARM = fields("sum", "count")``: kernels read ``arms[r, a, ARM.sum]`` (numba folds the field to
@@ -25,7 +24,7 @@ stored exactly as floats (below ``2**53``).
 compiled loop per agent class, cached on disk under its own name):
 
 - ``round_kernel(par, t) -> float``: a value shared by every replication at step ``t``
-  (0-based, ``t >= K``), e.g. ``ln t``, computed once per step (or a tuple of floats);
+  (0-based, ``t >= K``), e.g. ``ln t``, computed once per step;
 - ``arm_kernel(arms, runs, par, r, t, f, bits) -> int``: the arm replication ``r`` plays at step
   ``t >= K`` (``f`` from ``round_kernel``, ``bits`` the Generator's bit generator for draws);
 - ``learn_kernel(arms, runs, par, r, t, a, x, bits)``: replication ``r`` played arm ``a`` at step
@@ -234,12 +233,6 @@ def _best_arm(arms: Any, runs: Any, par: Any, r: int, t: int, f: float, bits: An
     return best_a
 
 
-def _parameter(value: Any) -> Any:
-    """A ``PAR`` value as the kernels get it: a float, or an array a mechanism of the agent owns
-    (kept as it is: the kernels update it in place)."""
-    return value if isinstance(value, np.ndarray) else float(value)
-
-
 class _Loop(NamedTuple):
     """An agent class's compiled loop: the block path and the two halves of a step."""
 
@@ -331,7 +324,7 @@ class CompiledAgent(Agent):
         missing = set(self.PAR._fields) - set(values) if self.PAR is not NO_FIELDS else set()
         if missing:
             raise TypeError(f"{type(self).__name__}.parameters() misses {sorted(missing)}")
-        self.par = tuple(_parameter(values[name]) for name in self.PAR._fields)
+        self.par = tuple(float(values[name]) for name in self.PAR._fields)
         self.arms = np.zeros((R, K, len(self.ARM)))
         self.runs = np.zeros((R, len(self.RUN)))
         self._chosen = np.empty(R, dtype=np.int64)  # work space of play

@@ -22,12 +22,11 @@ from dpbandits.continual.tree_noise import (
     top_bit,
     tree_absorb,
 )
-from dpbandits.core.jit import inline_kernel, kernel
+from dpbandits.core.jit import kernel
 
 __all__ = [
     "binary_add",
     "binary_noise_push",
-    "binary_noise_row",
     "hybrid_add",
     "hybrid_add_lockstep",
     "items_check",
@@ -96,20 +95,13 @@ def binary_noise_push(nodes: Any, counts: Any, j: int, noise: float) -> float:
     ``counts[j]`` is incremented; it must stay below ``2^L``."""
     n = counts[j] + 1
     counts[j] = n
-    return binary_noise_row(nodes[j], 0, n, noise)
-
-
-@inline_kernel
-def binary_noise_row(row: Any, first: int, n: int, noise: float) -> float:
-    """:func:`binary_noise_push` on one stream whose node noise is ``row[first:]`` (its levels,
-    to the end of ``row``) at its count ``n`` (already advanced): for a caller that keeps the
-    nodes in a record of its own (DP-UCB's state on the play skeleton)."""
     t = lowest_bit(n)
+    row = nodes[j]
     for level in range(t):
-        row[first + level] = 0.0
-    row[first + t] = noise
+        row[level] = 0.0
+    row[t] = noise
     z = 0.0
-    for level in range(first + t, row.shape[0]):
+    for level in range(t, row.shape[0]):
         z += row[level]
     return z
 
