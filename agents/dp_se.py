@@ -48,7 +48,7 @@ _NO_CAP = float(2**60)
 # (pulls mod arms in play) and R_e; per (replication, slot i): the i-th arm in play (the first
 # n_active slots, in order); per (replication, arm): this epoch's reward sum and the last
 # released private mean. Integers are stored exactly as floats. The end of an epoch is the
-# skeleton's settle step (a call made only when due), so that the per-pull kernels stay small
+# skeleton's settle step (once per step, not inlined), so that the per-pull kernels stay small
 # enough for numba to drop their reference counting: inlined, it cost 2-3x the time of a step.
 ARM = fields("sum", "released", "active")
 RUN = fields("epoch", "n_active", "pos", "turn", "length")
@@ -83,7 +83,7 @@ def _arm(arms: Any, runs: Any, par: Any, r: int, t: int, f: float, bits: Any) ->
 
 
 @kernel
-def _end_epoch(arms: Any, runs: Any, par: Any, r: int, t: int, bits: Any) -> None:
+def _end_epoch(arms: Any, runs: Any, par: Any, r: int, bits: Any) -> None:
     """Release the private means of replication ``r``'s arms in play, eliminate, start the
     next epoch (module docstring, steps 2-3)."""
     eps, beta = par[PAR.eps], par[PAR.beta]
@@ -122,12 +122,14 @@ def _pull(arms: Any, runs: Any, par: Any, r: int, t: int, a: int, x: float, bits
     runs[r, RUN.turn] = turn * (turn < runs[r, RUN.n_active])
 
 
-@inline_kernel
-def _epoch_over(arms: Any, runs: Any, par: Any, r: int) -> bool:
-    """Whether replication ``r``'s last pull ended its epoch (every arm in play pulled
-    ``R_e`` times; none ends once one arm is left)."""
-    n = runs[r, RUN.n_active]
-    return n > 1.0 and runs[r, RUN.pos] == runs[r, RUN.length] * n
+@kernel
+def _end_epochs(arms: Any, runs: Any, par: Any, t: int, bits: Any) -> None:
+    """After step ``t``: every replication whose last pull ended its epoch (every arm in play
+    pulled ``R_e`` times; none ends once one arm is left) ends it, in replication order."""
+    for r in range(runs.shape[0]):
+        n = runs[r, RUN.n_active]
+        if n > 1.0 and runs[r, RUN.pos] == runs[r, RUN.length] * n:
+            _end_epoch(arms, runs, par, r, bits)
 
 
 class DPSE(CompiledAgent):
@@ -158,7 +160,7 @@ class DPSE(CompiledAgent):
     name = "dp_se"
     ARM, RUN, PAR = ARM, RUN, PAR
     arm_kernel, learn_kernel = _arm, _pull
-    due_kernel, settle_kernel = _epoch_over, _end_epoch
+    settle_kernel = _end_epochs
     traits = AgentTraits(rewards="unit", private=True, compiled=True, needs_horizon=True)
     #: Relative cost of a step (UCB ~ 1), for the engine's scheduling (docs/performance.md).
     cost_hint = 1.0
