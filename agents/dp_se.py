@@ -29,9 +29,9 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from agents.base import Agent, in_unit_interval, unit_interval_error
+from agents.skeleton import CompiledAgent, fields
 from dpbandits.accounting import global_dp_report
-from dpbandits.core.jit import generator_address, generator_at, kernel
+from dpbandits.core.jit import inline_kernel, kernel
 from dpbandits.core.params import Param
 from dpbandits.core.samplers import standard_laplace
 from dpbandits.core.traits import AgentTraits
@@ -43,13 +43,18 @@ __all__ = ["DPSE"]
 _NO_CAP = float(2**60)
 
 
-# -- the compiled step (dpbandits.core.jit): one implementation for choose/observe and play -------
-# The state, per replication (``DPSE._state``): ``epoch`` e (from 1), ``n_active`` arms still in
-# play and those arms in order (the first n_active entries of a row of ``active``), ``pos`` the
-# pulls made in the epoch, ``length`` R_e, ``sums`` this epoch's reward sums (R, K) and
-# ``released`` the last released private means (R, K); then (eps, beta, cap). The arrays are
-# passed one by one and the kernels are called once per step, not per pull: numba counts the
-# references of every array a compiled function receives (about 6 ns each), more than a pull.
+# -- the compiled step on the skeleton (agents.skeleton). Per replication: the epoch e (from 1),
+# the number of arms still in play, the pulls made in the epoch, the slot whose turn it is
+# (pulls mod arms in play) and R_e; per (replication, slot i): the i-th arm in play (the first
+# n_active slots, in order); per (replication, arm): this epoch's reward sum and the last
+# released private mean. Integers are stored exactly as floats. The end of an epoch is the
+# skeleton's settle step (once per step, not inlined), so that the per-pull kernels stay small
+# enough for numba to drop their reference counting: inlined, it cost 2-3x the time of a step.
+ARM = fields("sum", "released", "active")
+RUN = fields("epoch", "n_active", "pos", "turn", "length")
+PAR = fields("eps", "beta", "cap")
+
+
 @kernel
 def epoch_length(e: int, n_active: int, eps: float, beta: float, cap: float) -> int:
     """``R_e`` of epoch ``e`` with ``n_active`` arms (module docstring, step 1), at most
@@ -62,94 +67,72 @@ def epoch_length(e: int, n_active: int, eps: float, beta: float, cap: float) -> 
 
 
 @kernel
-def _choose(n_active: Any, active: Any, pos: Any, out: Any) -> None:
-    """Every replication's arm: its arms still in play in turn, or the one left (during the
-    first ``K`` steps, arm ``t``: App. H's initial round is epoch 1's first turn)."""
-    for r in range(out.shape[0]):
-        n = n_active[r]
-        out[r] = active[r, pos[r] % n] if n > 1 else active[r, 0]
+def elimination_radius(e: int, n_active: int, re: int, eps: float, beta: float) -> float:
+    """``2 (h_e + c_e)`` of epoch ``e`` with ``n_active`` arms pulled ``R_e = re`` times each
+    (module docstring, step 3)."""
+    ee = float(e) * float(e)
+    return 2.0 * (math.sqrt(math.log(8.0 * n_active * ee / beta) / (2.0 * re))
+                  + math.log(4.0 * n_active * ee / beta) / (re * eps))  # fmt: skip
+
+
+@inline_kernel
+def _arm(arms: Any, runs: Any, par: Any, r: int, t: int, f: float, bits: Any) -> int:
+    """Replication ``r``'s arm: its arms still in play in turn, or the one left (the first
+    ``K`` steps, arm ``t``, are epoch 1's first turn)."""
+    return np.int64(arms[r, np.int64(runs[r, RUN.turn]), ARM.active])
 
 
 @kernel
-def _end_epoch(epoch: Any, n_active: Any, active: Any, pos: Any, length: Any, sums: Any,
-               released: Any, eps: float, beta: float, cap: float, bits: Any,
-               r: int) -> None:  # fmt: skip
+def _end_epoch(arms: Any, runs: Any, par: Any, r: int, bits: Any) -> None:
     """Release the private means of replication ``r``'s arms in play, eliminate, start the
     next epoch (module docstring, steps 2-3)."""
-    n, e, re = n_active[r], epoch[r], length[r]
+    eps, beta = par[PAR.eps], par[PAR.beta]
+    n, e = np.int64(runs[r, RUN.n_active]), np.int64(runs[r, RUN.epoch])
+    re = np.int64(runs[r, RUN.length])
     scale = 1.0 / (re * eps)
     best = -math.inf
     for i in range(n):
-        a = active[r, i]
-        mu = sums[r, a] / re + standard_laplace(bits) * scale
-        released[r, a] = mu
+        a = np.int64(arms[r, i, ARM.active])
+        mu = arms[r, a, ARM.sum] / re + standard_laplace(bits) * scale
+        arms[r, a, ARM.released] = mu
         best = max(best, mu)
-    ee = float(e) * float(e)
-    radius = 2.0 * (math.sqrt(math.log(8.0 * n * ee / beta) / (2.0 * re))
-                    + math.log(4.0 * n * ee / beta) / (re * eps))  # fmt: skip
+    radius = elimination_radius(e, n, re, eps, beta)
     kept = 0
     for i in range(n):
-        a = active[r, i]
-        if not best - released[r, a] > radius:
-            active[r, kept] = a
+        a = np.int64(arms[r, i, ARM.active])
+        if not best - arms[r, a, ARM.released] > radius:
+            arms[r, kept, ARM.active] = a
             kept += 1
-    n_active[r] = kept
-    sums[r, :] = 0.0
-    epoch[r] = e + 1
-    pos[r] = 0
-    length[r] = epoch_length(e + 1, kept, eps, beta, cap)
+    runs[r, RUN.n_active] = kept
+    for a in range(arms.shape[1]):
+        arms[r, a, ARM.sum] = 0.0
+    runs[r, RUN.epoch] = e + 1
+    runs[r, RUN.pos] = 0.0
+    runs[r, RUN.turn] = 0.0
+    runs[r, RUN.length] = epoch_length(e + 1, kept, eps, beta, par[PAR.cap])
+
+
+@inline_kernel
+def _pull(arms: Any, runs: Any, par: Any, r: int, t: int, a: int, x: float, bits: Any) -> None:
+    """Replication ``r`` pulled ``a`` and got ``x``."""
+    arms[r, a, ARM.sum] += x
+    runs[r, RUN.pos] += 1.0
+    # the next slot in turn, pos mod n_active (no branch, no integer division)
+    turn = runs[r, RUN.turn] + 1.0
+    runs[r, RUN.turn] = turn * (turn < runs[r, RUN.n_active])
 
 
 @kernel
-def _observe(epoch: Any, n_active: Any, active: Any, pos: Any, length: Any, sums: Any,
-             released: Any, eps: float, beta: float, cap: float, bits: Any, actions: Any,
-             x: Any) -> None:  # fmt: skip
-    """Replication ``r`` pulled ``actions[r]`` and got ``x[r]``, for every ``r`` in order; an
-    epoch's last pull ends it (its draws in that order)."""
-    for r in range(actions.shape[0]):
-        sums[r, actions[r]] += x[r]
-        p = pos[r] + 1
-        pos[r] = p
-        n = n_active[r]
-        if n > 1 and p == length[r] * n:
-            _end_epoch(epoch, n_active, active, pos, length, sums, released, eps, beta, cap,
-                       bits, r)  # fmt: skip
+def _end_epochs(arms: Any, runs: Any, par: Any, t: int, bits: Any) -> None:
+    """After step ``t``: every replication whose last pull ended its epoch (every arm in play
+    pulled ``R_e`` times; none ends once one arm is left) ends it, in replication order."""
+    for r in range(runs.shape[0]):
+        n = runs[r, RUN.n_active]
+        if n > 1.0 and runs[r, RUN.pos] == runs[r, RUN.length] * n:
+            _end_epoch(arms, runs, par, r, bits)
 
 
-@kernel
-def _observe_at(epoch: Any, n_active: Any, active: Any, pos: Any, length: Any, sums: Any,
-                released: Any, eps: float, beta: float, cap: float, address: int, actions: Any,
-                x: Any) -> None:  # fmt: skip
-    """:func:`_observe` drawing from the Generator at ``address`` (the step protocol)."""
-    bits = generator_at(address).bit_generator
-    _observe(epoch, n_active, active, pos, length, sums, released, eps, beta, cap, bits,
-             actions, x)  # fmt: skip
-
-
-@kernel
-def _play(epoch: Any, n_active: Any, active: Any, pos: Any, length: Any, sums: Any,
-          released: Any, eps: float, beta: float, cap: float, address: int, rows: Any,
-          actions: Any, rewards: Any, chosen: Any, x: Any) -> int:  # fmt: skip
-    """Steps as :meth:`DPSE.choose` and :meth:`DPSE.observe` take them (the same kernels,
-    one call of each per step); returns the number of steps played, fewer than
-    ``len(rows)`` at a reward outside ``[0, 1]``."""
-    bits = generator_at(address).bit_generator
-    n_runs = actions.shape[1]
-    for i in range(rows.shape[0]):
-        _choose(n_active, active, pos, chosen)
-        for r in range(n_runs):
-            x[r] = rows[i, chosen[r] * n_runs + r]
-        if not in_unit_interval(x):
-            return i
-        for r in range(n_runs):
-            actions[i, r] = chosen[r]
-            rewards[i, r] = x[r]
-        _observe(epoch, n_active, active, pos, length, sums, released, eps, beta, cap, bits,
-                 chosen, x)  # fmt: skip
-    return rows.shape[0]
-
-
-class DPSE(Agent):
+class DPSE(CompiledAgent):
     """DP-SE (Sajed & Sheffet, ICML 2019): private successive elimination.
 
     The algorithm is in the module docstring.
@@ -175,6 +158,9 @@ class DPSE(Agent):
     """
 
     name = "dp_se"
+    ARM, RUN, PAR = ARM, RUN, PAR
+    arm_kernel, learn_kernel = _arm, _pull
+    settle_kernel = _end_epochs
     traits = AgentTraits(rewards="unit", private=True, compiled=True, needs_horizon=True)
     #: Relative cost of a step (UCB ~ 1), for the engine's scheduling (docs/performance.md).
     cost_hint = 1.0
@@ -190,60 +176,38 @@ class DPSE(Agent):
         self.epsilon = epsilon
         self.beta = beta
 
-    def setup(self) -> None:
+    def parameters(self) -> dict[str, float]:
         eps = float(self.epsilon)  # (checked: parameter_constraints)
         if self.beta is None:
             beta = 1.0 / self.needed_horizon("DPSE(beta=None) takes beta = 1/T")
         else:
             beta = float(self.beta)
         cap = _NO_CAP if self.horizon is None else float(self.horizon + 1)
-        r, k = self.n_runs, self.n_arms
-        active = np.empty((r, k), dtype=np.int64)
-        active[:] = np.arange(k)
-        first = epoch_length(1, k, eps, beta, cap)
-        self._state = (np.ones(r, dtype=np.int64), np.full(r, k, dtype=np.int64), active,
-                       np.zeros(r, dtype=np.int64), np.full(r, first, dtype=np.int64),
-                       np.zeros((r, k)), np.full((r, k), np.nan))  # fmt: skip
-        self._cfg = (eps, beta, cap)
-        self._chosen = np.empty(r, dtype=np.int64)  # work space of play
-        self._x = np.empty(r)
+        return {"eps": eps, "beta": beta, "cap": cap}
 
-    def choose(self) -> NDArray[np.int64]:
-        out = np.empty(self.n_runs, dtype=np.int64)
-        _choose(self._state[1], self._state[2], self._state[3], out)
-        return out
-
-    def observe(self, actions: NDArray[np.int64], rewards: NDArray[np.float64]) -> None:
-        x = np.asarray(rewards, dtype=np.float64)
-        if not in_unit_interval(x):
-            raise unit_interval_error("DPSE", x)
-        _observe_at(*self._state, *self._cfg, generator_address(self.rng),
-                 np.asarray(actions, dtype=np.int64), x)  # fmt: skip
-
-    def play(self, rows: Any, actions: Any, rewards: Any) -> None:
-        """Play ``len(rows)`` steps against reward rows (see ``agents.base``)."""
-        out = actions if actions.dtype == np.int64 else np.empty(actions.shape, dtype=np.int64)
-        done = int(_play(*self._state, *self._cfg, generator_address(self.rng), rows, out,
-                         rewards, self._chosen, self._x))  # fmt: skip
-        if out is not actions:
-            actions[:done] = out[:done]
-        self.played(done)
-        if done < rows.shape[0]:
-            raise unit_interval_error("DPSE", self._x)
+    def init_state(self) -> None:
+        eps, beta, cap = self.par
+        k = self.n_arms
+        self.arm_field("active")[:] = np.arange(k)
+        self.arm_field("released")[:] = np.nan
+        self.run_field("epoch")[:] = 1.0
+        self.run_field("n_active")[:] = k
+        self.run_field("length")[:] = epoch_length(1, k, eps, beta, cap)
 
     # -- hooks for plots, reports and tests ---------------------------------------------------
     def private_means(self) -> NDArray[np.float64]:
         """The ``(R, K)`` last released private means (NaN before an arm's first release; an
         eliminated arm keeps its last one)."""
-        return np.array(self._state[6])
+        return np.array(self.arm_field("released"))
 
     def epochs(self) -> NDArray[np.int64]:
         """The ``(R,)`` current epoch of every replication (1 for the first)."""
-        return self._state[0].copy()
+        return self.run_field("epoch").astype(np.int64)
 
     def arms_in_play(self) -> NDArray[np.bool_]:
         """``(R, K)``: whether each arm is still in play (not eliminated)."""
-        n_active, active = self._state[1], self._state[2]
+        n_active = self.run_field("n_active").astype(np.int64)
+        active = self.arm_field("active").astype(np.int64)
         out = np.zeros((self.n_runs, self.n_arms), dtype=bool)
         for r in range(self.n_runs):  # a hook for reports and tests, not a step
             out[r, active[r, : n_active[r]]] = True

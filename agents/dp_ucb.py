@@ -45,20 +45,14 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from agents.base import Agent, in_unit_interval, unit_interval_error, variant
+from agents.base import variant
+from agents.skeleton import IndexAgent, fields
 from dpbandits.accounting import global_dp_report
 from dpbandits.continual import PrivateMeans
-from dpbandits.continual.kernels import binary_noise_push, means_push
+from dpbandits.continual.kernels import binary_noise_row, means_push
 from dpbandits.continual.tree_noise import top_bit
 from dpbandits.core import checks
-from dpbandits.core.jit import (
-    beats,
-    generator_address,
-    generator_at,
-    inline_kernel,
-    kernel,
-    popcount,
-)
+from dpbandits.core.jit import inline_kernel, kernel, popcount
 from dpbandits.core.params import Param
 from dpbandits.core.samplers import standard_laplace
 from dpbandits.core.traits import AgentTraits
@@ -68,21 +62,31 @@ __all__ = ["DPUCB", "DPUCBBound", "DPUCBHybrid", "DPUCBInt"]
 MECHANISMS = ("tree", "hybrid")
 # UCB1's exploration term sqrt(2 ln t / n), written as UCB's sqrt(ln t / n) * sqrt(2)
 _UCB_ALPHA = math.sqrt(2.0)
-# the state of the mechanism an agent does not use: never read, of the same types (one
-# compiled kernel for every variant)
-_NO_TREE = (np.zeros((0, 1)), np.zeros(0, dtype=np.int64), np.zeros(0), np.zeros(0))
-_NO_HYBRID = (np.zeros(0, dtype=np.int64), np.zeros(0), np.zeros(0), np.zeros(0), 0, 0, 0.0)
+
+# -- the compiled step on the skeleton (agents.skeleton). Per stream (replication, arm):
+# ``pulls``, ``pending`` the sum of the block not complete yet, ``mean`` the released private
+# mean and ``count`` the pulls it covers, ``bsig``/``bmax`` the two parts of the noise bound
+# (bound_factors); the binary mechanism's item count, exact item sum and release, and after
+# these fields its L open nodes' noise (binary_noise_row); per replication, the arm it pulled
+# last. The hybrid mechanism's state is PrivateMeans' (its kernel_args(), as PAR values: arrays
+# it owns and updates in place); an agent uses one mechanism (the other's state is never read:
+# one compiled loop for every variant). Integers are stored exactly as floats. A pull only adds
+# to its block (learn_kernel, inlined); the releases of the blocks completed at a step are the
+# skeleton's settle step (_releases, once per step): inlined, the release's calls kept numba's
+# reference counts of the state and par's arrays at every pull (1.3-2.4x the time of a step).
+ARM = fields("pulls", "block", "pending", "mean", "count", "bsig", "bmax", "items", "exact",
+             "release")  # fmt: skip
+RUN = fields("arm")
+PAR = fields("f", "tree", "bound", "eps_items", "node_scale", "h_counts", "h_sums", "h_means",
+             "noise", "shift", "mask", "gamma")  # fmt: skip
+# the PAR fields as plain module constants: ``par`` holds arrays too (a tuple of mixed types),
+# which numba indexes by literal constants only
+(_F, _TREE, _BOUND, _EPS_ITEMS, _NODE_SCALE, _H_COUNTS, _H_SUMS, _H_MEANS, _NOISE, _SHIFT, _MASK,
+ _GAMMA) = PAR  # fmt: skip
+_HYBRID = _H_COUNTS  # the first PAR field of the hybrid mechanism's state
+_NO_HYBRID = (np.zeros(0, dtype=np.int64), np.zeros(0), np.zeros(0), np.zeros(0), 0.0, 0.0, 0.0)
 
 
-# -- the compiled step (dpbandits.core.jit): one implementation for choose/observe and play -------
-# Per stream r K + a (DPUCB._stats): ``pulls``, ``pending`` the sum of the block not complete
-# yet, ``mean`` the released private mean and ``count`` the pulls it covers, ``bsig``/``bmax``
-# the two parts of the noise bound (bound_factors). Then the binary mechanism's state (its
-# open nodes' noise for binary_noise_push, its item counts, exact item sums and releases) and
-# the hybrid one's (PrivateMeans.kernel_args()), of which an agent uses one. Arrays are passed
-# one by one and the kernels are called once per step, not per pull: numba counts the
-# references of every array a compiled function receives (about 6 ns each), more than a pull
-# costs.
 @kernel
 def hybrid_noise_scales(j: int, eps: float) -> tuple[float, float]:
     """``sqrt(sum_i b_i^2)`` and ``max_i b_i`` of the independent Laplace terms ``Lap(b_i)`` whose
@@ -110,118 +114,70 @@ def bound_factors(t: int, hybrid_bound: bool) -> tuple[float, float]:
     return math.sqrt(8.0 * lt), math.sqrt(lt)
 
 
+@kernel
+def _round(par: Any, t: int) -> tuple[float, float, float]:
+    """``(ln t, c1, c2)`` of step ``t``, shared by every replication."""
+    c1, c2 = bound_factors(t, par[_BOUND] != 0.0)
+    return math.log(t), c1, c2
+
+
 @inline_kernel
-def _index(mean: float, n: float, bsig: float, bmax: float, log_t: float, alpha: float,
-           c1: float, c2: float) -> float:  # fmt: skip
+def _index(arms: Any, runs: Any, par: Any, r: int, a: int, f: Any, bits: Any) -> float:
     """``mean + sqrt(ln t / n) alpha + B / n``; ``+inf`` for an arm with no release."""
+    n = arms[r, a, ARM.count]
     if n == 0.0:
         return math.inf
-    return mean + math.sqrt(log_t / n) * alpha + c1 * max(bsig, bmax * c2) / n
+    bound = f[1] * max(arms[r, a, ARM.bsig], arms[r, a, ARM.bmax] * f[2])
+    return arms[r, a, ARM.mean] + math.sqrt(f[0] / n) * _UCB_ALPHA + bound / n
+
+
+@inline_kernel
+def _pull(arms: Any, runs: Any, par: Any, r: int, t: int, a: int, x: float, bits: Any) -> None:
+    """Replication ``r`` pulled ``a`` and got ``x`` in ``[0, 1]``: into the arm's block."""
+    arms[r, a, ARM.pulls] += 1.0
+    arms[r, a, ARM.block] += 1.0
+    arms[r, a, ARM.pending] += x
+    runs[r, RUN.arm] = a
 
 
 @kernel
-def _choose(mean: Any, count: Any, bsig: Any, bmax: Any, alpha: float, hybrid_bound: bool,
-            t: int, out: Any) -> None:  # fmt: skip
-    """The arm of highest index of every replication at step ``t >= K`` (``numpy.argmax``'s
-    rule: the first maximum)."""
-    n_runs = out.shape[0]
-    n_arms = mean.shape[0] // n_runs
-    log_t = math.log(t)
-    c1, c2 = bound_factors(t, hybrid_bound)
+def _releases(arms: Any, runs: Any, par: Any, t: int, bits: Any) -> None:
+    """After step ``t``: every replication whose pull completed a block of ``f`` pulls of its
+    arm puts the block's sum into the stream's mechanism, which releases the arm's mean again
+    (in replication order)."""
+    n_runs, n_arms = arms.shape[0], arms.shape[1]
+    f = par[_F]
+    nodes = arms.reshape(n_runs * n_arms, arms.shape[2])  # one row per stream
     for r in range(n_runs):
-        s = r * n_arms
-        best_a = 0
-        best = _index(mean[s], count[s], bsig[s], bmax[s], log_t, alpha, c1, c2)
-        for a in range(1, n_arms):
-            s += 1
-            v = _index(mean[s], count[s], bsig[s], bmax[s], log_t, alpha, c1, c2)
-            if beats(v, best):
-                best_a, best = a, v
-        out[r] = best_a
-
-
-@kernel
-def _observe(pulls: Any, pending: Any, mean: Any, count: Any, bsig: Any, bmax: Any, f: int,
-             use_tree: bool, hybrid_bound: bool, eps_items: float, node_scale: float,
-             nodes: Any, t_counts: Any, t_sums: Any, release: Any, h_counts: Any, h_sums: Any,
-             h_means: Any, noise: Any, shift: int, mask: int, gamma: float, bits: Any,
-             actions: Any, x: Any) -> None:  # fmt: skip
-    """Replication ``r`` pulled ``actions[r]`` and got ``x[r]`` in ``[0, 1]``, for every ``r``
-    in order. A pull that completes a block of ``f`` puts the block's sum into the stream's
-    mechanism and releases its mean again."""
-    n_runs = actions.shape[0]
-    n_arms = pulls.shape[0] // n_runs
-    for r in range(n_runs):
-        s = r * n_arms + actions[r]
-        n = pulls[s] + 1
-        pulls[s] = n
-        pending[s] += x[r]
-        if n % f != 0:
+        a = np.int64(runs[r, RUN.arm])
+        if arms[r, a, ARM.block] != f:
             continue
-        item = pending[s]
-        pending[s] = 0.0
-        if use_tree:  # binary mechanism on block sums (sensitivity 1): node noise Lap(L / eps)
-            z = binary_noise_push(nodes, t_counts, s, standard_laplace(bits) * node_scale)
-            t_sums[s] += item
-            release[s] = t_sums[s] + z
-            mean[s] = release[s] / n
+        n = arms[r, a, ARM.pulls]
+        item = arms[r, a, ARM.pending]
+        arms[r, a, ARM.pending] = 0.0
+        arms[r, a, ARM.block] = 0.0
+        s = r * n_arms + a
+        if par[_TREE] != 0.0:  # binary mechanism on block sums (sensitivity 1): Lap(L / eps)
+            z = standard_laplace(bits) * par[_NODE_SCALE]
+            j = arms[r, a, ARM.items] + 1.0
+            arms[r, a, ARM.items] = j
+            z = binary_noise_row(nodes, s, len(ARM), np.int64(j), z)
+            arms[r, a, ARM.exact] += item
+            arms[r, a, ARM.release] = arms[r, a, ARM.exact] + z
+            arms[r, a, ARM.mean] = arms[r, a, ARM.release] / n
         else:  # hybrid mechanism on block means (sensitivity 1/f) at eps f
-            means_push(h_counts, h_sums, h_means, noise, shift, mask, gamma, s, item / f)
-            mean[s] = h_means[s]
-            if hybrid_bound:  # the bound on the sum of the n pulls: f times the means'
-                sig, big = hybrid_noise_scales(n // f, eps_items)
-                bsig[s] = f * sig
-                bmax[s] = f * big
-        count[s] = n
+            means = par[_H_MEANS]
+            means_push(par[_H_COUNTS], par[_H_SUMS], means, par[_NOISE], np.int64(par[_SHIFT]),
+                       np.int64(par[_MASK]), par[_GAMMA], s, item / f)  # fmt: skip
+            arms[r, a, ARM.mean] = means[s]
+            if par[_BOUND] != 0.0:  # the bound on the sum of the n pulls: f times the means'
+                sig, big = hybrid_noise_scales(np.int64(n) // np.int64(f), par[_EPS_ITEMS])
+                arms[r, a, ARM.bsig] = f * sig
+                arms[r, a, ARM.bmax] = f * big
+        arms[r, a, ARM.count] = n
 
 
-@kernel
-def _observe_at(pulls: Any, pending: Any, mean: Any, count: Any, bsig: Any, bmax: Any, f: int,
-                use_tree: bool, hybrid_bound: bool, eps_items: float, node_scale: float,
-                nodes: Any, t_counts: Any, t_sums: Any, release: Any, h_counts: Any,
-                h_sums: Any, h_means: Any, noise: Any, shift: int, mask: int, gamma: float,
-                address: int, actions: Any, x: Any) -> None:  # fmt: skip
-    """:func:`_observe` drawing from the Generator at ``address`` (the step protocol)."""
-    bits = generator_at(address).bit_generator
-    _observe(pulls, pending, mean, count, bsig, bmax, f, use_tree, hybrid_bound, eps_items,
-             node_scale, nodes, t_counts, t_sums, release, h_counts, h_sums, h_means, noise,
-             shift, mask, gamma, bits, actions, x)  # fmt: skip
-
-
-@kernel
-def _play(pulls: Any, pending: Any, mean: Any, count: Any, bsig: Any, bmax: Any, f: int,
-          use_tree: bool, hybrid_bound: bool, eps_items: float, node_scale: float,
-          nodes: Any, t_counts: Any, t_sums: Any, release: Any, h_counts: Any, h_sums: Any,
-          h_means: Any, noise: Any, shift: int, mask: int, gamma: float, address: int,
-          ucb_alpha: float, t0: int, rows: Any, actions: Any, rewards: Any, chosen: Any,
-          x: Any) -> int:  # fmt: skip
-    """Steps ``t0 .. t0 + len(rows) - 1`` (see ``Agent.play``), each as :meth:`DPUCB.choose`
-    and :meth:`DPUCB.observe` take it (the same kernels, one call of each per step). Returns
-    the number of steps played: fewer than ``len(rows)`` when a step met a reward outside
-    ``[0, 1]`` (nothing learnt from it)."""
-    bits = generator_at(address).bit_generator
-    n_runs = actions.shape[1]
-    n_arms = rows.shape[1] // n_runs
-    for i in range(rows.shape[0]):
-        t = t0 + i
-        if t < n_arms:
-            chosen[:] = t
-        else:
-            _choose(mean, count, bsig, bmax, ucb_alpha, hybrid_bound, t, chosen)
-        for r in range(n_runs):
-            x[r] = rows[i, chosen[r] * n_runs + r]
-        if not in_unit_interval(x):
-            return i
-        for r in range(n_runs):
-            actions[i, r] = chosen[r]
-            rewards[i, r] = x[r]
-        _observe(pulls, pending, mean, count, bsig, bmax, f, use_tree, hybrid_bound, eps_items,
-                 node_scale, nodes, t_counts, t_sums, release, h_counts, h_sums, h_means,
-                 noise, shift, mask, gamma, bits, chosen, x)  # fmt: skip
-    return rows.shape[0]
-
-
-class DPUCB(Agent):
+class DPUCB(IndexAgent):
     """DP-UCB (Mishra & Thakurta 2015, Alg. 1), eps per arm tree (theirs: eps/K): tree sums.
 
     Each arm's tree gets the whole eps (parallel composition: each reward enters one arm's
@@ -285,6 +241,9 @@ class DPUCB(Agent):
     #: Relative cost of a step (UCB ~ 1), for the engine's scheduling (docs/performance.md):
     #: 25-45 ns per agent-step at R = 100 against UCB's 10 (benchmarks/bench_scaling.py).
     cost_hint = 4.0
+    ARM, RUN, PAR = ARM, RUN, PAR
+    round_kernel, index_kernel, learn_kernel = _round, _index, _pull
+    settle_kernel = _releases
 
     parameter_constraints = {
         "epsilon": Param(low=0, low_open=True, doc="eps of the whole run (eps-global DP)"),
@@ -316,37 +275,41 @@ class DPUCB(Agent):
         s = r * k
         n_items = None if self.horizon is None else max(self.horizon // f, 1)
         self._f = f
-        self._stats = (np.zeros(s, dtype=np.int64), np.zeros(s), np.zeros(s), np.zeros(s),
-                       np.zeros(s), np.zeros(s))  # fmt: skip
-        self._tree: tuple[Any, ...] = _NO_TREE
-        self._means: Any = None
+        self._means: PrivateMeans | None = None
         node_scale = eps_items = 0.0
+        levels, bsig = 0, 0.0
         if use_tree:
             assert n_items is not None and self.horizon is not None
             levels = n_items.bit_length()  # floor(log2 N) + 1
             node_scale = checks.noise_scale(float(levels), eps, "the binary mechanism")
             checks.memory(s * levels, f"n_runs * n_arms * tree levels = {s} * {levels}")
             self._levels = levels
-            self._tree = (np.zeros((s, levels)), np.zeros(s, dtype=np.int64), np.zeros(s),
-                          np.zeros(s))  # fmt: skip
             if bound:
                 log_term = math.log(k * n_items * levels * float(self.horizon))
-                self._stats[4][:] = levels * node_scale * log_term
+                bsig = levels * node_scale * log_term
         else:
             eps_items = eps * f  # block means move by at most 1 / f when one reward changes
             self._means = PrivateMeans(r, k, eps_items, lo=0.0, hi=1.0, n_max=n_items,
                                        rng=self.rng)  # fmt: skip
-        self._cfg = (f, use_tree, bound and not use_tree, eps_items, node_scale)
-        self._layout_base = np.arange(r, dtype=np.int64) * k
-        self._chosen = np.empty(r, dtype=np.int64)  # work space of play
-        self._x = np.empty(r)
+        self._values = {"f": f, "tree": use_tree, "bound": bound and not use_tree,
+                        "eps_items": eps_items, "node_scale": node_scale}  # fmt: skip
+        super().setup()
+        self.arms = np.zeros((r, k, len(ARM) + levels))  # the ARM fields, then the tree's nodes
+        self.arm_field("bsig")[:] = bsig
+
+    def parameters(self) -> dict[str, Any]:
+        hybrid = zip(PAR._fields[_HYBRID:], self._hybrid_state(), strict=True)
+        return {**self._values, **dict(hybrid)}
+
+    def _hybrid_state(self) -> tuple[Any, ...]:
+        """The hybrid mechanism's state as the ``PAR`` values from ``h_counts`` on (read again
+        after every reserve, which may replace the noise block)."""
+        if self._means is None:
+            return _NO_HYBRID
+        counts, sums, means, noise, shift, mask, gamma = self._means.kernel_args()
+        return counts, sums, means, noise, float(shift), float(mask), float(gamma)
 
     # -- the protocol -------------------------------------------------------------------------
-    def _args(self) -> tuple[Any, ...]:
-        """The arguments of :func:`_observe` before its Generator."""
-        hybrid = _NO_HYBRID if self._means is None else self._means.kernel_args()
-        return self._stats + self._cfg + self._tree + hybrid
-
     def _check_horizon(self, steps: int) -> None:
         """The tree has leaves for ``T`` steps: refuse more, before any state changes."""
         if self._means is None and self.horizon is not None and self.t + steps > self.horizon:
@@ -355,25 +318,16 @@ class DPUCB(Agent):
                 f"and cannot play step {self.t + steps}"
             )
 
-    def choose(self) -> NDArray[np.int64]:
-        out = np.empty(self.n_runs, dtype=np.int64)
-        stats = self._stats
-        _choose(stats[2], stats[3], stats[4], stats[5], _UCB_ALPHA, self._cfg[2], self.t, out)
-        return out
-
-    def observe(self, actions: NDArray[np.int64], rewards: NDArray[np.float64]) -> None:
-        x = np.asarray(rewards, dtype=np.float64)
-        if not in_unit_interval(x):
-            raise unit_interval_error(type(self).__name__, x)
+    def check_step(self, actions: NDArray[np.int64]) -> None:
+        """Refuse a step past the tree's horizon; with the hybrid mechanism, make the noise of
+        the streams that complete a block at this step readable (run by ``update`` after the
+        reward check, before the compiled step)."""
         self._check_horizon(1)
-        a = np.asarray(actions, dtype=np.int64)
         if self._means is not None:
-            # the streams that complete a block take an item: reserve the noise of one step
-            flat = self._layout_base + a
-            due = (self._stats[0][flat] + 1) % self._f == 0
+            flat = np.arange(self.n_runs, dtype=np.int64) * self.n_arms + actions
+            due = self.arm_field("block").reshape(-1)[flat] + 1 == self._f
             self._means.reserve_step(flat[due])
-        args = self._args() + (generator_address(self.rng), a, x)
-        _observe_at(*args)
+            self.par = self.par[:_HYBRID] + self._hybrid_state()
 
     def play(self, rows: Any, actions: Any, rewards: Any) -> None:
         """Play ``len(rows)`` steps against reward rows (see ``agents.base``): with the hybrid
@@ -384,11 +338,13 @@ class DPUCB(Agent):
         while i < m:
             n = m - i if self._means is None else min(m - i, self._means.ready_steps)
             if n > 0:
-                done = self._play_compiled(rows[i : i + n], actions[i : i + n],
-                                           rewards[i : i + n])  # fmt: skip
-                i += done
-                if done < n:
-                    raise unit_interval_error(type(self).__name__, self._x)
+                t0 = self.t
+                try:
+                    super().play(rows[i : i + n], actions[i : i + n], rewards[i : i + n])
+                finally:  # the steps played, also when a reward was refused
+                    if self._means is not None:
+                        self._means.took_steps(self.t - t0)
+                i += n
                 continue
             a = self.act()  # draws the next noise block
             x = rows[i, a * self.n_runs + np.arange(self.n_runs)]
@@ -396,37 +352,21 @@ class DPUCB(Agent):
             actions[i], rewards[i] = a, x
             i += 1
 
-    def _play_compiled(self, rows: Any, actions: Any, rewards: Any) -> int:
-        if actions.dtype != np.int64:  # one compiled loop for every dtype of the engine's
-            wide = np.empty(actions.shape, dtype=np.int64)
-            done = self._play_compiled(rows, wide, rewards)
-            actions[:done] = wide[:done]
-            return done
-        args = self._args() + (generator_address(self.rng), _UCB_ALPHA, self.t, rows, actions,
-                               rewards, self._chosen, self._x)  # fmt: skip
-        done = int(_play(*args))
-        if self._means is not None:
-            self._means.took_steps(done)
-        self.played(done)
-        return done
-
     # -- hooks for plots, reports and tests ---------------------------------------------------
     def private_means(self) -> NDArray[np.float64]:
         """The ``(R, K)`` private means released so far (NaN for an arm with no release)."""
-        mean, count = self._stats[2], self._stats[3]
-        out = np.where(count > 0, mean, np.nan)
-        return out.reshape(self.n_runs, self.n_arms)
+        return np.where(self.arm_field("count") > 0, self.arm_field("mean"), np.nan)
 
     def private_sums(self) -> NDArray[np.float64]:
         """The ``(R, K)`` private sums ``S + Z`` of the pulls each arm's last release covers
         (0 before the first release)."""
         if self._means is None:
-            return self._tree[3].reshape(self.n_runs, self.n_arms).copy()
+            return self.arm_field("release").copy()
         return np.asarray(self._means.releases) * self._f
 
     def released_counts(self) -> NDArray[np.int64]:
         """The ``(R, K)`` numbers of pulls the last releases cover (``j f`` for ``j`` items)."""
-        return self._stats[3].astype(np.int64).reshape(self.n_runs, self.n_arms)
+        return self.arm_field("count").astype(np.int64)
 
     def privacy_report(self) -> dict[str, Any]:
         """The eps of the whole run (module docstring), as a JSON-able dict."""

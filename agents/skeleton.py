@@ -13,7 +13,8 @@ every replication chooses, then every replication learns -- so they give identic
 - ``arms`` ``(R, K, len(ARM))`` float64: one record per (replication, arm);
 - ``runs`` ``(R, len(RUN))`` float64: one record per replication;
 - ``par`` a tuple of ``len(PAR)`` floats: the parameters the kernels read (a tuple is passed in
-  registers, for free);
+  registers, for free); a ``PAR`` value may also be an array that a mechanism of the agent owns
+  and the kernels update in place (DP-UCB's hybrid mechanism, :mod:`agents.dp_ucb`);
 
 where ``ARM``, ``RUN`` and ``PAR`` are the agent's :func:`fields` declarations, e.g.
 ``ARM = fields("sum", "count")``: kernels read ``arms[r, a, ARM.sum]`` (numba folds the field to
@@ -24,11 +25,20 @@ stored exactly as floats (below ``2**53``).
 compiled loop per agent class, cached on disk under its own name):
 
 - ``round_kernel(par, t) -> float``: a value shared by every replication at step ``t``
-  (0-based, ``t >= K``), e.g. ``ln t``, computed once per step;
+  (0-based, ``t >= K``), e.g. ``ln t``, computed once per step (or a tuple of floats);
 - ``arm_kernel(arms, runs, par, r, t, f, bits) -> int``: the arm replication ``r`` plays at step
   ``t >= K`` (``f`` from ``round_kernel``, ``bits`` the Generator's bit generator for draws);
 - ``learn_kernel(arms, runs, par, r, t, a, x, bits)``: replication ``r`` played arm ``a`` at step
-  ``t`` (any ``t``: the first ``K`` steps pull each arm once, App. H) and got reward ``x``.
+  ``t`` (any ``t``: the first ``K`` steps pull each arm once, App. H) and got reward ``x``;
+- optional, ``settle_kernel(arms, runs, par, t, bits)``: after every replication has learnt
+  step ``t``, once per step (a plain :func:`~dpbandits.core.jit.kernel`, not inlined, that
+  loops over the replications itself): the place for work that is rare or large -- the end of
+  an epoch, a mechanism's release. Written inside an inlined ``learn_kernel``, such work (loops
+  that read the state, calls such as ``math.log`` or a sampler's) keeps numba from dropping
+  the reference counts of ``arms``, ``runs`` and the arrays of ``par`` that inlining adds:
+  atomic increments and decrements per replication and step, which cost DP-SE 2-3x its time
+  per step. An agent that draws in ``settle_kernel`` draws after the step's learning of every
+  replication.
 
 :class:`IndexAgent` writes ``arm_kernel`` for an index policy from the agent's
 ``index_kernel(arms, runs, par, r, a, f, bits) -> float``: the arm of largest index
@@ -108,6 +118,11 @@ def nothing_chosen(arms: Any, runs: Any, par: Any, r: int, a: int) -> None:
     """Choosing an arm starts nothing."""
 
 
+@inline_kernel
+def no_settle(arms: Any, runs: Any, par: Any, t: int, bits: Any) -> None:
+    """Nothing to settle after a step."""
+
+
 _CHECKS = {"real": any_reward, "unit": in_unit_interval, "bernoulli": in_bernoulli}
 
 
@@ -121,6 +136,10 @@ def _round(par: Any, t: int) -> float:
 
 
 def _learn(arms: Any, runs: Any, par: Any, r: int, t: int, a: int, x: float, bits: Any) -> None:
+    raise NotImplementedError("bound by dpbandits.core.jit.specialise")
+
+
+def _settle(arms: Any, runs: Any, par: Any, t: int, bits: Any) -> None:
     raise NotImplementedError("bound by dpbandits.core.jit.specialise")
 
 
@@ -165,6 +184,7 @@ def _play(arms: Any, runs: Any, par: Any, address: int, t0: int, rows: Any, acti
         for r in range(n_runs):
             rewards[i, r] = x[r]
             _learn(arms, runs, par, r, t, chosen[r], x[r], bits)
+        _settle(arms, runs, par, t, bits)
     return rows.shape[0]
 
 
@@ -184,6 +204,7 @@ def _observe(arms: Any, runs: Any, par: Any, address: int, t: int, actions: Any,
     bits = generator_at(address).bit_generator
     for r in range(x.shape[0]):
         _learn(arms, runs, par, r, t, actions[r], x[r], bits)
+    _settle(arms, runs, par, t, bits)
 
 
 @kernel_template
@@ -201,6 +222,12 @@ def _best_arm(arms: Any, runs: Any, par: Any, r: int, t: int, f: float, bits: An
             best_a, best = a, v
     _chosen(arms, runs, par, r, best_a)
     return best_a
+
+
+def _parameter(value: Any) -> Any:
+    """A ``PAR`` value as the kernels get it: a float, or an array a mechanism of the agent owns
+    (kept as it is: the kernels update it in place)."""
+    return value if isinstance(value, np.ndarray) else float(value)
 
 
 class _Loop(NamedTuple):
@@ -236,6 +263,7 @@ class CompiledAgent(Agent):
     round_kernel: ClassVar[Any] = no_round
     arm_kernel: ClassVar[Any] = None
     learn_kernel: ClassVar[Any] = None
+    settle_kernel: ClassVar[Any] = no_settle
 
     arms: NDArray[np.float64]
     runs: NDArray[np.float64]
@@ -275,12 +303,12 @@ class CompiledAgent(Agent):
         if loop is None:
             if cls.learn_kernel is None:
                 raise TypeError(f"{cls.__name__} declares no learn_kernel")
-            bound = {"_arm": cls.arm_chooser(), "_round": cls.round_kernel,
-                     "_learn": cls.learn_kernel}  # fmt: skip
+            learn = {"_learn": cls.learn_kernel, "_settle": cls.settle_kernel}
+            bound = {"_arm": cls.arm_chooser(), "_round": cls.round_kernel, **learn}
             loop = _Loop(
                 specialise(_play, _valid=_CHECKS[domain], **bound),
                 specialise(_choose, _arm=bound["_arm"], _round=cls.round_kernel),
-                specialise(_observe, _learn=cls.learn_kernel),
+                specialise(_observe, **learn),
             )
             _LOOPS[cls, domain] = loop
         return loop
@@ -291,7 +319,7 @@ class CompiledAgent(Agent):
         missing = set(self.PAR._fields) - set(values) if self.PAR is not NO_FIELDS else set()
         if missing:
             raise TypeError(f"{type(self).__name__}.parameters() misses {sorted(missing)}")
-        self.par = tuple(float(values[name]) for name in self.PAR._fields)
+        self.par = tuple(_parameter(values[name]) for name in self.PAR._fields)
         self.arms = np.zeros((R, K, len(self.ARM)))
         self.runs = np.zeros((R, len(self.RUN)))
         self._chosen = np.empty(R, dtype=np.int64)  # work space of play

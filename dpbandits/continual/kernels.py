@@ -22,11 +22,12 @@ from dpbandits.continual.tree_noise import (
     top_bit,
     tree_absorb,
 )
-from dpbandits.core.jit import kernel
+from dpbandits.core.jit import inline_kernel, kernel
 
 __all__ = [
     "binary_add",
     "binary_noise_push",
+    "binary_noise_row",
     "hybrid_add",
     "hybrid_add_lockstep",
     "items_check",
@@ -95,14 +96,21 @@ def binary_noise_push(nodes: Any, counts: Any, j: int, noise: float) -> float:
     ``counts[j]`` is incremented; it must stay below ``2^L``."""
     n = counts[j] + 1
     counts[j] = n
+    return binary_noise_row(nodes, j, 0, n, noise)
+
+
+@inline_kernel
+def binary_noise_row(nodes: Any, j: int, first: int, n: int, noise: float) -> float:
+    """:func:`binary_noise_push` on stream ``j`` whose node noise is ``nodes[j, first:]`` (its
+    levels, to the end of the row) at its count ``n`` (already advanced): for a caller that
+    keeps the nodes in a record of its own (DP-UCB's state on the play skeleton)."""
     t = lowest_bit(n)
-    row = nodes[j]
     for level in range(t):
-        row[level] = 0.0
-    row[t] = noise
+        nodes[j, first + level] = 0.0
+    nodes[j, first + t] = noise
     z = 0.0
-    for level in range(t, row.shape[0]):
-        z += row[level]
+    for level in range(first + t, nodes.shape[1]):
+        z += nodes[j, level]
     return z
 
 
