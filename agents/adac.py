@@ -19,8 +19,8 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from agents.adap import ARM, RUN, _held, _round, _start, episode_pull, release
-from agents.skeleton import IndexAgent, fields
+from agents.adap import ARM, RUN, _held, _start, episode_pull, release
+from agents.skeleton import IndexAgent, fields, one_based_round
 from dpbandits.accounting import zcdp_report
 from dpbandits.core import checks
 from dpbandits.core.jit import inline_kernel
@@ -93,7 +93,7 @@ class AdaCUCB(IndexAgent):
     algorithm = "AdaC-UCB"
     traits = AgentTraits(rewards="unit", private=True, compiled=True)
     ARM, RUN, PAR = ARM, RUN, PAR
-    round_kernel, held_kernel, chosen_kernel = _round, _held, _start
+    round_kernel, held_kernel, chosen_kernel = one_based_round, _held, _start
     index_kernel, learn_kernel = _index, _pull
     ARM_START = {"last_n": 1.0}  # the initial pull is an episode of one pull
     cost_hint = 3.0

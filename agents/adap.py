@@ -11,7 +11,7 @@ from numpy.typing import NDArray
 
 from agents.episodes import LaplaceBatchAgent
 from agents.kl import kl_upper_logit, neg_entropy
-from agents.skeleton import fields
+from agents.skeleton import fields, one_based_round
 from dpbandits.core.jit import inline_kernel
 from dpbandits.core.params import Param
 from dpbandits.core.samplers import standard_laplace
@@ -28,12 +28,6 @@ __all__ = ["AdaPKLUCB", "AdaPUCB"]
 ARM = fields("count", "private", "last_n", "releases")
 RUN = fields("cur", "left", "ep_sum", "ep_len")
 PAR = fields("eps", "scale", "alpha")
-
-
-@inline_kernel
-def _round(par: Any, t: int) -> float:
-    """The 1-based round ``t_l`` of the step."""
-    return float(t + 1)
 
 
 @inline_kernel
@@ -115,7 +109,7 @@ class _AdaP(LaplaceBatchAgent):
     citation = "Azize & Basu 2022, Lemma 1 and Theorem 6"
     ARM, RUN, PAR = ARM, RUN, PAR
     ARM_START = {"last_n": 1.0}  # the initial pull is an episode of one pull
-    round_kernel, held_kernel, chosen_kernel, learn_kernel = _round, _held, _start, _pull
+    round_kernel, held_kernel, chosen_kernel, learn_kernel = one_based_round, _held, _start, _pull
     parameter_constraints = {
         **LaplaceBatchAgent.parameter_constraints,
         "alpha": Param(low=0, low_open=True, doc="confidence exponent (> 3 in the regret bounds)"),

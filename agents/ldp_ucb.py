@@ -55,7 +55,7 @@ from agents.klucb import ARM, KLUCB, RUN
 from agents.klucb import _arm as _klucb_arm
 from agents.klucb import _record as _klucb_record
 from agents.klucb import _round as _klucb_round
-from agents.skeleton import IndexAgent, fields
+from agents.skeleton import IndexAgent, fields, one_based_round
 from dpbandits.accounting import local_dp_report
 from dpbandits.core import checks
 from dpbandits.core.jit import inline_kernel
@@ -70,12 +70,6 @@ __all__ = ["LDPKLUCBB", "LDPUCBB", "LDPUCBBS", "LDPUCBL", "LDPUCBLS"]
 # KL-UCB's own kernels on the reports. PAR: KL-UCB's c first (its kernels read it there), then
 # the randomizer's parameters.
 PAR = fields("c", "eps", "scale", "p", "q")
-
-
-@inline_kernel
-def _round(par: Any, t: int) -> float:
-    """The 1-based round ``t + 1`` of the step (the authors' ``self.n``)."""
-    return float(t + 1)
 
 
 @inline_kernel
@@ -170,7 +164,7 @@ class _LDP(IndexAgent):
     curator = ""
     traits = AgentTraits(rewards="unit", private=True, compiled=True)
     ARM, RUN, PAR = ARM, RUN, PAR
-    round_kernel = _round
+    round_kernel = one_based_round
     cost_hint = 2.0
     parameter_constraints = {
         "epsilon": Param(low=0, low_open=True, doc="eps of every report (eps-LDP)"),

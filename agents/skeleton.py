@@ -79,7 +79,7 @@ from dpbandits.core.jit import (
 )
 from dpbandits.core.traits import AgentTraits
 
-__all__ = ["CompiledAgent", "IndexAgent", "fields"]
+__all__ = ["CompiledAgent", "IndexAgent", "fields", "one_based_round"]
 
 
 def fields(*names: str) -> Any:
@@ -99,6 +99,12 @@ NO_FIELDS = fields("none")
 def no_round(par: Any, t: int) -> float:
     """No per-step value."""
     return 0.0
+
+
+@inline_kernel
+def one_based_round(par: Any, t: int) -> float:
+    """The 1-based round ``t + 1`` of the step (the ``t`` of the papers' ``ln t``)."""
+    return float(t + 1)
 
 
 @inline_kernel
