@@ -321,7 +321,7 @@ def test_rewards_outside_the_unit_interval_are_refused_at_their_step(steps):
 def test_the_audit_passes_at_the_claimed_eps_after_a_change_and_in_a_late_episode(name):
     """The reward table: arms (0, 1) swapped at step 200 of 500, so the agent restarts; the
     changed steps: the first, two just after the change, and one inside a late episode."""
-    from dpbandits.testing.agent_audit import audit_agent
+    from dpbandits.audit import audit_agent
 
     env = {"id": "dpbandits/PiecewiseBandit-v0", "arm": "bernoulli", "horizon": 500,
            "segments": [[0, [0.0, 1.0]], [200, [1.0, 0.0]]]}  # fmt: skip

@@ -8,7 +8,7 @@ import math
 
 import numpy as np
 import pytest
-from dpbandits.testing.reward_tables import reward_tape
+from dpbandits.audit.reward_tables import reward_tape
 from scipy import stats
 
 import agents
