@@ -9,6 +9,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from agents.base import Agent, in_unit_interval, unit_interval_error
+from dpbandits.core.arms import read_only
 from dpbandits.core.jit import beats, generator_address, generator_at, kernel, pairwise_sum
 from dpbandits.core.numba_compat import next_double
 from dpbandits.core.params import Param
@@ -171,6 +172,7 @@ class Exp3(Agent):
 
     def play(self, rows: Any, actions: Any, rewards: Any) -> None:
         """Play ``len(rows)`` steps against reward rows (see ``agents.base``)."""
+        rows = read_only(rows)  # the one compiled loop for the engine's tape and any other rows
         done = _play(self.log_weights, self._probs, self._gamma, generator_address(self.rng),
                      self.t, rows, actions, rewards, self._chosen, self._u, self._x)  # fmt: skip
         self.played(done)

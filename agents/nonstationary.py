@@ -15,7 +15,7 @@ from numpy.typing import NDArray
 
 from agents.base import Agent, ArmStatistics
 from dpbandits.core import checks
-from dpbandits.core.arms import add_pull
+from dpbandits.core.arms import add_pull, read_only
 from dpbandits.core.jit import beats, kernel
 from dpbandits.core.params import Param
 from dpbandits.core.traits import AgentTraits
@@ -197,6 +197,7 @@ class _ForgettingUCB(Agent):
 
     def play(self, rows: Any, actions: Any, rewards: Any) -> None:
         """Play ``len(rows)`` steps against reward rows (see ``agents.base``)."""
+        rows = read_only(rows)  # the one compiled loop for the engine's tape and any other rows
         self._gamma_t = _play(self._sliding, self._params(), self._gamma_t, self.t,
                               self.stats.counts, self.stats.sums, *self._buffers(), rows,
                               actions, rewards, self._chosen, self._x)  # fmt: skip

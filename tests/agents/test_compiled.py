@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 import agents
+from dpbandits.core.arms import action_dtype
 from dpbandits.experiments import run
 
 COMPILED = {
@@ -33,7 +34,8 @@ def play_by_steps(agent, env_id, kw, R, seed, blocks, steps_between=0):
     venv.reset(seed=seed)
     T, K = kw["horizon"], venv.unwrapped.n_arms
     agent.reset(R, K, horizon=T, rng=np.random.default_rng(seed))
-    actions, total = np.empty((T, R), dtype=np.int64), np.zeros(R)
+    # the engine's action dtype: the block path runs the loop the engine runs (one compilation)
+    actions, total = np.empty((T, R), dtype=action_dtype(K)), np.zeros(R)
     t = 0
     stepped = 0  # steps of act/update since the last block
     while t < T:
