@@ -118,7 +118,8 @@ def test_compiled_exp3_is_the_numpy_step_bit_for_bit(K, R, gamma):
         blk.play(rows[t0 : t0 + m], actions[t0 : t0 + m], rewards[t0 : t0 + m])
     assert blk.t == T
     np.testing.assert_array_equal(actions, expected)
-    np.testing.assert_array_equal(rewards, np.take_along_axis(rows, actions * R + np.arange(R), 1))
+    columns = actions.astype(np.int64) * R + np.arange(R)  # int8/int16 actions: no overflow
+    np.testing.assert_array_equal(rewards, np.take_along_axis(rows, columns, 1))
     assert np.array_equal(bits(blk.log_weights), bits(ref.log_weights))
     # and the next draws agree too (same generator state)
     assert np.array_equal(blk.choose(), ref.choose())
