@@ -16,7 +16,7 @@ from numpy.typing import NDArray
 from agents.base import Agent, ArmStatistics
 from agents.skeleton import IndexAgent, fields
 from dpbandits.core import checks
-from dpbandits.core.arms import add_pull
+from dpbandits.core.arms import add_pull, read_only
 from dpbandits.core.jit import beats, inline_kernel, kernel
 from dpbandits.core.params import Param
 from dpbandits.core.traits import AgentTraits
@@ -241,6 +241,7 @@ class SlidingWindowUCB(Agent):
 
     def play(self, rows: Any, actions: Any, rewards: Any) -> None:
         """Play ``len(rows)`` steps against reward rows (see ``agents.base``)."""
+        rows = read_only(rows)  # the one compiled loop for the engine's tape and any other rows
         _sw_play(self._params, self.t, self.stats.counts, self.stats.sums, self._buf_arm,
                  self._buf_rew, rows, actions, rewards, self._chosen, self._x)  # fmt: skip
         self.played(rows.shape[0])

@@ -31,7 +31,7 @@ from dpbandits.accounting import PrivacyLedger
 from dpbandits.continual import PrivateMeans
 from dpbandits.continual.kernels import means_clipped, means_update
 from dpbandits.core import checks
-from dpbandits.core.arms import RunArms
+from dpbandits.core.arms import RunArms, read_only
 from dpbandits.core.checks import ParameterError, ParameterTypeError
 from dpbandits.core.jit import (
     generator_address,
@@ -464,6 +464,7 @@ class PrivateAgent(Agent):
         refuses its input goes through :meth:`act` (for the selector's own error)."""
         if self._compiled is None:
             raise RuntimeError("play needs the compiled parts (see block_player)")
+        rows = read_only(rows)  # the one compiled loop for the engine's tape and any other rows
         m, i = rows.shape[0], 0
         while i < m:
             ready = self._means.ready_steps

@@ -69,6 +69,7 @@ from agents.base import (
     in_unit_interval,
     unit_interval_error,
 )
+from dpbandits.core.arms import read_only
 from dpbandits.core.jit import (
     beats,
     generator_address,
@@ -375,6 +376,7 @@ class CompiledAgent(Agent):
 
     def play(self, rows: Any, actions: Any, rewards: Any) -> None:
         """Play ``len(rows)`` steps against reward rows (see ``agents.base``)."""
+        rows = read_only(rows)  # the one compiled loop for the engine's tape and any other rows
         done = int(self._loop.play(self.arms, self.runs, self.par, self._address, self.t, rows,
                                    actions, rewards, self._chosen, self._x))  # fmt: skip
         self.played(done)

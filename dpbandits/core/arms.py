@@ -21,9 +21,40 @@ from numpy.typing import ArrayLike, NDArray
 from dpbandits.core import checks
 from dpbandits.core.jit import kernel
 
-__all__ = ["ArmStatistics", "HoldsViews", "RunArms", "add_pull", "add_pulls", "matrix_property"]
+__all__ = [
+    "ArmStatistics",
+    "HoldsViews",
+    "RunArms",
+    "action_dtype",
+    "add_pull",
+    "add_pulls",
+    "matrix_property",
+    "read_only",
+]
 
 _T = TypeVar("_T", bound=np.generic)
+
+
+def action_dtype(n_arms: int) -> type[np.signedinteger[Any]]:
+    """The smallest integer dtype that holds the arms ``0 .. n_arms - 1``: the dtype of the
+    engine's ``(T, R)`` action arrays (int8 up to 127 arms). A compiled agent's ``play`` loop is
+    compiled once per dtype of its ``actions`` argument, so a caller that plays blocks itself
+    passes arrays of this dtype to run the loop the engine runs (any other integer dtype works,
+    at the price of one more compilation)."""
+    return np.int8 if n_arms <= 127 else (np.int16 if n_arms <= 32767 else np.int64)
+
+
+def read_only(rows: NDArray[Any]) -> NDArray[Any]:
+    """``rows`` as a read-only array (itself, or a read-only view of it): a compiled agent's
+    ``play`` hands its reward rows to its loop this way, as the environments' tapes are, so
+    that writable rows from a test or a user's tape run the loop the engine runs instead of
+    compiling it once more (numba compiles a function once per argument type, and a
+    read-only array is another type)."""
+    if not rows.flags.writeable:
+        return rows
+    view = rows.view()
+    view.flags.writeable = False
+    return view
 
 
 class RunArms:

@@ -177,16 +177,26 @@ def _compile(fn: F, **options: Any) -> F:
 
 
 def kernel(fn: F) -> F:
-    """Compile ``fn`` as a library kernel (see the module docstring for the options)."""
-    return _compile(fn)
+    """Compile ``fn`` as a library kernel (see the module docstring for the options). LLVM
+    inlines it into its callers where its cost model says so (the callee's code is linked into
+    every caller, from the disk cache too)."""
+    # forceinline stated, not inherited: numba gives a function first compiled inside an
+    # inline kernel's compilation that kernel's setting otherwise (order-dependent caches)
+    return _compile(fn, forceinline=False)
 
 
 def inline_kernel(fn: F) -> F:
-    """Compile ``fn`` as a kernel that numba inlines into every kernel calling it (numba's
-    ``inline="always"``), for a few-nanosecond function whose call would cost as much as its
-    work: a call to a kernel loaded from the cache is never inlined by LLVM, and a random
-    sampler passes the bit generator's six words. Other options as :func:`kernel`."""
-    return _compile(fn, inline="always")
+    """Compile ``fn`` as a kernel that is always inlined into every kernel calling it, for a
+    few-nanosecond function whose call would cost as much as its work (a random sampler passes
+    the bit generator's six words). Other options as :func:`kernel`.
+
+    The inlining is LLVM's (numba's ``forceinline``: the function is compiled once per argument
+    types, marked ``alwaysinline``, and linked into each caller, from the disk cache too), not
+    numba's ``inline="always"``, which copies and types the function's code again at every call
+    site, nested inline kernels included: that cost 2x the compile time of a loop on the
+    skeleton (Thompson sampling's loops 24 -> 12 CPU-s, docs/performance.md "Cold start"),
+    for the same machine code."""
+    return _compile(fn, forceinline=True)
 
 
 def kernel_template(fn: F) -> F:
@@ -238,7 +248,7 @@ def specialise(template: Callable[..., Any], *, inline: bool = False, **bindings
     compiled = _SPECIALISED.get(key)
     if compiled is not None:
         return compiled
-    options: dict[str, Any] = {"inline": "always"} if inline else {}
+    options: dict[str, Any] = {"forceinline": inline}  # stated either way (see kernel)
     names, fulls, sources = [], [], []
     for name in sorted(bindings):
         short, full, outside = _binding(bindings[name])

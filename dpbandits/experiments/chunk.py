@@ -12,6 +12,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from dpbandits.core import checks
+from dpbandits.core.arms import action_dtype
 from dpbandits.core.files import jsonable
 from dpbandits.core.jit import kernel
 from dpbandits.core.signals import check_signals
@@ -195,8 +196,7 @@ def run_chunk(task: ChunkTask, progress: Callable[[int], None] | None = None) ->
     agent = task.agent
     agent.reset(n, K, horizon=T, rng=np.random.default_rng(agent_ss))
 
-    adtype = np.int8 if K <= 127 else (np.int16 if K <= 32767 else np.int64)
-    actions = np.empty((T, n), dtype=adtype)
+    actions = np.empty((T, n), dtype=action_dtype(K))
     reward_sum = np.zeros(n)
     traced = task.trace_steps.size > 0 and is_private(agent)
     # The project's vector environments have ``pull`` (rewards only, no info dict): the hot

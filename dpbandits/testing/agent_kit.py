@@ -48,6 +48,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from dpbandits.core import checks
+from dpbandits.core.arms import action_dtype
 from dpbandits.core.params import Param
 from envs.core import reward_tape
 
@@ -181,7 +182,8 @@ def _check_blocks(s: _Setup) -> str:
         agent = _fresh(s)
         agent.reset(s.n_runs, s.n_arms, horizon=s.horizon, rng=s.seed)
         play = agent.block_player()
-        acts = np.empty((s.horizon, s.n_runs), dtype=np.int64)
+        # the engine's action dtype: the loop the engine runs (dpbandits.core.arms.action_dtype)
+        acts = np.empty((s.horizon, s.n_runs), dtype=action_dtype(s.n_arms))
         rews = np.empty((s.horizon, s.n_runs))
         t = 0
         for m in [*sizes, s.horizon]:
@@ -195,7 +197,7 @@ def _check_blocks(s: _Setup) -> str:
     agent = _fresh(s)
     agent.reset(s.n_runs, s.n_arms, horizon=s.horizon, rng=s.seed)
     play = agent.block_player()
-    acts = np.empty((s.horizon, s.n_runs), dtype=np.int64)
+    acts = np.empty((s.horizon, s.n_runs), dtype=action_dtype(s.n_arms))
     rews = np.empty((s.horizon, s.n_runs))
     runs = np.arange(s.n_runs)
     t, k = 0, 0

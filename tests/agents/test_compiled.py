@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 import agents
+from dpbandits.core.arms import action_dtype, read_only
 from dpbandits.experiments import run
 
 COMPILED = {
@@ -33,7 +34,8 @@ def play_by_steps(agent, env_id, kw, R, seed, blocks, steps_between=0):
     venv.reset(seed=seed)
     T, K = kw["horizon"], venv.unwrapped.n_arms
     agent.reset(R, K, horizon=T, rng=np.random.default_rng(seed))
-    actions, total = np.empty((T, R), dtype=np.int64), np.zeros(R)
+    # the engine's action dtype: the block path runs the loop the engine runs (one compilation)
+    actions, total = np.empty((T, R), dtype=action_dtype(K)), np.zeros(R)
     t = 0
     stepped = 0  # steps of act/update since the last block
     while t < T:
@@ -119,3 +121,23 @@ def test_bernoulli_thompson_refuses_rewards_outside_the_unit_interval_in_blocks_
     for blocks in (None, 50):
         with pytest.raises(ValueError, match=r"needs rewards in \[0, 1\]"):
             play_by_steps(agents.ThompsonSampling(model="bernoulli"), env_id, kw, 4, 2, blocks)
+
+
+def test_the_engine_and_a_caller_of_play_share_one_compiled_loop():
+    """Writable reward rows and the engine's action dtype run the loop the engine compiled
+    (numba compiles a function once per argument types: each new type is another compilation,
+    seconds on an empty kernel cache)."""
+    assert action_dtype(2) == np.int8 and action_dtype(127) == np.int8
+    assert action_dtype(128) == np.int16 and action_dtype(32_768) == np.int64
+    rows = np.random.default_rng(0).random((20, 2 * 3))
+    view = read_only(rows)
+    assert not view.flags.writeable and np.shares_memory(view, rows) and rows.flags.writeable
+    assert read_only(view) is view
+    env = gym.make("dpbandits/KArmedBernoulli-v0", means=[0.2, 0.8], horizon=40)
+    run(env, {"ucb": agents.UCB()}, n_runs=3, seed=0, n_jobs=1, progress=False)
+    loop = agents.UCB.compiled_loop()
+    engine_signatures = set(loop.play.signatures)
+    agent = agents.UCB()
+    agent.reset(3, 2, horizon=40, rng=0)
+    agent.play(rows, np.empty((20, 3), dtype=action_dtype(2)), np.empty((20, 3)))
+    assert set(loop.play.signatures) == engine_signatures

@@ -22,6 +22,7 @@ import numpy as np
 import pytest
 
 import agents
+from dpbandits.core.arms import action_dtype
 from dpbandits.core.jit import pairwise_sum
 
 # the C library's exp (see the module docstring), with numpy's output shape and dtype
@@ -115,13 +116,14 @@ def test_compiled_exp3_is_the_numpy_step_bit_for_bit(K, R, gamma):
     # by blocks through play
     blk = agents.Exp3(gamma=gamma)
     blk.reset(R, K, horizon=T, rng=np.random.default_rng(3))
-    actions, rewards = np.empty((T, R), dtype=np.int64), np.empty((T, R))
+    actions, rewards = np.empty((T, R), dtype=action_dtype(K)), np.empty((T, R))
     for t0 in range(0, T, 97):
         m = min(97, T - t0)
         blk.play(rows[t0 : t0 + m], actions[t0 : t0 + m], rewards[t0 : t0 + m])
     assert blk.t == T
     np.testing.assert_array_equal(actions, expected)
-    np.testing.assert_array_equal(rewards, np.take_along_axis(rows, actions * R + np.arange(R), 1))
+    columns = actions.astype(np.int64) * R + np.arange(R)  # int8/int16 actions: no overflow
+    np.testing.assert_array_equal(rewards, np.take_along_axis(rows, columns, 1))
     assert np.array_equal(bits(blk.log_weights), bits(ref.log_weights))
     # and the next draws agree too (same generator state)
     assert np.array_equal(blk.choose(), ref.choose())
@@ -137,7 +139,7 @@ def test_rewards_outside_the_unit_interval_raise_at_the_first_such_step():
     assert ref.t == 20
     blk = agents.Exp3(gamma=0.2)
     blk.reset(R, K, horizon=T, rng=np.random.default_rng(4))
-    actions, rewards = np.empty((T, R), dtype=np.int64), np.empty((T, R))
+    actions, rewards = np.empty((T, R), dtype=action_dtype(K)), np.empty((T, R))
     with pytest.raises(ValueError, match=r"Exp3 needs rewards in \[0, 1\], got min -0.25"):
         blk.play(rows, actions, rewards)
     assert blk.t == 20  # the steps before the bad one were played and learnt from

@@ -19,6 +19,7 @@ import agents
 from dpbandits.continual import hybrid_noise
 from dpbandits.continual.kernels import binary_add, binary_noise_push
 from dpbandits.continual.tree_noise import laplace_unit
+from dpbandits.core.arms import action_dtype
 from dpbandits.experiments import run
 from tests.agents.test_compiled import play_by_steps
 from tests.stats import assert_mean_close
@@ -38,7 +39,7 @@ def play_rows(agent, rows, n_runs, *, block=4096, steps=False):
     """Actions ``(T, R)`` of ``agent`` (already reset) on the reward rows, by ``play`` in
     blocks or (``steps``) by ``act``/``update``."""
     T = rows.shape[0]
-    actions = np.empty((T, n_runs), dtype=np.int64)
+    actions = np.empty((T, n_runs), dtype=action_dtype(rows.shape[1] // n_runs))
     rewards = np.empty((T, n_runs))
     cols = np.arange(n_runs)
     for t in range(0, T, 1 if steps else block):
@@ -450,7 +451,7 @@ def test_the_tree_refuses_to_play_past_its_horizon():
     agent.reset(2, 2, horizon=5, rng=0)
     rows = bernoulli_rows(np.random.default_rng(0), MEANS, 6, 2)
     with pytest.raises(ValueError, match="horizon=5"):
-        agent.play(rows, np.empty((6, 2), dtype=np.int64), np.empty((6, 2)))
+        agent.play(rows, np.empty((6, 2), dtype=action_dtype(2)), np.empty((6, 2)))
     assert agent.t == 0
     play_rows(agent, rows[:5], 2, steps=True)
     with pytest.raises(ValueError, match="horizon=5"):

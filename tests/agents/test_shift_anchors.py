@@ -8,11 +8,12 @@ import math
 
 import numpy as np
 import pytest
-from dpbandits.audit.reward_tables import reward_tape
 from scipy import stats
 
 import agents
 from agents.change_tests import glr_bernoulli
+from dpbandits.audit.reward_tables import reward_tape
+from dpbandits.core.arms import action_dtype
 from dpbandits.testing import check_agent
 
 # -- slow references, one replication, written from the papers ---------------------------------
@@ -316,7 +317,7 @@ def test_blocks_equal_steps_across_restarts(agent) -> None:
     assert restarts.min() >= 2
     tape = reward_tape(table, n_runs)
     agent.reset(n_runs, 3, horizon=900, rng=4)
-    actions = np.empty((900, n_runs), dtype=np.int64)
+    actions = np.empty((900, n_runs), dtype=action_dtype(3))
     rewards = np.empty((900, n_runs))
     start = 0
     for size in (1, 7, 100, 1, 300, 491):
