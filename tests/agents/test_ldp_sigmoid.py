@@ -17,6 +17,7 @@ import dpbandits
 from dpbandits.audit import audit_agent
 from dpbandits.core.checks import ParameterError
 from dpbandits.testing import check_agent
+from tests.agents.test_trust_agents import reference_ldp_ucb
 
 # rewards of every size: S saturates at both ends (S(-1e6) = 0, S(1e6) = 1 in doubles)
 XS = np.array([-1e6, -3.0, -0.4, 0.0, 0.7, 2.5, 1e6])
@@ -77,37 +78,10 @@ MEANS, SD = np.array([0.0, 0.6]), 1.0
 T, R = 1500, 300
 
 
-def _reference(kind: str, eps: float, rng: np.random.Generator) -> float:
-    """LDP-UCB-LS / -BS as the curators and the authors' indices (their ``pull_CTL`` and
-    ``pull_CTB`` on the sigmoid of a Gaussian reward), one run: the pseudo-regret."""
-    K = MEANS.size
-    s, n = np.zeros(K), np.zeros(K)
-    p = math.exp(eps) / (1 + math.exp(eps))
-    regret = 0.0
-    for t in range(T):
-        if t < K:
-            a = t
-        else:
-            rnd = t + 1
-            if kind == "LS":
-                low = np.flatnonzero(n <= 4 * math.log(rnd + 1))
-                if low.size:
-                    a = int(low[0])
-                else:
-                    idx = (s / n + np.sqrt(2 * math.log(rnd) / n)
-                           + np.sqrt(32 * math.log(rnd) / (eps**2 * n)))  # fmt: skip
-                    a = int(np.argmax(idx))
-            else:
-                a = int(np.argmax(s / n + np.sqrt(2 * math.log(rnd) / n)))
-        sr = 1 / (1 + math.exp(-rng.normal(MEANS[a], SD)))
-        if kind == "LS":
-            y = sr + rng.laplace(0.0, 1.0 / eps)
-        else:
-            y = float(rng.random() < sr * p + (1 - sr) * (1 - p))
-        s[a] += y
-        n[a] += 1
-        regret += MEANS.max() - MEANS[a]
-    return regret
+def _sigmoid_gaussian(a: int, rng: np.random.Generator) -> float:
+    """What the curators CTL-S / CTB-S are given: ``S(x)`` of a Gaussian reward of arm ``a``
+    (the authors' ``pull_CTL`` / ``pull_CTB`` in ``ucb_bandit_gaussian``)."""
+    return 1 / (1 + math.exp(-rng.normal(MEANS[a], SD)))
 
 
 @pytest.mark.slow
@@ -119,7 +93,8 @@ def test_regret_matches_an_independent_implementation(kind: str) -> None:
     res = dpbandits.run(env, {"a": agent}, n_runs=R, seed=11, n_jobs=1, progress=False)
     ours = np.asarray(res.data["a"]["total_regret"], dtype=float)
     g = np.random.default_rng(2025)
-    ref = np.array([_reference(kind, 1.0, g) for _ in range(R)])
+    ref = np.array([reference_ldp_ucb(kind[0], 1.0, g, MEANS, T, _sigmoid_gaussian)
+                    for _ in range(R)])  # fmt: skip
     z = (ours.mean() - ref.mean()) / math.sqrt(ours.var(ddof=1) / R + ref.var(ddof=1) / R)
     assert abs(z) < 5, f"mean regret {ours.mean():.1f} vs reference {ref.mean():.1f}: z = {z:.2f}"
     assert ours.mean() < 0.9 * T * 0.3  # it learns: well below uniform play's T * gap / 2

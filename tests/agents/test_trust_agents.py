@@ -5,6 +5,7 @@ code for LDP-UCB), privacy reports, audits, bad input (docs/trust-models.md)."""
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 
 import numpy as np
 import pytest
@@ -25,14 +26,19 @@ def test_conformance_kit(name: str) -> None:
 
 
 # -- slow reference implementations, one replication at a time, numpy's own draws -------------
-def _reference_ldp_ucb(kind: str, eps: float, rng: np.random.Generator) -> float:
-    """LDP-UCB-L / -B as the paper's curators and the authors' index (DPclass.py), one run on
-    Bernoulli(MEANS): the pseudo-regret."""
-    K = MEANS.size
+def reference_ldp_ucb(
+    kind: str, eps: float, rng: np.random.Generator, means: np.ndarray, horizon: int,
+    draw: Callable[[int, np.random.Generator], float],
+) -> float:
+    """LDP-UCB-L / -B as the paper's curators and the authors' index (DPclass.py), one run:
+    the pseudo-regret. ``draw(a, rng)`` is the value in ``[0, 1]`` the curator is given when
+    arm ``a`` is pulled (a Bernoulli(``means[a]``) reward here; the sigmoid of a Gaussian
+    reward for LDP-UCB-LS / -BS, test_ldp_sigmoid.py)."""
+    K = means.size
     s, n = np.zeros(K), np.zeros(K)
     p = math.exp(eps) / (1 + math.exp(eps))
     regret = 0.0
-    for t in range(T):
+    for t in range(horizon):
         if t < K:
             a = t
         else:
@@ -50,15 +56,19 @@ def _reference_ldp_ucb(kind: str, eps: float, rng: np.random.Generator) -> float
                     a = int(np.argmax(idx))
             else:
                 a = int(np.argmax(s / n + np.sqrt(2 * math.log(rnd) / n)))
-        x = float(rng.random() < MEANS[a])
+        x = draw(a, rng)
         if kind == "L":
             y = x + rng.laplace(0.0, 1.0 / eps)
         else:
             y = float(rng.random() < (x * p + (1 - x) * (1 - p)))
         s[a] += y
         n[a] += 1
-        regret += MEANS.max() - MEANS[a]
+        regret += means.max() - means[a]
     return regret
+
+
+def _bernoulli(a: int, rng: np.random.Generator) -> float:
+    return float(rng.random() < MEANS[a])
 
 
 def _reference_adac(rho: float, alpha: float, rng: np.random.Generator) -> float:
@@ -107,8 +117,8 @@ def _two_sample_z(a: np.ndarray, b: np.ndarray) -> float:
 @pytest.mark.slow
 @pytest.mark.parametrize(
     "agent, reference",
-    [(agents.LDPUCBL(1.0), lambda g: _reference_ldp_ucb("L", 1.0, g)),
-     (agents.LDPUCBB(1.0), lambda g: _reference_ldp_ucb("B", 1.0, g)),
+    [(agents.LDPUCBL(1.0), lambda g: reference_ldp_ucb("L", 1.0, g, MEANS, T, _bernoulli)),
+     (agents.LDPUCBB(1.0), lambda g: reference_ldp_ucb("B", 1.0, g, MEANS, T, _bernoulli)),
      (agents.AdaCUCB(0.5), lambda g: _reference_adac(0.5, 3.1, g))],
 )  # fmt: skip
 def test_regret_matches_an_independent_implementation(agent, reference) -> None:
