@@ -15,17 +15,9 @@ from agents.change_tests import glr_bernoulli
 from dpbandits.audit.reward_tables import reward_tape
 from dpbandits.core.arms import action_dtype
 from dpbandits.testing import check_agent
+from tests.agents.test_literature_kl import kl_ref as kl
 
 # -- slow references, one replication, written from the papers ---------------------------------
-
-
-def kl(p: float, q: float) -> float:
-    out = 0.0
-    if p > 0:
-        out += p * math.log(p / q) if q > 0 else math.inf
-    if p < 1:
-        out += (1 - p) * math.log((1 - p) / (1 - q)) if q < 1 else math.inf
-    return out
 
 
 def kl_ucb(p: float, level: float) -> float:
