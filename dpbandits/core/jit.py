@@ -50,6 +50,7 @@ from dpbandits.core.numba_compat import (
     float_bits,
     generator_at,
     install_cache_locators,
+    name_cache_files_by_key,
     next_uint32,
     next_uint64,
 )
@@ -171,6 +172,7 @@ def _compile(fn: F, **options: Any) -> F:
     compiled: Any
     try:
         compiled = numba.njit(cache=True, nogil=True, error_model="numpy", **options)(fn)
+        name_cache_files_by_key(compiled)
     except RuntimeError:  # no source file (code typed in an interpreter), no writable cache
         compiled = numba.njit(nogil=True, error_model="numpy", **options)(fn)
     return cast(F, compiled)

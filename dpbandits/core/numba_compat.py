@@ -20,6 +20,7 @@ Everything else the library does with numba is public API (``numba.njit``,
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import importlib.util
 import os
 import sys
@@ -41,6 +42,7 @@ __all__ = [
     "generator_at",
     "host_cpu",
     "install_cache_locators",
+    "name_cache_files_by_key",
     "on_compile",
 ]
 
@@ -174,6 +176,40 @@ def install_cache_locators(stamp: Callable[[Any], Any], directory: Callable[[], 
             _no_locator(stamp),
             *impl._locator_classes,
         ]
+
+
+class _KeyNamedCacheFile(caching.IndexDataCacheFile):  # type: ignore[misc]
+    """numba's index-and-data cache file with each data file named by a hash of its entry's key
+    instead of by the first number the index has free.
+
+    numba picks that number from the index it has just read, so two processes compiling two
+    signatures of one function at the same time (the forked warm-up of
+    ``dpbandits.experiments.warmup``, two test workers) both pick ``.1.nbc``; the last data
+    written then sits under the other's index entry, and a later process loads machine code
+    compiled for other argument types. Named by its key, a data file is only ever written with
+    that key's code; a lost index update only costs a compile. The data file is also written
+    before the index entry that points to it, and the entry re-read after the index is saved,
+    to retry once when another process's save replaced it."""
+
+    def save(self, key: Any, data: Any) -> None:
+        digest = hashlib.sha256(repr(key).encode()).hexdigest()[:16]
+        data_name = self._data_name_pattern.replace("{number:d}", digest)
+        self._save_data(data_name, data)
+        for _ in range(2):
+            overloads = self._load_index()
+            if overloads.get(key) == data_name:
+                return
+            overloads[key] = data_name
+            self._save_index(overloads)
+
+
+def name_cache_files_by_key(dispatcher: Any) -> None:
+    """Make ``dispatcher``'s disk cache (if it has numba's) name its data files by key
+    (:class:`_KeyNamedCacheFile`): no two processes ever write one data file for two keys."""
+    cache = getattr(dispatcher, "_cache", None)
+    cache_file = getattr(cache, "_cache_file", None)
+    if type(cache_file) is caching.IndexDataCacheFile:
+        cache_file.__class__ = _KeyNamedCacheFile
 
 
 @contextlib.contextmanager

@@ -69,3 +69,65 @@ def test_only_numba_compat_touches_numba_internals() -> None:
             for match in _INTERNAL.finditer(path.read_text(encoding="utf-8")):
                 offenders.append(f"{path.relative_to(ROOT)}: {match.group(0).strip()}")
     assert offenders == []
+
+
+def _two_processes_cache_files(tmp_path, cls):
+    """Two cache-file objects on one folder, as two processes see it: the second read its index
+    before the first saved, so its index is stale (empty) for its whole save. Returns the names
+    each wrote data to and a fresh reader."""
+    from numba.core import caching
+
+    args = {"cache_path": str(tmp_path), "filename_base": "f-1.py3", "source_stamp": ("s", 1)}
+    first, second = cls(**args), cls(**args)
+    second._load_index = lambda: {}  # never sees the first's entry
+    written: dict[str, list[str]] = {"first": [], "second": []}
+    for who, obj in (("first", first), ("second", second)):
+        save = obj._save_data
+
+        def record(name, data, save=save, who=who):
+            written[who].append(name)
+            save(name, data)
+
+        obj._save_data = record
+    first.save(("sig", "float64"), "code for float64")
+    second.save(("sig", "int64"), "code for int64")
+    return written, caching.IndexDataCacheFile(**args)
+
+
+def test_two_processes_never_write_one_data_file_for_two_signatures(tmp_path) -> None:
+    """numba names a data file by the first number free in the index it read, so two processes
+    compiling two signatures of one kernel at once both write ``.1.nbc`` and a later process can
+    load one signature's machine code for the other; the library's cache files are named by
+    their key (``name_cache_files_by_key``), and every index entry loads its own key's code."""
+    written, reader = _two_processes_cache_files(tmp_path, numba_compat._KeyNamedCacheFile)
+    assert set(written["first"]).isdisjoint(written["second"])
+    for key, data in (
+        (("sig", "float64"), "code for float64"),
+        (("sig", "int64"), "code for int64"),
+    ):
+        assert reader.load(key) in (data, None)  # a lost index entry costs a compile, no more
+    assert reader.load(("sig", "int64")) == "code for int64"
+
+
+def test_numbas_own_naming_has_the_race_this_module_closes(tmp_path) -> None:
+    """The check above fails with numba's own class: both write the same data file."""
+    from numba.core import caching
+
+    written, _ = _two_processes_cache_files(tmp_path, caching.IndexDataCacheFile)
+    assert not set(written["first"]).isdisjoint(written["second"])
+
+
+def test_library_kernels_use_key_named_cache_files() -> None:
+    from dpbandits.core.jit import kernel
+
+    def add_one(x):
+        return x + 1
+
+    compiled = kernel(add_one)
+    assert compiled(1.5) == 2.5 and compiled(1) == 2  # two signatures, two data files
+    cache_file = compiled._cache._cache_file
+    assert type(cache_file) is numba_compat._KeyNamedCacheFile
+    names = sorted(
+        p.name for p in Path(cache_file._cache_path).glob(f"{cache_file._index_name[:-4]}.*.nbc")
+    )
+    assert len(names) == 2 and all(len(n.split(".")[-2]) == 16 for n in names)  # key hashes
