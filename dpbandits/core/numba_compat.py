@@ -178,7 +178,7 @@ def install_cache_locators(stamp: Callable[[Any], Any], directory: Callable[[], 
         ]
 
 
-class _KeyNamedCacheFile(caching.IndexDataCacheFile):  # type: ignore[misc]
+class _KeyNamedCacheFile(caching.IndexDataCacheFile):
     """numba's index-and-data cache file with each data file named by a hash of its entry's key
     instead of by the first number the index has free.
 
