@@ -44,6 +44,7 @@ from dpbandits.core.jit import kernel
 __all__ = [
     "cusum_step",
     "forced_arm",
+    "FORCED_PERIOD_CAP",
     "forced_period",
     "glr_bernoulli",
     "glr_detect",
@@ -176,12 +177,22 @@ def window_alarm(halves: Any, n: int, w: int, b: float) -> bool:
 
 
 # -- forced exploration (Cao et al. 2019; Besson et al. 2022) ----------------------------------
+#: The largest period :func:`forced_period` returns: exact in a float64 and an int64.
+FORCED_PERIOD_CAP = 2**53
+
+
 def forced_period(n_arms: int, alpha: float) -> int:
     """``floor(K / alpha)`` (at least 1), the period of :func:`forced_arm`; 0 for ``alpha =
-    0`` (no forced exploration)."""
+    0`` (no forced exploration).
+
+    Capped at ``2**53``: the agents keep the period in a float64 parameter array and the
+    kernel reads it as an int64, so a tiny ``alpha`` (``K / alpha`` past 2**63, or inf) would
+    otherwise wrap to a negative period and silently switch forced exploration off. No run
+    reaches step 2**53, so the capped period forces exactly the same steps (the first K)."""
     if alpha <= 0.0:
         return 0
-    return max(1, math.floor(n_arms / alpha))
+    ratio = n_arms / alpha
+    return max(1, math.floor(ratio) if ratio < FORCED_PERIOD_CAP else FORCED_PERIOD_CAP)
 
 
 @kernel

@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 
 from agents.change_tests import (
+    FORCED_PERIOD_CAP,
     cusum_step,
     forced_arm,
     forced_period,
@@ -217,3 +218,15 @@ def test_forced_exploration_draws_every_arm_including_the_last(k: int, alpha: fl
         assert all(a >= 0 for a in arms) and set(forced) == set(range(k)) - set()
     assert forced_period(k, 0.0) == 0
     assert forced_arm(5, 0, k) == -1
+
+
+@pytest.mark.parametrize("alpha", [1e-12, 1e-300, 5e-324])
+def test_a_tiny_forced_rate_keeps_forcing_the_first_steps(alpha: float) -> None:
+    """K / alpha past what an int64 holds (or inf) is capped, not wrapped to a negative period
+    that switches forced exploration off: the first K steps still play arms 0 .. K-1."""
+    k = 3
+    period = forced_period(k, alpha)
+    assert 1 <= period <= FORCED_PERIOD_CAP
+    stored = int(np.float64(period))  # the agents keep it in a float64 parameter array
+    assert stored == period
+    assert [forced_arm(t, stored, k) for t in range(6)] == [0, 1, 2, -1, -1, -1]
