@@ -65,8 +65,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     add_list_option(
         parser, "--agent", "--agents", metavar="LABEL",
         help="agent labels: UCB, TS, kRR, RNM, RS, GEM, mGEM (default: all seven); also UCB1, "
-        "TS-Beta, SW-UCB, D-UCB, Exp3, cGEM, PF, RNM-Gumbel, M-UCB, CUSUM-UCB, GLR-klUCB "
-        "(Bernoulli rewards only), private:<selector>, and the eps-global-DP agents built for "
+        "TS-Beta, SW-UCB, D-UCB, Exp3, cGEM, PF, RNM-Gumbel, M-UCB, CUSUM-UCB, "
+        "private:<selector>, and the eps-global-DP agents built for "
         "change CD-AdaP-UCB, CD-AdaP-KLUCB, SW-AdaP-UCB, SW-AdaP-KLUCB",
     )  # fmt: skip
     add_plugin_argument(parser)

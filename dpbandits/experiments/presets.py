@@ -8,15 +8,29 @@ from typing import Any
 
 import agents as agents_pkg
 
-__all__ = ["EXTRA_LABELS", "FIG9_LABELS", "SHIFT_ENV_ID", "shift_agents", "shift_env"]
+__all__ = [
+    "EXTRA_LABELS",
+    "FIG9_LABELS",
+    "NOT_ON_FIG9",
+    "SHIFT_ENV_ID",
+    "shift_agents",
+    "shift_env",
+]
 
 SHIFT_ENV_ID = "dpbandits/TwoArmedShift-v0"
 #: Legend labels of Fig. 9, in the paper's order.
 FIG9_LABELS = ("UCB", "TS", "kRR", "RNM", "RS", "GEM", "mGEM")
 #: Extra labels understood by :func:`shift_agents` (beyond the paper).
 EXTRA_LABELS = ("UCB1", "TS-Beta", "SW-UCB", "D-UCB", "Exp3", "cGEM", "PF", "RNM-Gumbel",
-                "M-UCB", "GLR-klUCB", "CUSUM-UCB",
+                "M-UCB", "CUSUM-UCB",
                 "CD-AdaP-UCB", "CD-AdaP-KLUCB", "SW-AdaP-UCB", "SW-AdaP-KLUCB")  # fmt: skip
+
+#: Agents of the library that cannot play the Fig. 9 arms, and where to run them instead.
+NOT_ON_FIG9 = {
+    "glr-klucb": "GLR-klUCB is for Bernoulli rewards and the Fig. 9 arms are clipped Gaussian; "
+    "run it on the Bernoulli version of the shift: `dpbandits run --example shift_anchors > "
+    "shift_anchors.toml`, then `dpbandits run shift_anchors.toml` (docs/shift-anchors.md)",
+}
 
 
 def shift_env(t_shift: int = 30_000, horizon: int = 50_000) -> dict[str, Any]:
@@ -42,7 +56,8 @@ def shift_agents(
     (beta 0.05); all private agents use ``eps_M``, ``eps_p``, ``w = 200`` and the 0.1/0.9
     quantiles. Labels are matched case-insensitively; :data:`EXTRA_LABELS` adds UCB1, Beta TS,
     SW-UCB, D-UCB, Exp3, combined GEM (cGEM), permute-and-flip (PF), Gumbel RNM and the
-    change-detection anchors M-UCB, GLR-klUCB and CUSUM-UCB (docs/shift-anchors.md), the
+    change-detection anchors M-UCB and CUSUM-UCB (docs/shift-anchors.md; GLR-klUCB, for
+    Bernoulli rewards, cannot play these arms: :data:`NOT_ON_FIG9`), the
     eps-global-DP agents built for change, CD-AdaP-UCB, CD-AdaP-KLUCB, SW-AdaP-UCB and
     SW-AdaP-KLUCB (:mod:`agents.private_shift`, whose whole run is ``epsilon``-DP;
     docs/private-shift.md), and ``private:<selector>`` builds a private agent on any registered
@@ -77,10 +92,8 @@ def shift_agents(
         "cgem": lambda: private("combined_gem", beta=0.05),
         "pf": lambda: private("permute_and_flip"),
         "rnm-gumbel": lambda: private("rnm", noise="gumbel"),
-        # the change-detection anchors (docs/shift-anchors.md), tuned for one change point;
-        # GLR-klUCB is for Bernoulli rewards only
+        # the change-detection anchors (docs/shift-anchors.md), tuned for one change point
         "m-ucb": lambda: agents_pkg.make("m_ucb"),
-        "glr-klucb": lambda: agents_pkg.make("glr_klucb"),
         "cusum-ucb": lambda: agents_pkg.make("cusum_ucb"),
         "cd-adap-ucb": lambda: agents_pkg.make("cd_adap_ucb", epsilon=epsilon),
         "cd-adap-klucb": lambda: agents_pkg.make("cd_adap_klucb", epsilon=epsilon),
@@ -94,10 +107,11 @@ def shift_agents(
             out[label.strip()] = private(label.strip().split(":", 1)[1])
         elif key in builders:
             out[label.strip()] = builders[key]()
+        elif key in NOT_ON_FIG9:
+            raise ValueError(f"agent label {label!r}: {NOT_ON_FIG9[key]}")
         else:
             known = ", ".join(FIG9_LABELS + EXTRA_LABELS)
             raise ValueError(
                 f"unknown agent label {label!r}; known labels: {known}, or private:<selector>"
             )
     return out
-

@@ -218,6 +218,10 @@ def test_cli_shift_writes_table_figures_and_json(tmp_path, capsys):
         assert (out / name).stat().st_size > 0, name  # fmt: skip
     assert main(["shift", "--agents", "nope", "--out", str(out), "--no-progress"]) == 2
     assert "unknown agent label" in capsys.readouterr().err
+    # an agent of the library that cannot play these arms says so and where to run it
+    assert main(["shift", "--agents", "GLR-klUCB", "--out", str(out), "--no-progress"]) == 2
+    err = capsys.readouterr().err
+    assert "GLR-klUCB is for Bernoulli rewards" in err and "shift_anchors" in err
 
 
 def test_plot_functions_return_figures():
