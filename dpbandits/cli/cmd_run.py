@@ -23,9 +23,8 @@ from typing import Any
 
 from dpbandits.cli.experiment_options import (
     add_experiment_arguments,
-    experiment_from_args,
+    experiment_to_run,
     memory_options,
-    print_example,
 )
 from dpbandits.cli.options import (
     add_bounds_options,
@@ -48,16 +47,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    if print_example(args, "run"):
-        return 0
-    exp = experiment_from_args(args)
-    if exp.sweep:
-        raise ValueError(
-            f"{args.config or 'the config'} has a [sweep] table ({', '.join(exp.sweep)}): run it "
-            "with `dpbandits sweep`, or pick values with --set KEY=VALUE and drop the table"
-        )
-    if args.print_config:
-        sys.stdout.write(exp.to_toml())
+    exp = experiment_to_run(args, "run")
+    if exp is None:  # an option asked only for a print (--example, --print-config)
         return 0
     check_writable_file(args.json_path, "--json")
     args.bounds_epsilons = parse_bounds_epsilons(args)

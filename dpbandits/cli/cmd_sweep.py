@@ -22,12 +22,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from dpbandits.cli.experiment_options import (
-    add_experiment_arguments,
-    experiment_from_args,
-    parse_grid,
-    print_example,
-)
+from dpbandits.cli.experiment_options import add_experiment_arguments, experiment_to_run
 from dpbandits.cli.options import add_command
 
 HELP = "run a parameter sweep (resumable, on processes or a Dask cluster)"
@@ -54,11 +49,8 @@ def run(args: argparse.Namespace) -> int:
         scheduler = check_scheduler(args.scheduler)
     except ImportError as exc:
         raise ValueError(f"--scheduler: {exc}") from None
-    if print_example(args, "sweep"):
-        return 0
-    exp = experiment_from_args(args, parse_grid(args.grid), command="sweep")
-    if args.print_config:
-        sys.stdout.write(exp.to_toml())
+    exp = experiment_to_run(args, "sweep", args.grid)
+    if exp is None:  # an option asked only for a print (--example, --print-config)
         return 0
     res = sweep(
         exp,

@@ -99,6 +99,27 @@ def parse_grid(items: list[str] | None) -> dict[str, list[Any]]:
     return grid
 
 
+def experiment_to_run(
+    args: argparse.Namespace, command: str, grid: list[str] | None = None
+) -> Any | None:
+    """The experiment ``dpbandits <command>`` runs, or ``None`` when an option asked only for a
+    print: ``--example`` (:func:`print_example`), then the config with the quick flags and the
+    ``--grid`` items ``grid`` applied (:func:`experiment_from_args`), printed with
+    ``--print-config``. ``run`` refuses a config with a ``[sweep]`` table, even to print it."""
+    if print_example(args, command):
+        return None
+    exp = experiment_from_args(args, None if grid is None else parse_grid(grid), command=command)
+    if command == "run" and exp.sweep:
+        raise ValueError(
+            f"{args.config or 'the config'} has a [sweep] table ({', '.join(exp.sweep)}): run it "
+            "with `dpbandits sweep`, or pick values with --set KEY=VALUE and drop the table"
+        )
+    if args.print_config:
+        sys.stdout.write(exp.to_toml())
+        return None
+    return exp
+
+
 def experiment_from_args(
     args: argparse.Namespace, grid: dict[str, list[Any]] | None = None, *, command: str = "run"
 ) -> Any:
