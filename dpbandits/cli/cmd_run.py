@@ -22,27 +22,17 @@ from pathlib import Path
 from typing import Any
 
 from dpbandits.cli.experiment_options import (
-    add_experiment_arguments,
+    add_experiment_command,
     experiment_to_run,
     memory_options,
 )
-from dpbandits.cli.options import (
-    add_bounds_options,
-    add_command,
-    check_writable_file,
-    output_directory,
-    parse_bounds_epsilons,
-)
+from dpbandits.cli.options import check_writable_file, output_directory, parse_bounds_epsilons
 
 HELP = "run one regret experiment from a TOML config or quick flags"
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
-    parser = add_command(subparsers, "run", HELP, __doc__)
-    add_experiment_arguments(parser, "run")
-    add_bounds_options(parser)
-    parser.add_argument("--json", dest="json_path", default=None, metavar="PATH",
-                        help="also write the summary as JSON to PATH")  # fmt: skip
+    parser = add_experiment_command(subparsers, "run", HELP, __doc__, bounds=True, json=True)
     parser.set_defaults(func=run)
 
 

@@ -22,15 +22,13 @@ from __future__ import annotations
 import argparse
 import sys
 
-from dpbandits.cli.experiment_options import add_experiment_arguments, experiment_to_run
-from dpbandits.cli.options import add_command
+from dpbandits.cli.experiment_options import add_experiment_command, experiment_to_run
 
 HELP = "run a parameter sweep (resumable, on processes or a Dask cluster)"
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
-    parser = add_command(subparsers, "sweep", HELP, __doc__)
-    add_experiment_arguments(parser, "sweep")
+    parser = add_experiment_command(subparsers, "sweep", HELP, __doc__)
     parser.add_argument("--grid", action="append", default=[], metavar="KEY=V1,V2,...",
                         help="sweep KEY over the values (adds to the config's [sweep]); "
                         "repeatable")  # fmt: skip

@@ -7,9 +7,38 @@ import os
 import sys
 from typing import Any
 
-from dpbandits.cli.options import add_env_options, add_plugin_argument, positive_count
+from dpbandits.cli.options import (
+    add_bounds_options,
+    add_command,
+    add_env_options,
+    add_json_option,
+    add_plugin_argument,
+    positive_count,
+)
 from dpbandits.core.docs import docs_reference
 from dpbandits.core.plugins import load_plugins
+
+
+def add_experiment_command(
+    subparsers: argparse._SubParsersAction,
+    command: str,
+    help: str,
+    doc: str | None,
+    *,
+    bounds: bool = False,
+    json: bool = False,
+) -> argparse.ArgumentParser:
+    """The parser of ``dpbandits <command>`` (:func:`~dpbandits.cli.options.add_command`) with
+    the config and quick-flag options (:func:`add_experiment_arguments`), then, if asked, the
+    lower bounds' options (``bounds``, :func:`~dpbandits.cli.options.add_bounds_options`) and
+    ``--json`` (``json``)."""
+    parser = add_command(subparsers, command, help, doc)
+    add_experiment_arguments(parser, command)
+    if bounds:
+        add_bounds_options(parser)
+    if json:
+        add_json_option(parser)
+    return parser
 
 
 def add_experiment_arguments(parser: argparse.ArgumentParser, command: str) -> None:
