@@ -56,9 +56,10 @@ INNER = "dp_imed"
 class PlantedLeak:
     """An honest agent passed through (the agent protocol), claiming eps = 1.
 
-    Subclasses change :meth:`act` (the arms played) or watch :meth:`update` (the raw rewards);
-    the raw statistics they keep (pulls and reward sums per replication and arm, the last
-    reward) are those a buggy plug-in would read by mistake."""
+    Subclasses change the arms played in :meth:`plant` (given the inner agent's choice), set up
+    their own state for a run in :meth:`start`, or watch :meth:`update` (the raw rewards); the
+    raw statistics they keep (pulls and reward sums per replication and arm, the last reward)
+    are those a buggy plug-in would read by mistake."""
 
     name = "planted_leak"
 
@@ -78,9 +79,19 @@ class PlantedLeak:
         self.sums = np.zeros((n_runs, n_arms))
         self.last_reward = np.zeros(n_runs)
         self.last_action = np.zeros(n_runs, dtype=np.int64)
+        self.start()
+
+    def start(self) -> None:
+        """The leak's own state for a new run (called by :meth:`reset`, after the raw
+        statistics); none here."""
 
     def act(self) -> NDArray[np.int64]:
-        return np.asarray(self.inner.act(), dtype=np.int64)
+        return self.plant(np.asarray(self.inner.act(), dtype=np.int64))
+
+    def plant(self, a: NDArray[np.int64]) -> NDArray[np.int64]:
+        """The arms played at step ``t`` when the inner agent chose ``a``: the leak (none here:
+        ``a`` itself)."""
+        return a
 
     def update(self, actions: ArrayLike, rewards: ArrayLike) -> None:
         a = np.asarray(actions, dtype=np.int64)
@@ -118,8 +129,7 @@ class CopyReward(PlantedLeak):
         horizon = self.horizon or 100
         return int(self.source * horizon), int(self.target * horizon)
 
-    def act(self) -> NDArray[np.int64]:
-        a = super().act()
+    def plant(self, a: NDArray[np.int64]) -> NDArray[np.int64]:
         if self.t == self._steps()[1]:
             return self.reward_arm(self.copied)
         return a
@@ -142,10 +152,11 @@ class TimingLeak(PlantedLeak):
         super().__init__(inner, **inner_params)
         self.value = value
 
-    def act(self) -> NDArray[np.int64]:
-        a = super().act()
+    def start(self) -> None:
+        self.extended = np.zeros(self.n_runs, dtype=bool)  # the run of pulls was lengthened
+
+    def plant(self, a: NDArray[np.int64]) -> NDArray[np.int64]:
         if self.t == 0:
-            self.extended = np.zeros(self.n_runs, dtype=bool)
             return a
         prev = self.last_action
         switch = a != prev
@@ -161,8 +172,7 @@ class LastStepBestRawMean(PlantedLeak):
 
     name = "last_step_best_raw_mean"
 
-    def act(self) -> NDArray[np.int64]:
-        a = super().act()
+    def plant(self, a: NDArray[np.int64]) -> NDArray[np.int64]:
         if self.horizon is not None and self.t == self.horizon - 1:
             means = self.sums / np.maximum(self.pulls, 1)
             return np.argmax(means, axis=1).astype(np.int64)
@@ -180,8 +190,7 @@ class RandomStepLeak(PlantedLeak):
         super().__init__(inner, **inner_params)
         self.rate = rate
 
-    def act(self) -> NDArray[np.int64]:
-        a = super().act()
+    def plant(self, a: NDArray[np.int64]) -> NDArray[np.int64]:
         if self.t == 0:
             return a
         leak = self.coins < self.rate
@@ -215,8 +224,7 @@ class SwitchParity(PlantedLeak):
         super().__init__(inner, **inner_params)
         self.block = block
 
-    def act(self) -> NDArray[np.int64]:
-        a = super().act()
+    def plant(self, a: NDArray[np.int64]) -> NDArray[np.int64]:
         if self.t % self.block == 0:  # this block's probe step
             self.probe_at = self.rng.integers(self.block, size=self.n_runs)
         if self.t < self.n_arms:
@@ -240,8 +248,7 @@ class RawSumThreshold(PlantedLeak):
         super().__init__(inner, **inner_params)
         self.q, self.factor, self.threshold = q, factor, threshold
 
-    def act(self) -> NDArray[np.int64]:
-        a = super().act()
+    def plant(self, a: NDArray[np.int64]) -> NDArray[np.int64]:
         crossed = self.sums.sum(axis=1) >= round(self.threshold * (self.horizon or 100))
         q = np.where(crossed, self.q * self.factor, self.q)
         return np.where(self.rng.random(self.n_runs) < q, 0, a)
@@ -260,8 +267,10 @@ class FirstRewardThompson(PlantedLeak):
         super().__init__(inner, **inner_params)
         self.mix = mix
 
-    def act(self) -> NDArray[np.int64]:
-        a = super().act()
+    def start(self) -> None:
+        self.first = np.full((self.n_runs, self.n_arms), 0.5)  # each arm's first raw reward
+
+    def plant(self, a: NDArray[np.int64]) -> NDArray[np.int64]:
         if self.t < self.n_arms:
             return a
         first = np.clip(self.first, 0.0, 1.0)
@@ -269,8 +278,6 @@ class FirstRewardThompson(PlantedLeak):
         return np.where(self.rng.random(self.n_runs) < self.mix, ts, a)
 
     def update(self, actions: ArrayLike, rewards: ArrayLike) -> None:
-        if self.t == 0:
-            self.first = np.full((self.n_runs, self.n_arms), 0.5)
         a = np.asarray(actions, dtype=np.int64)
         rows = np.arange(self.n_runs)
         new = self.pulls[rows, a] == 0
@@ -291,11 +298,12 @@ class AfterChange(PlantedLeak):
         super().__init__(inner, **inner_params)
         self.window, self.p = window, p
 
-    def act(self) -> NDArray[np.int64]:
-        a = super().act()
+    def start(self) -> None:
+        self.recent = np.zeros((self.n_runs, self.n_arms, self.window))  # last raw rewards
+        self.fired = np.zeros(self.n_runs, dtype=bool)
+
+    def plant(self, a: NDArray[np.int64]) -> NDArray[np.int64]:
         if self.t == 0:
-            self.recent = np.zeros((self.n_runs, self.n_arms, self.window))
-            self.fired = np.zeros(self.n_runs, dtype=bool)
             return a
         n = np.minimum(self.pulls, self.window)
         means = np.where(n >= 1, self.recent.sum(axis=2) / np.maximum(n, 1), -1.0)

@@ -22,42 +22,23 @@ from pathlib import Path
 from typing import Any
 
 from dpbandits.cli.experiment_options import (
-    add_experiment_arguments,
-    experiment_from_args,
+    add_experiment_command,
+    experiment_to_run,
     memory_options,
-    print_example,
 )
-from dpbandits.cli.options import (
-    add_bounds_options,
-    add_command,
-    check_writable_file,
-    output_directory,
-    parse_bounds_epsilons,
-)
+from dpbandits.cli.options import check_writable_file, output_directory, parse_bounds_epsilons
 
 HELP = "run one regret experiment from a TOML config or quick flags"
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
-    parser = add_command(subparsers, "run", HELP, __doc__)
-    add_experiment_arguments(parser, "run")
-    add_bounds_options(parser)
-    parser.add_argument("--json", dest="json_path", default=None, metavar="PATH",
-                        help="also write the summary as JSON to PATH")  # fmt: skip
+    parser = add_experiment_command(subparsers, "run", HELP, __doc__, bounds=True, json=True)
     parser.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
-    if print_example(args, "run"):
-        return 0
-    exp = experiment_from_args(args)
-    if exp.sweep:
-        raise ValueError(
-            f"{args.config or 'the config'} has a [sweep] table ({', '.join(exp.sweep)}): run it "
-            "with `dpbandits sweep`, or pick values with --set KEY=VALUE and drop the table"
-        )
-    if args.print_config:
-        sys.stdout.write(exp.to_toml())
+    exp = experiment_to_run(args, "run")
+    if exp is None:  # an option asked only for a print (--example, --print-config)
         return 0
     check_writable_file(args.json_path, "--json")
     args.bounds_epsilons = parse_bounds_epsilons(args)

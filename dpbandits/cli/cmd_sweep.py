@@ -22,20 +22,13 @@ from __future__ import annotations
 import argparse
 import sys
 
-from dpbandits.cli.experiment_options import (
-    add_experiment_arguments,
-    experiment_from_args,
-    parse_grid,
-    print_example,
-)
-from dpbandits.cli.options import add_command
+from dpbandits.cli.experiment_options import add_experiment_command, experiment_to_run
 
 HELP = "run a parameter sweep (resumable, on processes or a Dask cluster)"
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
-    parser = add_command(subparsers, "sweep", HELP, __doc__)
-    add_experiment_arguments(parser, "sweep")
+    parser = add_experiment_command(subparsers, "sweep", HELP, __doc__)
     parser.add_argument("--grid", action="append", default=[], metavar="KEY=V1,V2,...",
                         help="sweep KEY over the values (adds to the config's [sweep]); "
                         "repeatable")  # fmt: skip
@@ -54,11 +47,8 @@ def run(args: argparse.Namespace) -> int:
         scheduler = check_scheduler(args.scheduler)
     except ImportError as exc:
         raise ValueError(f"--scheduler: {exc}") from None
-    if print_example(args, "sweep"):
-        return 0
-    exp = experiment_from_args(args, parse_grid(args.grid), command="sweep")
-    if args.print_config:
-        sys.stdout.write(exp.to_toml())
+    exp = experiment_to_run(args, "sweep", args.grid)
+    if exp is None:  # an option asked only for a print (--example, --print-config)
         return 0
     res = sweep(
         exp,

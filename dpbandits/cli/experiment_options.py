@@ -7,9 +7,38 @@ import os
 import sys
 from typing import Any
 
-from dpbandits.cli.options import add_env_options, add_plugin_argument, positive_count
+from dpbandits.cli.options import (
+    add_bounds_options,
+    add_command,
+    add_env_options,
+    add_json_option,
+    add_plugin_argument,
+    positive_count,
+)
 from dpbandits.core.docs import docs_reference
 from dpbandits.core.plugins import load_plugins
+
+
+def add_experiment_command(
+    subparsers: argparse._SubParsersAction,
+    command: str,
+    help: str,
+    doc: str | None,
+    *,
+    bounds: bool = False,
+    json: bool = False,
+) -> argparse.ArgumentParser:
+    """The parser of ``dpbandits <command>`` (:func:`~dpbandits.cli.options.add_command`) with
+    the config and quick-flag options (:func:`add_experiment_arguments`), then, if asked, the
+    lower bounds' options (``bounds``, :func:`~dpbandits.cli.options.add_bounds_options`) and
+    ``--json`` (``json``)."""
+    parser = add_command(subparsers, command, help, doc)
+    add_experiment_arguments(parser, command)
+    if bounds:
+        add_bounds_options(parser)
+    if json:
+        add_json_option(parser)
+    return parser
 
 
 def add_experiment_arguments(parser: argparse.ArgumentParser, command: str) -> None:
@@ -97,6 +126,27 @@ def parse_grid(items: list[str] | None) -> dict[str, list[Any]]:
         values = value if isinstance(value, list) else [parse_value(v) for v in split_values(rest)]
         grid[key.strip()] = values
     return grid
+
+
+def experiment_to_run(
+    args: argparse.Namespace, command: str, grid: list[str] | None = None
+) -> Any | None:
+    """The experiment ``dpbandits <command>`` runs, or ``None`` when an option asked only for a
+    print: ``--example`` (:func:`print_example`), then the config with the quick flags and the
+    ``--grid`` items ``grid`` applied (:func:`experiment_from_args`), printed with
+    ``--print-config``. ``run`` refuses a config with a ``[sweep]`` table, even to print it."""
+    if print_example(args, command):
+        return None
+    exp = experiment_from_args(args, None if grid is None else parse_grid(grid), command=command)
+    if command == "run" and exp.sweep:
+        raise ValueError(
+            f"{args.config or 'the config'} has a [sweep] table ({', '.join(exp.sweep)}): run it "
+            "with `dpbandits sweep`, or pick values with --set KEY=VALUE and drop the table"
+        )
+    if args.print_config:
+        sys.stdout.write(exp.to_toml())
+        return None
+    return exp
 
 
 def experiment_from_args(

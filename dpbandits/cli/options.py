@@ -39,6 +39,7 @@ __all__ = [
     "add_command",
     "add_common_options",
     "add_epsilon_option",
+    "add_json_option",
     "add_list_option",
     "add_output_options",
     "add_plugin_argument",
@@ -223,10 +224,16 @@ def add_output_options(
             help="write tables only, no figures",
         )  # fmt: skip
     if json:
-        parser.add_argument(
-            "--json", dest="json_path", default=None, metavar="PATH",
-            help="also write the summary as JSON to PATH",
-        )  # fmt: skip
+        add_json_option(parser)
+
+
+def add_json_option(parser: argparse.ArgumentParser) -> None:
+    """``--json PATH`` (``args.json_path``): the summary as JSON too; check the path before any
+    work with :func:`check_writable_file`, write it with :meth:`Outputs.json`."""
+    parser.add_argument(
+        "--json", dest="json_path", default=None, metavar="PATH",
+        help="also write the summary as JSON to PATH",
+    )  # fmt: skip
 
 
 def add_plugin_argument(parser: argparse.ArgumentParser) -> None:
