@@ -84,9 +84,11 @@ def test_alternatives_in_a_wildcard_key_set_each_name_an_agent_has():
     assert cfg["agents"]["A"]["epsilon"] == 0.25 and "epsilon_select" not in cfg["agents"]["A"]
     assert cfg["agents"]["B"]["epsilon_select"] == 0.25 and "epsilon" not in cfg["agents"]["B"]
     assert cfg["agents"]["C"] == {"kind": "ucb"}
-    for key, rule in [("agents.*.alpha|gamma", "no agent sets 'alpha' or 'gamma'"),
-                      ("agents.*.epsilon|", "an empty parameter name"),
-                      ("agents.A.epsilon|epsilon_select", "alternatives A|B are for agents.*")]:
+    for key, rule in [
+        ("agents.*.alpha|gamma", "no agent sets 'alpha' or 'gamma'"),
+        ("agents.*.epsilon|", "an empty parameter name"),
+        ("agents.A.epsilon|epsilon_select", "alternatives A|B are for agents.*"),
+    ]:
         with pytest.raises(ConfigError, match=rule):
             check_key_path(key, cfg["experiment"], cfg["agents"], "sweep")
 
@@ -115,8 +117,11 @@ def test_a_bad_epsilon_is_refused_at_its_key_in_a_config_and_in_a_sweep_cell(kin
             Experiment.from_dict(config(X={"kind": kind, "epsilon": eps}))
     cfg = config(X={"kind": kind, "epsilon": 1.0})
     cfg["sweep"] = {EPS_KEY: [1.0, 0.0]}
-    with pytest.raises(ConfigError, match=rf"^agents\.X\.epsilon: must be > 0, got 0\.0 \(in the "
-                       rf"sweep cell {EPS_KEY.replace('*', '[*]').replace('|', '[|]')}=0\.0\)$"):
+    with pytest.raises(
+        ConfigError,
+        match=rf"^agents\.X\.epsilon: must be > 0, got 0\.0 \(in the "
+        rf"sweep cell {EPS_KEY.replace('*', '[*]').replace('|', '[|]')}=0\.0\)$",
+    ):
         Experiment.from_dict(cfg)
 
 
@@ -139,8 +144,9 @@ GAUSSIAN_ENVS = [
 
 @pytest.mark.parametrize("kind", BERNOULLI_ONLY)
 @pytest.mark.parametrize("env", GAUSSIAN_ENVS, ids=lambda e: e["id"].split("/")[1])
-def test_the_engine_refuses_a_bernoulli_only_agent_on_other_arms_before_any_work(kind, env,
-                                                                                  no_work):
+def test_the_engine_refuses_a_bernoulli_only_agent_on_other_arms_before_any_work(
+    kind, env, no_work
+):
     agent = agents.make(kind)
     assert agent.traits.rewards == "bernoulli"
     with pytest.raises(ParameterError) as info:
@@ -217,9 +223,30 @@ def test_the_reward_family_is_read_from_the_environment_and_unknown_passes():
 ])  # fmt: skip
 def test_a_config_refuses_a_bernoulli_only_agent_on_other_arms_at_the_environment_key(env, path):
     env = {**env, "n_runs": 2, "horizon": 50}
-    with pytest.raises(ConfigError, match=rf"^{path}: agent 'DP-IMED': \S+ has gaussian arms, "
-                       "but DP-IMED is defined for Bernoulli rewards only: run it on"):
+    with pytest.raises(
+        ConfigError,
+        match=rf"^{path}: agent 'DP-IMED': \S+ has gaussian arms, "
+        "but DP-IMED is defined for Bernoulli rewards only: run it on",
+    ):
         Experiment.from_dict(config(env, **{"DP-IMED": {"kind": "dp_imed"}}))
+
+
+@pytest.mark.parametrize(("bounds", "path"), [
+    ({"lo": -5.0, "hi": 5.0}, "experiment.env_kwargs.lo"),
+    ({"lo": 0.0, "hi": 1.5}, "experiment.env_kwargs.hi"),
+    ({"hi": 3.0}, "experiment.env_kwargs.hi"),
+])  # fmt: skip
+def test_a_config_refuses_a_unit_interval_agent_on_wider_arms_at_the_bound_to_change(bounds, path):
+    """The wider clipping range is found when the config is read (before any cell runs), and the
+    error names the key that puts the range outside [0, 1], not the engine's ``env``."""
+    env = {"env": "dpbandits/KArmedGaussian-v0", "n_runs": 2, "horizon": 50,
+           "env_kwargs": {"means": [0.3, 0.6], **bounds}}  # fmt: skip
+    with pytest.raises(ConfigError, match=rf"^{re.escape(path)}: agent 'A': \S+ has Gaussian arms "
+                       r"clipped to \[.*\], but AdaP-UCB needs rewards in \[0, 1\]"):  # fmt: skip
+        Experiment.from_dict(config(env, A={"kind": "adap_ucb"}))
+    Experiment.from_dict(
+        config({**env, "env_kwargs": {"means": [0.3, 0.6]}}, A={"kind": "adap_ucb"})
+    )
 
 
 def test_a_sweep_refuses_the_cell_with_other_arms_before_any_cell_runs():
@@ -234,13 +261,27 @@ def test_a_sweep_refuses_the_cell_with_other_arms_before_any_cell_runs():
 
 
 def test_the_command_line_says_it_in_one_line(capsys):
-    argv = ["run", "--env", "dpbandits/KArmedGaussian-v0", "--env-arg", "means=[0.3, 0.6]",
-            "--env-arg", "horizon=50", "--agent", "D=dp_klucb", "--runs", "2", "--no-plots"]
+    argv = [
+        "run",
+        "--env",
+        "dpbandits/KArmedGaussian-v0",
+        "--env-arg",
+        "means=[0.3, 0.6]",
+        "--env-arg",
+        "horizon=50",
+        "--agent",
+        "D=dp_klucb",
+        "--runs",
+        "2",
+        "--no-plots",
+    ]
     assert main(argv) == 2
     err = capsys.readouterr().err.strip()
     assert err.count("\n") == 0
-    assert err.startswith("dpbandits: error: experiment.env: agent 'D': "
-                          "dpbandits/KArmedGaussian-v0 has gaussian arms, but DP-KLUCB")
+    assert err.startswith(
+        "dpbandits: error: experiment.env: agent 'D': "
+        "dpbandits/KArmedGaussian-v0 has gaussian arms, but DP-KLUCB"
+    )
 
 
 # -- a horizon the algorithm needs but does not get -----------------------------------------------

@@ -62,15 +62,33 @@ def probe_agent(label: str, agent: Any, n_arms: int, horizon: int) -> None:
         raise at_key(exc, f"agents.{label}") from None
 
 
-def check_rewards(label: str, agent: Any, env: str, arm: str | None) -> None:
-    """The engine's check of an agent against the environment's rewards (one for Bernoulli
-    bandits only on other arms: :func:`~dpbandits.experiments.agentspec.reward_family_mismatch`),
-    its error at ``experiment.env_kwargs.arm`` when the environment takes that argument, else at
-    ``experiment.env``."""
+def check_rewards(
+    label: str,
+    agent: Any,
+    env: str,
+    arm: str | None,
+    bounds: tuple[float, float] | None = None,
+    env_kwargs: Mapping[str, Any] | None = None,
+) -> None:
+    """The engine's check of an agent against the environment's rewards
+    (:func:`~dpbandits.experiments.agentspec.reward_family_mismatch`: one for Bernoulli bandits
+    only on other arms, one for rewards in [0, 1] on Gaussian arms clipped to a wider
+    ``bounds``), its error at the key to change: ``experiment.env_kwargs.lo`` / ``.hi`` for a
+    clipping range given there, ``experiment.env_kwargs.arm`` when the environment takes that
+    argument, else ``experiment.env``."""
     env_id = resolve_env(env)
-    why = reward_family_mismatch(agent, arm, env_id)
+    why = reward_family_mismatch(agent, arm, env_id, bounds)
     if why is None:
         return
+    given = env_kwargs or {}
     sig = env_parameters(env_id)
-    path = "experiment.env_kwargs.arm" if sig is not None and "arm" in sig[0] else "experiment.env"
+    if bounds is not None and reward_family_mismatch(agent, arm, env_id) is None:
+        # only the clipping range is wrong: point at the bound given outside [0, 1]
+        outside = {"lo": bounds[0] < 0.0, "hi": bounds[1] > 1.0}
+        wide = [k for k, bad in outside.items() if bad and k in given]
+        path = f"experiment.env_kwargs.{wide[0]}" if wide else "experiment.env_kwargs"
+    elif sig is not None and "arm" in sig[0]:
+        path = "experiment.env_kwargs.arm"
+    else:
+        path = "experiment.env"
     raise ConfigError(path, f"agent {label!r}: {why}")

@@ -10,7 +10,7 @@ from typing import Any
 
 from dpbandits.experiments.config.grid import canonical_json
 from dpbandits.experiments.config.schema import ConfigError, at_key
-from dpbandits.experiments.envspec import make_env, reward_family
+from dpbandits.experiments.envspec import make_env, reward_bounds, reward_family
 
 __all__ = ["env_parameters", "probe_env", "resolve_env"]
 
@@ -80,10 +80,12 @@ def probe_env(
     env_kwargs: Mapping[str, Any],
     horizon: int | None,
     probes: dict[str, Any],
-) -> tuple[int, int, str | None]:
-    """``(n_arms, horizon, arm)`` of the configured environment, built once to check its
-    arguments; ``arm`` is its arms' reward family
-    (:func:`~dpbandits.experiments.envspec.reward_family`, ``None`` when it does not say).
+) -> tuple[int, int, str | None, tuple[float, float] | None]:
+    """``(n_arms, horizon, arm, bounds)`` of the configured environment, built once to check
+    its arguments; ``arm`` is its arms' reward family
+    (:func:`~dpbandits.experiments.envspec.reward_family`, ``None`` when it does not say) and
+    ``bounds`` the range its Gaussian arms are clipped to
+    (:func:`~dpbandits.experiments.envspec.reward_bounds`).
 
     ``probes`` caches the answer by the environment's config (sweep cells share it). Errors are
     :class:`ConfigError` at ``experiment.env_kwargs.NAME`` or ``experiment.horizon``.
@@ -115,17 +117,20 @@ def probe_env(
             raise ConfigError("experiment.env", f"the action space must be Discrete, got "
                               f"{built.action_space}")  # fmt: skip
         env_h = getattr(built.unwrapped, "horizon", None)
-        arm = reward_family(built)
+        arm, bounds = reward_family(built), reward_bounds(built)
     finally:
         built.close()
     steps = horizon if horizon is not None else env_h
     if steps is None:
         raise ConfigError("experiment.horizon", "missing: the environment has no horizon")
-    if env_h is not None and horizon is not None and horizon > env_h and (
-        "horizon" in env_kwargs or not env_id.startswith("dpbandits/")
+    if (
+        env_h is not None
+        and horizon is not None
+        and horizon > env_h
+        and ("horizon" in env_kwargs or not env_id.startswith("dpbandits/"))
     ):
         raise ConfigError(
             "experiment.horizon", f"must be <= the environment's horizon {env_h}, got {horizon}"
         )
-    probes[key] = (int(n), int(steps), arm)
+    probes[key] = (int(n), int(steps), arm, bounds)
     return probes[key]

@@ -248,7 +248,7 @@ class Experiment:
             raise ValueError("check() applies to one cell; from_dict checks every sweep cell")
         self._check_fields()
         probes = {} if probes is None else probes
-        n_arms, horizon, arm = probe_env(self.env, self.env_kwargs, self.horizon, probes)
+        n_arms, horizon, arm, bounds = probe_env(self.env, self.env_kwargs, self.horizon, probes)
         for label, spec in self.agents.items():
             key = canonical_json(["agent", label, spec, n_arms, horizon])
             if key not in probes:  # sweep cells with the same agent table share one probe
@@ -256,7 +256,7 @@ class Experiment:
                 probe_agent(label, agent, n_arms, horizon)
                 probes[key] = agent
             self.built[label] = probes[key]
-            check_rewards(label, self.built[label], self.env, arm)
+            check_rewards(label, self.built[label], self.env, arm, bounds, self.env_kwargs)
 
     # -- sweeps ---------------------------------------------------------------------------
     def cells(self, *, check: bool = True) -> list[Cell]:
@@ -271,8 +271,9 @@ class Experiment:
                 exp = Experiment.from_dict(cfg, check=False)
             else:
                 exp = Experiment._from_tables(cfg["experiment"], cfg["agents"])
-            out.append(Cell(index=i, params=params, experiment=exp, seed=cell_seed(exp.seed,
-            params)))
+            out.append(
+                Cell(index=i, params=params, experiment=exp, seed=cell_seed(exp.seed, params))
+            )
         return out
 
     def with_values(self, values: Mapping[str, Any]) -> Experiment:

@@ -58,9 +58,7 @@ def wildcard_names(last: str) -> list[str]:
     return last.split("|")
 
 
-def check_key_path(
-    key: str, exp: Mapping[str, Any], agents: Mapping[str, Any], where: str
-) -> None:
+def check_key_path(key: str, exp: Mapping[str, Any], agents: Mapping[str, Any], where: str) -> None:
     """Refuse a key path (``experiment.KEY``, ``experiment.env_kwargs.NAME``,
     ``agents.LABEL.PARAMETER``, ``agents.*.PARAMETER``) that names nothing in the config.
 

@@ -74,8 +74,7 @@ def parse_agent_option(items: list[str] | None) -> dict[str, dict[str, Any]]:
                 or (eq and kind.strip().lower() in kinds and not colon)
             )
             if starts_agent:
-                label, kind = (label.strip(), kind.strip()) if eq else (head.strip(),
-                                                                        head.strip())
+                label, kind = (label.strip(), kind.strip()) if eq else (head.strip(), head.strip())
                 if not label or not kind:
                     raise ValueError(f"--agent: expected LABEL=KIND:key=value,..., got {part!r}")
                 if kind.lower() not in kinds:  # before any other option's complaint

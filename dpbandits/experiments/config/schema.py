@@ -129,7 +129,7 @@ def at_key(exc: BaseException, path: str) -> ConfigError:
         rule = msg
         for lead in (param + ": ", param + " "):  # "x must be ...", "x: unknown ..."
             if msg.startswith(lead):
-                rule = msg[len(lead):]
+                rule = msg[len(lead) :]
                 break
         return cls(f"{path}.{param}", rule)
     return cls(path, msg)

@@ -33,9 +33,7 @@ def parse_value(text: str) -> Any:
 def read_toml(source: str | os.PathLike[str]) -> dict[str, Any]:
     """The tables of a TOML file (a path) or TOML text (a string containing a newline or ``=``
     that is not a file's name); a :class:`ConfigError` if it cannot be read or parsed."""
-    if isinstance(source, str) and ("\n" in source or "=" in source) and not os.path.isfile(
-        source
-    ):
+    if isinstance(source, str) and ("\n" in source or "=" in source) and not os.path.isfile(source):
         text, where = source, "the config text"
     else:
         p = Path(source)
