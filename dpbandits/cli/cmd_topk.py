@@ -90,19 +90,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="--data layout: a row per sample (default) or a row per gene",
     )  # fmt: skip
     options.add_list_options(p, DATA_LISTS)
-    p.add_argument(
-        "--lasso-lambda", type=float, default=None,
-        help="LASSO penalty lambda in paper 002's units (two-stage, truth, R^2; default 0.1)",
-    )  # fmt: skip
-    p.add_argument(
-        "--lasso-convention", choices=["mean", "half_sum", "sum"], default="mean",
-        help="how eq. (4) normalises the loss: mean (paper 002, scikit-learn alpha = lambda; "
-        "default), half_sum (alpha = lambda/n), sum (alpha = lambda/(2n))",
-    )  # fmt: skip
-    p.add_argument(
-        "--lasso-alpha", type=float, default=None,
-        help="scikit-learn's alpha directly (= --lasso-lambda with --lasso-convention mean)",
-    )  # fmt: skip
+    add_lasso_options(p)
     p.add_argument("--scenario", default="4", help="selection scenario of --figure slate (4)")
     p.add_argument(
         "--slate-trials", type=int, default=1000, help="trials of --figure slate (default 1000)"
@@ -159,6 +147,24 @@ def _acc_summary(records: list[dict[str, Any]]) -> str:
             out.append("| " + " | ".join(cells) + " |")
         out.append("")
     return "\n".join(out)
+
+
+def add_lasso_options(p: argparse.ArgumentParser) -> None:
+    """The LASSO penalty options: paper 002's lambda and its convention, or scikit-learn's
+    alpha (read by :func:`_lasso`)."""
+    p.add_argument(
+        "--lasso-lambda", type=float, default=None,
+        help="LASSO penalty lambda in paper 002's units (two-stage, truth, R^2; default 0.1)",
+    )  # fmt: skip
+    p.add_argument(
+        "--lasso-convention", choices=["mean", "half_sum", "sum"], default="mean",
+        help="how eq. (4) normalises the loss: mean (paper 002, scikit-learn alpha = lambda; "
+        "default), half_sum (alpha = lambda/n), sum (alpha = lambda/(2n))",
+    )  # fmt: skip
+    p.add_argument(
+        "--lasso-alpha", type=float, default=None,
+        help="scikit-learn's alpha directly (= --lasso-lambda with --lasso-convention mean)",
+    )  # fmt: skip
 
 
 def _lasso(args: argparse.Namespace) -> tuple[float, str]:
