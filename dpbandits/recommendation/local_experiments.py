@@ -12,7 +12,10 @@ non-personalised baseline (``ctr / ctr_np - 1``, the y-axis of Figs. 3-4), ``lif
 against the non-private limit (``ctr / ctr_greedy - 1``, as Fig. 2 measures lifts against the
 eps = inf setting) and ``gap_closed``, the fraction ``(ctr - ctr_np) / (ctr_greedy - ctr_np)``
 of the way to the greedy limit.
-All mechanisms of one table see the same requests (common random numbers).
+All mechanisms of one table see the same requests (common random numbers). A sweep's cells
+-- the device's selector and the labels of its row -- are built, and checked before any work,
+by :func:`epsilon_sweep_cells` and :func:`gamma_sweep_cells`; the auction sweeps of
+:mod:`dpbandits.recommendation.auctions` run the same cells.
 """
 
 from __future__ import annotations
@@ -52,13 +55,12 @@ def local_selector(
     mechanism: str, epsilon: float, *, noise: str = "exponential", bound: float = 0.25
 ) -> Selector:
     """The device's selector for ``mechanism`` at ``epsilon`` (``bound`` = Δ/2 for clipping)."""
+    checks.one_of(mechanism, MECHANISMS, "mechanism")
     if mechanism == "rr":
         return _selectors.make("krr", epsilon=epsilon)
     if mechanism == "snm_scaled":
         return Scaled(_selectors.make("rnm", epsilon=epsilon, noise=noise))
-    if mechanism == "snm_clipped":
-        return Clipped(_selectors.make("rnm", epsilon=epsilon, noise=noise), bound=bound)
-    raise ValueError(f"mechanism must be one of {MECHANISMS}, got {mechanism!r}")
+    return Clipped(_selectors.make("rnm", epsilon=epsilon, noise=noise), bound=bound)
 
 
 def check_epsilon_sweep(
