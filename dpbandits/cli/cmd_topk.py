@@ -43,19 +43,24 @@ FIGURES = ("fig1", "fig5", "fig6", "fig7", "fig8", "table1", "slate")
 DATA_FIGURES = ("fig6", "fig7", "table1")
 DEFAULT_STANDINS = ("christensen", "sorlie", "yeoh")
 DEFAULT_EPS = "geom:0.1:20:8"
+#: The list options of the figures and the k grid: (flag, metavar, help).
+FIGURE_LISTS: tuple[tuple[str, str, str], ...] = (
+    ("--figure", "FIG", "fig1, fig5, fig6, fig7, fig8, table1, slate (default fig1,fig5,fig8; "
+     "with data sets table1,fig5,fig6,fig7,fig8)"),
+    ("--k", "K", "numbers of features, integers or 'log' (floor(log d)); default 5,log"),
+)  # fmt: skip
+#: The list options of the data sets: (flag, metavar, help).
+DATA_LISTS: tuple[tuple[str, str, str], ...] = (
+    ("--paper-dataset", "NAME", "the Table 1 data set each --data file holds, in order (e.g. "
+     "alon,golub), to set the paper's R^2 beside ours; the file names are never guessed from"),
+    ("--standin", "NAME", "synthetic stand-ins with a Table 1 data set's (n, d, R^2): names, "
+     "'figs' (christensen,sorlie,yeoh) or 'all'"),
+)  # fmt: skip
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     p = options.add_command(subparsers, "topk", HELP, __doc__)
-    options.add_list_option(
-        p, "--figure", metavar="FIG",
-        help="fig1, fig5, fig6, fig7, fig8, table1, slate (default fig1,fig5,fig8; with data "
-        "sets table1,fig5,fig6,fig7,fig8)",
-    )  # fmt: skip
-    options.add_list_option(
-        p, "--k", metavar="K",
-        help="numbers of features, integers or 'log' (floor(log d)); default 5,log",
-    )  # fmt: skip
+    options.add_list_options(p, FIGURE_LISTS)
     options.add_epsilon_option(p, None, paper="paper 002's 12 values 0.1..20", shown=DEFAULT_EPS)
     options.add_list_option(
         p, "--mechanism", metavar="NAME",
@@ -84,29 +89,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "--layout", choices=["samples", "genes"], default="samples",
         help="--data layout: a row per sample (default) or a row per gene",
     )  # fmt: skip
-    options.add_list_option(
-        p, "--paper-dataset", metavar="NAME",
-        help="the Table 1 data set each --data file holds, in order (e.g. alon,golub), to set "
-        "the paper's R^2 beside ours; the file names are never guessed from",
-    )  # fmt: skip
-    options.add_list_option(
-        p, "--standin", metavar="NAME",
-        help="synthetic stand-ins with a Table 1 data set's (n, d, R^2): names, 'figs' "
-        "(christensen,sorlie,yeoh) or 'all'",
-    )  # fmt: skip
-    p.add_argument(
-        "--lasso-lambda", type=float, default=None,
-        help="LASSO penalty lambda in paper 002's units (two-stage, truth, R^2; default 0.1)",
-    )  # fmt: skip
-    p.add_argument(
-        "--lasso-convention", choices=["mean", "half_sum", "sum"], default="mean",
-        help="how eq. (4) normalises the loss: mean (paper 002, scikit-learn alpha = lambda; "
-        "default), half_sum (alpha = lambda/n), sum (alpha = lambda/(2n))",
-    )  # fmt: skip
-    p.add_argument(
-        "--lasso-alpha", type=float, default=None,
-        help="scikit-learn's alpha directly (= --lasso-lambda with --lasso-convention mean)",
-    )  # fmt: skip
+    options.add_list_options(p, DATA_LISTS)
+    add_lasso_options(p)
     p.add_argument("--scenario", default="4", help="selection scenario of --figure slate (4)")
     p.add_argument(
         "--slate-trials", type=int, default=1000, help="trials of --figure slate (default 1000)"
@@ -163,6 +147,24 @@ def _acc_summary(records: list[dict[str, Any]]) -> str:
             out.append("| " + " | ".join(cells) + " |")
         out.append("")
     return "\n".join(out)
+
+
+def add_lasso_options(p: argparse.ArgumentParser) -> None:
+    """The LASSO penalty options: paper 002's lambda and its convention, or scikit-learn's
+    alpha (read by :func:`_lasso`)."""
+    p.add_argument(
+        "--lasso-lambda", type=float, default=None,
+        help="LASSO penalty lambda in paper 002's units (two-stage, truth, R^2; default 0.1)",
+    )  # fmt: skip
+    p.add_argument(
+        "--lasso-convention", choices=["mean", "half_sum", "sum"], default="mean",
+        help="how eq. (4) normalises the loss: mean (paper 002, scikit-learn alpha = lambda; "
+        "default), half_sum (alpha = lambda/n), sum (alpha = lambda/(2n))",
+    )  # fmt: skip
+    p.add_argument(
+        "--lasso-alpha", type=float, default=None,
+        help="scikit-learn's alpha directly (= --lasso-lambda with --lasso-convention mean)",
+    )  # fmt: skip
 
 
 def _lasso(args: argparse.Namespace) -> tuple[float, str]:

@@ -41,6 +41,7 @@ __all__ = [
     "add_epsilon_option",
     "add_json_option",
     "add_list_option",
+    "add_list_options",
     "add_output_options",
     "add_plugin_argument",
     "check_at_least_one",
@@ -201,6 +202,14 @@ def add_list_option(
         name, *aliases, dest=dest, action="extend", nargs="+", default=None, metavar=metavar,
         help=help + " (repeatable; commas also separate values)",
     )  # fmt: skip
+
+
+def add_list_options(
+    parser: argparse.ArgumentParser, table: Sequence[tuple[str, str, str]]
+) -> None:
+    """One :func:`add_list_option` per ``(flag, metavar, help)`` of ``table``, in its order."""
+    for name, metavar, text in table:
+        add_list_option(parser, name, metavar=metavar, help=text)
 
 
 def add_output_options(

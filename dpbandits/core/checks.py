@@ -45,6 +45,7 @@ __all__ = [
     "memory",
     "noise_scale",
     "number",
+    "one_of",
     "physical_memory",
     "positive_int",
     "positive_number",
@@ -187,6 +188,14 @@ def flag(value: Any, name: str) -> bool:
             f"{name} must be True or False, got {type(value).__name__} {value!r}", name
         )
     return bool(value)
+
+
+def one_of(value: Any, choices: tuple[Any, ...], name: str) -> Any:
+    """``value`` when it is one of ``choices``; else a ``ValueError`` naming ``name``, the
+    choices and the value, e.g. ``algorithm must be one of ('sat', 'avg'), got 'max'``."""
+    if value not in choices:
+        raise ValueError(f"{name} must be one of {choices}, got {value!r}")
+    return value
 
 
 def generator(rng: Any, name: str = "rng") -> np.random.Generator:

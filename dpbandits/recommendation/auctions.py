@@ -57,10 +57,9 @@ from dpbandits.core.arrays import BoolArray, FloatArray, IntArray
 from dpbandits.recommendation.local import cutoff_mask, select_among
 from dpbandits.recommendation.local_experiments import (
     MECHANISMS,
-    check_epsilon_sweep,
-    check_gamma_sweep,
-    epsilon_cells,
-    local_selector,
+    SweepCell,
+    epsilon_sweep_cells,
+    gamma_sweep_cells,
 )
 from dpbandits.recommendation.synthetic import generate_requests
 from dpbandits.selectors.base import RNGLike, Selector
@@ -438,6 +437,18 @@ def _system_row(
     return row
 
 
+def _system_rows(
+    auctions: Auctions, cells: Sequence[SweepCell], outcome: str, payment: str, rng: RNGLike
+) -> list[dict[str, Any]]:
+    """One system row per cell of a sweep, at the server's prices (:func:`_server_priced`)."""
+    gen, prices, base = _server_priced(auctions, outcome, payment, rng)
+    return [
+        _system_row(auctions, c.selector, c.gamma, prices, outcome, payment, base, gen,
+                    mechanism=c.mechanism, epsilon=c.epsilon, bound=c.bound)
+        for c in cells
+    ]  # fmt: skip
+
+
 def auction_epsilon_sweep(
     auctions: Auctions,
     epsilons: Iterable[float],
@@ -453,19 +464,8 @@ def auction_epsilon_sweep(
     """Figs. 3 and 7: CTR, surplus and revenue of each mechanism against eps (clipped SNM once
     per clipping bound ``Δ/2``, in score units -- panels d-f), server pricing; ``*_lift`` is
     relative to the non-personalised baseline (the y-axes of Fig. 3)."""
-    eps_list = check_epsilon_sweep(epsilons, mechanisms, bounds, gamma, noise)
-    gen, prices, base = _server_priced(auctions, outcome, payment, rng)
-    rows = []
-    for eps, mech, cell in epsilon_cells(eps_list, mechanisms, bounds):
-        sel = local_selector(mech, eps, noise=noise, bound=bounds[0] if cell is None else cell)
-        rows.append(
-            _system_row(
-                auctions, sel, gamma, prices, outcome, payment, base, gen,
-                mechanism=mech, epsilon=float(eps),
-                bound=math.nan if cell is None else float(cell),
-            )
-        )  # fmt: skip
-    return rows
+    cells = epsilon_sweep_cells(epsilons, mechanisms, bounds, gamma, noise)
+    return _system_rows(auctions, cells, outcome, payment, rng)
 
 
 def auction_gamma_sweep(
@@ -482,19 +482,8 @@ def auction_gamma_sweep(
 ) -> list[dict[str, Any]]:
     """Figs. 4 and 8: CTR, surplus and revenue against the cut-off gamma (the paper: RR at
     eps = 5), server pricing, lifts relative to the non-personalised baseline."""
-    g_list = check_gamma_sweep(gammas, mechanisms, epsilon, bound, noise)
-    gen, prices, base = _server_priced(auctions, outcome, payment, rng)
-    rows = []
-    for g in g_list:
-        for mech in mechanisms:
-            sel = local_selector(mech, epsilon, noise=noise, bound=bound)
-            rows.append(
-                _system_row(
-                    auctions, sel, g, prices, outcome, payment, base, gen, mechanism=mech,
-                    epsilon=float(epsilon), bound=bound if mech == "snm_clipped" else math.nan,
-                )
-            )  # fmt: skip
-    return rows
+    cells = gamma_sweep_cells(gammas, mechanisms, epsilon, bound, noise)
+    return _system_rows(auctions, cells, outcome, payment, rng)
 
 
 def synthetic_auctions(

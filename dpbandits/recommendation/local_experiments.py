@@ -12,14 +12,17 @@ non-personalised baseline (``ctr / ctr_np - 1``, the y-axis of Figs. 3-4), ``lif
 against the non-private limit (``ctr / ctr_greedy - 1``, as Fig. 2 measures lifts against the
 eps = inf setting) and ``gap_closed``, the fraction ``(ctr - ctr_np) / (ctr_greedy - ctr_np)``
 of the way to the greedy limit.
-All mechanisms of one table see the same requests (common random numbers).
+All mechanisms of one table see the same requests (common random numbers). A sweep's cells
+-- the device's selector and the labels of its row -- are built, and checked before any work,
+by :func:`epsilon_sweep_cells` and :func:`gamma_sweep_cells`; the auction sweeps of
+:mod:`dpbandits.recommendation.auctions` run the same cells.
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Iterator, Sequence
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -33,8 +36,11 @@ __all__ = [
     "MECHANISMS",
     "appg_grid",
     "baselines",
+    "SweepCell",
     "epsilon_sweep",
+    "epsilon_sweep_cells",
     "gamma_sweep",
+    "gamma_sweep_cells",
     "local_selector",
     "mechanism_ctr",
     "winners",
@@ -49,13 +55,12 @@ def local_selector(
     mechanism: str, epsilon: float, *, noise: str = "exponential", bound: float = 0.25
 ) -> Selector:
     """The device's selector for ``mechanism`` at ``epsilon`` (``bound`` = Δ/2 for clipping)."""
+    checks.one_of(mechanism, MECHANISMS, "mechanism")
     if mechanism == "rr":
         return _selectors.make("krr", epsilon=epsilon)
     if mechanism == "snm_scaled":
         return Scaled(_selectors.make("rnm", epsilon=epsilon, noise=noise))
-    if mechanism == "snm_clipped":
-        return Clipped(_selectors.make("rnm", epsilon=epsilon, noise=noise), bound=bound)
-    raise ValueError(f"mechanism must be one of {MECHANISMS}, got {mechanism!r}")
+    return Clipped(_selectors.make("rnm", epsilon=epsilon, noise=noise), bound=bound)
 
 
 def check_epsilon_sweep(
@@ -99,6 +104,46 @@ def epsilon_cells(
                 yield eps, mech, cell
 
 
+class SweepCell(NamedTuple):
+    """One cell of a sweep: the device's selector and the labels of its row."""
+
+    selector: Selector
+    mechanism: str
+    epsilon: float
+    gamma: float
+    bound: float  # NaN for the mechanisms that clip nothing
+
+
+def epsilon_sweep_cells(
+    epsilons: Iterable[float],
+    mechanisms: Sequence[str],
+    bounds: Sequence[float],
+    gamma: float,
+    noise: str,
+) -> list[SweepCell]:
+    """The cells of an eps sweep (Fig. 3) in row order, all checked before any work."""
+    eps_list = check_epsilon_sweep(epsilons, mechanisms, bounds, gamma, noise)
+    return [
+        # the bound of a mechanism that clips nothing is unused
+        SweepCell(local_selector(mech, eps, noise=noise, bound=0.25 if b is None else b),
+                  mech, float(eps), gamma, math.nan if b is None else float(b))
+        for eps, mech, b in epsilon_cells(eps_list, mechanisms, bounds)
+    ]  # fmt: skip
+
+
+def gamma_sweep_cells(
+    gammas: Iterable[float], mechanisms: Sequence[str], epsilon: float, bound: float, noise: str
+) -> list[SweepCell]:
+    """The cells of a cut-off sweep (Fig. 4) in row order, all checked before any work."""
+    g_list = check_gamma_sweep(gammas, mechanisms, epsilon, bound, noise)
+    return [
+        SweepCell(local_selector(mech, epsilon, noise=noise, bound=bound), mech, float(epsilon),
+                  float(g), bound if mech == "snm_clipped" else math.nan)
+        for g in g_list
+        for mech in mechanisms
+    ]  # fmt: skip
+
+
 def _greedy(scores: np.ndarray, eligible: np.ndarray, rng: np.random.Generator) -> np.ndarray:
     return select_among(_selectors.make("greedy"), scores, eligible, rng)
 
@@ -140,6 +185,26 @@ def _row(base: dict[str, float], ctr: float, se: float, **cell: Any) -> dict[str
     }
 
 
+def _ctr_rows(
+    req: Requests, cells: Sequence[SweepCell], rng: RNGLike, mean_candidates: bool = False
+) -> list[dict[str, Any]]:
+    """One row per cell on the same requests, after the baselines (drawn first from ``rng``);
+    ``mean_candidates``: also the mean number of candidates within the cell's cut-off."""
+    gen = np.random.default_rng(rng)
+    base = baselines(req, gen)
+    rows = []
+    for c in cells:
+        ctr, se = mechanism_ctr(req, c.selector, c.gamma, gen)
+        cell: dict[str, Any] = dict(
+            mechanism=c.mechanism, epsilon=c.epsilon, gamma=c.gamma, bound=c.bound
+        )
+        if mean_candidates:
+            keep = cutoff_mask(req.public, c.gamma, req.eligible)
+            cell["mean_candidates"] = float(keep.sum(axis=1).mean())
+        rows.append(_row(base, ctr, se, **cell))
+    return rows
+
+
 def epsilon_sweep(
     req: Requests,
     epsilons: Iterable[float],
@@ -151,18 +216,7 @@ def epsilon_sweep(
     rng: RNGLike = None,
 ) -> list[dict[str, Any]]:
     """Fig. 3: CTR of each mechanism against eps (clipped SNM once per clipping bound)."""
-    eps_list = check_epsilon_sweep(epsilons, mechanisms, bounds, gamma, noise)
-    gen = np.random.default_rng(rng)
-    base = baselines(req, gen)
-    rows = []
-    for eps, mech, b in epsilon_cells(eps_list, mechanisms, bounds):
-        sel = local_selector(mech, eps, noise=noise, bound=0.25 if b is None else b)
-        ctr, se = mechanism_ctr(req, sel, gamma, gen)
-        bound = float("nan") if b is None else float(b)
-        rows.append(
-            _row(base, ctr, se, mechanism=mech, epsilon=float(eps), gamma=gamma, bound=bound)
-        )
-    return rows
+    return _ctr_rows(req, epsilon_sweep_cells(epsilons, mechanisms, bounds, gamma, noise), rng)
 
 
 def gamma_sweep(
@@ -176,28 +230,8 @@ def gamma_sweep(
     rng: RNGLike = None,
 ) -> list[dict[str, Any]]:
     """Fig. 4: CTR against the cut-off gamma (the paper uses RR at eps = 5)."""
-    g_list = check_gamma_sweep(gammas, mechanisms, epsilon, bound, noise)
-    gen = np.random.default_rng(rng)
-    base = baselines(req, gen)
-    rows = []
-    for g in g_list:
-        for mech in mechanisms:
-            sel = local_selector(mech, epsilon, noise=noise, bound=bound)
-            ctr, se = mechanism_ctr(req, sel, g, gen)
-            keep = cutoff_mask(req.public, g, req.eligible)
-            rows.append(
-                _row(
-                    base,
-                    ctr,
-                    se,
-                    mechanism=mech,
-                    epsilon=float(epsilon),
-                    gamma=float(g),
-                    bound=bound if mech == "snm_clipped" else float("nan"),
-                    mean_candidates=float(keep.sum(axis=1).mean()),
-                )
-            )
-    return rows
+    cells = gamma_sweep_cells(gammas, mechanisms, epsilon, bound, noise)
+    return _ctr_rows(req, cells, rng, mean_candidates=True)
 
 
 def appg_grid(

@@ -30,6 +30,7 @@ from typing import Any, Protocol
 import numpy as np
 from numpy.typing import NDArray
 
+from dpbandits.core import checks
 from dpbandits.core.arrays import FloatArray
 from dpbandits.recommendation.frugal import fit_frugal_model, frugal_choice
 from dpbandits.recommendation.geo import check_eta, perturb
@@ -122,12 +123,6 @@ class _Server:
         return greedy_k_set(values, k, t)
 
 
-def _check_algorithm(name: str) -> str:
-    if name not in ALGORITHMS:
-        raise ValueError(f"algorithm must be one of {ALGORITHMS}, got {name!r}")
-    return name
-
-
 def server_results(
     world: World,
     signal: FloatArray,
@@ -141,7 +136,7 @@ def server_results(
     """The ``k`` items the server returns for one signal (in the order chosen)."""
     srv = _Server(world, settings or ServerSettings())
     return srv.results(
-        _check_algorithm(algorithm),
+        checks.one_of(algorithm, ALGORITHMS, "algorithm"),
         np.asarray(signal, float),
         check_eta(eta),
         k,
@@ -167,7 +162,7 @@ def disutility_table(
     greedy ``j``-set is the first ``j`` items chosen).
     """
     s = settings or ServerSettings()
-    algos = [_check_algorithm(a) for a in algorithms]
+    algos = [checks.one_of(a, ALGORITHMS, "algorithm") for a in algorithms]
     e_list = [check_eta(e) for e in etas]
     if not ks or any(
         isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 1 for k in ks

@@ -29,7 +29,7 @@ ratings file instead.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -181,6 +181,8 @@ def make_world(
     for name, v in non_negative:
         if isinstance(v, bool) or not isinstance(v, (int, float)) or not (0 <= float(v) < np.inf):
             raise ValueError(f"{name} must be a finite number >= 0, got {v!r}")
+    # the world keeps every checked number but bias_sd (drawn into item_bias below)
+    numbers = {name: float(v) for name, v in (*positive, *non_negative) if name != "bias_sd"}
     gen = np.random.default_rng(rng)
     pi = gen.dirichlet(np.ones(g))
     # the user model first, so that the population does not depend on n_items
@@ -204,17 +206,10 @@ def make_world(
         R=R,
         phase=phase,
         item_bias=bias,
-        strength=float(strength),
-        roughness=float(roughness),
-        frequency=float(frequency),
-        alpha=float(alpha),
         archetypes=archetypes,
-        mix=float(mix),
-        precision=float(precision),
-        precision_spread=float(precision_spread),
+        **numbers,
     )
-    train = sample_users(world, n_train, gen)
-    return LatentWorld(**{**world.__dict__, "train": train})
+    return replace(world, train=sample_users(world, n_train, gen))
 
 
 # -- the statistics of §5 ----------------------------------------------------------------------

@@ -66,7 +66,8 @@ class TopKSelector(Mechanism):
     guarantee:
         The privacy guarantee of one call, and how eps is spent over the k items.
     ordered:
-        Whether the output is a ranking (True) or a set returned in index order (False).
+        Whether the output is a ranking (True, the default: only the k-set mechanisms set
+        False) or a set returned in index order (False).
     """
 
     name: ClassVar[str] = "topk"

@@ -337,6 +337,17 @@ def lasso_ranking(
     ranked: list[int] = []
     seen = np.zeros(d, dtype=bool)
     n_nonzero = 0
+
+    def ranking(steps: int) -> LassoRanking:
+        """The ranking so far, its penalty multiplied by ``shrink`` ``steps`` times."""
+        return LassoRanking(
+            features=np.asarray(ranked, dtype=np.int64),
+            lam=float(lam),
+            lam_used=float(lam) * shrink**steps,
+            n_nonzero=n_nonzero,
+            convention=convention,
+        )
+
     alpha = alpha0
     for step in range(max_steps + 1):
         lasso.set_params(alpha=alpha)
@@ -351,22 +362,10 @@ def lasso_ranking(
         if step == 0:
             n_nonzero = int(np.count_nonzero(mag))
         if len(ranked) >= kk:
-            return LassoRanking(
-                features=np.asarray(ranked, dtype=np.int64),
-                lam=float(lam),
-                lam_used=float(lam) * shrink**step,
-                n_nonzero=n_nonzero,
-                convention=convention,
-            )
+            return ranking(step)
         alpha *= shrink
     if not strict:
-        return LassoRanking(
-            features=np.asarray(ranked, dtype=np.int64),
-            lam=float(lam),
-            lam_used=float(lam) * shrink**max_steps,
-            n_nonzero=n_nonzero,
-            convention=convention,
-        )
+        return ranking(max_steps)
     raise ValueError(
         f"k = {kk} exceeds the {len(ranked)} features the LASSO selects at any penalty down to "
         f"lambda = {float(lam) * shrink**max_steps:.3g} (a LASSO keeps at most about "

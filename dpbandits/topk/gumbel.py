@@ -71,7 +71,6 @@ class PeelingLaw(TopKSelector):
     :class:`PeelingEM` share -- the guarantee and the scaled utilities ``eps q / (2 k D)``."""
 
     guarantee = "eps-DP (pure): k rounds of an (eps/k)-DP exponential mechanism"
-    ordered = True
 
     def utilities(self, q: FloatArray, big_d: FloatArray, k: int) -> FloatArray:
         """``(q - max q) eps / (2 k D)`` per row: the log-weights of every round, eps/k each."""
@@ -130,7 +129,6 @@ class ExactTopK(TopKSelector):
     name = "exact"
     private = False
     guarantee = "not DP (non-private reference)"
-    ordered = True
     summary = "the true top-k (non-private)"
 
     def select_batch(

@@ -138,7 +138,6 @@ class JointEM(TopKSelector):
 
     name = "joint"
     guarantee = "eps-DP (pure) for the whole ranking; eps is not split over the k items"
-    ordered = True
     summary = "exponential mechanism over sequences, utility -max_i (x_(i) - x_s_i), O(dk) memory"
 
     def select_batch(

@@ -62,6 +62,7 @@ import math
 import numpy as np
 from scipy.special import gammaln
 
+from dpbandits.core import checks
 from dpbandits.topk.base import FloatArray, IntArray, TopKSelector
 
 __all__ = ["CLASSES", "CanonicalLipschitz", "expected_class_noise", "max_exponential_noise"]
@@ -118,9 +119,7 @@ class CanonicalLipschitz(TopKSelector):
         if not (0.0 <= g < 1.0):
             raise ValueError(f"gamma must lie in [0, 1) (Algorithm 2), got {g!r}")
         self.gamma = g
-        if classes not in CLASSES:
-            raise ValueError(f"classes must be one of {CLASSES}, got {classes!r}")
-        self.classes = classes
+        self.classes = checks.one_of(classes, CLASSES, "classes")
 
     def select_batch(
         self, q: FloatArray, big_d: FloatArray, k: int, rng: np.random.Generator

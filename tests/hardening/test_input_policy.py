@@ -35,6 +35,14 @@ def test_numpy_real_scalars_are_numbers():
         checks.positive_int(np.bool_(True), "n")
 
 
+
+def test_one_of_returns_a_choice_and_names_the_rest():
+    assert checks.one_of("sat", ("sat", "avg"), "algorithm") == "sat"
+    with pytest.raises(ValueError, match=r"^algorithm must be one of \('sat', 'avg'\), got 'max'$"):
+        checks.one_of("max", ("sat", "avg"), "algorithm")
+    with pytest.raises(ValueError, match="got 1"):
+        checks.one_of(1, ("1",), "k")  # no conversion: 1 is not "1"
+
 @pytest.mark.parametrize("name", ["rnm", "krr", "gem", "mgem", "rs", "exponential_mechanism"])
 @pytest.mark.parametrize(
     "q, kind",
