@@ -118,6 +118,11 @@ def agent_families(specs: dict[str, dict[str, Any]]) -> dict[str, str]:
     return out
 
 
+#: The regret axis is logarithmic when the largest value is more than this many times the
+#: smallest: on a linear axis from 0 the smallest would sit in its bottom 5%, where agents that
+#: differ by 2x (and the lower bounds) are one flat line.
+LOG_SPAN = 20
+
 #: The family of the non-private agents, drawn in every panel as references.
 REFERENCE = "non-private"
 #: The family of the App. H agents: x is their eps_S per action, not their run's eps.
@@ -155,7 +160,7 @@ def plot_final_regret(
     with 95% bands; one row of panels per combination of the other swept ``keys``.
 
     A privacy parameter goes on a log axis with eps = inf as its own "∞" position; the regret
-    axis is logarithmic when the values span more than 100x. Agents are grouped by
+    axis is logarithmic when the values span more than :data:`LOG_SPAN` times. Agents are grouped by
     ``families`` (``label -> family``, :func:`agent_families`; :data:`REFERENCE` agents are
     drawn in every panel), at most :data:`MAX_AGENTS` per panel in distinct colours, with one
     legend per family. ``bounds`` (``name -> {eps: regret}``, eps = ``inf`` for a bound that
@@ -182,7 +187,7 @@ def plot_final_regret(
     palette = [colormaps["tab10"](i) for i in range(10) if i != 7]
     ys = [r["regret_mean"] for r in rows if _is_number(r["regret_mean"])]
     positive = [y for y in ys if y > 0]
-    log_y = bool(positive) and max(positive) > 100 * min(positive)
+    log_y = bool(positive) and max(positive) > LOG_SPAN * min(positive)
     log_x, pos, tick_labels = _positions(key, [float(r[key]) for r in rows])
     for g, (gkey, grows) in enumerate(groups.items()):
         for c, (title, members) in enumerate(groups_of_agents):
