@@ -42,8 +42,9 @@ class SweepOutput(Protocol):
 
     def result_path(self, index: int) -> Path: ...
 
-__all__ = ["SweepOutput", "agent_families", "axis_label", "numeric_keys", "plot_cell_curves",
-           "plot_final_regret", "write_sweep_plots"]
+__all__ = ["APP_H", "MAX_AGENTS", "REFERENCE", "SweepOutput", "agent_families", "axis_label",
+           "numeric_keys", "panels", "plot_cell_curves", "plot_final_regret", "privacy_key",
+           "strongest_bound", "uniform_regret_curve", "write_sweep_plots"]
 
 _Z = 1.96  # normal quantile of a 95% band
 
@@ -70,7 +71,7 @@ _WORDS = {
 }  # fmt: skip
 
 
-def _privacy_key(key: str) -> bool:
+def privacy_key(key: str) -> bool:
     """Whether a swept key sets a privacy parameter, whatever its path (``agents.*.epsilon``,
     ``agents.*.epsilon|epsilon_select``, ``eps_select``)."""
     names = re.split(r"[.|]", key.lower())
@@ -90,7 +91,7 @@ def _positions(key: str, xs: Sequence[float]) -> tuple[bool, dict[float, float],
     privacy parameter on a log axis, eps = inf (:data:`INF_EPS` or more) as its own "∞"
     position a step beyond the largest finite value."""
     values = sorted(set(xs))
-    log = _privacy_key(key) and all(x > 0 for x in values)
+    log = privacy_key(key) and all(x > 0 for x in values)
     finite = [v for v in values if not (log and v >= INF_EPS)]
     pos = {v: float(v) for v in finite}
     if log and len(finite) < len(values):
@@ -117,13 +118,18 @@ def agent_families(specs: dict[str, dict[str, Any]]) -> dict[str, str]:
     return out
 
 
+#: The regret axis is logarithmic when the largest value is more than this many times the
+#: smallest: on a linear axis from 0 the smallest would sit in its bottom 5%, where agents that
+#: differ by 2x (and the lower bounds) are one flat line.
+LOG_SPAN = 20
+
 #: The family of the non-private agents, drawn in every panel as references.
 REFERENCE = "non-private"
 #: The family of the App. H agents: x is their eps_S per action, not their run's eps.
 APP_H = "App. H agents"
 
 
-def _panels(agents: list[str], families: dict[str, str]) -> list[tuple[str, list[str]]]:
+def panels(agents: list[str], families: dict[str, str]) -> list[tuple[str, list[str]]]:
     """(title, agents) of each panel: each family with the references, at most
     :data:`MAX_AGENTS` agents per panel (a large family in several panels)."""
     refs = [a for a in agents if families.get(a) == REFERENCE]
@@ -154,7 +160,7 @@ def plot_final_regret(
     with 95% bands; one row of panels per combination of the other swept ``keys``.
 
     A privacy parameter goes on a log axis with eps = inf as its own "∞" position; the regret
-    axis is logarithmic when the values span more than 100x. Agents are grouped by
+    axis is logarithmic when the values span more than :data:`LOG_SPAN` times. Agents are grouped by
     ``families`` (``label -> family``, :func:`agent_families`; :data:`REFERENCE` agents are
     drawn in every panel), at most :data:`MAX_AGENTS` per panel in distinct colours, with one
     legend per family. ``bounds`` (``name -> {eps: regret}``, eps = ``inf`` for a bound that
@@ -170,8 +176,8 @@ def plot_final_regret(
     for r in rows:
         groups.setdefault(tuple(repr(r.get(k)) for k in others), []).append(r)
     agents = list(dict.fromkeys(r["agent"] for r in rows))
-    panels = _panels(agents, families or {})
-    nrows, ncols = len(groups), len(panels)
+    groups_of_agents = panels(agents, families or {})
+    nrows, ncols = len(groups), len(groups_of_agents)
     fig = Figure(figsize=(5.0 * ncols + 0.6, 3.9 * nrows + 1.4), layout="constrained")
     FigureCanvasAgg(fig)
     axes = fig.subplots(nrows, ncols, squeeze=False, sharey=True)
@@ -181,10 +187,10 @@ def plot_final_regret(
     palette = [colormaps["tab10"](i) for i in range(10) if i != 7]
     ys = [r["regret_mean"] for r in rows if _is_number(r["regret_mean"])]
     positive = [y for y in ys if y > 0]
-    log_y = bool(positive) and max(positive) > 100 * min(positive)
+    log_y = bool(positive) and max(positive) > LOG_SPAN * min(positive)
     log_x, pos, tick_labels = _positions(key, [float(r[key]) for r in rows])
     for g, (gkey, grows) in enumerate(groups.items()):
-        for c, (title, members) in enumerate(panels):
+        for c, (title, members) in enumerate(groups_of_agents):
             ax = axes[g, c]
             for i, agent in enumerate(members):
                 pts = sorted((float(r[key]), r["regret_mean"], r.get("regret_se", math.nan))
@@ -288,8 +294,7 @@ def _bounds_of(res: SweepOutput, key: str) -> dict[str, dict[float, float]]:
         curves = bound_curves(results, eps or [1.0])
     except (ValueError, KeyError):
         return out
-    keys_seen = {c.key for c in curves}
-    strongest = next((k for k in ("azize_2025", "azize_basu_2022") if k in keys_seen), None)
+    strongest = strongest_bound({c.key for c in curves})
     for c in curves:
         if c.key == "lai_robbins":
             out.setdefault(c.label, {})[math.inf] = float(c.values[-1])
@@ -299,10 +304,18 @@ def _bounds_of(res: SweepOutput, key: str) -> dict[str, dict[float, float]]:
     return out
 
 
-def _uniform_regret(results: Results) -> float | None:
-    """The expected regret at the horizon of uniform play (each arm with probability 1/K at
-    every step) in the environment of ``results``: the level of an agent that learns nothing,
-    from the environment's expected reward table (``None`` when it has none)."""
+def strongest_bound(keys: set[str]) -> str | None:
+    """The strongest eps-global-DP lower bound among ``keys`` (names of
+    :data:`dpbandits.theory.BOUND_LABELS` that apply to the arms): Azize et al. 2025 where it
+    applies (Bernoulli arms), else Azize & Basu 2022; ``None`` when neither does."""
+    return next((k for k in ("azize_2025", "azize_basu_2022") if k in keys), None)
+
+
+def uniform_regret_curve(results: Results) -> np.ndarray | None:
+    """The expected cumulative regret at ``results.steps`` of uniform play (each arm with
+    probability 1/K at every step) in the environment of ``results``: the level of an agent
+    that learns nothing, from the environment's expected reward table (``None`` when it has
+    none)."""
     from dpbandits.experiments.envspec import make_env
 
     env = make_env(results.config["env"])
@@ -313,7 +326,14 @@ def _uniform_regret(results: Results) -> float | None:
         table = np.asarray(table_fn(), dtype=float)
     finally:
         env.close()
-    return float((table.max(axis=1) - table.mean(axis=1)).sum())
+    per_step = table.max(axis=1) - table.mean(axis=1)
+    return np.cumsum(per_step)[np.asarray(results.steps) - 1]
+
+
+def _uniform_regret(results: Results) -> float | None:
+    """Uniform play's expected regret at the horizon (:func:`uniform_regret_curve`)."""
+    curve = uniform_regret_curve(results)
+    return None if curve is None else float(curve[-1])
 
 
 def _cell_bounds_epsilon(params: dict[str, Any], families: dict[str, str]) -> float | None:
@@ -323,7 +343,7 @@ def _cell_bounds_epsilon(params: dict[str, Any], families: dict[str, str]) -> fl
     (Lai--Robbins only) otherwise."""
     literature = any(f not in (REFERENCE, APP_H) for f in families.values())
     for key, value in params.items():
-        if _privacy_key(key) and _is_number(value) and literature:
+        if privacy_key(key) and _is_number(value) and literature:
             return math.inf if float(value) >= INF_EPS else float(value)
     return math.inf
 
@@ -343,7 +363,7 @@ def write_sweep_plots(res: SweepOutput, fmt: str = "png") -> list[Path]:
     specs = res.cells[0].experiment.agents if res.cells else {}
     families = agent_families(specs)
     for key in numeric_keys(res.rows, keys):
-        bounds = _bounds_of(res, key) if _privacy_key(key) else {}
+        bounds = _bounds_of(res, key) if privacy_key(key) else {}
         fig = plot_final_regret(res.rows, key, keys, families, bounds)
         p = plots / f"regret_vs_{_slug(key)}.{fmt}"
         with atomic_open(p, "wb") as f:

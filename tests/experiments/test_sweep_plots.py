@@ -70,6 +70,10 @@ def test_regret_axis_is_logarithmic_only_over_a_wide_range() -> None:
     assert all(ax.get_yscale() == "log" for ax in wide.axes)  # 10 to ~5000
     narrow = [{**r, "regret_mean": 10 + r["regret_mean"] / 1000} for r in _rows()]
     assert all(ax.get_yscale() == "linear" for ax in plot_final_regret(narrow, KEY).axes)
+    # the span at which it turns: 123 to 11 317 (92x, docs/private-bandits.md's ten arms) is log
+    for top, scale in ((19.0, "linear"), (21.0, "log"), (92.0, "log")):
+        rows = [{**r, "regret_mean": 1.0 + (top - 1.0) * (i % 2)} for i, r in enumerate(_rows())]
+        assert {ax.get_yscale() for ax in plot_final_regret(rows, KEY).axes} == {scale}, top
 
 
 def test_lower_bounds_are_drawn_against_eps_and_as_a_level() -> None:
