@@ -151,6 +151,24 @@ def _play(task: ChunkTask) -> None:
     run_chunk(task, progress=_ignore)
 
 
+def shared_parts(agent: Any, n_arms: int) -> list[tuple[Callable[..., Any], tuple[Any, ...]]]:
+    """``agent.shared_parts(n_arms)``: ``(function, args)`` calls that compile kernels the
+    loops of several agents call (``agents.private.PrivateAgent.shared_parts``); none for an
+    agent without the method."""
+    method = getattr(agent, "shared_parts", None)
+    return list(method(n_arms)) if callable(method) else []
+
+
+def _run_item(item: Any) -> None:
+    """A task of the compiling processes: a ``(function, args)`` call of
+    :func:`shared_parts`, or a warm-up task (:func:`warm_up_task`)."""
+    if isinstance(item, tuple):
+        fn, args = item
+        fn(*args)
+    else:
+        _play(item)
+
+
 def _ignore(n: int) -> None:
     pass
 
@@ -191,17 +209,27 @@ def warm_up(tasks: list[ChunkTask], n_jobs: int = 1, notice: CompileNotice | Non
             for mini in rest:
                 by_key.setdefault(compile_key(mini.agent, mini.n_arms), []).append(mini)
             groups = sorted(by_key.values(), key=lambda g: -_cost(g[0]))
-            working = {i: g[0].label for i, g in enumerate(groups)}
+            # kernels several loops call, first: each compiled once, by one process, and loaded
+            # from the disk cache by the processes that compile the loops after it
+            parts: list[Any] = []
+            for group in groups:
+                for part in shared_parts(group[0].agent, group[0].n_arms):
+                    if part not in parts:
+                        parts.append(part)
+            items: list[Any] = [*parts, *(g[0] for g in groups)]
+            working = {len(parts) + i: g[0].label for i, g in enumerate(groups)}
 
             def done(i: int, _: Any) -> None:
                 working.pop(i, None)
-                shown = f"in {min(n_jobs, len(groups))} processes: {', '.join(working.values())}"
-                notice.ready([t.label for t in groups[i]], shown if working else "")
+                shown = f"in {min(n_jobs, len(items))} processes: {', '.join(working.values())}"
+                if i >= len(parts):
+                    notice.ready([t.label for t in groups[i - len(parts)]],
+                                 shown if working else "")  # fmt: skip
 
-            notice.ready([], f"in {min(n_jobs, len(groups))} processes: "
+            notice.ready([], f"in {min(n_jobs, len(items))} processes: "
                              f"{', '.join(working.values())}")  # fmt: skip
             try:
-                run_tasks(_play, [g[0] for g in groups], n_jobs=min(n_jobs, len(groups)),
+                run_tasks(_run_item, items, n_jobs=min(n_jobs, len(items)),
                           on_done=done)  # fmt: skip
             except Exception:  # noqa: BLE001 (e.g. an agent that cannot be pickled)
                 pass  # the pass below compiles here instead, and raises a real error itself
