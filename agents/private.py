@@ -74,10 +74,11 @@ def _select(params: Any, q: Any, d: Any, rng: Any, out: Any) -> bool:
 
 @kernel_template
 def _selection(params: Any, q: Any, d: Any, rng: Any, out: Any) -> bool:
-    """The selector's kernel ``_select``, inlined here, behind a call that the loop
-    (:func:`_play`) makes once per step for all replications: bound per selector kernel
-    (:func:`play_loop`). Not inlined into the loop, so that compiling a loop does not optimise
-    the selection's code again inside it (docs/performance.md, "Cold start")."""
+    """The selector's kernel ``_select``, an ``inline_kernel`` (a plug-in's), inlined here,
+    behind a call that the loop (:func:`_play`) makes once per step for all replications:
+    bound per such kernel (:func:`play_loop`). Not inlined into the loop, so that compiling a
+    loop does not optimise the selection's code again inside it (docs/performance.md, "Cold
+    start"); the built-in kernels are compiled as plain kernels, called directly."""
     return _select(params, q, d, rng, out)
 
 
@@ -195,7 +196,10 @@ def play_loop(selector_kernel: Any, quantile_method: str | None) -> Any:
     compiled function per pair, made on first use and cached on disk
     (:func:`dpbandits.core.jit.specialise`), so that a run compiles the kernels of its own
     selectors and quantile method only, and a plug-in's kernel runs as fast as a built-in's."""
-    selection = specialise(_selection, _select=selector_kernel)
+    # a kernel compiled to be inlined into its callers (an inline_kernel) is called through
+    # _selection, compiled once per kernel; any other is called directly
+    forceinline = getattr(selector_kernel, "targetoptions", {}).get("forceinline", False)
+    selection = specialise(_selection, _select=selector_kernel) if forceinline else selector_kernel
     return specialise(_play, _select=selection, _update_windows=_WINDOWS[quantile_method])
 
 

@@ -468,7 +468,7 @@ def _rs_select_rows(q: Any, d: Any, epsilon: float, eta: float, method: int, gam
     return rs_select_rows(q, d, epsilon, eta, method, gamma, cdf, generator_at(pointers), out)
 
 
-@inline_kernel
+@kernel
 def rs_kernel(params: Any, q: Any, d: Any, rng: Any, out: Any) -> bool:
     """The compiled kernel of :class:`RandomStoppingTNB` (:mod:`dpbandits.selectors.compiled`),
     ``params = (epsilon, eta, gamma, method, cdf)`` (:func:`tnb_method`): :func:`rs_select_rows`;
@@ -477,7 +477,7 @@ def rs_kernel(params: Any, q: Any, d: Any, rng: Any, out: Any) -> bool:
     return rs_select_rows(q, d, epsilon, eta, method, gamma, cdf, rng, out)
 
 
-@inline_kernel
+@kernel
 def rs_geometric_kernel(params: Any, q: Any, d: Any, rng: Any, out: Any) -> bool:
     """:func:`rs_kernel` for ``method == GEOMETRIC`` (Alg. 1: :class:`RS`, and
     :class:`RandomStoppingTNB` with ``eta = 1``): :func:`rs_geometric_rows`, the same draws,
