@@ -222,8 +222,10 @@ def compile_windows(method: str) -> None:
     update: ``dpbandits.experiments.warmup`` runs this once, in one of its compiling processes,
     instead of once in each process compiling a loop (:meth:`PrivateAgent.shared_parts`)."""
     sens = WindowedSensitivity(2, 2, 1.0, window=2, method=method, rng=0)
+    args = sens.kernel_args()
+    assert args is not None  # (the float sampler: compiled)
     (buf, fill, values, n_est, _smith, levels, eps_level, grid_size, endpoint_mass, floor, util,
-     exp_util) = sens.kernel_args()  # fmt: skip
+     exp_util) = args  # fmt: skip
     entry = specialise(_windows_entry, _update_windows=_WINDOWS[method])
     flat, x = np.arange(2, dtype=np.int64), np.full(2, 0.5)
     entry(generator_address(sens.generator), buf, fill, values, n_est, flat, x, levels,

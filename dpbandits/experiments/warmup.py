@@ -13,7 +13,9 @@ for a few steps on the run's own environment before the tasks start, in this pro
   and quantile method only (``agents.private.play_loop``);
 - when there is compiling to do and several workers, the agents' loops are compiled in parallel
   by forked processes (each loop once: agents with the same ``compile_key`` share it), which
-  write the disk cache that this process then reads;
+  write the disk cache that this process then reads; the kernels that several loops call (the
+  private agents' window update: ``shared_parts``) are compiled first, once, by one of them,
+  and the others load them from the disk cache instead of compiling them again;
 - :class:`CompileNotice`, around the run's set-up, prints one line before the first
   compilation: what is being compiled and about how long it takes;
 - the progress bar starts afterwards, so that its ETA is never computed from compile time.
@@ -185,8 +187,9 @@ def warm_up(tasks: list[ChunkTask], n_jobs: int = 1, notice: CompileNotice | Non
     The cheapest agent goes first, which compiles what every agent shares. If anything was
     compiled so far (counted by ``notice``, active around the run's set-up: an empty kernel
     cache) and ``n_jobs > 1``, the other agents' loops are then compiled by ``n_jobs`` forked
-    processes, one per ``compile_key``, the slowest first; they write the disk cache, and this
-    process then loads them.
+    processes, one per ``compile_key``, the slowest first, after the kernels several of them
+    call (:func:`shared_parts`, each once); they write the disk cache, and this process then
+    loads them.
     """
     start = time.perf_counter()
     firsts: dict[str, ChunkTask] = {}
