@@ -220,8 +220,9 @@ def no_literal_calls(dispatcher: Any) -> Any:
     first set to a constant is that literal until type inference has seen its other values: a
     call in a loop such as ``i = 0 ... f(x, i) ... i += 1`` compiles ``f`` for
     ``Literal[int](0)`` and then again for ``int64``, once more for every other constant. No
-    kernel of the library specialises on a value, so the first compile was wasted: about a
-    tenth of the cold start of ``dpbandits shift`` (docs/performance.md, "Cold start"). Here
+    kernel of the library specialises on a value, so the first compile was wasted: ~3 of the
+    49 CPU-s of compiling of a cold ``dpbandits shift`` (docs/performance.md, "Cold start:
+    fewer compilations"). Here
     the dispatcher is asked for the call's types without their values; a literal argument
     then converts to the compiled ``int64`` as any ``int64`` does. Returns ``dispatcher``."""
     from numba.core import types
