@@ -36,7 +36,7 @@ from dpbandits.core.checks import ParameterError, ParameterTypeError
 from dpbandits.core.jit import (
     generator_address,
     generator_at,
-    inline_kernel,
+    kernel,
     kernel_template,
     specialise,
 )
@@ -72,9 +72,20 @@ def _select(params: Any, q: Any, d: Any, rng: Any, out: Any) -> bool:
     raise NotImplementedError("bound by dpbandits.core.jit.specialise")
 
 
+@kernel_template
+def _selection(params: Any, q: Any, d: Any, rng: Any, out: Any) -> bool:
+    """The selector's kernel ``_select``, an ``inline_kernel`` (a plug-in's), inlined here,
+    behind a call that the loop (:func:`_play`) makes once per step for all replications:
+    bound per such kernel (:func:`play_loop`). Not inlined into the loop, so that compiling a
+    loop does not optimise the selection's code again inside it (docs/performance.md, "Cold
+    start"); the built-in kernels are compiled as plain kernels, called directly."""
+    return _select(params, q, d, rng, out)
+
+
 # -- the window update of each quantile method, one signature: bound in _play like _select, so
-# that a run compiles the method it uses only
-@inline_kernel
+# that a run compiles the method it uses only; called, not inlined (once per step, as
+# _selection)
+@kernel
 def _windows_smith(buf: Any, fill: Any, values: Any, n_est: Any, flat: Any, x: Any, levels: Any,
                    eps_level: float, grid_size: int, endpoint_mass: float, floor: float,
                    util: Any, exp_util: Any, lo: float, hi: float, rng: Any,
@@ -83,7 +94,7 @@ def _windows_smith(buf: Any, fill: Any, values: Any, n_est: Any, flat: Any, x: A
                         full)  # fmt: skip
 
 
-@inline_kernel
+@kernel
 def _windows_grid(buf: Any, fill: Any, values: Any, n_est: Any, flat: Any, x: Any, levels: Any,
                   eps_level: float, grid_size: int, endpoint_mass: float, floor: float,
                   util: Any, exp_util: Any, lo: float, hi: float, rng: Any,
@@ -92,7 +103,7 @@ def _windows_grid(buf: Any, fill: Any, values: Any, n_est: Any, flat: Any, x: An
                        endpoint_mass, floor, rng, full)  # fmt: skip
 
 
-@inline_kernel
+@kernel
 def _windows_none(buf: Any, fill: Any, values: Any, n_est: Any, flat: Any, x: Any, levels: Any,
                   eps_level: float, grid_size: int, endpoint_mass: float, floor: float,
                   util: Any, exp_util: Any, lo: float, hi: float, rng: Any,
@@ -185,7 +196,41 @@ def play_loop(selector_kernel: Any, quantile_method: str | None) -> Any:
     compiled function per pair, made on first use and cached on disk
     (:func:`dpbandits.core.jit.specialise`), so that a run compiles the kernels of its own
     selectors and quantile method only, and a plug-in's kernel runs as fast as a built-in's."""
-    return specialise(_play, _select=selector_kernel, _update_windows=_WINDOWS[quantile_method])
+    # a kernel compiled to be inlined into its callers (an inline_kernel) is called through
+    # _selection, compiled once per kernel; any other is called directly
+    forceinline = getattr(selector_kernel, "targetoptions", {}).get("forceinline", False)
+    selection = specialise(_selection, _select=selector_kernel) if forceinline else selector_kernel
+    return specialise(_play, _select=selection, _update_windows=_WINDOWS[quantile_method])
+
+
+@kernel_template
+def _windows_entry(address: int, buf: Any, fill: Any, values: Any, n_est: Any, flat: Any, x: Any,
+                   levels: Any, eps_level: float, grid_size: int, endpoint_mass: float,
+                   floor: float, util: Any, exp_util: Any, lo: float, hi: float,
+                   full: Any) -> None:  # fmt: skip
+    """``_update_windows`` called as :func:`_play` calls it (the Generator by address): bound
+    per quantile method by :func:`compile_windows`."""
+    _update_windows(buf, fill, values, n_est, flat, x, levels, eps_level, grid_size,
+                    endpoint_mass, floor, util, exp_util, lo, hi, generator_at(address),
+                    full)  # fmt: skip
+
+
+def compile_windows(method: str) -> None:
+    """Compile (or load from the disk cache) the window update of ``method`` with the argument
+    types of every private loop (:func:`play_loop`), by one update of a throw-away
+    two-stream :class:`WindowedSensitivity`. The loops of all selectors call the same compiled
+    update: ``dpbandits.experiments.warmup`` runs this once, in one of its compiling processes,
+    instead of once in each process compiling a loop (:meth:`PrivateAgent.shared_parts`)."""
+    sens = WindowedSensitivity(2, 2, 1.0, window=2, method=method, rng=0)
+    args = sens.kernel_args()
+    assert args is not None  # (the float sampler: compiled)
+    (buf, fill, values, n_est, _smith, levels, eps_level, grid_size, endpoint_mass, floor, util,
+     exp_util) = args  # fmt: skip
+    entry = specialise(_windows_entry, _update_windows=_WINDOWS[method])
+    flat, x = np.arange(2, dtype=np.int64), np.full(2, 0.5)
+    entry(generator_address(sens.generator), buf, fill, values, n_est, flat, x, levels,
+          eps_level, grid_size, endpoint_mass, floor, util, exp_util, 0.0, 1.0,
+          np.empty(2, dtype=np.int64))  # fmt: skip
 
 
 def _as_agent_parameter(exc: BaseException) -> BaseException:
@@ -365,6 +410,19 @@ class PrivateAgent(Agent):
         uses_d = bool(getattr(self._selector, "uses_sensitivities", True))
         return (type(self), None if spec is None else spec.kernel,
                 self.quantile_method if uses_d else None)  # fmt: skip
+
+    def shared_parts(self, n_arms: int) -> list[tuple[Any, tuple[Any, ...]]]:
+        """Kernels that the compiled loops of several agents call, as ``(function, args)``
+        calls that compile them (picklable): the window update of this agent's quantile
+        method (:func:`compile_windows`), if its loop has one. A warm-up compiles each once
+        before the agents' loops (``dpbandits.experiments.warmup``)."""
+        method = self.compile_key(n_arms)[2]
+        custom = self.means is not None or self.sensitivity is not None
+        if method is None or custom or self.quantile_sampler != "float":
+            return []  # no window update, or a loop that is not compiled (setup)
+        if compiled_kernel(self._selector, n_arms) is None:
+            return []
+        return [(compile_windows, (method,))]
 
     @property
     def label(self) -> str:

@@ -53,6 +53,7 @@ from dpbandits.core.numba_compat import (
     name_cache_files_by_key,
     next_uint32,
     next_uint64,
+    no_literal_calls,
 )
 
 __all__ = [
@@ -175,7 +176,8 @@ def _compile(fn: F, **options: Any) -> F:
         name_cache_files_by_key(compiled)
     except RuntimeError:  # no source file (code typed in an interpreter), no writable cache
         compiled = numba.njit(nogil=True, error_model="numpy", **options)(fn)
-    return cast(F, compiled)
+    # compiled per argument type, not per constant value of a call site (no_literal_calls)
+    return cast(F, no_literal_calls(compiled))
 
 
 def kernel(fn: F) -> F:
@@ -268,7 +270,7 @@ def specialise(template: Callable[..., Any], *, inline: bool = False, **bindings
     clone.__doc__ = template.__doc__
     if "" in sources:  # a bound function without a file: its code cannot be keyed
         setattr(clone, _MARK, True)
-        compiled = numba.njit(nogil=True, error_model="numpy", **options)(clone)
+        compiled = no_literal_calls(numba.njit(nogil=True, error_model="numpy", **options)(clone))
     else:
         setattr(clone, _SOURCES, tuple(sources))
         compiled = _compile(clone, **options)

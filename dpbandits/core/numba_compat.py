@@ -41,6 +41,7 @@ __all__ = [
     "float_bits",
     "generator_at",
     "host_cpu",
+    "no_literal_calls",
     "install_cache_locators",
     "name_cache_files_by_key",
     "on_compile",
@@ -244,6 +245,32 @@ def add_compile_listener(on_start: Callable[[Any], None], on_end: Callable[[Any]
             on_end(getattr(dispatcher, "py_func", dispatcher))
 
     event.register("numba:compile", Listener())
+
+
+# -- calls between kernels: one compiled version per argument type, never per value ----------
+def no_literal_calls(dispatcher: Any) -> Any:
+    """Make the compiled function ``dispatcher`` compile for the plain type of a constant
+    argument (``int64``), never for its value, when another compiled function calls it.
+
+    numba types a constant at a call site as its value (``Literal[int](0)``), and a variable
+    first set to a constant is that literal until type inference has seen its other values: a
+    call in a loop such as ``i = 0 ... f(x, i) ... i += 1`` compiles ``f`` for
+    ``Literal[int](0)`` and then again for ``int64``, once more for every other constant. No
+    kernel of the library specialises on a value, so the first compile was wasted: ~3 of the
+    49 CPU-s of compiling of a cold ``dpbandits shift`` (docs/performance.md, "Cold start:
+    fewer compilations"). Here
+    the dispatcher is asked for the call's types without their values; a literal argument
+    then converts to the compiled ``int64`` as any ``int64`` does. Returns ``dispatcher``."""
+    from numba.core import types
+
+    base = dispatcher.get_call_template
+
+    def get_call_template(args: Any, kws: Any) -> Any:
+        return base(tuple(types.unliteral(a) for a in args),
+                    {k: types.unliteral(v) for k, v in kws.items()})  # fmt: skip
+
+    dispatcher.get_call_template = get_call_template
+    return dispatcher
 
 
 # -- the CPU numba compiles for --------------------------------------------------------------

@@ -13,7 +13,9 @@ for a few steps on the run's own environment before the tasks start, in this pro
   and quantile method only (``agents.private.play_loop``);
 - when there is compiling to do and several workers, the agents' loops are compiled in parallel
   by forked processes (each loop once: agents with the same ``compile_key`` share it), which
-  write the disk cache that this process then reads;
+  write the disk cache that this process then reads; the kernels that several loops call (the
+  private agents' window update: ``shared_parts``) are compiled first, once, by one of them,
+  and the others load them from the disk cache instead of compiling them again;
 - :class:`CompileNotice`, around the run's set-up, prints one line before the first
   compilation: what is being compiled and about how long it takes;
 - the progress bar starts afterwards, so that its ETA is never computed from compile time.
@@ -53,8 +55,11 @@ __all__ = [
 #: Steps played per agent by :func:`warm_up`, after the initial round of one pull per arm.
 WARM_UP_STEPS = 32
 #: Rough compile times on one core of the 2-core test machine, idle (docs/performance.md): what
-#: every run compiles once (environment, regret, the first quantile method), and each loop.
-_SECONDS_COMMON, _SECONDS_PRIVATE, _SECONDS_OTHER = 4.0, 3.5, 1.0
+#: every run compiles once (environment, regret, the first quantile method), and each loop. The
+#: private loop's 3.5 s of round 10, scaled by the measured drop of the private loops' compile
+#: CPU time in round 12 (x0.74: the window update compiled once, no literal recompiles, RS
+#: without the other methods' samplers; docs/performance.md, "Cold start: fewer compilations").
+_SECONDS_COMMON, _SECONDS_PRIVATE, _SECONDS_OTHER = 4.0, 2.6, 1.0
 
 
 def compile_estimate(agents: list[Any], n_jobs: int = 1, n_arms: int = 2) -> float:
@@ -151,6 +156,24 @@ def _play(task: ChunkTask) -> None:
     run_chunk(task, progress=_ignore)
 
 
+def shared_parts(agent: Any, n_arms: int) -> list[tuple[Callable[..., Any], tuple[Any, ...]]]:
+    """``agent.shared_parts(n_arms)``: ``(function, args)`` calls that compile kernels the
+    loops of several agents call (``agents.private.PrivateAgent.shared_parts``); none for an
+    agent without the method."""
+    method = getattr(agent, "shared_parts", None)
+    return list(method(n_arms)) if callable(method) else []
+
+
+def _run_item(item: Any) -> None:
+    """A task of the compiling processes: a ``(function, args)`` call of
+    :func:`shared_parts`, or a warm-up task (:func:`warm_up_task`)."""
+    if isinstance(item, tuple):
+        fn, args = item
+        fn(*args)
+    else:
+        _play(item)
+
+
 def _ignore(n: int) -> None:
     pass
 
@@ -167,8 +190,9 @@ def warm_up(tasks: list[ChunkTask], n_jobs: int = 1, notice: CompileNotice | Non
     The cheapest agent goes first, which compiles what every agent shares. If anything was
     compiled so far (counted by ``notice``, active around the run's set-up: an empty kernel
     cache) and ``n_jobs > 1``, the other agents' loops are then compiled by ``n_jobs`` forked
-    processes, one per ``compile_key``, the slowest first; they write the disk cache, and this
-    process then loads them.
+    processes, one per ``compile_key``, the slowest first, after the kernels several of them
+    call (:func:`shared_parts`, each once); they write the disk cache, and this process then
+    loads them.
     """
     start = time.perf_counter()
     firsts: dict[str, ChunkTask] = {}
@@ -191,17 +215,27 @@ def warm_up(tasks: list[ChunkTask], n_jobs: int = 1, notice: CompileNotice | Non
             for mini in rest:
                 by_key.setdefault(compile_key(mini.agent, mini.n_arms), []).append(mini)
             groups = sorted(by_key.values(), key=lambda g: -_cost(g[0]))
-            working = {i: g[0].label for i, g in enumerate(groups)}
+            # kernels several loops call, first: each compiled once, by one process, and loaded
+            # from the disk cache by the processes that compile the loops after it
+            parts: list[Any] = []
+            for group in groups:
+                for part in shared_parts(group[0].agent, group[0].n_arms):
+                    if part not in parts:
+                        parts.append(part)
+            items: list[Any] = [*parts, *(g[0] for g in groups)]
+            working = {len(parts) + i: g[0].label for i, g in enumerate(groups)}
 
             def done(i: int, _: Any) -> None:
                 working.pop(i, None)
-                shown = f"in {min(n_jobs, len(groups))} processes: {', '.join(working.values())}"
-                notice.ready([t.label for t in groups[i]], shown if working else "")
+                shown = f"in {min(n_jobs, len(items))} processes: {', '.join(working.values())}"
+                if i >= len(parts):
+                    notice.ready([t.label for t in groups[i - len(parts)]],
+                                 shown if working else "")  # fmt: skip
 
-            notice.ready([], f"in {min(n_jobs, len(groups))} processes: "
+            notice.ready([], f"in {min(n_jobs, len(items))} processes: "
                              f"{', '.join(working.values())}")  # fmt: skip
             try:
-                run_tasks(_play, [g[0] for g in groups], n_jobs=min(n_jobs, len(groups)),
+                run_tasks(_run_item, items, n_jobs=min(n_jobs, len(items)),
                           on_done=done)  # fmt: skip
             except Exception:  # noqa: BLE001 (e.g. an agent that cannot be pickled)
                 pass  # the pass below compiles here instead, and raises a real error itself

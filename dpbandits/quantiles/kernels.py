@@ -23,6 +23,7 @@ __all__ = [
     "smith_quantile_rows",
     "snap",
     "snap_rows",
+    "shell_sort",
     "snap_sorted",
     "sort_in_range",
     "uniform_pairs",
@@ -323,8 +324,34 @@ def window_estimate_grid(
         fill[s] = 0  # each reward is used in exactly one estimate
 
 
-#: Buckets of :func:`sort_in_range` holding more values than this are sorted by numba's sort.
+#: Buckets of :func:`sort_in_range` holding more values than this are sorted by :func:`shell_sort`.
 BUCKET_INSERTION_MAX = 16
+
+
+#: Shell's sort's gaps (Ciura 2001), largest first: :func:`shell_sort`.
+_GAPS = np.array([701, 301, 132, 57, 23, 10, 4, 1], dtype=np.int64)
+
+
+@kernel
+def shell_sort(x: Any, start: int, end: int) -> None:
+    """Sort ``x[start:end]`` (no NaN) in place: Shell's sort with Ciura's gaps, insertion
+    sorts of the elements ``gap`` apart for each gap, the last one a plain insertion sort.
+    For the crowded buckets of :func:`sort_in_range`, in place of numba's quicksort, whose
+    compilation cost a tenth of the cold start of the private agents' loop
+    (docs/performance.md, "Cold start"); both give the sorted values (floats equal under
+    ``<`` are the same float, except ``0.0`` and ``-0.0``, whose order no sort fixes)."""
+    n = end - start
+    for g in range(_GAPS.shape[0]):
+        gap = _GAPS[g]
+        if gap >= n:
+            continue
+        for i in range(start + gap, end):
+            v = x[i]
+            j = i
+            while j - gap >= start and x[j - gap] > v:
+                x[j] = x[j - gap]
+                j -= gap
+            x[j] = v
 
 
 @kernel
@@ -335,8 +362,8 @@ def sort_in_range(x: Any, lo: float, hi: float, out: Any, work: Any) -> None:
     A bucket sort: the values equal to ``lo``, ``2 len(x)`` buckets of equal width over
     ``[lo, hi]``, the values equal to ``hi`` (clipped rewards pile up at the end points; those
     two buckets hold equal values and are never sorted); a range bucket holding more than
-    ``BUCKET_INSERTION_MAX`` values is sorted by numba's sort; then one insertion pass over the
-    whole array moves the values their bucket left out of order. The bucket index
+    ``BUCKET_INSERTION_MAX`` values is sorted by :func:`shell_sort`; then one insertion pass
+    over the whole array moves the values their bucket left out of order. The bucket index
     ``(v - lo) * scale`` is non-decreasing in ``v`` (rounded subtraction and multiplication are
     monotone), so the buckets are in order and the result is the sorted array -- the same
     values in the same order as numpy's sort. Counts in ``work[:2n + 3]``, each value's bucket
@@ -367,7 +394,7 @@ def sort_in_range(x: Any, lo: float, hi: float, out: Any, work: Any) -> None:
     if crowded:  # (the end-point buckets hold equal values)
         for b in range(1, nb + 1):
             if work[b] - work[b - 1] > BUCKET_INSERTION_MAX:
-                out[work[b - 1] : work[b]].sort()
+                shell_sort(out, work[b - 1], work[b])
     for i in range(1, n):
         v = out[i]
         if out[i - 1] > v:  # rare: only inside a bucket

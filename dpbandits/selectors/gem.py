@@ -30,7 +30,7 @@ from typing import Any
 import numpy as np
 
 from dpbandits.core import checks
-from dpbandits.core.jit import generator_address, generator_at, inline_kernel, kernel
+from dpbandits.core.jit import generator_address, generator_at, kernel
 from dpbandits.selectors.base import (
     FloatArray,
     IntArray,
@@ -313,7 +313,7 @@ def combined_gem_rows(q: Any, d: Any, t: float, p_keep: float, lam: float, code:
 
 
 # -- the compiled-selector kernels (dpbandits.selectors.compiled): kernel(params, q, d, rng, out)
-@inline_kernel
+@kernel
 def gem_kernel(params: Any, q: Any, d: Any, rng: Any, out: Any) -> bool:
     """:class:`GEM`'s (and :class:`MGEM`'s) compiled kernel, ``params = (t, eps / 2, noise
     code, method)``: :func:`gem_rows`; False (nothing drawn) when some ``q - t d`` is not
@@ -322,7 +322,7 @@ def gem_kernel(params: Any, q: Any, d: Any, rng: Any, out: Any) -> bool:
     return gem_rows(q, d, t, _EMPTY, lam, code, method, rng, out)
 
 
-@inline_kernel
+@kernel
 def gem_pairwise_kernel(params: Any, q: Any, d: Any, rng: Any, out: Any) -> bool:
     """:func:`gem_kernel` for ``method = 0`` (the brute force, ``K <= PAIRWISE_MAX_K``):
     :func:`gem_rows`' steps without the code of the other methods, which a caller compiling
@@ -334,7 +334,7 @@ def gem_pairwise_kernel(params: Any, q: Any, d: Any, rng: Any, out: Any) -> bool
     return True
 
 
-@inline_kernel
+@kernel
 def combined_gem_kernel(params: Any, q: Any, d: Any, rng: Any, out: Any) -> bool:
     """:class:`CombinedGEM`'s compiled kernel, ``params = (t_g, p_keep, eps_g / 2, noise code,
     method)``: :func:`combined_gem_rows`."""

@@ -357,21 +357,21 @@ def rnmh_rows(q: Any, d: Any, epsilon: float, rng: Any, out: Any) -> float:
 
 
 # -- the compiled-selector kernels (dpbandits.selectors.compiled): kernel(params, q, d, rng, out)
-@inline_kernel
+@kernel
 def rnm_kernel(params: Any, q: Any, d: Any, rng: Any, out: Any) -> bool:
     """:class:`RNM`'s compiled kernel, ``params = (epsilon, noise code)``: :func:`rnm_rows`."""
     rnm_rows(q, d, params[0], params[1], rng, out)
     return True
 
 
-@inline_kernel
+@kernel
 def permute_and_flip_kernel(params: Any, q: Any, d: Any, rng: Any, out: Any) -> bool:
     """:class:`PermuteAndFlip`'s compiled kernel, ``params = (epsilon,)``."""
     permute_and_flip_rows(q, d, params[0], rng, out)
     return True
 
 
-@inline_kernel
+@kernel
 def rnmh_kernel(params: Any, q: Any, d: Any, rng: Any, out: Any) -> bool:
     """:class:`RNMH`'s compiled kernel, ``params = (epsilon,)``; False (nothing drawn) when
     the noise scale ``2 max d / eps`` overflows."""

@@ -39,7 +39,9 @@ from dpbandits.core.jit import (
     inline_kernel,
     integers_below,
     kernel,
+    kernel_template,
     popcount,
+    specialise,
 )
 from dpbandits.core.numba_compat import next_uint64
 from dpbandits.core.samplers import standard_exponential
@@ -317,11 +319,27 @@ def split_uniformly(n: int, k: int, rng: Any, counts: Any) -> None:
         counts[k - 1] = left
 
 
-@kernel
-def rs_select_rows(q: Any, d: Any, epsilon: float, eta: float, method: int, gamma: float,
-                   cdf: Any, rng: Any, out: Any) -> bool:  # fmt: skip
+@inline_kernel
+def _geometric_only(method: int, eta: float, gamma: float, rate: float, cdf: Any,
+                    rng: Any) -> int:  # fmt: skip
+    """:func:`tnb_draw` for ``method == GEOMETRIC`` only (Alg. 1's rounds)."""
+    return geometric_rounds(rate, rng.bit_generator)
+
+
+def _other_rounds(method: int, eta: float, gamma: float, rate: float, cdf: Any,
+                  rng: Any) -> int:  # fmt: skip
+    """The rounds of a method other than ``GEOMETRIC`` in :func:`_rs_rows`: :func:`tnb_draw`
+    or :func:`_geometric_only`, bound per compiled version."""
+    raise NotImplementedError("bound by dpbandits.core.jit.specialise")
+
+
+@kernel_template
+def _rs_rows(q: Any, d: Any, epsilon: float, eta: float, method: int, gamma: float,
+             cdf: Any, rng: Any, out: Any) -> bool:  # fmt: skip
     """Random stopping on the ``R`` rows of ``q``, ``d`` (shape ``(R, K)``) into ``out``; False
-    (and nothing drawn) if the noise scale ``(2 + eta) max d / eps`` overflows.
+    (and nothing drawn) if the noise scale ``(2 + eta) max d / eps`` overflows. Compiled as
+    :func:`rs_select_rows` (every ``method``) and :func:`rs_geometric_rows` (``GEOMETRIC``
+    only: Alg. 1, which then compiles none of the other methods' samplers).
 
     Each row in turn, as the module docstring samples it: its number of rounds ``N``
     (:func:`tnb_draw`), their split over the candidates (:func:`split_uniformly`), then one
@@ -365,7 +383,7 @@ def rs_select_rows(q: Any, d: Any, epsilon: float, eta: float, method: int, gamm
         if method == GEOMETRIC:
             n = geometric_rounds(rate, bits)
         else:
-            n = tnb_draw(method, eta, gamma, rate, cdf, rng)
+            n = _other_rounds(method, eta, gamma, rate, cdf, rng)
         # Arrays handed to inlined functions here cost reference counting (row_maxima): the
         # split of two candidates is split_uniformly's own, called without the counts
         if k == 2 and n <= TWO_WAY_MAX_ROUNDS:
@@ -417,6 +435,13 @@ def rs_select_rows(q: Any, d: Any, epsilon: float, eta: float, method: int, gamm
     return True
 
 
+#: :func:`_rs_rows` for every method of :func:`tnb_method`.
+rs_select_rows = specialise(_rs_rows, _other_rounds=tnb_draw)
+#: :func:`_rs_rows` for ``GEOMETRIC`` only (any other method draws Alg. 1's rounds: never
+#: called with one).
+rs_geometric_rows = specialise(_rs_rows, _other_rounds=_geometric_only)
+
+
 def _rs_select(
     q: FloatArray,
     d: FloatArray,
@@ -443,14 +468,22 @@ def _rs_select_rows(q: Any, d: Any, epsilon: float, eta: float, method: int, gam
     return rs_select_rows(q, d, epsilon, eta, method, gamma, cdf, generator_at(pointers), out)
 
 
-@inline_kernel
+@kernel
 def rs_kernel(params: Any, q: Any, d: Any, rng: Any, out: Any) -> bool:
-    """The compiled kernel of :class:`RS` and :class:`RandomStoppingTNB`
-    (:mod:`dpbandits.selectors.compiled`), ``params = (epsilon, eta, gamma, method, cdf)``
-    (:func:`tnb_method`): :func:`rs_select_rows`; False (nothing drawn) when the noise scale
-    overflows."""
+    """The compiled kernel of :class:`RandomStoppingTNB` (:mod:`dpbandits.selectors.compiled`),
+    ``params = (epsilon, eta, gamma, method, cdf)`` (:func:`tnb_method`): :func:`rs_select_rows`;
+    False (nothing drawn) when the noise scale overflows."""
     epsilon, eta, gamma, method, cdf = params
     return rs_select_rows(q, d, epsilon, eta, method, gamma, cdf, rng, out)
+
+
+@kernel
+def rs_geometric_kernel(params: Any, q: Any, d: Any, rng: Any, out: Any) -> bool:
+    """:func:`rs_kernel` for ``method == GEOMETRIC`` (Alg. 1: :class:`RS`, and
+    :class:`RandomStoppingTNB` with ``eta = 1``): :func:`rs_geometric_rows`, the same draws,
+    without compiling the other methods' samplers (docs/performance.md, "Cold start")."""
+    epsilon, eta, gamma, method, cdf = params
+    return rs_geometric_rows(q, d, epsilon, eta, method, gamma, cdf, rng, out)
 
 
 def _rs_kernel(epsilon: float, gamma: float, eta: float) -> CompiledKernel | None:
@@ -458,7 +491,8 @@ def _rs_kernel(epsilon: float, gamma: float, eta: float) -> CompiledKernel | Non
         method, cdf = tnb_method(eta, gamma)
     except ValueError:  # gamma too small to sample: select_batch says so
         return None
-    return CompiledKernel(rs_kernel, (float(epsilon), float(eta), float(gamma), method, cdf))
+    kernel_ = rs_geometric_kernel if method == GEOMETRIC else rs_kernel
+    return CompiledKernel(kernel_, (float(epsilon), float(eta), float(gamma), method, cdf))
 
 
 def _check_scale(d: FloatArray, epsilon: float, eta: float) -> None:

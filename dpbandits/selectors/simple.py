@@ -13,7 +13,6 @@ import numpy as np
 from dpbandits.core.jit import (
     generator_address,
     generator_at,
-    inline_kernel,
     integers_below,
     kernel,
 )
@@ -152,21 +151,21 @@ def _krr_select_rows(q: Any, p_keep: float, pointers: Any, out: Any) -> None:
 
 
 # -- the compiled-selector kernels (dpbandits.selectors.compiled): kernel(params, q, d, rng, out)
-@inline_kernel
+@kernel
 def uniform_kernel(params: Any, q: Any, d: Any, rng: Any, out: Any) -> bool:
     """:class:`Uniform`'s compiled kernel, ``params = ()``: :func:`uniform_rows`."""
     uniform_rows(q.shape[1], rng, out)
     return True
 
 
-@inline_kernel
+@kernel
 def greedy_kernel(params: Any, q: Any, d: Any, rng: Any, out: Any) -> bool:
     """:class:`Greedy`'s compiled kernel, ``params = ()``: :func:`argmax_ties_rows`."""
     argmax_ties_rows(q, rng, out)
     return True
 
 
-@inline_kernel
+@kernel
 def krr_kernel(params: Any, q: Any, d: Any, rng: Any, out: Any) -> bool:
     """:class:`KRR`'s compiled kernel, ``params = (p_keep,)``: :func:`krr_select_rows`."""
     krr_select_rows(q, params[0], rng, out)

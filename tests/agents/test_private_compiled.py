@@ -250,15 +250,33 @@ def test_a_run_compiles_one_loop_per_kernel_and_quantile_method() -> None:
     from agents.private import play_loop
     from dpbandits.experiments import run, shift_agents, shift_env
     from dpbandits.selectors.gem import gem_pairwise_kernel
-    from dpbandits.selectors.random_stopping import rs_kernel
+    from dpbandits.selectors.random_stopping import rs_geometric_kernel, rs_kernel
     from dpbandits.selectors.simple import krr_kernel
 
     run(shift_env(t_shift=30, horizon=60), shift_agents(["RS", "GEM", "mGEM", "kRR"]), n_runs=2,
         seed=0, progress=False, n_jobs=1)  # fmt: skip
-    for kernel_, method in [(rs_kernel, "smith"), (gem_pairwise_kernel, "smith"),
+    for kernel_, method in [(rs_geometric_kernel, "smith"), (gem_pairwise_kernel, "smith"),
                             (krr_kernel, None)]:  # fmt: skip
         loop = play_loop(kernel_, method)
         assert len(loop.signatures) == 1, loop.py_func.__qualname__
-    assert play_loop(rs_kernel, "smith") is not play_loop(rs_kernel, "grid")
+    # RS (Alg. 1's geometric rounds) compiles none of the other methods' samplers
+    assert not play_loop(rs_kernel, "smith").signatures
+    assert play_loop(rs_geometric_kernel, "smith") is not play_loop(rs_geometric_kernel, "grid")
     keys = {shift_agents([label])[label].compile_key(2) for label in ("GEM", "mGEM", "RNM")}
     assert len(keys) == 2
+
+
+def test_compile_windows_compiles_the_update_the_loops_call() -> None:
+    # the warm-up's shared part (agents.private.compile_windows) must compile the window update
+    # for the argument types of the loops, or each loop would compile it again
+    from agents.private import _WINDOWS, compile_windows
+    from dpbandits.experiments import run, shift_agents, shift_env
+
+    agent = shift_agents(["RNM"])["RNM"]
+    assert agent.shared_parts(2) == [(compile_windows, ("smith",))]
+    assert shift_agents(["kRR"])["kRR"].shared_parts(2) == []
+    run(shift_env(t_shift=30, horizon=60), {"RNM": agent}, n_runs=2, seed=0, progress=False,
+        n_jobs=1)  # fmt: skip
+    for method in ("smith", "grid"):
+        compile_windows(method)
+    assert len(_WINDOWS["smith"].signatures) == 1

@@ -131,3 +131,37 @@ def test_library_kernels_use_key_named_cache_files() -> None:
         p.name for p in Path(cache_file._cache_path).glob(f"{cache_file._index_name[:-4]}.*.nbc")
     )
     assert len(names) == 2 and all(len(n.split(".")[-2]) == 16 for n in names)  # key hashes
+
+
+#: the kernel _caller calls: set by the test (numba reads globals when it compiles _caller)
+_compiled_callee: object = None
+
+
+def _callee(x, i):  # type: ignore[no-untyped-def]
+    return x * 10 + i
+
+
+def _caller(x):  # type: ignore[no-untyped-def]
+    # i is Literal[int](0) until inference has seen i += 1; 7 is a literal at its call site
+    i, s = 0, 0
+    while i < 3:
+        s += _compiled_callee(x, i)
+        i += 1
+    return s + _compiled_callee(x, 7)
+
+
+def test_a_constant_argument_compiles_the_callee_for_its_type_not_its_value() -> None:
+    """no_literal_calls: a kernel called with constants (and with a loop variable first set to
+    a constant) is compiled once, for int64; without it numba compiles it for Literal[int](0)
+    and Literal[int](7) too."""
+    global _compiled_callee
+    from numba.core import types
+
+    _compiled_callee = numba_compat.no_literal_calls(numba.njit(_callee))
+    caller = numba.njit(_caller)
+    assert caller(2) == (20 + 21 + 22) + 27
+    assert _compiled_callee.signatures == [(types.int64, types.int64)]
+    # the same functions without it: the literal versions are compiled (what this prevents)
+    _compiled_callee = numba.njit(_callee)
+    numba.njit(_caller)(2)
+    assert len(_compiled_callee.signatures) > 1

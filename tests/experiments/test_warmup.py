@@ -74,16 +74,21 @@ def test_run_announces_compiling_before_the_progress_bar_starts(capsys) -> None:
 
 def test_loops_are_compiled_in_parallel_once_per_compile_key(monkeypatch) -> None:
     """With a compilation in the first agent and several jobs, the other agents' loops go to
-    forked processes, one task per compile key (GEM and mGEM share theirs)."""
+    forked processes, one task per compile key (GEM and mGEM share theirs), after the kernels
+    several loops call (the window update of Smith's method, once for RNM, GEM and mGEM)."""
+    from agents.private import compile_windows
+
     sent = []
     monkeypatch.setattr(warmup_module, "run_tasks",
                         lambda fn, tasks, n_jobs, **_: sent.append((fn, tasks, n_jobs)))
-    agent_map = {"fresh": FreshlyCompiled(), **shift_agents(["GEM", "mGEM", "TS"])}
+    agent_map = {"fresh": FreshlyCompiled(), **shift_agents(["GEM", "mGEM", "TS", "RNM"])}
     warm_up(_tasks(agent_map), n_jobs=2)
     assert len(sent) == 1
-    fn, tasks, n_jobs = sent[0]
-    assert fn is warmup_module._play and n_jobs == 2
-    assert sorted(t.label for t in tasks) in (["GEM", "TS"], ["TS", "mGEM"])
+    fn, items, n_jobs = sent[0]
+    assert fn is warmup_module._run_item and n_jobs == 2
+    assert items[0] == (compile_windows, ("smith",))
+    tasks = items[1:]
+    assert sorted(t.label for t in tasks) in (["GEM", "RNM", "TS"], ["RNM", "TS", "mGEM"])
     loops = [t.agent for t in tasks]
     assert compile_estimate(loops, 2) < compile_estimate(loops, 1)
 
