@@ -43,6 +43,7 @@ from __future__ import annotations
 
 import math
 import types
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -464,10 +465,14 @@ def _agents(family: type[_PrivateShift], what: str) -> list[type[_PrivateShift]]
         name = family._family + label.replace("-", "")
         title = f"{family._family}-{label}: {label} ({paper}) {what}" + (
             ", for Bernoulli\n    bandits." if bernoulli_only else ".")  # fmt: skip
-        namespace = {"__doc__": title, "__module__": __name__, "__qualname__": name}
-        made.append(types.new_class(name, (family,), {"kind": kind},
-                                    lambda ns, more=namespace: ns.update(more)))  # fmt: skip
+        body = {"__doc__": title, "__module__": __name__, "__qualname__": name}
+        made.append(types.new_class(name, (family,), {"kind": kind}, _filler(body)))
     return made
+
+
+def _filler(body: dict[str, Any]) -> Callable[[dict[str, Any]], None]:
+    """The class body of :func:`types.new_class`: ``body``'s names."""
+    return lambda namespace: namespace.update(body)
 
 
 CDAdaPUCB, CDAdaPKLUCB, CDDPKLUCB, CDDPIMED = _agents(_CD, "with private change detection")
