@@ -252,7 +252,7 @@ class _PrivateShift(LaplaceBatchAgent):
         forced: float = 0.01,
         alpha: float = 1.0,
     ) -> None:
-        self.epsilon = epsilon
+        super().__init__(epsilon)
         self.cap = cap
         self.window = window
         self.forced = forced
