@@ -116,7 +116,7 @@ class _AdaP(LaplaceBatchAgent):
     }
 
     def __init__(self, epsilon: float = 1.0, alpha: float = 3.1) -> None:
-        self.epsilon = epsilon
+        super().__init__(epsilon)
         self.alpha = alpha
 
     def parameters(self) -> dict[str, float]:

@@ -7,16 +7,13 @@ from __future__ import annotations
 import math
 from typing import Any
 
-import numpy as np
-from numpy.typing import NDArray
-
+from agents.anchors import ShiftAnchor
 from agents.change_tests import cusum_step
-from agents.skeleton import IndexAgent, fields
+from agents.skeleton import fields
 from dpbandits.core import checks
 from dpbandits.core.jit import beats, kernel
 from dpbandits.core.numba_compat import next_double
 from dpbandits.core.params import Param
-from dpbandits.core.traits import AgentTraits
 
 __all__ = ["CUSUMUCB"]
 
@@ -79,7 +76,7 @@ def _learn(arms: Any, runs: Any, par: Any, r: int, t: int, a: int, x: float,
     arms[r, a, ARM.g_minus] = gm
 
 
-class CUSUMUCB(IndexAgent):
+class CUSUMUCB(ShiftAnchor):
     """CUSUM-UCB (Liu, Lee & Shroff 2018, "A change-detection based framework for
     piecewise-stationary multi-armed bandit problem", AAAI, Algorithm 1 (CD-UCB) with the
     two-sided CUSUM of Algorithm 2) for rewards in ``[0, 1]``.
@@ -124,7 +121,6 @@ class CUSUMUCB(IndexAgent):
 
     name = "cusum_ucb"
     algorithm = "CUSUM-UCB"
-    traits = AgentTraits(rewards="unit", compiled=True, needs_horizon=True)
     ARM, RUN, PAR = ARM, RUN, PAR
     arm_kernel, learn_kernel = _arm, _learn
 
@@ -134,7 +130,7 @@ class CUSUMUCB(IndexAgent):
         "h": Param(low=0, low_open=True, none=True, doc="CUSUM threshold; None: ln(T/n_changes)"),
         "alpha": Param(low=0, high=1, none=True, doc="probability of uniform exploration; "
                        "None: sqrt(n_changes ln(T/n_changes) / T)"),  # fmt: skip
-        "n_changes": Param("int", low=1, doc="number of change points assumed by the defaults"),
+        **ShiftAnchor.parameter_constraints,  # n_changes
         "xi": Param(low=0, low_open=True, doc="constant of the UCB index sqrt(xi ln n / n_k)"),
     }
 
@@ -145,7 +141,7 @@ class CUSUMUCB(IndexAgent):
         self.drift = drift
         self.h = h
         self.alpha = alpha
-        self.n_changes = n_changes
+        super().__init__(n_changes)
         self.xi = xi
 
     def setup(self) -> None:
@@ -162,24 +158,10 @@ class CUSUMUCB(IndexAgent):
             raise checks.ParameterError(f"h = ln(T / n_changes) = {h} must be > 0: give h, or a "
                                         f"horizon larger than n_changes = {self.n_changes}",
                                         "h")  # fmt: skip
-        self._values = {"alpha": alpha, "xi": float(self.xi), "drift": float(self.drift),
-                        "h": h, "m": float(self.m)}  # fmt: skip
-        super().setup()
-
-    def parameters(self) -> dict[str, float]:
-        return self._values
-
-    @property
-    def restarts(self) -> NDArray[np.int64]:
-        """The ``(R,)`` numbers of detections (restarts) so far."""
-        return self.run_field("restarts").astype(np.int64)
+        self.tuned(alpha, {"alpha": alpha, "xi": float(self.xi), "drift": float(self.drift),
+                           "h": h, "m": float(self.m)})  # fmt: skip
 
     @property
     def threshold(self) -> float:
         """The threshold ``h`` in use."""
         return self.par[PAR.h]
-
-    @property
-    def exploration(self) -> float:
-        """The probability ``alpha`` of uniform exploration in use."""
-        return self.par[PAR.alpha]

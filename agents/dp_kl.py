@@ -234,7 +234,7 @@ class _DPKL(LaplaceBatchAgent):
     }
 
     def __init__(self, epsilon: float = 1.0, alpha: float = 2.0) -> None:
-        self.epsilon = epsilon
+        super().__init__(epsilon)
         self.alpha = alpha
 
     def parameters(self) -> dict[str, float]:

@@ -123,7 +123,8 @@ def _pull(arms: Any, runs: Any, par: Any, r: int, t: int, a: int, x: float, bits
 
 
 @kernel
-def _end_epochs(arms: Any, runs: Any, par: Any, t: int, bits: Any) -> None:
+def _end_epochs(arms: Any, runs: Any, par: Any, t: int, actions: Any, x: Any,
+                bits: Any) -> None:  # fmt: skip
     """After step ``t``: every replication whose last pull ended its epoch (every arm in play
     pulled ``R_e`` times; none ends once one arm is left) ends it, in replication order."""
     for r in range(runs.shape[0]):

@@ -118,6 +118,3 @@ class LazyDPTS(LaplaceBatchAgent):
     citation = "Hu & Hegde 2022, Theorem 3"
     #: Relative cost of a step (UCB ~ 1): 2 K Gamma draws per step.
     cost_hint = 6.0
-
-    def __init__(self, epsilon: float = 1.0) -> None:
-        self.epsilon = epsilon

@@ -141,7 +141,8 @@ def _pull(arms: Any, runs: Any, par: Any, r: int, t: int, a: int, x: float, bits
 
 
 @kernel
-def _releases(arms: Any, runs: Any, par: Any, t: int, bits: Any) -> None:
+def _releases(arms: Any, runs: Any, par: Any, t: int, actions: Any, x: Any,
+              bits: Any) -> None:  # fmt: skip
     """After step ``t``: every replication whose pull completed a block of ``f`` pulls of its
     arm puts the block's sum into the stream's mechanism, which releases the arm's mean again
     (in replication order)."""

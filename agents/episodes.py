@@ -16,7 +16,8 @@ releases per arm.
 
 :class:`LaplaceBatchAgent` is the part they share on top of the compiled skeleton
 (:mod:`agents.skeleton`, which owns the loop and the reward check): the ``epsilon`` check and
-noise scale, the private-means hook and the privacy report.
+noise scale, the private-means hook and the privacy report; its constructor takes ``epsilon``
+only.
 """
 
 from __future__ import annotations
@@ -63,6 +64,11 @@ class LaplaceBatchAgent(IndexAgent):
     }
 
     epsilon: float
+
+    def __init__(self, epsilon: float = 1.0) -> None:
+        """``epsilon``: the privacy budget of the whole run; a subclass with more parameters
+        passes it on (``super().__init__(epsilon)``)."""
+        self.epsilon = epsilon
 
     def parameters(self) -> dict[str, float]:
         """``eps`` and the noise scale ``1 / eps`` (``epsilon`` is checked by the constraints

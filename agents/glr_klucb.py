@@ -10,10 +10,11 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
+from agents.anchors import ShiftAnchor
 from agents.change_tests import forced_arm, forced_period, glr_detect, glr_threshold, xlogx_table
 from agents.kl import kl_upper_logit, neg_entropy
 from agents.klucb import exploration
-from agents.skeleton import IndexAgent, fields
+from agents.skeleton import fields
 from dpbandits.core import checks
 from dpbandits.core.jit import beats, inline_kernel, kernel
 from dpbandits.core.params import Param
@@ -96,7 +97,7 @@ def _learn(arms: Any, runs: Any, par: Any, r: int, t: int, a: int, x: float,
         _restart(arms, r, a, t)
 
 
-class GLRKLUCB(IndexAgent):
+class GLRKLUCB(ShiftAnchor):
     """GLR-klUCB (Besson, Kaufmann, Maillard & Seznec 2022, "Efficient change-point detection
     for tackling piecewise-stationary bandits", JMLR 23(77), Algorithm 1) for Bernoulli rewards.
 
@@ -163,7 +164,7 @@ class GLRKLUCB(IndexAgent):
         "alpha": Param(low=0, high=1, none=True, doc="share of forced exploration; None: "
                        "alpha0 sqrt((K) n_changes ln T / T)"),  # fmt: skip
         "alpha0": Param(low=0, low_open=True, doc="constant of the default alpha"),
-        "n_changes": Param("int", low=1, doc="number of change points assumed by the defaults"),
+        **ShiftAnchor.parameter_constraints,  # n_changes
         "c": Param(low=0, doc="the c of the exploration function ln t + c ln ln t"),
         "delta_n": Param("int", low=1, doc="test every delta_n-th observation of an arm"),
         "delta_s": Param("int", low=1, doc="test the splits s = delta_s, 2 delta_s, ..."),
@@ -176,7 +177,7 @@ class GLRKLUCB(IndexAgent):
         self.delta = delta
         self.alpha = alpha
         self.alpha0 = alpha0
-        self.n_changes = n_changes
+        super().__init__(n_changes)
         self.c = c
         self.delta_n = delta_n
         self.delta_s = delta_s
@@ -195,17 +196,12 @@ class GLRKLUCB(IndexAgent):
         size = horizon // ds + 1
         checks.memory(r * k * (size + PREFIX),
                       f"n_runs * n_arms * (T / delta_s) = {r} * {k} * {size}")  # fmt: skip
-        self._alpha = alpha
-        self._values = {"delta": delta, "c": float(self.c),
-                        "period": float(forced_period(k, alpha)), "dn": float(self.delta_n),
-                        "ds": float(ds), "global_restart": 0.0 if local else 1.0}  # fmt: skip
-        super().setup()
+        self.tuned(alpha, {"delta": delta, "c": float(self.c),
+                           "period": float(forced_period(k, alpha)), "dn": float(self.delta_n),
+                           "ds": float(ds), "global_restart": 0.0 if local else 1.0})  # fmt: skip
         self.arms = np.zeros((r, k, PREFIX + size))  # the ARM fields, then the counts of ones
         self._table = xlogx_table(horizon)
         self.runs = np.broadcast_to(self._table, (r, horizon + 1))
-
-    def parameters(self) -> dict[str, float]:
-        return self._values
 
     def __getstate__(self) -> dict[str, Any]:
         state = self.__dict__.copy()
@@ -223,13 +219,9 @@ class GLRKLUCB(IndexAgent):
         return self.par[PAR.delta]
 
     @property
-    def exploration(self) -> float:
-        """The share ``alpha`` of forced exploration in use."""
-        return self._alpha
-
-    @property
     def restarts(self) -> NDArray[np.int64]:
-        """The ``(R,)`` numbers of detections (restarts) so far."""
+        """The ``(R,)`` numbers of detections (restarts) so far (GLR-klUCB's local restarts
+        are counted per arm)."""
         return self.arm_field("restarts").sum(axis=1).astype(np.int64)
 
     @property

@@ -51,6 +51,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
+from agents.kl import sigmoid  # S(x) = 1 / (1 + e^-x), without overflow for any x
 from agents.klucb import ARM, KLUCB, RUN
 from agents.klucb import _arm as _klucb_arm
 from agents.klucb import _record as _klucb_record
@@ -130,15 +131,6 @@ def _learn_response_kl(arms: Any, runs: Any, par: Any, r: int, t: int, a: int, x
 
 
 @inline_kernel
-def sigmoid(x: float) -> float:
-    """``S(x) = 1 / (1 + e^-x)`` in ``[0, 1]``, without overflow for any ``x`` (``e^-|x|``)."""
-    if x >= 0.0:
-        return 1.0 / (1.0 + math.exp(-x))
-    e = math.exp(x)
-    return e / (1.0 + e)
-
-
-@inline_kernel
 def _learn_laplace_s(arms: Any, runs: Any, par: Any, r: int, t: int, a: int, x: float,
                      bits: Any) -> None:  # fmt: skip
     """CTL-S: the user reports ``S(x) + Lap(1 / eps)``; the learner adds the report."""
@@ -156,8 +148,25 @@ def _learn_response_s(arms: Any, runs: Any, par: Any, r: int, t: int, a: int, x:
     arms[r, a, ARM.count] += 1.0
 
 
+#: The paper's curators (Ren et al. 2020), as the privacy report states them: ``{x}`` the
+#: rewards they take, ``{v}`` the value reported, ``{s}`` the sigmoid's definition (CTL-S, CTB-S).
+_CURATORS = {
+    "CTL": "each reward {x} reported as {v} + Lap(1/eps){s} ({name}, Ren et al. 2020)",
+    "CTB": ("each reward {x} reported as one bit: randomized response on a Bernoulli({v}) "
+            "coin{s}, kept with probability e^eps/(1+e^eps) ({name}, Ren et al. 2020)"),
+}  # fmt: skip
+_EPSILON_DOC = """
+    epsilon:
+        The eps of every report (> 0), hence of the whole run."""
+
+
 class _LDP(IndexAgent):
-    """What the LDP agents share: ``epsilon``, the randomizer's parameters, the hooks."""
+    """What the LDP agents share: ``epsilon``, the randomizer's parameters, the hooks.
+
+    An agent names its curator in its class statement, ``class LDPUCBB(_LDP, curator="CTB")``
+    (``sigmoid=True``: the curator's ``-S`` form, for rewards of any real value); its
+    ``curator`` text, ``name`` (from ``algorithm``), traits and the docstring's ``epsilon``
+    follow."""
 
     algorithm = ""
     #: What the user reports, for the privacy report.
@@ -172,6 +181,26 @@ class _LDP(IndexAgent):
 
     def __init__(self, epsilon: float = 1.0) -> None:
         self.epsilon = epsilon
+
+    def __init_subclass__(cls, curator: str = "", sigmoid: bool = False, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        if not curator:  # a subclass of an LDP agent keeps its base's curator
+            return
+        cls.name = cls.algorithm.lower().replace("-", "_")
+        cls.curator = _CURATORS[curator].format(
+            x="x (any real)" if sigmoid else "x in [0, 1]",
+            v="S(x)" if sigmoid else "x",
+            s=", S(x) = 1/(1+e^-x)" if sigmoid else "",
+            name=f"{curator}-S" if sigmoid else curator,
+        )
+        if sigmoid:
+            cls.traits = AgentTraits(rewards="real", private=True, compiled=True)
+        # the docstring's Parameters section (after the summary) starts with epsilon
+        doc, header = cls.__doc__ or "", "\n    Parameters\n    ----------"
+        if header not in doc:
+            summary, _, rest = doc.partition("\n\n")
+            doc = f"{summary.rstrip()}\n{header}\n" + (f"\n{rest}" if rest else "    ")
+        cls.__doc__ = doc.replace(header, header + _EPSILON_DOC, 1)
 
     def parameters(self) -> dict[str, float]:
         eps = float(self.epsilon)
@@ -192,60 +221,40 @@ class _LDP(IndexAgent):
         return local_dp_report(self.algorithm, float(self.epsilon), self.curator)
 
 
-class LDPUCBL(_LDP):
+class LDPUCBL(_LDP, curator="CTL"):
     """LDP-UCB-L (Ren, Zhou, Liu & Shroff 2020): Laplace reports ``x + Lap(1 / eps)`` and the
     widened UCB index of the module docstring; eps-LDP for rewards in ``[0, 1]``.
-
-    Parameters
-    ----------
-    epsilon:
-        The eps of every report (> 0), hence of the whole run.
 
     Choices (tested): each arm is pulled once first (App. H; the authors' code instead starts
     every arm at one phantom report of 0); rewards outside ``[0, 1]`` raise ``ValueError`` at
     the first such step, before anything is learnt from it; ties go to the lowest arm.
     """
 
-    name = "ldp_ucb_l"
     algorithm = "LDP-UCB-L"
-    curator = "each reward x in [0, 1] reported as x + Lap(1/eps) (CTL, Ren et al. 2020)"
     index_kernel, learn_kernel = _index_l, _learn_laplace
 
 
-class LDPUCBB(_LDP):
+class LDPUCBB(_LDP, curator="CTB"):
     """LDP-UCB-B (Ren, Zhou, Liu & Shroff 2020): randomized-response bits (CTB) and UCB1's
     index on them (module docstring); eps-LDP for rewards in ``[0, 1]``.
-
-    Parameters
-    ----------
-    epsilon:
-        The eps of every report (> 0), hence of the whole run.
     """
 
-    name = "ldp_ucb_b"
     algorithm = "LDP-UCB-B"
-    curator = ("each reward x in [0, 1] reported as one bit: randomized response on a "
-               "Bernoulli(x) coin, kept with probability e^eps/(1+e^eps) (CTB, Ren et al. "
-               "2020)")  # fmt: skip
     index_kernel, learn_kernel = _index_b, _learn_response
 
 
-class LDPKLUCBB(_LDP):
+class LDPKLUCBB(_LDP, curator="CTB"):
     """LDP-KLUCB-B (Ren, Zhou, Liu & Shroff 2020): randomized-response bits (CTB) learnt by
     KL-UCB (:class:`agents.KLUCB`, exploration ``ln t + c ln ln t``); eps-LDP for rewards in
     ``[0, 1]``.
 
     Parameters
     ----------
-    epsilon:
-        The eps of every report (> 0), hence of the whole run.
     c:
         KL-UCB's ``c`` (0, as in Garivier & Cappé's experiments).
     """
 
-    name = "ldp_klucb_b"
     algorithm = "LDP-KLUCB-B"
-    curator = LDPUCBB.curator
     round_kernel, arm_kernel, learn_kernel = _klucb_round, _klucb_arm, _learn_response_kl
     ARM_START = KLUCB.ARM_START  # KL-UCB's warm start: none yet
     cost_hint = 7.0
@@ -262,43 +271,24 @@ class LDPKLUCBB(_LDP):
         return {**super().parameters(), "c": float(self.c)}
 
 
-class LDPUCBLS(_LDP):
+class LDPUCBLS(_LDP, curator="CTL", sigmoid=True):
     """LDP-UCB-LS (Ren, Zhou, Liu & Shroff 2020): the sigmoid-Laplace curator CTL-S, reports
     ``S(x) + Lap(1 / eps)`` with ``S(x) = 1 / (1 + e^-x)``, and LDP-UCB-L's index on them
     (module docstring); eps-LDP for rewards of any real value.
-
-    Parameters
-    ----------
-    epsilon:
-        The eps of every report (> 0), hence of the whole run.
 
     It learns ``E[S(X_a)]``, which ranks the arms as their means when they differ by location
     only (module docstring). The choices of :class:`LDPUCBL` (the initial pulls, ties) hold.
     """
 
-    name = "ldp_ucb_ls"
     algorithm = "LDP-UCB-LS"
-    curator = ("each reward x (any real) reported as S(x) + Lap(1/eps), S(x) = 1/(1+e^-x) "
-               "(CTL-S, Ren et al. 2020)")  # fmt: skip
-    traits = AgentTraits(rewards="real", private=True, compiled=True)
     index_kernel, learn_kernel = _index_l, _learn_laplace_s
 
 
-class LDPUCBBS(_LDP):
+class LDPUCBBS(_LDP, curator="CTB", sigmoid=True):
     """LDP-UCB-BS (Ren, Zhou, Liu & Shroff 2020): the sigmoid-Bernoulli curator CTB-S,
     randomized response on a ``Bernoulli(S(x))`` coin with ``S(x) = 1 / (1 + e^-x)``, and
     UCB1's index on the bits (module docstring); eps-LDP for rewards of any real value.
-
-    Parameters
-    ----------
-    epsilon:
-        The eps of every report (> 0), hence of the whole run.
     """
 
-    name = "ldp_ucb_bs"
     algorithm = "LDP-UCB-BS"
-    curator = ("each reward x (any real) reported as one bit: randomized response on a "
-               "Bernoulli(S(x)) coin, S(x) = 1/(1+e^-x), kept with probability e^eps/(1+e^eps) "
-               "(CTB-S, Ren et al. 2020)")  # fmt: skip
-    traits = AgentTraits(rewards="real", private=True, compiled=True)
     index_kernel, learn_kernel = _index_b, _learn_response_s

@@ -8,14 +8,13 @@ import math
 from typing import Any
 
 import numpy as np
-from numpy.typing import NDArray
 
+from agents.anchors import ShiftAnchor
 from agents.change_tests import forced_arm, forced_period, window_alarm, window_push
-from agents.skeleton import IndexAgent, fields
+from agents.skeleton import fields
 from dpbandits.core import checks
 from dpbandits.core.jit import inline_kernel, kernel
 from dpbandits.core.params import Param
-from dpbandits.core.traits import AgentTraits
 
 __all__ = ["MUCB"]
 
@@ -72,7 +71,7 @@ def _learn(arms: Any, runs: Any, par: Any, r: int, t: int, a: int, x: float,
         runs[r, RUN.restarts] += 1.0
 
 
-class MUCB(IndexAgent):
+class MUCB(ShiftAnchor):
     """M-UCB (Cao, Wen, Kveton & Xie 2019, "Nearly optimal adaptive procedure with change
     detection for piecewise-stationary bandit", AISTATS, Algorithm 2) for rewards in ``[0, 1]``.
 
@@ -112,7 +111,6 @@ class MUCB(IndexAgent):
 
     name = "m_ucb"
     algorithm = "M-UCB"
-    traits = AgentTraits(rewards="unit", compiled=True, needs_horizon=True)
     ARM, RUN, PAR = ARM, RUN, PAR
     index_kernel, held_kernel, learn_kernel = _index, _forced, _learn
 
@@ -122,7 +120,7 @@ class MUCB(IndexAgent):
                    doc="threshold of the change test; None: sqrt((w/2) ln(2 K T^2))"),
         "gamma": Param(low=0, high=1, none=True, doc="share of forced exploration; None: "
                        "sqrt(n_changes K (2 b + 3 sqrt w) / (2 T))"),
-        "n_changes": Param("int", low=1, doc="number of change points assumed by the defaults"),
+        **ShiftAnchor.parameter_constraints,  # n_changes
     }  # fmt: skip
 
     def __init__(self, w: int = 150, b: float | None = None, gamma: float | None = None,
@@ -130,7 +128,7 @@ class MUCB(IndexAgent):
         self.w = w
         self.b = b
         self.gamma = gamma
-        self.n_changes = n_changes
+        super().__init__(n_changes)
 
     def setup(self) -> None:
         w = int(self.w)
@@ -148,25 +146,10 @@ class MUCB(IndexAgent):
         else:
             gamma = float(self.gamma)
         checks.memory(r * k * (w + WINDOW), f"n_runs * n_arms * w = {r} * {k} * {w}")
-        self._gamma = gamma
-        self._values = {"b": b, "w": float(w), "period": float(forced_period(k, gamma))}
-        super().setup()
+        self.tuned(gamma, {"b": b, "w": float(w), "period": float(forced_period(k, gamma))})
         self.arms = np.zeros((r, k, WINDOW + w))  # the ARM fields, then the window
-
-    def parameters(self) -> dict[str, float]:
-        return self._values
 
     @property
     def threshold(self) -> float:
         """The threshold ``b`` in use."""
         return self.par[PAR.b]
-
-    @property
-    def exploration(self) -> float:
-        """The share ``gamma`` of forced exploration in use."""
-        return self._gamma
-
-    @property
-    def restarts(self) -> NDArray[np.int64]:
-        """The ``(R,)`` numbers of detections (restarts) so far."""
-        return self.run_field("restarts").astype(np.int64)

@@ -13,11 +13,9 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from agents.base import Agent, ArmStatistics
-from agents.skeleton import IndexAgent, fields
+from agents.skeleton import IndexAgent, fields, no_learn
 from dpbandits.core import checks
-from dpbandits.core.arms import add_pull, read_only
-from dpbandits.core.jit import beats, inline_kernel, kernel
+from dpbandits.core.jit import inline_kernel, kernel
 from dpbandits.core.params import Param
 from dpbandits.core.traits import AgentTraits
 
@@ -28,9 +26,12 @@ __all__ = ["DiscountedUCB", "SlidingWindowUCB"]
 # sum the agent still remembers (SW-UCB: inside the window; D-UCB: discounted). The logarithm
 # of the index is the same for every arm and replication of a step and is computed once per
 # step: SW-UCB's from ``t``, D-UCB's from ``gamma ** t``, a running product that the first
-# replication's learn kernel advances. SW-UCB plays its own loop (its docstring says why),
-# D-UCB is on the skeleton (agents.skeleton): ARM, D_PAR and D_RUN are its fields.
+# replication's learn kernel advances. Both are on the skeleton (agents.skeleton): ARM, and
+# SW_PAR or D_PAR and D_RUN are their fields. SW-UCB learns a whole step in its settle kernel:
+# its window is two (tau, R) arrays in SW_PAR, written one slot of every replication at a time.
 ARM = fields("sum", "count")
+SW_PAR = fields("xi", "bound", "tau", "buf_arm", "buf_rew")
+_XI, _BOUND, _TAU, _BUF_ARM, _BUF_REW = SW_PAR  # (arrays in PAR: literal indices only)
 D_PAR = fields("xi", "bound", "gamma")
 #: D-UCB's ``gamma ** t`` and the step's ``xi * ln(max(m, 1))``: the same for every
 #: replication, kept (and computed once per step) in the first replication's record only.
@@ -54,68 +55,50 @@ def _sw_bonus(xi: float, tau: float, t: int) -> float:
     return xi * math.log(min(max(float(t), 1.0), tau))
 
 
-@kernel
-def _sw_choose(params: Any, t: int, counts: Any, sums: Any, out: Any) -> None:
-    """Every replication's arm of highest index (``numpy.argmax``'s rule)."""
-    xi, bound, tau = params
-    bonus = _sw_bonus(xi, tau, t)
-    for r in range(out.shape[0]):
-        best_a = 0
-        best = _sw_value(sums[r, 0], counts[r, 0], bonus, bound)
-        for a in range(1, counts.shape[1]):
-            v = _sw_value(sums[r, a], counts[r, a], bonus, bound)
-            if beats(v, best):
-                best_a, best = a, v
-        out[r] = best_a
+@inline_kernel
+def _sw_round(par: Any, t: int) -> float:
+    """The step's ``xi * ln(min(t, tau))``."""
+    return _sw_bonus(par[_XI], par[_TAU], t)
+
+
+@inline_kernel
+def _sw_index(arms: Any, runs: Any, par: Any, r: int, a: int, f: float, bits: Any) -> float:
+    return _sw_value(arms[r, a, ARM.sum], arms[r, a, ARM.count], f, par[_BOUND])
 
 
 @kernel
-def _resum(sums: Any, buf_arm: Any, buf_rew: Any) -> None:
+def _resum(arms: Any, buf_arm: Any, buf_rew: Any) -> None:
     """The window sums recomputed from the buffers, oldest first, so that rounding errors of
     adding and removing rewards cannot accumulate (slot by slot across the replications: the
     additions into one sum depend on each other, those of different replications do not)."""
-    sums[:] = 0.0
+    arms[:, :, ARM.sum] = 0.0
     for slot in range(buf_arm.shape[0]):
         for r in range(buf_arm.shape[1]):
-            sums[r, buf_arm[slot, r]] += buf_rew[slot, r]
+            arms[r, buf_arm[slot, r], ARM.sum] += buf_rew[slot, r]
 
 
 @kernel
-def _sw_observe(t: int, counts: Any, sums: Any, buf_arm: Any, buf_rew: Any, actions: Any,
-                x: Any) -> None:  # fmt: skip
+def _sw_settle(arms: Any, runs: Any, par: Any, t: int, actions: Any, x: Any, bits: Any) -> None:
     """Every replication ``r`` pulled arm ``actions[r]`` with reward ``x[r]`` at step ``t``:
-    the pull of step ``t - tau`` leaves the window (the buffers hold the last ``tau`` steps)."""
+    the pull of step ``t - tau`` leaves the window (the buffers hold the last ``tau`` steps).
+    The whole step at once, slot ``t % tau`` of every replication in turn (the skeleton's
+    ``settle_kernel``; learning one replication at a time cost 1.5x the CPU per agent-step at
+    R = 100)."""
+    buf_arm, buf_rew = par[_BUF_ARM], par[_BUF_REW]
     tau = buf_arm.shape[0]
     slot = t % tau
     for r in range(actions.shape[0]):
         a, xr = actions[r], x[r]
         if t >= tau:
             old = buf_arm[slot, r]
-            counts[r, old] -= 1.0
-            sums[r, old] -= buf_rew[slot, r]
+            arms[r, old, ARM.count] -= 1.0
+            arms[r, old, ARM.sum] -= buf_rew[slot, r]
         buf_arm[slot, r] = a
         buf_rew[slot, r] = xr
-        add_pull(counts, sums, r, a, xr)
+        arms[r, a, ARM.count] += 1.0
+        arms[r, a, ARM.sum] += xr
     if slot == tau - 1:
-        _resum(sums, buf_arm, buf_rew)
-
-
-@kernel
-def _sw_play(params: Any, t0: int, counts: Any, sums: Any, buf_arm: Any, buf_rew: Any,
-             rows: Any, actions: Any, rewards: Any, chosen: Any, x: Any) -> None:  # fmt: skip
-    """Steps ``t0 ..`` of every replication (see ``Agent.play``)."""
-    n_runs, n_arms = counts.shape
-    for i in range(rows.shape[0]):
-        t = t0 + i
-        if t < n_arms:
-            chosen[:] = t
-        else:
-            _sw_choose(params, t, counts, sums, chosen)
-        for r in range(n_runs):
-            x[r] = rows[i, chosen[r] * n_runs + r]
-            actions[i, r] = chosen[r]
-            rewards[i, r] = x[r]
-        _sw_observe(t, counts, sums, buf_arm, buf_rew, chosen, x)
+        _resum(arms, buf_arm, buf_rew)
 
 
 @kernel
@@ -168,7 +151,7 @@ _CONSTANTS = {
 }
 
 
-class SlidingWindowUCB(Agent):
+class SlidingWindowUCB(IndexAgent):
     """Sliding-window UCB (SW-UCB, Garivier & Moulines 2011, Alg. 2).
 
     Only the last ``window`` steps count. With ``N_a`` pulls of arm ``a`` and reward sum ``S_a``
@@ -183,15 +166,17 @@ class SlidingWindowUCB(Agent):
     The window sums are updated incrementally and recomputed exactly every ``window`` steps, so
     floating-point drift from adding and removing rewards cannot accumulate.
 
-    Not on the compiled skeleton (:mod:`agents.skeleton`, docs/agents.md): its window is a
-    record of ``2 tau`` numbers per replication, and on the skeleton, learning one replication
-    at a time, its bookkeeping cost 1.5x the CPU time per agent-step at R = 100 (31 against 20
-    ns, window 50 or 1000, whatever the record's memory order); its own loop keeps the window
-    as ``(tau, R)`` buffers, written one slot of every replication at a time.
+    On the compiled skeleton (:mod:`agents.skeleton`, docs/agents.md), learning a whole step in
+    its ``settle_kernel``: the window is two ``(tau, R)`` arrays, written one slot of every
+    replication at a time (learning one replication at a time, in ``learn_kernel``, cost 1.5x
+    the CPU per agent-step at R = 100).
     """
 
     name = "sw_ucb"
     traits = AgentTraits(compiled=True)
+    ARM, PAR = ARM, SW_PAR
+    round_kernel, index_kernel = _sw_round, _sw_index
+    learn_kernel, settle_kernel = no_learn, _sw_settle
 
     parameter_constraints = {
         **_CONSTANTS,
@@ -203,48 +188,27 @@ class SlidingWindowUCB(Agent):
         self.bound = bound
         self.window = window
 
-    def setup(self) -> None:
+    def parameters(self) -> dict[str, Any]:
         tau = int(self.window)
         checks.memory(2 * tau * self.n_runs, f"window * n_runs = {tau} * {self.n_runs}")
-        self._params = (float(self.xi), float(self.bound), float(tau))
-        self.stats = ArmStatistics(self.n_runs, self.n_arms)
-        self._buf_arm = np.zeros((tau, self.n_runs), dtype=np.int64)
-        self._buf_rew = np.zeros((tau, self.n_runs))
-        self._chosen = np.empty(self.n_runs, dtype=np.int64)  # work space of play
-        self._x = np.empty(self.n_runs)
+        return {"xi": float(self.xi), "bound": float(self.bound), "tau": float(tau),
+                "buf_arm": np.zeros((tau, self.n_runs), dtype=np.int64),
+                "buf_rew": np.zeros((tau, self.n_runs))}  # fmt: skip
 
     def window_arms(self) -> NDArray[np.int64]:
         """The ``(R, tau)`` arms of the window, by slot (step ``t`` is in slot ``t % tau``)."""
-        return np.array(self._buf_arm.T)
+        return np.array(self.par[_BUF_ARM].T)
 
     def window_rewards(self) -> NDArray[np.float64]:
         """The ``(R, tau)`` rewards of the window, by slot."""
-        return np.array(self._buf_rew.T)
+        return np.array(self.par[_BUF_REW].T)
 
     def index(self) -> NDArray[np.float64]:
         """The ``(R, K)`` indices at the current step."""
-        xi, bound, tau = self._params
-        bonus = _sw_bonus(xi, tau, self.t)
+        bonus = _sw_bonus(self.par[_XI], self.par[_TAU], self.t)
         out = np.empty((self.n_runs, self.n_arms))
-        _indices(True, self.stats.counts, self.stats.sums, bonus, bound, out)
+        _indices(True, self.stats.counts, self.stats.sums, bonus, self.par[_BOUND], out)
         return out
-
-    def choose(self) -> NDArray[np.int64]:
-        out = np.empty(self.n_runs, dtype=np.int64)
-        _sw_choose(self._params, self.t, self.stats.counts, self.stats.sums, out)
-        return out
-
-    def observe(self, actions: NDArray[np.int64], rewards: NDArray[np.float64]) -> None:
-        _sw_observe(self.t, self.stats.counts, self.stats.sums, self._buf_arm, self._buf_rew,
-                    np.asarray(actions, dtype=np.int64),
-                    np.asarray(rewards, dtype=np.float64))  # fmt: skip
-
-    def play(self, rows: Any, actions: Any, rewards: Any) -> None:
-        """Play ``len(rows)`` steps against reward rows (see ``agents.base``)."""
-        rows = read_only(rows)  # the one compiled loop for the engine's tape and any other rows
-        _sw_play(self._params, self.t, self.stats.counts, self.stats.sums, self._buf_arm,
-                 self._buf_rew, rows, actions, rewards, self._chosen, self._x)  # fmt: skip
-        self.played(rows.shape[0])
 
 
 class DiscountedUCB(IndexAgent):

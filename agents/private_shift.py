@@ -42,6 +42,8 @@ and ``privacy_report()["epsilon_total"]`` is ``epsilon``.
 from __future__ import annotations
 
 import math
+import types
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -250,7 +252,7 @@ class _PrivateShift(LaplaceBatchAgent):
         forced: float = 0.01,
         alpha: float = 1.0,
     ) -> None:
-        self.epsilon = epsilon
+        super().__init__(epsilon)
         self.cap = cap
         self.window = window
         self.forced = forced
@@ -263,7 +265,7 @@ class _PrivateShift(LaplaceBatchAgent):
         super().__init_subclass__(**kwargs)
         if kind is None:  # a family (_CD), not an agent
             return
-        label, bernoulli_only = _KINDS[kind]
+        label, _, bernoulli_only = _KINDS[kind]
         cls._kind = kind
         cls.algorithm = f"{cls._family}-{label}"
         cls.name = cls.algorithm.lower().replace("-", "_")
@@ -444,46 +446,35 @@ def _doc(title: str, kind: int, detect: bool) -> str:
     )  # fmt: skip
 
 
-#: Each index: its name and whether it is defined for Bernoulli rewards only.
+#: Each index: its name, its paper and whether it is defined for Bernoulli rewards only.
 _KINDS = {
-    _UCB: ("AdaP-UCB", False),
-    _KLUCB: ("AdaP-KLUCB", False),
-    _DP_KLUCB: ("DP-KLUCB", True),
-    _DP_IMED: ("DP-IMED", True),
+    _UCB: ("AdaP-UCB", "Azize & Basu 2022", False),
+    _KLUCB: ("AdaP-KLUCB", "Azize & Basu 2022", False),
+    _DP_KLUCB: ("DP-KLUCB", "Azize et al. 2025", True),
+    _DP_IMED: ("DP-IMED", "Azize et al. 2025", True),
 }
 
 
-class CDAdaPUCB(_CD, kind=_UCB):
-    """CD-AdaP-UCB: AdaP-UCB (Azize & Basu 2022) with private change detection."""
+def _agents(family: type[_PrivateShift], what: str) -> list[type[_PrivateShift]]:
+    """The agents of ``family`` (``CD-`` or ``SW-``), one per index of :data:`_KINDS`, in its
+    order: classes ``CDAdaPUCB``, ``CDAdaPKLUCB``, ... of this module, titled ``"CD-AdaP-UCB:
+    AdaP-UCB (Azize & Basu 2022) " + what`` (the rest of the docstring follows from the
+    index)."""
+    made = []
+    for kind, (label, paper, bernoulli_only) in _KINDS.items():
+        name = family._family + label.replace("-", "")
+        title = f"{family._family}-{label}: {label} ({paper}) {what}" + (
+            ", for Bernoulli\n    bandits." if bernoulli_only else ".")  # fmt: skip
+        body = {"__doc__": title, "__module__": __name__, "__qualname__": name}
+        made.append(types.new_class(name, (family,), {"kind": kind}, _filler(body)))
+    return made
 
 
-class CDAdaPKLUCB(_CD, kind=_KLUCB):
-    """CD-AdaP-KLUCB: AdaP-KLUCB (Azize & Basu 2022) with private change detection."""
+def _filler(body: dict[str, Any]) -> Callable[[dict[str, Any]], None]:
+    """The class body of :func:`types.new_class`: ``body``'s names."""
+    return lambda namespace: namespace.update(body)
 
 
-class CDDPKLUCB(_CD, kind=_DP_KLUCB):
-    """CD-DP-KLUCB: DP-KLUCB (Azize et al. 2025) with private change detection, for Bernoulli
-    bandits."""
-
-
-class CDDPIMED(_CD, kind=_DP_IMED):
-    """CD-DP-IMED: DP-IMED (Azize et al. 2025) with private change detection, for Bernoulli
-    bandits."""
-
-
-class SWAdaPUCB(_PrivateShift, kind=_UCB):
-    """SW-AdaP-UCB: AdaP-UCB (Azize & Basu 2022) on a sliding window of releases."""
-
-
-class SWAdaPKLUCB(_PrivateShift, kind=_KLUCB):
-    """SW-AdaP-KLUCB: AdaP-KLUCB (Azize & Basu 2022) on a sliding window of releases."""
-
-
-class SWDPKLUCB(_PrivateShift, kind=_DP_KLUCB):
-    """SW-DP-KLUCB: DP-KLUCB (Azize et al. 2025) on a sliding window of releases, for Bernoulli
-    bandits."""
-
-
-class SWDPIMED(_PrivateShift, kind=_DP_IMED):
-    """SW-DP-IMED: DP-IMED (Azize et al. 2025) on a sliding window of releases, for Bernoulli
-    bandits."""
+CDAdaPUCB, CDAdaPKLUCB, CDDPKLUCB, CDDPIMED = _agents(_CD, "with private change detection")
+SWAdaPUCB, SWAdaPKLUCB, SWDPKLUCB, SWDPIMED = _agents(
+    _PrivateShift, "on a sliding window of releases")

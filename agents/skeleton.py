@@ -30,15 +30,17 @@ compiled loop per agent class, cached on disk under its own name):
   ``t >= K`` (``f`` from ``round_kernel``, ``bits`` the Generator's bit generator for draws);
 - ``learn_kernel(arms, runs, par, r, t, a, x, bits)``: replication ``r`` played arm ``a`` at step
   ``t`` (any ``t``: the first ``K`` steps pull each arm once, App. H) and got reward ``x``;
-- optional, ``settle_kernel(arms, runs, par, t, bits)``: after every replication has learnt
-  step ``t``, once per step (a plain :func:`~dpbandits.core.jit.kernel`, not inlined, that
-  loops over the replications itself): the place for work that is rare or large -- the end of
-  an epoch, a mechanism's release. Written inside an inlined ``learn_kernel``, such work (loops
-  that read the state, calls such as ``math.log`` or a sampler's) keeps numba from dropping
-  the reference counts of ``arms``, ``runs`` and the arrays of ``par`` that inlining adds:
-  atomic increments and decrements per replication and step, which cost DP-SE 2-3x its time
-  per step. An agent that draws in ``settle_kernel`` draws after the step's learning of every
-  replication.
+- optional, ``settle_kernel(arms, runs, par, t, actions, x, bits)``: after every replication
+  has learnt step ``t`` (``actions`` and ``x`` the step's ``(R,)`` arms and rewards), once per
+  step (a plain :func:`~dpbandits.core.jit.kernel`, not inlined, that loops over the
+  replications itself): the place for work that is rare or large -- the end of an epoch, a
+  mechanism's release -- or that learns a whole step across the replications (SW-UCB writes
+  one slot of every replication's window at a time). Written inside an inlined
+  ``learn_kernel``, such work (loops that read the state, calls such as ``math.log`` or a
+  sampler's) keeps numba from dropping the reference counts of ``arms``, ``runs`` and the
+  arrays of ``par`` that inlining adds: atomic increments and decrements per replication and
+  step, which cost DP-SE 2-3x its time per step. An agent that draws in ``settle_kernel``
+  draws after the step's learning of every replication.
 
 :class:`IndexAgent` writes ``arm_kernel`` for an index policy from the agent's
 ``index_kernel(arms, runs, par, r, a, f, bits) -> float``: the arm of largest index
@@ -80,7 +82,7 @@ from dpbandits.core.jit import (
 )
 from dpbandits.core.traits import AgentTraits
 
-__all__ = ["CompiledAgent", "IndexAgent", "fields", "one_based_round"]
+__all__ = ["CompiledAgent", "IndexAgent", "fields", "no_learn", "one_based_round"]
 
 
 def fields(*names: str) -> Any:
@@ -126,7 +128,13 @@ def nothing_chosen(arms: Any, runs: Any, par: Any, r: int, a: int) -> None:
 
 
 @inline_kernel
-def no_settle(arms: Any, runs: Any, par: Any, t: int, bits: Any) -> None:
+def no_learn(arms: Any, runs: Any, par: Any, r: int, t: int, a: int, x: float, bits: Any) -> None:
+    """Nothing learnt per replication (an agent that learns the whole step in its
+    ``settle_kernel``)."""
+
+
+@inline_kernel
+def no_settle(arms: Any, runs: Any, par: Any, t: int, actions: Any, x: Any, bits: Any) -> None:
     """Nothing to settle after a step."""
 
 
@@ -146,7 +154,7 @@ def _learn(arms: Any, runs: Any, par: Any, r: int, t: int, a: int, x: float, bit
     raise NotImplementedError("bound by dpbandits.core.jit.specialise")
 
 
-def _settle(arms: Any, runs: Any, par: Any, t: int, bits: Any) -> None:
+def _settle(arms: Any, runs: Any, par: Any, t: int, actions: Any, x: Any, bits: Any) -> None:
     raise NotImplementedError("bound by dpbandits.core.jit.specialise")
 
 
@@ -191,7 +199,7 @@ def _play(arms: Any, runs: Any, par: Any, address: int, t0: int, rows: Any, acti
         for r in range(n_runs):
             rewards[i, r] = x[r]
             _learn(arms, runs, par, r, t, chosen[r], x[r], bits)
-        _settle(arms, runs, par, t, bits)
+        _settle(arms, runs, par, t, chosen, x, bits)
     return rows.shape[0]
 
 
@@ -211,7 +219,7 @@ def _observe(arms: Any, runs: Any, par: Any, address: int, t: int, actions: Any,
     bits = generator_at(address).bit_generator
     for r in range(x.shape[0]):
         _learn(arms, runs, par, r, t, actions[r], x[r], bits)
-    _settle(arms, runs, par, t, bits)
+    _settle(arms, runs, par, t, actions, x, bits)
 
 
 @kernel_template
