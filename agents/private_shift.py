@@ -316,8 +316,11 @@ class _PrivateShift(LaplaceBatchAgent):
                 "(docs/private-shift.md): update() needs the actions act() returned"
             )
 
+    @property
     def restarts(self) -> NDArray[np.int64]:
-        """The ``(R,)`` numbers of restarts so far (post-processing of the releases)."""
+        """The ``(R,)`` numbers of restarts so far (post-processing of the releases); a
+        property, as on the non-private change-detection agents (M-UCB, CUSUM-UCB,
+        GLR-klUCB)."""
         return self.run_field("restarts").astype(np.int64)
 
     def releases(self, r: int, a: int) -> NDArray[np.float64]:
@@ -334,7 +337,7 @@ class _PrivateShift(LaplaceBatchAgent):
         ``releases_per_arm`` the largest number of releases of each arm over the replications;
         for the ``CD-`` agents ``restarts_max``, the most restarts of any replication (a largest
         value, like ``releases_per_arm``, so that the engine's merge of chunks, which keeps each
-        number's maximum, gives the whole run's; :meth:`restarts` has every replication's)."""
+        number's maximum, gives the whole run's; :attr:`restarts` has every replication's)."""
         counts = self.arm_field("releases").astype(np.int64)
         per_arm = [int(c) for c in counts.max(axis=0, initial=0)]
         restarts = "" if not self._detect else (
@@ -352,7 +355,7 @@ class _PrivateShift(LaplaceBatchAgent):
         report["releases_per_arm"] = per_arm
         report["total_releases"] = int(sum(per_arm))
         if self._detect:
-            report["restarts_max"] = int(self.restarts().max(initial=0))
+            report["restarts_max"] = int(self.restarts.max(initial=0))
         return report
 
     def _eps_value(self) -> float:

@@ -233,7 +233,7 @@ def false_alarms(runs: int, epsilons: list[float]) -> dict[str, Any]:
                     m = min(block, T - t)
                     rows = (rng.random((m, p.size)) < p).astype(np.float64)
                     agent.play(rows, actions[:m], rewards[:m])
-                restarts = agent.restarts()
+                restarts = agent.restarts
                 out[f"K={len(means)} eps={eps:g} {name}"] = {
                     "restarts_per_run": float(restarts.mean()),
                     "runs_with_a_restart": float((restarts > 0).mean())}  # fmt: skip

@@ -101,7 +101,7 @@ def test_a_late_release_is_its_sum_plus_laplace_of_scale_one_over_eps(name):
     agent.reset(R, 1, rng=4)
     for _ in range(39):
         agent.update(agent.act(), np.zeros(R))
-    kept = agent.restarts() == 0
+    kept = agent.restarts == 0
     assert kept.mean() > 0.9
     newest = np.array([agent.releases(r, 0)[-1] for r in np.flatnonzero(kept)])
     assert (newest[:, 1] == 8).all() and (agent.arms[kept, 0, ps.ARM.releases] == 7).all()
@@ -163,11 +163,11 @@ def test_a_drop_of_the_best_arm_is_found_and_nothing_is_found_without_a_change(n
     agent = agents.make(name, epsilon=1.0)
     agent.reset(R, 2, rng=0)
     play_rows(agent, rows, R)
-    assert agent.restarts().sum() <= 2
+    assert agent.restarts.sum() <= 2
     agent = agents.make(name, epsilon=1.0)
     agent.reset(R, 2, rng=0)
     play_rows(agent, changed, R)
-    assert (agent.restarts() >= 1).all()
+    assert (agent.restarts >= 1).all()
     assert (agent.runs[:, ps.RUN.tau] > T // 2).all()
 
 
@@ -230,10 +230,10 @@ def test_the_restart_count_survives_the_merge_of_chunks():
             a = agent.act()
             agent.update(a, (rng.random(5) < m[a]).astype(float))
         report = agent.privacy_report()
-        assert report["restarts_max"] == agent.restarts().max()
+        assert report["restarts_max"] == agent.restarts.max()
         assert "restarts_mean" not in report
         reports.append(report)
-        counts.append(agent.restarts())
+        counts.append(agent.restarts)
     every = np.concatenate(counts)
     assert every.max() > 0 and every.min() < every.max()  # the merge has something to do
     assert _merge_privacy(reports)["restarts_max"] == every.max()
