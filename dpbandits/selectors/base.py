@@ -30,7 +30,7 @@ from typing import Any, ClassVar, TypeVar
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from dpbandits.core import checks
+from dpbandits.core import arms, checks
 from dpbandits.core.arrays import FloatArray, IntArray
 from dpbandits.selectors.compiled import CompiledKernel
 
@@ -135,6 +135,16 @@ def prepare_inputs(
 _ONE = np.ones(())
 
 
+def _kernel_batch(q: FloatArray, d: FloatArray) -> tuple[FloatArray, FloatArray]:
+    """``(q, d)`` as ``select`` hands them to ``select_batch``: read-only, ``q`` C-contiguous
+    (a copy only if it was not). numba compiles a row kernel once per array type -- layout and
+    writability included -- so a kernel then compiles for two types (``d`` a full array or a
+    broadcast view) instead of up to six (the same reason as ``arms.read_only`` for the
+    agents' loops; docs/performance.md). ``select_batch`` never writes into its inputs: they
+    may be the caller's own arrays."""
+    return arms.read_only(np.ascontiguousarray(q)), arms.read_only(d)
+
+
 M = TypeVar("M", bound="Mechanism")
 
 
@@ -225,7 +235,7 @@ class Selector(Mechanism):
         k = q2.shape[1]
         if k == 1 or q2.shape[0] == 0:
             return np.zeros(batch_shape, dtype=np.int64)
-        out = self.select_batch(q2, d2, gen)
+        out = self.select_batch(*_kernel_batch(q2, d2), gen)
         return np.asarray(out, dtype=np.int64).reshape(batch_shape)
 
     def __call__(self, q: ArrayLike, d: ArrayLike | None = None, rng: RNGLike = None) -> IntArray:

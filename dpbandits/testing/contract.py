@@ -10,7 +10,7 @@ from typing import Any
 import numpy as np
 
 from dpbandits import selectors
-from dpbandits.core import checks
+from dpbandits.core import arms, checks
 from dpbandits.selectors.base import prepare_inputs
 from dpbandits.testing.harness import Context, Failure, describe_exc, draw, indices, show
 from dpbandits.testing.problems import D_A, D_B, Q_A
@@ -121,6 +121,7 @@ def _shapes_select_batch(ctx: Context) -> str:
     rows = 5
     for k in _KS[1:]:  # the hook is called with K >= 2 only
         q, d, _ = prepare_inputs(gen.normal(size=(rows, k)) * ctx.scale(), gen.uniform(0.5, 2.0, k))
+        q, d = arms.read_only(q), arms.read_only(d)  # as ``select`` hands them (one kernel type)
         what = f"select_batch on q {q.shape}"
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")

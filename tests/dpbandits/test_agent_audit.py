@@ -189,6 +189,8 @@ def _dp_se_threshold_table(epsilon: float, horizon: int = 3000) -> np.ndarray:
     return np.stack([arm0, np.ones(horizon)], axis=1)
 
 
+# two audits of 4000 runs over 3000 steps: 20-26 CPU-s, the most of any everyday test
+@pytest.mark.slow
 def test_an_agent_that_decides_rarely_is_audited_on_its_decision():
     """DP-SE's actions depend on the rewards only through its eliminations, the first after
     2 R_1 = 2760 steps here: on the default table it shows nothing. On a table that puts the

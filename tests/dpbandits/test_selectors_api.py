@@ -259,3 +259,32 @@ def test_entry_point_plugin(tmp_path, monkeypatch):
         monkeypatch.undo()
         selectors.refresh_plugins()
     assert "plugin_last" not in selectors.available()
+
+
+def test_select_hands_select_batch_read_only_arrays_with_q_contiguous():
+    """numba compiles a row kernel once per array type (layout and writability included), so
+    ``select`` gives ``select_batch`` one type of ``q`` -- read-only, C-contiguous -- and
+    read-only ``d``, whatever the caller passes; the caller's arrays stay writable and equal."""
+    seen = []
+
+    class Recorder(Selector):
+        name = "recorder"
+
+        def select_batch(self, q, d, rng):
+            seen.append((q.flags.c_contiguous, q.flags.writeable, d.flags.writeable,
+                         q.copy(), d.copy()))  # fmt: skip
+            return np.zeros(q.shape[0], dtype=np.int64)
+
+    base = np.arange(24.0).reshape(4, 6)
+    d_full = np.full((4, 3), 2.0)
+    cases = [(base[:, ::2], None), (base[:, :3].copy(), d_full), (base[:, 1::2], 0.5)]
+    frozen = base[:, :3].copy()
+    frozen.flags.writeable = False
+    cases.append((frozen, d_full[0]))
+    for q, d in cases:
+        Recorder().select(q, d, rng=0)
+    assert [s[:3] for s in seen] == [(True, False, False)] * len(cases)
+    for (q, d), s in zip(cases, seen, strict=True):
+        np.testing.assert_array_equal(s[3], q)
+        np.testing.assert_array_equal(s[4], np.broadcast_to(1.0 if d is None else d, q.shape))
+    assert base.flags.writeable and d_full.flags.writeable

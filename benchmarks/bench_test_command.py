@@ -1,0 +1,131 @@
+"""Benchmark of the README's test command: CPU, wall time, peak memory, and what compiles.
+
+Runs ``python -m pytest`` (command (B) of the README: the everyday tests on the workers
+pyproject's pytest settings give, ``slow`` deselected) in a fresh interpreter with an empty
+kernel cache (its own temporary ``NUMBA_CACHE_DIR`` and ``XDG_CACHE_HOME``), as a new user's
+first test run is. Reported from one run:
+
+- CPU seconds (user + system of the test command and every process it started, as
+  ``/usr/bin/time`` counts them), wall time, and the peak resident memory of the largest
+  process;
+- numba's compile events in the test processes (this file is also the pytest plugin that logs
+  them, ``-p bench_test_command``): how many compilations and their CPU seconds, the same
+  kernel and argument types compiled more than once (by the two test processes), the CPU of
+  second and later compilations of one kernel for other argument types, and the kernels and
+  test files that compile most. Compilations in the tests' own subprocesses are not logged
+  (they load what the test processes compiled: the kernel cache is shared).
+
+Target (issue 41, README "Install"): <= 400 CPU-s and <= 1.5 GB on 2 cores. The machine's load
+is printed: other processes on the same cores slow the wall time and raise the CPU seconds.
+
+Run:  python benchmarks/bench_test_command.py [--keep DIR] [-- extra pytest arguments]
+"""
+
+from __future__ import annotations
+
+import argparse
+import collections
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+_LOG_ENV = "DPBANDITS_BENCH_COMPILE_LOG"
+
+
+# -- the pytest plugin (loaded in every test process with -p bench_test_command) -----------------
+_state: dict[str, Any] = {"test": None, "started": []}
+
+
+def pytest_configure(config: Any) -> None:  # noqa: ARG001
+    log = os.environ.get(_LOG_ENV)
+    if not log:
+        return
+    from numba.core import event  # numba's documented event API
+
+    path = Path(log) / f"compiles-{os.environ.get('PYTEST_XDIST_WORKER', 'main')}.jsonl"
+
+    class Listener(event.Listener):
+        def on_start(self, e: Any) -> None:
+            _state["started"].append(time.process_time())
+
+        def on_end(self, e: Any) -> None:
+            cpu = time.process_time() - _state["started"].pop()
+            if _state["started"]:  # inside another compilation: counted in the outer one
+                return
+            fn = getattr(e.data.get("dispatcher"), "py_func", None)
+            name = f"{getattr(fn, '__module__', None)}.{getattr(fn, '__qualname__', fn)}"
+            with path.open("a") as f:
+                f.write(json.dumps({"test": _state["test"], "kernel": name, "cpu": cpu,
+                                    "types": str(e.data.get("args"))}) + "\n")  # fmt: skip
+
+    event.register("numba:compile", Listener())
+
+
+def pytest_runtest_logstart(nodeid: str, location: Any) -> None:  # noqa: ARG001
+    _state["test"] = nodeid
+
+
+# -- the benchmark ------------------------------------------------------------------------------
+def _summary(log: Path) -> None:
+    rows = [json.loads(line) for f in sorted(log.glob("compiles-*.jsonl")) for line in f.open()]
+    if not rows:
+        print("no compile events logged")
+        return
+    total = sum(r["cpu"] for r in rows)
+    exact = collections.Counter((r["kernel"], r["types"]) for r in rows)
+    by_kernel: dict[str, list[float]] = collections.defaultdict(list)
+    by_file: collections.Counter[str] = collections.Counter()
+    for r in rows:
+        by_kernel[r["kernel"]].append(r["cpu"])
+        by_file[(r["test"] or "?").split("::")[0]] += r["cpu"]
+    per_types: dict[str, dict[str, float]] = collections.defaultdict(dict)
+    for r in rows:  # one compilation per kernel and types (the first), the others are repeats
+        per_types[r["kernel"]].setdefault(r["types"], r["cpu"])
+    extra = sum(sum(v.values()) - max(v.values()) for v in per_types.values())
+    print(f"compilations in the test processes: {len(rows)}, {total:.0f} CPU-s")
+    print(f"  same kernel and types compiled again: {sum(n - 1 for n in exact.values())}")
+    print(f"  later compilations of a kernel for other types: {extra:.0f} CPU-s")
+    print("  kernels compiling most (CPU-s, compilations):")
+    for name, cpus in sorted(by_kernel.items(), key=lambda kv: -sum(kv[1]))[:12]:
+        print(f"    {sum(cpus):6.1f} {len(cpus):3d}  {name[-90:]}")
+    print("  test files compiling most (CPU-s):")
+    for name, cpu in by_file.most_common(10):
+        print(f"    {cpu:6.1f}  {name}")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--keep", type=Path, help="keep the kernel cache and the logs here")
+    parser.add_argument("pytest_args", nargs="*", help="more arguments for pytest (after --)")
+    args = parser.parse_args()
+    work = args.keep or Path(tempfile.mkdtemp(prefix="bench-test-command-"))
+    for sub in ("numba", "xdg", "log"):
+        (work / sub).mkdir(parents=True, exist_ok=True)
+    path = os.pathsep.join([str(ROOT / "benchmarks"), os.environ.get("PYTHONPATH", "")])
+    env = {**os.environ, "NUMBA_CACHE_DIR": str(work / "numba"),
+           "XDG_CACHE_HOME": str(work / "xdg"), _LOG_ENV: str(work / "log"),
+           "PYTHONPATH": path.rstrip(os.pathsep)}  # fmt: skip
+    cmd = [sys.executable, "-m", "pytest", "-q", "-p", "bench_test_command", *args.pytest_args]
+    print(f"load before: {os.getloadavg()[0]:.1f}; {' '.join(cmd)}", flush=True)
+    start = time.monotonic()
+    proc = subprocess.Popen(cmd, cwd=ROOT, env=env)
+    _, status, usage = os.wait4(proc.pid, 0)  # the rusage of the command and its children
+    wall = time.monotonic() - start
+    print(f"exit code {os.waitstatus_to_exitcode(status)}; load after: {os.getloadavg()[0]:.1f}")
+    print(f"CPU: {usage.ru_utime + usage.ru_stime:.0f} s ({usage.ru_utime:.1f} user + "
+          f"{usage.ru_stime:.1f} system); wall {wall / 60:.0f} min {wall % 60:.0f} s; "
+          f"peak of the largest process {usage.ru_maxrss / 2**20:.2f} GB")  # fmt: skip
+    _summary(work / "log")
+    if args.keep is None:
+        shutil.rmtree(work, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()
