@@ -192,9 +192,15 @@ class _KeyNamedCacheFile(caching.IndexDataCacheFile):
     before the index entry that points to it, and the entry re-read after the index is saved,
     to retry once when another process's save replaced it."""
 
+    #: The longest function part of a data file name: numba writes it as
+    #: ``NAME.tmp.<16 hex>`` first, and a file name has at most 255 bytes.
+    BASE_MAX = 255 - len(".nbc.tmp.") - 2 * 16 - 1
+
     def save(self, key: Any, data: Any) -> None:
-        digest = hashlib.sha256(repr(key).encode()).hexdigest()[:16]
-        data_name = self._data_name_pattern.replace("{number:d}", digest)
+        base = self._data_name_pattern[: -len(".{number:d}.nbc")]
+        # the whole base in the hash: a long base is cut, the name stays unique
+        digest = hashlib.sha256((base + repr(key)).encode()).hexdigest()[:16]
+        data_name = f"{base[: self.BASE_MAX]}.{digest}.nbc"
         self._save_data(data_name, data)
         for _ in range(2):
             overloads = self._load_index()

@@ -109,6 +109,21 @@ def test_two_processes_never_write_one_data_file_for_two_signatures(tmp_path) ->
     assert reader.load(("sig", "int64")) == "code for int64"
 
 
+def test_a_long_kernel_name_still_fits_a_file_name(tmp_path) -> None:
+    """A specialisation's name can use most of the 255 bytes numba's own ``.1.nbc.tmp.<16>``
+    leaves; the key's hash must not push the temporary file past the limit."""
+    base = "skeleton._play__" + "x" * 202 + "-177.py311"  # 228: numba's own .1.nbc.tmp fits
+    assert len(base) + len(".1.nbc.tmp.") + 16 == 255
+    cache_file = numba_compat._KeyNamedCacheFile(str(tmp_path), base, ("s", 1))
+    cache_file.save(("sig", "float64"), "code")
+    (name,) = [p.name for p in tmp_path.glob("*.nbc")]
+    assert len(name) + len(".tmp.") + 16 <= 255
+    assert cache_file.load(("sig", "float64")) == "code"
+    other = numba_compat._KeyNamedCacheFile(str(tmp_path), base + "y", ("s", 1))
+    other.save(("sig", "float64"), "other code")  # same cut base, another function
+    assert cache_file.load(("sig", "float64")) == "code"
+
+
 def test_numbas_own_naming_has_the_race_this_module_closes(tmp_path) -> None:
     """The check above fails with numba's own class: both write the same data file."""
     from numba.core import caching
