@@ -14,8 +14,9 @@ for a few steps on the run's own environment before the tasks start, in this pro
 - when there is compiling to do and several workers, the agents' loops are compiled in parallel
   by forked processes (each loop once: agents with the same ``compile_key`` share it), which
   write the disk cache that this process then reads; the kernels that several loops call (the
-  private agents' window update: ``shared_parts``) are compiled first, once, by one of them,
-  and the others load them from the disk cache instead of compiling them again;
+  private agents' window update: ``shared_parts``) are compiled once, by one of them, beside
+  the loops that do not call them, and the loops that do are compiled after, loading them
+  from the disk cache instead of compiling them again;
 - :class:`CompileNotice`, around the run's set-up, prints one line before the first
   compilation: what is being compiled and about how long it takes;
 - the progress bar starts afterwards, so that its ETA is never computed from compile time.
@@ -190,9 +191,9 @@ def warm_up(tasks: list[ChunkTask], n_jobs: int = 1, notice: CompileNotice | Non
     The cheapest agent goes first, which compiles what every agent shares. If anything was
     compiled so far (counted by ``notice``, active around the run's set-up: an empty kernel
     cache) and ``n_jobs > 1``, the other agents' loops are then compiled by ``n_jobs`` forked
-    processes, one per ``compile_key``, the slowest first, after the kernels several of them
-    call (:func:`shared_parts`, each once); they write the disk cache, and this process then
-    loads them.
+    processes, one per ``compile_key``, the slowest first, in two rounds around the kernels
+    several of them call (:func:`_compile_in_processes`); they write the disk cache, and this
+    process then loads them.
     """
     start = time.perf_counter()
     firsts: dict[str, ChunkTask] = {}
@@ -215,34 +216,49 @@ def warm_up(tasks: list[ChunkTask], n_jobs: int = 1, notice: CompileNotice | Non
             for mini in rest:
                 by_key.setdefault(compile_key(mini.agent, mini.n_arms), []).append(mini)
             groups = sorted(by_key.values(), key=lambda g: -_cost(g[0]))
-            # kernels several loops call, first: each compiled once, by one process, and loaded
-            # from the disk cache by the processes that compile the loops after it
-            parts: list[Any] = []
-            for group in groups:
-                for part in shared_parts(group[0].agent, group[0].n_arms):
-                    if part not in parts:
-                        parts.append(part)
-            items: list[Any] = [*parts, *(g[0] for g in groups)]
-            working = {len(parts) + i: g[0].label for i, g in enumerate(groups)}
-
-            def done(i: int, _: Any) -> None:
-                working.pop(i, None)
-                shown = f"in {min(n_jobs, len(items))} processes: {', '.join(working.values())}"
-                if i >= len(parts):
-                    notice.ready([t.label for t in groups[i - len(parts)]],
-                                 shown if working else "")  # fmt: skip
-
-            notice.ready([], f"in {min(n_jobs, len(items))} processes: "
-                             f"{', '.join(working.values())}")  # fmt: skip
             try:
-                run_tasks(_run_item, items, n_jobs=min(n_jobs, len(items)),
-                          on_done=done)  # fmt: skip
+                _compile_in_processes(groups, n_jobs, notice)
             except Exception:  # noqa: BLE001 (e.g. an agent that cannot be pickled)
                 pass  # the pass below compiles here instead, and raises a real error itself
         for mini in rest:
             _play(mini)
             notice.ready([mini.label])
     return time.perf_counter() - start
+
+
+def _compile_in_processes(groups: list[list[ChunkTask]], n_jobs: int,
+                          notice: CompileNotice) -> None:  # fmt: skip
+    """Compile the loops of ``groups`` (one task each, the slowest first) in ``n_jobs`` forked
+    processes, in two rounds: first the kernels several loops call (:func:`shared_parts`, each
+    once) beside the loops that call none of them, then the loops that call them, which load
+    them from the disk cache instead of compiling them again (a process that started such a
+    loop while another compiled its part compiled the part twice: 6 of the 43 CPU-s of a cold
+    ``dpbandits shift``, docs/performance.md "Cold start")."""
+    parts: list[Any] = []
+    free: list[list[ChunkTask]] = []
+    bound: list[list[ChunkTask]] = []
+    for group in groups:
+        own = shared_parts(group[0].agent, group[0].n_arms)
+        parts.extend(part for part in own if part not in parts)
+        (bound if own else free).append(group)
+    working = {id(g): g[0].label for g in groups}
+    width = min(n_jobs, max(len(parts) + len(free), len(bound)))
+
+    def shown() -> str:
+        return f"in {width} processes: {', '.join(working.values())}" if working else ""
+
+    notice.ready([], shown())
+    for items in ([*parts, *(g[0] for g in free)], [g[0] for g in bound]):
+        def done(i: int, _: Any, items: list[Any] = items) -> None:
+            item = items[i]
+            if isinstance(item, tuple):  # a shared part
+                return
+            group = next(g for g in groups if g[0] is item)
+            working.pop(id(group), None)
+            notice.ready([t.label for t in group], shown())
+
+        if items:
+            run_tasks(_run_item, items, n_jobs=min(n_jobs, len(items)), on_done=done)
 
 
 def refill_noise_blocks() -> None:
