@@ -228,7 +228,18 @@ def rewrite(text: str, obj: griffe.Object) -> str:
 
 
 class Docstrings(griffe.Extension):
-    """Rewrites every docstring of the loaded packages once their object tree is complete."""
+    """Rewrites every docstring of the loaded packages once their object tree is complete, and
+    adds the classes a module builds with a factory (no class statement for griffe's static
+    reading: ``agents.private_shift``), read from the imported module."""
+
+    def on_module_members(self, *, mod: griffe.Module, **kwargs: Any) -> None:
+        info = reference.modules().get(mod.path)
+        if info is None or not reference.made_at_runtime(info):
+            return
+        inspected = griffe.inspect(mod.path)
+        for name in info.members:
+            if name not in mod.members and name in inspected.members:
+                mod.set_member(name, inspected.members[name])
 
     def on_object(self, *, obj: griffe.Object, **kwargs: Any) -> None:
         if obj.docstring is not None:

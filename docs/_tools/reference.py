@@ -177,6 +177,20 @@ def _room_heading(room: str, infos: list[ModuleInfo]) -> str:
     return infos[0].name if room in PACKAGES else f"dpbandits.{room}"
 
 
+def made_at_runtime(info: ModuleInfo) -> bool:
+    """Whether a member documented in full here is a class with no class statement in the
+    source (made by a factory, e.g. ``types.new_class``): griffe reads source files, so the
+    docstrings extension (docstrings.py) adds such classes from the imported module."""
+    for name in info.members:
+        obj = getattr(info.module, name, None)
+        if isinstance(obj, type):
+            try:
+                inspect.getsource(obj)
+            except (OSError, TypeError):
+                return True
+    return False
+
+
 def room_page(room: str, infos: list[ModuleInfo]) -> str:
     """The markdown of a room's page: one ``:::`` directive per module, members listed."""
     out = [f"# {_room_heading(room, infos)}", ""]

@@ -53,9 +53,11 @@ __all__ = ["LEARNS", "LEVELS", "RANDOM", "Comparison", "SweepCells", "Threshold"
            "comparison_table", "describe_arms", "eps_key", "load_sweep", "plot_curves",
            "plot_threshold", "threshold", "threshold_table"]  # fmt: skip
 
-#: Late-run regret over uniform play's: below LEARNS the agent has learnt (it loses a tenth of
-#: what random play loses, or less), above RANDOM it plays (nearly) at random.
-LEARNS, RANDOM = 0.1, 0.8
+#: Late-run regret over uniform play's below which the agent has learnt (it loses a tenth of
+#: what random play loses, or less).
+LEARNS = 0.1
+#: Late-run regret over uniform play's above which the agent plays (nearly) at random.
+RANDOM = 0.8
 #: Levels of the worse arm's share of the pulls: 0.45 (no longer uniform play's 1/2) and 0.25
 #: (halfway between 1/2 and 0).
 LEVELS = (0.45, 0.25)
