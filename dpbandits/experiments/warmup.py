@@ -10,7 +10,7 @@ for a few steps on the run's own environment before the tasks start, in this pro
 - the forked workers of the local pool (``dpbandits.experiments.parallel.pool_context``) then
   start with the compiled code in memory, and load nothing;
 - only what the run uses is compiled: the private agent's loop holds its own selector's kernel
-  and quantile method only (``agents.private.play_loop``);
+  and quantile method only (``agents.private_loop.play_loop``);
 - when there is compiling to do and several workers, the agents' loops are compiled in parallel
   by forked processes (each loop once: agents with the same ``compile_key`` share it), which
   write the disk cache that this process then reads; the kernels that several loops call (the

@@ -247,7 +247,7 @@ def test_a_selection_that_refuses_its_input_raises_its_own_error_in_blocks_too()
 def test_a_run_compiles_one_loop_per_kernel_and_quantile_method() -> None:
     # the loop of each (kernel, quantile method) is compiled on its own, once per argument
     # types: GEM and mGEM share theirs, and nothing else is compiled into it
-    from agents.private import play_loop
+    from agents.private_loop import play_loop
     from dpbandits.experiments import run, shift_agents, shift_env
     from dpbandits.selectors.gem import gem_pairwise_kernel
     from dpbandits.selectors.random_stopping import rs_geometric_kernel, rs_kernel
@@ -267,9 +267,9 @@ def test_a_run_compiles_one_loop_per_kernel_and_quantile_method() -> None:
 
 
 def test_compile_windows_compiles_the_update_the_loops_call() -> None:
-    # the warm-up's shared part (agents.private.compile_windows) must compile the window update
+    # the warm-up's shared part (agents.private_loop.compile_windows) must compile the window update
     # for the argument types of the loops, or each loop would compile it again
-    from agents.private import _WINDOWS, compile_windows
+    from agents.private_loop import _WINDOWS, compile_windows
     from dpbandits.experiments import run, shift_agents, shift_env
 
     agent = shift_agents(["RNM"])["RNM"]

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from agents.private import play_loop
+from agents.private_loop import play_loop
 from agents.ucb import UCB
 from dpbandits.core import jit
 from dpbandits.selectors.gem import gem_rows
@@ -32,7 +32,7 @@ def test_the_library_stamp_covers_the_installed_kernel_modules() -> None:
     """The stamp reads the real package tree (it read none when jit.py moved one level down,
     and no change to a kernel invalidated the cache), numba_compat's intrinsics included."""
     modules = {p.relative_to(jit._ROOT).as_posix() for p in jit._kernel_modules()}
-    assert {"agents/private.py", "dpbandits/core/jit.py", "dpbandits/core/numba_compat.py",
+    assert {"agents/private_loop.py", "dpbandits/core/jit.py", "dpbandits/core/numba_compat.py",
             "dpbandits/selectors/noisy_max.py"} <= modules  # fmt: skip
     assert jit.library_stamp() != hashlib.sha256().hexdigest()
 

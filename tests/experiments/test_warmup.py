@@ -77,7 +77,7 @@ def test_loops_are_compiled_in_parallel_once_per_compile_key(monkeypatch) -> Non
     forked processes, one task per compile key (GEM and mGEM share theirs), in two rounds: the
     kernels several loops call (the window update of Smith's method, once for RNM, GEM and
     mGEM) beside the loops that call none (TS), then the loops that call them."""
-    from agents.private import compile_windows
+    from agents.private_loop import compile_windows
 
     sent = []
     monkeypatch.setattr(warmup_module, "run_tasks",
