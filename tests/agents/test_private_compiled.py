@@ -282,8 +282,9 @@ def test_compile_windows_compiles_the_update_the_loops_call() -> None:
             n_jobs=1)  # fmt: skip
         for method in ("smith", "grid"):
             compile_windows(method)
-    # compiled here, once, for one signature (an empty kernel cache), or loaded from the disk
-    # cache inside the loops (then this process compiled none: a second run of the suite)
+    # at most one signature, shared by the loop and the warm-up, compiled at most once here: none
+    # when another process (a second run of the suite, another pytest-xdist worker) had written
+    # the kernels that link it to the disk cache, as they then load without touching its dispatcher
     smith = _WINDOWS["smith"]
     here = [f for f in compiled if f is smith.py_func]
-    assert len(here) <= 1 and len(smith.signatures) == len(here)
+    assert len(smith.signatures) <= 1 and len(here) <= 1
