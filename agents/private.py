@@ -315,10 +315,11 @@ class PrivateAgent(Agent):
         self._lo_f, self._hi_f = float(self.lo), float(self.hi)
         if self._fast:
             # Live read-only views of the estimators' state (updated in place): select_batch
-            # never writes into q or d.
+            # never writes into q or d, and `Mechanism.select` hands it read-only arrays too,
+            # so the selectors' row kernels compile for one array type whichever path calls.
             # (clipped means are a fresh array at every step: no view to keep)
-            self._q_view = None if self.clip_means else self._means.means(copy=False)
-            self._d_view = self._sens.current if self._uses_d else self._ones
+            self._q_view = None if self.clip_means else read_only(self._means.means(copy=False))
+            self._d_view = read_only(self._sens.current if self._uses_d else self._ones)
 
         # The compiled block loop (play): built-in estimators and a selector with a compiled
         # kernel (dpbandits.selectors.compiled) only.
@@ -383,7 +384,9 @@ class PrivateAgent(Agent):
 
     def choose(self) -> NDArray[np.int64]:
         if self._fast:
-            q = self._q_view if self._q_view is not None else self._means.means(copy=False)
+            q = self._q_view
+            if q is None:
+                q = read_only(self._means.means(copy=False))
             out = self._selector.select_batch(q, self._d_view, self._rng_select)
             if out.dtype != np.int64:
                 out = out.astype(np.int64)

@@ -136,13 +136,14 @@ _ONE = np.ones(())
 
 
 def _kernel_batch(q: FloatArray, d: FloatArray) -> tuple[FloatArray, FloatArray]:
-    """``(q, d)`` as ``select`` hands them to ``select_batch``: read-only, ``q`` C-contiguous
-    (a copy only if it was not). numba compiles a row kernel once per array type -- layout and
-    writability included -- so a kernel then compiles for two types (``d`` a full array or a
-    broadcast view) instead of up to six (the same reason as ``arms.read_only`` for the
-    agents' loops; docs/performance.md). ``select_batch`` never writes into its inputs: they
-    may be the caller's own arrays."""
-    return arms.read_only(np.ascontiguousarray(q)), arms.read_only(d)
+    """``(q, d)`` as ``select`` hands them to ``select_batch``: read-only and C-contiguous (a
+    copy only if it was not: ``d`` broadcast from one value or one row is copied, ``R K``
+    floats). numba compiles a row kernel once per array type -- layout and writability
+    included -- so each kernel compiles for one type instead of up to six (the same reason as
+    ``arms.read_only`` for the agents' loops; docs/performance.md); the private agent's step
+    protocol hands the same type (``agents.private.PrivateAgent.choose``). ``select_batch``
+    never writes into its inputs: they may be the caller's own arrays."""
+    return arms.read_only(np.ascontiguousarray(q)), arms.read_only(np.ascontiguousarray(d))
 
 
 M = TypeVar("M", bound="Mechanism")

@@ -261,18 +261,19 @@ def test_entry_point_plugin(tmp_path, monkeypatch):
     assert "plugin_last" not in selectors.available()
 
 
-def test_select_hands_select_batch_read_only_arrays_with_q_contiguous():
+def test_select_hands_select_batch_read_only_contiguous_arrays():
     """numba compiles a row kernel once per array type (layout and writability included), so
-    ``select`` gives ``select_batch`` one type of ``q`` -- read-only, C-contiguous -- and
-    read-only ``d``, whatever the caller passes; the caller's arrays stay writable and equal."""
+    ``select`` gives ``select_batch`` one type of ``q`` and ``d`` -- read-only, C-contiguous --
+    whatever the caller passes (a broadcast ``d`` included); the caller's arrays stay writable
+    and equal."""
     seen = []
 
     class Recorder(Selector):
         name = "recorder"
 
         def select_batch(self, q, d, rng):
-            seen.append((q.flags.c_contiguous, q.flags.writeable, d.flags.writeable,
-                         q.copy(), d.copy()))  # fmt: skip
+            seen.append((q.flags.c_contiguous, q.flags.writeable, d.flags.c_contiguous,
+                         d.flags.writeable, q.copy(), d.copy()))  # fmt: skip
             return np.zeros(q.shape[0], dtype=np.int64)
 
     base = np.arange(24.0).reshape(4, 6)
@@ -283,8 +284,32 @@ def test_select_hands_select_batch_read_only_arrays_with_q_contiguous():
     cases.append((frozen, d_full[0]))
     for q, d in cases:
         Recorder().select(q, d, rng=0)
-    assert [s[:3] for s in seen] == [(True, False, False)] * len(cases)
+    assert [s[:4] for s in seen] == [(True, False, True, False)] * len(cases)
     for (q, d), s in zip(cases, seen, strict=True):
-        np.testing.assert_array_equal(s[3], q)
-        np.testing.assert_array_equal(s[4], np.broadcast_to(1.0 if d is None else d, q.shape))
+        np.testing.assert_array_equal(s[4], q)
+        np.testing.assert_array_equal(s[5], np.broadcast_to(1.0 if d is None else d, q.shape))
     assert base.flags.writeable and d_full.flags.writeable
+
+
+@pytest.mark.parametrize("clip_means", [False, True])
+def test_private_agent_steps_hand_select_batch_the_type_select_hands(clip_means):
+    """The private agent's step protocol (``choose``) hands its selector read-only C-contiguous
+    ``q`` and ``d``, as ``select`` does: the row kernels compile for one array type whichever
+    path calls them."""
+    from agents import PrivateAgent
+
+    seen = []
+
+    class Recorder(Selector):
+        name = "recorder"
+
+        def select_batch(self, q, d, rng):
+            seen.append((q.flags.c_contiguous, q.flags.writeable, d.flags.c_contiguous,
+                         d.flags.writeable))  # fmt: skip
+            return np.zeros(q.shape[0], dtype=np.int64)
+
+    agent = PrivateAgent(Recorder(), window=4, clip_means=clip_means)
+    agent.reset(n_runs=3, n_arms=2, horizon=30, rng=0)
+    for _ in range(10):
+        agent.update(agent.act(), np.full(3, 0.5))
+    assert seen and set(seen) == {(True, False, True, False)}
