@@ -55,6 +55,7 @@ __all__ = [
     "size",
     "step_actions",
     "step_rewards",
+    "unit_interval",
 ]
 
 #: Largest noise scale a mechanism accepts. Sums of a few thousand Laplace or exponential draws
@@ -146,6 +147,14 @@ def probability(value: Any, name: str, *, open_interval: bool = True) -> float:
     if not (0.0 < v < 1.0) if open_interval else not (0.0 < v <= 1.0):
         interval = "(0, 1)" if open_interval else "(0, 1]"
         raise ParameterError(f"{name} must lie in {interval}, got {v!r}", name)
+    return v
+
+
+def unit_interval(value: Any, name: str) -> float:
+    """``value`` as a float in the closed interval ``[0, 1]`` (a quantile level, a cut-off)."""
+    v = number(value, name)
+    if not 0.0 <= v <= 1.0:
+        raise ParameterError(f"{name} must lie in [0, 1], got {v!r}", name)
     return v
 
 

@@ -65,18 +65,11 @@ __all__ = [
 ]
 
 
-def _check_level(q: Any, name: str = "q") -> float:
-    qf = checks.number(q, name)
-    if not 0.0 <= qf <= 1.0:
-        raise ValueError(f"{name} must be in [0, 1], got {q!r}")
-    return qf
-
-
 def check_level_pair(levels: Any, name: str = "levels") -> tuple[float, float]:
     """A pair of quantile levels in ``[0, 1]`` (the windowed sensitivities' ``levels``)."""
     if isinstance(levels, (str, bytes)) or not hasattr(levels, "__len__") or len(levels) != 2:
         raise ValueError(f"{name} must be a pair of quantile levels in [0, 1], got {levels!r}")
-    return (_check_level(levels[0], name), _check_level(levels[1], name))
+    return (checks.unit_interval(levels[0], name), checks.unit_interval(levels[1], name))
 
 
 def _intervals(
@@ -285,7 +278,7 @@ def dp_quantile(
     rewards) it is a draw on the gaps between them, whatever eps.  It is still eps-DP and
     always defined (the end points keep a total width ``hi - lo > 0``, even for ``n = 0``).
     """
-    qf = _check_level(q)  # checked here so that the error names ``q``, not ``qs``
+    qf = checks.unit_interval(q, "q")  # checked here so that the error names ``q``, not ``qs``
     mech = mechanism_options(options, DEFAULT_GRID_SIZE)
     value = _release(x, [qf], epsilon, lo, hi, rng, mech)[..., 0]  # one level: all of epsilon
     return float(value) if value.ndim == 0 else value
@@ -305,7 +298,7 @@ def dp_quantiles(
     Sequential composition: the whole vector is eps-DP.  Returns shape ``x.shape[:-1] +
     (len(qs),)``; the data are sorted once.  ``options`` as in :func:`dp_quantile`.
     """
-    levels = [_check_level(q, "qs") for q in np.atleast_1d(checks.real_array(qs, "qs"))]
+    levels = [checks.unit_interval(q, "qs") for q in np.atleast_1d(checks.real_array(qs, "qs"))]
     if not levels:
         raise ValueError("qs must contain at least one quantile level")
     return _release(x, levels, epsilon, lo, hi, rng, mechanism_options(options, DEFAULT_GRID_SIZE))

@@ -287,9 +287,7 @@ def cutoff_mask(public: ArrayLike, gamma: float, mask: ArrayLike | None = None) 
     maximum is taken over them and the result is a sub-mask of it, never empty where the row
     has an eligible candidate. Uses public data only: no privacy cost.
     """
-    g = checks.number(gamma, "gamma (the score cut-off)", finite=False)
-    if not (0.0 <= g <= 1.0):
-        raise ValueError(f"gamma (the score cut-off) must lie in [0, 1], got {g!r}")
+    g = checks.unit_interval(gamma, "gamma (the score cut-off)")
     pub = np.asarray(public, dtype=np.float64)
     if pub.ndim == 0:
         raise ValueError("public scores must have shape (..., K)")

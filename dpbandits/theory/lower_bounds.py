@@ -12,7 +12,8 @@ function returns ``c * log T`` for the given horizons: the asymptotic bound read
 horizon, a reference curve for regret plots, not a finite-time guarantee (the ``o(log T)``
 terms of the theorems are not known). docs/private-bandits.md, "Lower bounds", shows them.
 
-Model classes (``arm``):
+Model classes (the keywords ``arm`` and ``sds`` of :class:`ArmModel`, taken by every bound that
+covers Gaussian arms):
 
 - ``"bernoulli"``: arm ``a`` is Bernoulli(``mu_a``), the class of every arm all Bernoulli laws;
 - ``"gaussian"``: arm ``a`` is ``N(mu_a, s_a^2)`` with its standard deviation ``s_a`` known,
@@ -60,7 +61,7 @@ or array of numbers ``>= 1``; the result has the shape of ``horizon``.
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypedDict
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
@@ -68,8 +69,12 @@ from scipy.special import erf, expit, logit, rel_entr
 
 from dpbandits.core import checks
 
+if TYPE_CHECKING:
+    from typing_extensions import Unpack
+
 __all__ = [
     "ARM_FAMILIES",
+    "ArmModel",
     "BOUND_LABELS",
     "KARWA_VADHAN_CONSTANT",
     "azize_2025",
@@ -103,6 +108,16 @@ BOUND_LABELS = {
 #: a factor ``exp(6 eps n TV(P, Q))``. It is the 6 of Azize & Basu (2022), Theorem 3, whose proof
 #: makes that lemma sequential, and of the explicit form of Shariff & Sheffet's bound.
 KARWA_VADHAN_CONSTANT = 6.0
+
+
+class ArmModel(TypedDict, total=False):
+    """The model class of the arms (module docstring), the keywords every bound passes on to
+    :func:`distinguishability` unchanged: ``arm`` (``"bernoulli"``, the default, or
+    ``"gaussian"``) and ``sds``, the known standard deviations of Gaussian arms (one, or one per
+    arm; ``None``, the default, for Bernoulli arms). A misspelt keyword is a ``TypeError``."""
+
+    arm: str
+    sds: ArrayLike | None
 
 
 # -- divergences ------------------------------------------------------------------------------
@@ -234,7 +249,7 @@ def coefficients(
 
 # -- the bounds -------------------------------------------------------------------------------
 def lai_robbins(
-    means: ArrayLike, horizon: ArrayLike, *, arm: str = "bernoulli", sds: ArrayLike | None = None
+    means: ArrayLike, horizon: ArrayLike, **model: Unpack[ArmModel]
 ) -> NDArray[np.float64]:
     """The Lai--Robbins bound ``sum_a Delta_a / kl_inf(a) * log T`` (no privacy).
 
@@ -245,7 +260,7 @@ def lai_robbins(
     ``c = sum 2 s_a^2 / Delta_a``.
     """
     logt = _log_horizon(horizon)
-    gaps, kl, tv = distinguishability(means, arm=arm, sds=sds)
+    gaps, kl, tv = distinguishability(means, **model)
     return _times_log(coefficients_from_divergences(gaps, kl, tv, math.inf)["lai_robbins"], logt)
 
 
@@ -277,12 +292,7 @@ def shariff_sheffet(means: ArrayLike, epsilon: float, horizon: ArrayLike) -> NDA
 
 
 def azize_basu(
-    means: ArrayLike,
-    epsilon: float,
-    horizon: ArrayLike,
-    *,
-    arm: str = "bernoulli",
-    sds: ArrayLike | None = None,
+    means: ArrayLike, epsilon: float, horizon: ArrayLike, **model: Unpack[ArmModel]
 ) -> NDArray[np.float64]:
     """Azize & Basu's eps-global-DP bound
     ``sum_a Delta_a / min(kl_inf(a), 6 eps tv_inf(a)) * log T``.
@@ -295,7 +305,7 @@ def azize_basu(
     """
     logt = _log_horizon(horizon)
     eps = checks.positive_number(epsilon, "epsilon", allow_inf=True)
-    gaps, kl, tv = distinguishability(means, arm=arm, sds=sds)
+    gaps, kl, tv = distinguishability(means, **model)
     return _times_log(coefficients_from_divergences(gaps, kl, tv, eps)["azize_basu_2022"], logt)
 
 
@@ -317,19 +327,12 @@ def azize_2025(means: ArrayLike, epsilon: float, horizon: ArrayLike) -> NDArray[
 
 
 def regret_lower_bounds(
-    means: ArrayLike,
-    epsilon: float,
-    horizon: ArrayLike,
-    *,
-    arm: str = "bernoulli",
-    sds: ArrayLike | None = None,
+    means: ArrayLike, epsilon: float, horizon: ArrayLike, **model: Unpack[ArmModel]
 ) -> dict[str, NDArray[np.float64]]:
     """Every bound that applies to ``arm`` at ``horizon``, by name (:data:`BOUND_LABELS`):
     all four for Bernoulli arms; ``lai_robbins`` and ``azize_basu_2022`` for Gaussian ones."""
     logt = _log_horizon(horizon)
-    return {
-        k: _times_log(c, logt) for k, c in coefficients(means, epsilon, arm=arm, sds=sds).items()
-    }
+    return {k: _times_log(c, logt) for k, c in coefficients(means, epsilon, **model).items()}
 
 
 # -- checks -----------------------------------------------------------------------------------

@@ -26,19 +26,26 @@ of each suboptimal arm), for two other trust models:
   Lai--Robbins', the paper's conclusion. The constants are the ones this argument gives; the
   published text could not be checked for its own.
 
-Both functions take the horizon(s) and return the bound there, of the horizon's shape; inputs
-are checked as in :mod:`dpbandits.theory.lower_bounds`.
+Both functions take the horizon(s) and return the bound there, of the horizon's shape, and the
+model class as the keywords ``arm`` and ``sds`` (:class:`~dpbandits.theory.lower_bounds.ArmModel`);
+inputs are checked as in :mod:`dpbandits.theory.lower_bounds`.
 """
 
 from __future__ import annotations
 
 import math
+from typing import TYPE_CHECKING
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from dpbandits.core import checks
 from dpbandits.theory.lower_bounds import _log_horizon, _times_log, distinguishability
+
+if TYPE_CHECKING:
+    from typing_extensions import Unpack
+
+    from dpbandits.theory.lower_bounds import ArmModel
 
 __all__ = [
     "TRUST_BOUND_LABELS",
@@ -67,17 +74,17 @@ def ldp_contraction(epsilon: float) -> float:
     return min(4.0, math.exp(2.0 * eps)) * math.expm1(eps) ** 2
 
 
-def local_dp_coefficient(
-    means: ArrayLike, epsilon: float, *, arm: str = "bernoulli", sds: ArrayLike | None = None
-) -> float:
+def local_dp_coefficient(means: ArrayLike, epsilon: float, **model: Unpack[ArmModel]) -> float:
     """``c = sum_a Delta_a / min(kl_inf(a), L(eps) tv_inf(a)^2)`` of :func:`local_dp`."""
     contraction = ldp_contraction(epsilon)
-    gaps, kl, tv = distinguishability(means, arm=arm, sds=sds)
+    gaps, kl, tv = distinguishability(means, **model)
     return ldp_coefficient_from_divergences(gaps, kl, tv, contraction)
 
 
 def ldp_coefficient_from_divergences(
-    gaps: NDArray[np.float64], kl_inf: NDArray[np.float64], tv_inf: NDArray[np.float64],
+    gaps: NDArray[np.float64],
+    kl_inf: NDArray[np.float64],
+    tv_inf: NDArray[np.float64],
     contraction: float,
 ) -> float:
     """:func:`local_dp_coefficient` from the arms' gaps and distinguishability gaps (those of
@@ -91,32 +98,22 @@ def ldp_coefficient_from_divergences(
 
 
 def local_dp(
-    means: ArrayLike,
-    epsilon: float,
-    horizon: ArrayLike,
-    *,
-    arm: str = "bernoulli",
-    sds: ArrayLike | None = None,
+    means: ArrayLike, epsilon: float, horizon: ArrayLike, **model: Unpack[ArmModel]
 ) -> NDArray[np.float64]:
     """The eps-LDP bound ``c log T`` (module docstring; Ren et al. 2020, Theorem 1, with the
     constant of Duchi, Jordan & Wainwright 2018, Theorem 1)."""
     logt = _log_horizon(horizon)
-    return _times_log(local_dp_coefficient(means, epsilon, arm=arm, sds=sds), logt)
+    return _times_log(local_dp_coefficient(means, epsilon, **model), logt)
 
 
 def zcdp(
-    means: ArrayLike,
-    rho: float,
-    horizon: ArrayLike,
-    *,
-    arm: str = "bernoulli",
-    sds: ArrayLike | None = None,
+    means: ArrayLike, rho: float, horizon: ArrayLike, **model: Unpack[ArmModel]
 ) -> NDArray[np.float64]:
     """The rho-zCDP bound ``sum_a Delta_a max(log T / kl_inf(a), sqrt(log T / rho) /
     tv_inf(a))`` (module docstring; Azize & Basu 2023)."""
     r = checks.positive_number(rho, "rho", allow_inf=True)
     logt = _log_horizon(horizon)
-    gaps, kl, tv = distinguishability(means, arm=arm, sds=sds)
+    gaps, kl, tv = distinguishability(means, **model)
     flat = np.atleast_1d(logt).reshape(-1)
     out = np.zeros_like(flat)
     later = flat > 0  # 0 at T = 1: no regret before a second step
@@ -126,8 +123,11 @@ def zcdp(
 
 
 def zcdp_from_divergences(
-    gaps: NDArray[np.float64], kl_inf: NDArray[np.float64], tv_inf: NDArray[np.float64],
-    rho: float, log_horizons: NDArray[np.float64],
+    gaps: NDArray[np.float64],
+    kl_inf: NDArray[np.float64],
+    tv_inf: NDArray[np.float64],
+    rho: float,
+    log_horizons: NDArray[np.float64],
 ) -> NDArray[np.float64]:
     """:func:`zcdp`'s ``sum_a Delta_a max(log T / kl_inf(a), sqrt(log T / rho) / tv_inf(a))``
     at each ``log T`` of the 1-D ``log_horizons``, from the arms' gaps and distinguishability

@@ -21,8 +21,8 @@ from __future__ import annotations
 import csv
 import math
 import os
-from collections.abc import Iterable, Sequence
-from typing import Any
+from collections.abc import Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, TypedDict
 
 import numpy as np
 from numpy.typing import NDArray
@@ -30,8 +30,12 @@ from numpy.typing import NDArray
 from dpbandits.topk import feature_selection as fs
 from dpbandits.topk.experiments import Dataset, resolve_k
 
+if TYPE_CHECKING:
+    from typing_extensions import Unpack
+
 __all__ = [
     "TABLE1",
+    "TruthOptions",
     "accuracy_differences",
     "load_csv",
     "load_microarray",
@@ -67,6 +71,34 @@ TABLE1: dict[str, tuple[int, int, float]] = {
 
 #: The k (or ks: ints or "log") the LASSO truth of a real data set must cover.
 TruthK = int | str | Sequence[int | str] | None
+
+
+class TruthOptions(TypedDict, total=False):
+    """How the reference ranking of a loaded data set is made (paper 002 §5), the keywords
+    :func:`load_csv` and :func:`load_microarray` pass on unchanged (defaults in brackets):
+
+    - ``truth_k`` (``None``): the k, or ks (ints or ``"log"``), the LASSO ranking must cover;
+      ``None``: ``max(8, floor(log d))``, enough for the paper's k in {5, 8, floor(log d)},
+      kept shorter when the LASSO path has fewer features;
+    - ``lam`` (0.1) and ``convention`` (``"mean"``): the LASSO penalty
+      (:func:`~dpbandits.topk.feature_selection.lasso_alpha`).
+    """
+
+    truth_k: TruthK
+    lam: float
+    convention: str
+
+
+def _check_truth_options(options: Mapping[str, Any]) -> None:
+    """No key of ``options`` is foreign to :class:`TruthOptions` (checked before the file is
+    read, naming the misspelt keyword)."""
+    unknown = sorted(set(options) - set(TruthOptions.__annotations__))
+    if unknown:
+        raise TypeError(
+            f"unexpected keyword argument {unknown[0]!r}; the truth options are "
+            f"{list(TruthOptions.__annotations__)}"
+        )
+
 
 #: Cells read as missing values (rejected with their position).
 _MISSING = frozenset({"", "na", "nan", "null", "none", "?"})
@@ -142,9 +174,9 @@ def _real_dataset(
     y: NDArray[np.float64],
     features: tuple[str, ...],
     *,
-    lam: float,
-    convention: str,
-    truth_k: TruthK,
+    lam: float = 0.1,
+    convention: str = "mean",
+    truth_k: TruthK = None,
     support: NDArray[np.int64] | None = None,
     paper: str | None = None,
 ) -> Dataset:
@@ -191,44 +223,49 @@ def load_csv(
     path: str,
     target: str,
     *,
-    truth_k: TruthK = None,
-    lam: float = 0.1,
-    convention: str = "mean",
     name: str | None = None,
     paper_dataset: str | None = None,
+    **truth: Unpack[TruthOptions],
 ) -> Dataset:
     """Load a numeric CSV (header row; one column is ``target``) for the real-data experiments.
 
     The data are centred and scaled to infinity-norm 1 (:func:`dpbandits.topk.feature_selection.
     preprocess`, not private, as paper 002 does). The reference ranking is the non-private
     LASSO's at ``lam`` (:func:`~dpbandits.topk.feature_selection.lasso_ranking`, paper 002's
-    proxy for the true top-k, §5), long enough for the largest of ``truth_k`` (ints or
-    ``"log"``; default ``max(8, floor(log d))``, enough for the paper's k in
-    {5, 8, floor(log d)}); R^2 (Table 1) is recorded. Text labels in ``target`` are coded as
+    proxy for the true top-k, §5), long enough for the largest of ``truth_k``
+    (:class:`TruthOptions`); R^2 (Table 1) is recorded. Text labels in ``target`` are coded as
     in :func:`load_microarray`. ``paper_dataset`` names the Table 1 data set the file holds
     (its published R^2 is then shown beside ours; the file's name is never guessed from).
     Needs scikit-learn.
     """
+    _check_truth_options(truth)
     header, rows, line_numbers = _read_table(path)
+    X, labels, label_at, features = _samples_layout(path, header, rows, line_numbers, target)
+    y, _ = _encode_labels(path, labels, label_at, target)
+    ds_name = name or os.path.splitext(os.path.basename(path))[0]
+    return _real_dataset(ds_name, X, y, tuple(features), paper=paper_dataset, **truth)
+
+
+def _samples_layout(
+    path: str,
+    header: list[str],
+    rows: list[list[str]],
+    line_numbers: list[int],
+    target: str,
+    skip: frozenset[int] = frozenset(),
+) -> tuple[NDArray[np.float64], list[str], list[str], list[str]]:
+    """One sample per row, column ``target`` its label: ``(X, labels, where each label is,
+    feature names)``; the columns in ``skip`` are neither label nor feature (row names)."""
     if target not in header:
         raise ValueError(f"{path}: no column {target!r}; columns: {', '.join(header[:20])}")
     t = header.index(target)
-    lines = [f"line {n}" for n in line_numbers]
-    labels, _ = _encode_labels(path, [r[t] for r in rows], [f"{w}, column" for w in lines], target)
-    cols = [j for j in range(len(header)) if j != t]
+    cols = [j for j in range(len(header)) if j != t and j not in skip]
+    features = [header[j] for j in cols]
+    where = [f"line {n}" for n in line_numbers]
     X = _numbers(
-        path, [[r[j] for j in cols] for r in rows], [f"column {header[j]!r}" for j in cols], lines
+        path, [[r[j] for j in cols] for r in rows], [f"column {f!r}" for f in features], where
     )
-    return _real_dataset(
-        name or os.path.splitext(os.path.basename(path))[0],
-        X,
-        labels,
-        tuple(header[j] for j in cols),
-        lam=lam,
-        convention=convention,
-        truth_k=truth_k,
-        paper=paper_dataset,
-    )
+    return X, [r[t] for r in rows], [f"{w}, column" for w in where], features
 
 
 def load_microarray(
@@ -236,11 +273,9 @@ def load_microarray(
     target: str = "y",
     *,
     layout: str = "samples",
-    truth_k: TruthK = None,
-    lam: float = 0.1,
-    convention: str = "mean",
     name: str | None = None,
     paper_dataset: str | None = None,
+    **truth: Unpack[TruthOptions],
 ) -> Dataset:
     """Load one of paper 002's microarray data sets (§5, Table 1) from a CSV file.
 
@@ -258,24 +293,19 @@ def load_microarray(
     Labels may be numbers or text; text labels are coded 0, 1, ..., C-1 in sorted order (the
     order of R's factor levels) and the codes are the regression target, as Table 1's LASSO
     regressions need a numeric target. Missing values are rejected with their position.
-    The rest is :func:`load_csv` (preprocessing, LASSO truth, R^2, ``paper_dataset``).
+    The rest is :func:`load_csv` (preprocessing, LASSO truth (:class:`TruthOptions`), R^2,
+    ``paper_dataset``).
     """
     if layout not in ("samples", "genes"):
         raise ValueError(f"layout must be 'samples' or 'genes', got {layout!r}")
+    _check_truth_options(truth)
     header, rows, line_numbers = _read_table(path)
     ds_name = name or os.path.splitext(os.path.basename(path))[0]
     if layout == "samples":
-        if target not in header:
-            raise ValueError(f"{path}: no column {target!r}; columns: {', '.join(header[:20])}")
-        t = header.index(target)
-        skip = {t} | ({0} if header[0] == "" and t != 0 else set())
-        cols = [j for j in range(len(header)) if j not in skip]
-        labels = [r[t] for r in rows]
-        cells = [[r[j] for j in cols] for r in rows]
-        genes = [header[j] for j in cols]
-        where = [f"line {n}" for n in line_numbers]
-        X = _numbers(path, cells, [f"column {g!r}" for g in genes], where)
-        label_at = [f"{w}, column" for w in where]
+        row_names = frozenset({0} if header[0] == "" else ())  # R's write.csv row names
+        X, labels, label_at, genes = _samples_layout(
+            path, header, rows, line_numbers, target, row_names
+        )
     else:
         first = [r[0].strip() for r in rows]
         if target not in first:
@@ -297,10 +327,7 @@ def load_microarray(
             [f"sample {s!r}" for s in samples],
         )
     y, _ = _encode_labels(path, labels, label_at, target)
-    return _real_dataset(
-        ds_name, X, y, tuple(genes), lam=lam, convention=convention, truth_k=truth_k,
-        paper=paper_dataset,
-    )  # fmt: skip
+    return _real_dataset(ds_name, X, y, tuple(genes), paper=paper_dataset, **truth)
 
 
 def _is_float(text: str) -> bool:

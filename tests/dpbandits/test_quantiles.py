@@ -159,7 +159,7 @@ def test_quantile_bad_input() -> None:
         dp_quantile([0.5], 0.5, 1.0, 1.0, 0.0)
     with pytest.raises(ValueError, match="hi - lo must be finite"):
         dp_quantile([0.5], 0.5, 1.0, -1e308, 1e308)
-    with pytest.raises(ValueError, match="q must be in"):
+    with pytest.raises(ValueError, match=r"q must lie in \[0, 1\]"):
         dp_quantile([0.5], 1.5, 1.0, 0.0, 1.0)
     with pytest.raises(ValueError, match="NaN"):
         dp_quantile([0.5, np.nan], 0.5, 1.0, 0.0, 1.0)
