@@ -272,10 +272,10 @@ def variant(*, before: str | None = None, **defaults: Any) -> Callable[[_A], _A]
     own: a name the base's constructor does not take is a new parameter with that default,
     declared in the class's :attr:`~Agent.parameter_constraints` (its annotation is the
     rule's, :attr:`~dpbandits.core.params.Param.annotation`) and placed before the base's
-    parameter ``before`` (default: last); the class's ``__init__`` stores it and passes the
-    others on. The class gets an ``__init__`` with this signature, read by
-    ``inspect.signature``, ``agents.describe``, ``get_params`` and ``repr`` as a written one
-    would be."""
+    parameter ``before`` (default: after the last positional one); the class's ``__init__``
+    stores it and passes the others on. The class gets an ``__init__`` with this signature,
+    read by ``inspect.signature``, ``agents.describe``, ``get_params`` and ``repr`` as a
+    written one would be."""
 
     def decorate(cls: _A) -> _A:
         base_init: Callable[..., None] = cls.__mro__[1].__init__  # type: ignore[misc]
@@ -290,7 +290,12 @@ def variant(*, before: str | None = None, **defaults: Any) -> Callable[[_A], _A]
             p.replace(default=defaults[p.name]) if p.name in defaults else p
             for p in signature.parameters.values()
         ]
-        at = len(kept) if before is None else [p.name for p in kept].index(before)
+        names = [p.name for p in kept]
+        if before is not None and before not in names:
+            raise TypeError(f"{cls.__name__}: before={before!r} is not a parameter of its base "
+                            f"class {names[1:]}")  # fmt: skip
+        positional = [p for p in kept if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+        at = len(positional) if before is None else names.index(before)
         kept[at:at] = [
             inspect.Parameter(name, inspect.Parameter.POSITIONAL_OR_KEYWORD,
                               default=defaults[name], annotation=declared[name].annotation)
@@ -304,7 +309,7 @@ def variant(*, before: str | None = None, **defaults: Any) -> Callable[[_A], _A]
             except TypeError as exc:  # worded as a written __init__'s, naming the class
                 raise TypeError(f"{__init__.__qualname__}() {exc}") from None
             bound.apply_defaults()
-            for name in added:
+            for name in added:  # (the base's parameters after it then go by keyword)
                 setattr(self, name, bound.arguments.pop(name))
             base_init(*bound.args, **bound.kwargs)
 

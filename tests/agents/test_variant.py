@@ -54,6 +54,14 @@ def test_an_added_parameter_must_be_declared():
             pass
 
 
+def test_an_added_parameter_goes_before_a_parameter_of_the_base():
+    with pytest.raises(TypeError, match=r"before='z' is not a parameter of its base"):
+
+        @variant(c="x", before="z")
+        class Nowhere(WithC):
+            pass
+
+
 @pytest.mark.parametrize(
     ("param", "annotation"),
     [
@@ -81,3 +89,22 @@ def test_the_private_shift_families_keep_their_constructors():
     agent = agents.CDDPKLUCB(0.5, 40, 32, 0.0, 0.05, 2.0)
     assert agent.get_params() == {"epsilon": 0.5, "cap": 40, "window": 32, "forced": 0.0,
                                   "delta": 0.05, "alpha": 2.0}  # fmt: skip
+
+
+def test_an_added_parameter_goes_before_the_bases_var_keyword():
+    class Open(Base):
+        parameter_constraints = {**Base.parameter_constraints, "c": Param(doc="c")}
+
+        def __init__(self, a: float = 1.0, **rest: float) -> None:
+            self.a = a
+            self.rest = rest
+
+    @variant(c=2.0)
+    class OpenWithC(Open):
+        pass
+
+    assert str(inspect.signature(OpenWithC)) == (
+        "(a: 'float' = 1.0, c: 'float' = 2.0, **rest: 'float') -> 'None'"
+    )
+    agent = OpenWithC(3.0, 4.0, z=5.0)
+    assert (agent.a, agent.c, agent.rest) == (3.0, 4.0, {"z": 5.0})
