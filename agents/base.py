@@ -266,26 +266,51 @@ class Agent:
 _A = TypeVar("_A", bound=type)
 
 
-def variant(**defaults: Any) -> Callable[[_A], _A]:
+def variant(*, before: str | None = None, **defaults: Any) -> Callable[[_A], _A]:
     """A class decorator for an agent that is its base class with other constructor defaults
-    (e.g. DP-UCB-BOUND: DP-UCB with ``mechanism="hybrid"``): the class gets an ``__init__``
-    with the base's signature and these defaults, read by ``inspect.signature``,
-    ``agents.describe``, ``get_params`` and ``repr`` as a written one would be."""
+    (e.g. DP-UCB-BOUND: DP-UCB with ``mechanism="hybrid"``) and, optionally, parameters of its
+    own: a name the base's constructor does not take is a new parameter with that default,
+    declared in the class's :attr:`~Agent.parameter_constraints` (its annotation is the
+    rule's, :attr:`~dpbandits.core.params.Param.annotation`) and placed before the base's
+    parameter ``before`` (default: after the last positional one); the class's ``__init__``
+    stores it and passes the others on. The class gets an ``__init__`` with this signature,
+    read by ``inspect.signature``, ``agents.describe``, ``get_params`` and ``repr`` as a
+    written one would be."""
 
     def decorate(cls: _A) -> _A:
         base_init: Callable[..., None] = cls.__mro__[1].__init__  # type: ignore[misc]
         signature = inspect.signature(base_init)
-        unknown = sorted(set(defaults) - set(signature.parameters))
-        if unknown:
-            raise TypeError(f"{cls.__name__}: {unknown} are not parameters of its base class")
-        new = signature.replace(parameters=[
+        declared = getattr(cls, "parameter_constraints", {})
+        added = [name for name in defaults if name not in signature.parameters]
+        undeclared = sorted(set(added) - set(declared))
+        if undeclared:
+            raise TypeError(f"{cls.__name__}: {undeclared} are neither parameters of its base "
+                            "class nor declared in its parameter_constraints")  # fmt: skip
+        kept = [
             p.replace(default=defaults[p.name]) if p.name in defaults else p
             for p in signature.parameters.values()
-        ])  # fmt: skip
+        ]
+        names = [p.name for p in kept]
+        if before is not None and before not in names:
+            raise TypeError(f"{cls.__name__}: before={before!r} is not a parameter of its base "
+                            f"class {names[1:]}")  # fmt: skip
+        positional = [p for p in kept if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+        at = len(positional) if before is None else names.index(before)
+        kept[at:at] = [
+            inspect.Parameter(name, inspect.Parameter.POSITIONAL_OR_KEYWORD,
+                              default=defaults[name], annotation=declared[name].annotation)
+            for name in added
+        ]  # fmt: skip
+        new = signature.replace(parameters=kept)
 
         def __init__(self: Any, *args: Any, **kwargs: Any) -> None:
-            bound = new.bind(self, *args, **kwargs)
+            try:
+                bound = new.bind(self, *args, **kwargs)
+            except TypeError as exc:  # worded as a written __init__'s, naming the class
+                raise TypeError(f"{__init__.__qualname__}() {exc}") from None
             bound.apply_defaults()
+            for name in added:  # (the base's parameters after it then go by keyword)
+                setattr(self, name, bound.arguments.pop(name))
             base_init(*bound.args, **bound.kwargs)
 
         __init__.__signature__ = new  # type: ignore[attr-defined]

@@ -49,6 +49,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
+from agents.base import variant
 from agents.episodes import LaplaceBatchAgent
 from agents.kl import d_eps, d_eps_upper_logit, kink_level, kl_upper_logit, neg_entropy
 from agents.private_change import detect_change, minimum_cap
@@ -362,8 +363,10 @@ class _PrivateShift(LaplaceBatchAgent):
         return float(self.par[self.PAR.eps])
 
 
+@variant(window=64, delta=0.01, before="alpha")
 class _CD(_PrivateShift):
-    """The ``CD-`` family: the change test after every release, with global restarts."""
+    """The ``CD-`` family: the change test after every release, with global restarts; its
+    constructor is the ``SW-`` family's with ``delta`` and a longer default window."""
 
     _detect = True
     _family = "CD"
@@ -372,18 +375,6 @@ class _CD(_PrivateShift):
         "delta": Param(low=0, high=1, low_open=True, high_open=True,
                        doc="confidence of the change test"),
     }  # fmt: skip
-
-    def __init__(
-        self,
-        epsilon: float = 1.0,
-        cap: int | None = None,
-        window: int = 64,
-        forced: float = 0.01,
-        delta: float = 0.01,
-        alpha: float = 1.0,
-    ) -> None:
-        super().__init__(epsilon, cap, window, forced, alpha)
-        self.delta = delta
 
 
 _PARAMS_DOC = """

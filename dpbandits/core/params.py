@@ -97,6 +97,12 @@ class Param:
             return ""
         return lead + " or ".join(repr(o) for o in self.options)
 
+    @property
+    def annotation(self) -> str:
+        """The type a constructor declares for the parameter: ``"float"``, ``"int | None"``."""
+        text = {"number": "float", "any": "Any"}.get(self.kind, self.kind)
+        return text + (" | None" if self.none else "")
+
     def describe(self) -> str:
         """The rule in a few words: ``"number > 0"``, ``"'T' or 't'"``, ``"int >= 1 or None"``."""
         if self.kind == "bool":
