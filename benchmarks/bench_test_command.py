@@ -8,6 +8,8 @@ first test run is. Reported from one run:
 - CPU seconds (user + system of the test command and every process it started, as
   ``/usr/bin/time`` counts them), wall time, and the peak resident memory of the largest
   process;
+- each test's CPU seconds, in its test process and in the processes it started, summed by
+  test file;
 - numba's compile events in the test processes (this file is also the pytest plugin that logs
   them, ``-p bench_test_command``): how many compilations and their CPU seconds, the same
   kernel and argument types compiled more than once (by the two test processes), the CPU of
@@ -27,6 +29,7 @@ import argparse
 import collections
 import json
 import os
+import resource
 import shutil
 import subprocess
 import sys
@@ -34,6 +37,8 @@ import tempfile
 import time
 from pathlib import Path
 from typing import Any
+
+import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 _LOG_ENV = "DPBANDITS_BENCH_COMPILE_LOG"
@@ -72,8 +77,51 @@ def pytest_runtest_logstart(nodeid: str, location: Any) -> None:  # noqa: ARG001
     _state["test"] = nodeid
 
 
+def _cpu() -> tuple[float, float]:
+    """CPU seconds (user + system) of this process and of its finished children."""
+    me, kids = (
+        resource.getrusage(resource.RUSAGE_SELF),
+        resource.getrusage(resource.RUSAGE_CHILDREN),
+    )
+    return me.ru_utime + me.ru_stime, kids.ru_utime + kids.ru_stime
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_protocol(item: Any, nextitem: Any) -> Any:  # noqa: ARG001
+    """Log each test's CPU (set-up, call and tear-down): in the test process and in the
+    processes it started and waited for (subprocess runs, pools)."""
+    log = os.environ.get(_LOG_ENV)
+    before = _cpu()
+    yield
+    if log:
+        after = _cpu()
+        path = Path(log) / f"tests-{os.environ.get('PYTEST_XDIST_WORKER', 'main')}.jsonl"
+        with path.open("a") as f:
+            f.write(json.dumps({"test": item.nodeid, "cpu": after[0] - before[0],
+                                "children": after[1] - before[1]}) + "\n")  # fmt: skip
+
+
 # -- the benchmark ------------------------------------------------------------------------------
+def _test_summary(log: Path) -> None:
+    rows = [json.loads(line) for f in sorted(log.glob("tests-*.jsonl")) for line in f.open()]
+    if not rows:
+        return
+    own, kids = sum(r["cpu"] for r in rows), sum(r["children"] for r in rows)
+    print(f"tests: {len(rows)}, {own:.0f} CPU-s in the test processes (compiling included) "
+          f"+ {kids:.0f} CPU-s in the processes they started")  # fmt: skip
+    by_file: collections.Counter[str] = collections.Counter()
+    for r in rows:
+        by_file[r["test"].split("::")[0]] += r["cpu"] + r["children"]
+    print("  test files costing most (CPU-s, theirs and their processes'):")
+    for name, cpu in by_file.most_common(15):
+        print(f"    {cpu:6.1f}  {name}")
+    print("  tests costing most (CPU-s: own + processes started):")
+    for r in sorted(rows, key=lambda r: -(r["cpu"] + r["children"]))[:15]:
+        print(f"    {r['cpu']:5.1f} + {r['children']:5.1f}  {r['test'][:100]}")
+
+
 def _summary(log: Path) -> None:
+    _test_summary(log)
     rows = [json.loads(line) for f in sorted(log.glob("compiles-*.jsonl")) for line in f.open()]
     if not rows:
         print("no compile events logged")
