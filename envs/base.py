@@ -30,6 +30,7 @@ from gymnasium.error import ResetNeeded
 from gymnasium.vector import AutoresetMode, VectorEnv
 from gymnasium.vector.utils import batch_space
 
+from dpbandits.core import checks
 from dpbandits.core.checks import ParameterError
 from envs.core import (
     BanditCore,
@@ -227,10 +228,7 @@ class BanditEnv(_ScheduleMixin, gym.Env[Any, Any]):
             raise TypeError(f"{type(self).__name__}() {exc}") from None
         render_mode = arguments.pop("render_mode", None)
         schedule = self.build_schedule(**arguments)
-        if render_mode is not None and render_mode not in RENDER_MODES:
-            raise ValueError(
-                f"render_mode must be None or one of {RENDER_MODES}, got {render_mode!r}"
-            )
+        checks.one_of(render_mode, (None, *RENDER_MODES), "render_mode")
         self.schedule = schedule
         self.render_mode = render_mode
         self.action_space = spaces.Discrete(schedule.n_arms)

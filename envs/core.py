@@ -169,9 +169,7 @@ def check_bounds(lo: Any, hi: Any) -> tuple[float, float]:
 
 
 def check_arm(arm: Any) -> ArmType:
-    if arm not in ARM_TYPES:
-        raise ParameterError(f"arm must be one of {ARM_TYPES}, got {arm!r}", "arm")
-    return arm
+    return checks.one_of(arm, ARM_TYPES, "arm")
 
 
 def check_schedule_args(

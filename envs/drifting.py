@@ -241,11 +241,7 @@ def drift_profile(spec: Any) -> DriftProfile:
         raise TypeError(f"a drift profile is a mapping {{'profile': name, ...}}, got {spec!r}")
     params = dict(spec)
     name = params.pop("profile", None)
-    if name not in _PROFILES:
-        raise ParameterError(
-            f"profile must be one of {', '.join(sorted(_PROFILES))}, got {name!r}", "profile"
-        )
-    cls = _PROFILES[name]
+    cls = _PROFILES[checks.one_of(name, _PROFILES, "profile")]
     try:
         return cls(**params)
     except TypeError as exc:

@@ -50,6 +50,7 @@ from gymnasium.envs.registration import load_env_creator
 from gymnasium.vector import VectorEnv, VectorWrapper
 
 from dpbandits.accounting import local_dp_report as accounting_local_report
+from dpbandits.core import checks
 from dpbandits.core.checks import ParameterError
 from dpbandits.trust.randomizers import LocalRandomizer
 from envs.base import BanditVectorEnv, np_random_getter
@@ -84,10 +85,7 @@ def randomizer_for(env: Any, epsilon: float, mechanism: str = "auto",
     """The randomizer for ``env``'s rewards (module docstring): its range from ``bounds`` or
     the environment, its mechanism from ``mechanism`` (``"auto"``: randomized response for
     Bernoulli arms, else Laplace). Raises before any work when the range is unknown."""
-    if mechanism not in MECHANISM_CHOICES:
-        raise ParameterError(
-            f"mechanism must be one of {list(MECHANISM_CHOICES)}, got {mechanism!r}", "mechanism"
-        )
+    checks.one_of(mechanism, MECHANISM_CHOICES, "mechanism")
     arm, known = _arm_bounds(env)
     if bounds is not None:
         if isinstance(bounds, (str, bytes)) or not hasattr(bounds, "__len__") or len(bounds) != 2:

@@ -20,10 +20,11 @@ switch times, the last actions, the action after each arm's n-th pull:
 :mod:`dpbandits.audit.events`). Pilot runs pick the candidates; only these are bounded
 on held-out runs with fresh seeds, by exact Clopper-Pearson intervals simultaneous over all of
 them (Bonferroni), so an eps-DP agent gives ``eps_lower > eps`` with probability at most
-``alpha`` however much the pilot tried. ``quick=True`` is the seconds-long smoke test: the
-environment's table, the steps of :func:`~dpbandits.audit.reward_tables.default_steps`, half
-of ``runs`` picking the events and half bounding them. The claimed eps is the agent's own,
-``privacy_report()["epsilon_total"]`` (:class:`dpbandits.accounting.PrivacyLedger`).
+``alpha`` however much the pilot tried. ``quick=True`` is the seconds-long smoke test: two
+tables (:data:`QUICK_TABLES`: the environment's and an exact tie), the steps of
+:func:`~dpbandits.audit.reward_tables.default_steps`, half of ``runs`` picking the events and
+half bounding them (as many neighbours of either table as steps). The claimed eps is the
+agent's own, ``privacy_report()["epsilon_total"]`` (:class:`dpbandits.accounting.PrivacyLedger`).
 
 With ``delta`` the audit checks (eps, delta)-DP: every bound, on the pilot runs as on the
 held-out ones, is of ``log((P - delta) / P')``, and the claim is the eps the accountant gives
@@ -77,6 +78,7 @@ __all__ = [
     "DEFAULT_ENV",
     "FAMILIES",
     "QUICK_RUNS",
+    "QUICK_TABLES",
     "SEARCH",
     "AgentAuditResult",
     "EventBound",
@@ -96,6 +98,15 @@ AUDIT_DOCS = "auditing-an-agent"
 CHUNK = 2048
 #: Runs on every table of the quick audit (half pick the events, half bound them).
 QUICK_RUNS = 20_000
+#: The quick audit's tables: the environment's (by default :data:`DEFAULT_ENV`, the hardest
+#: table found for UCB, Thompson sampling and the App. H agents) and ``zeros``, every arm paying
+#: the bottom of the range: an exact tie, on which an index policy's first decision after its
+#: exploration turns on the one changed reward. On the default table alone (a gap of the whole
+#: range) an agent that explores on a schedule and then follows the gap may move no action for
+#: one reward -- LDP-UCB-L, whose arm with at most ``4 ln(t + 1)`` reports is played first: at
+#: eps = 20 claiming 0.5 it showed a bound of 0 there (``T = 100``, 4 000 runs; and at the
+#: defaults), 3.2-4.1 with ``zeros`` (docs/selectors.md, "Auditing an agent").
+QUICK_TABLES = ("env", "zeros")
 #: The default search (``budget = 1``): 9 tables; per table 4 000 pilot runs on the table,
 #: 1 500 on each of ~20 grid neighbours and 48 on each other step's; then 10 neighbours with
 #: their 3 best events, and their tables, on 10 000 held-out runs each.
@@ -198,7 +209,7 @@ def _tables(env: Any, table: Any, reward_range: Any, horizon: int, quick: bool,
     seeds = [p[2] for p in parsed if p[0] in ("env", "swapped", "shift") and p[2] is not None]
     tab, lo, hi, source = _env_table(env, horizon, seeds[0] if seeds else env_seed)
     if specs is None:
-        kinds = ("env",) if quick else SEARCH.tables
+        kinds = QUICK_TABLES if quick else SEARCH.tables
         specs = list(kinds)  # each gets its seed below
     out = {}
     knife = False
@@ -244,7 +255,7 @@ def _plan(quick: bool, runs: int | None, budget: float, n_steps: int) -> SearchP
     search's, scaled by ``budget``, ``runs`` its held-out runs per table."""
     if quick:
         half = (QUICK_RUNS if runs is None else runs) // 2
-        return SearchPlan(tables=("env",), pilot_base=half, screen_runs=0, grid_runs=half,
+        return SearchPlan(tables=QUICK_TABLES, pilot_base=half, screen_runs=0, grid_runs=half,
                           grid_steps=0, confirm_runs=half, confirm_neighbours=n_steps,
                           events_per_neighbour=3)  # fmt: skip
     plan = SEARCH.scaled(budget)

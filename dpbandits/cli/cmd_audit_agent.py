@@ -9,9 +9,10 @@ intervals simultaneous over all of them, so an eps-DP agent fails with probabili
 --alpha (dpbandits.audit.agent; what it catches: docs/selectors.md#auditing-an-agent). The
 bound is compared with the agent's claimed total eps, its privacy report's epsilon_total, or
 --epsilon; the report names the table, step and event of the largest bound and the options that
-re-check it. --quick is the seconds-long smoke test on one table and four steps. --delta audits
-(eps, delta)-DP (a rho-zCDP agent against its accountant eps); an agent on dpbandits/LocalDP-v0
-gets every reward through the local randomizer afresh in every run.
+re-check it. --quick is the seconds-long smoke test on two tables (the environment's and a
+tie) and four steps. --delta audits (eps, delta)-DP (a rho-zCDP agent against its accountant
+eps); an agent on dpbandits/LocalDP-v0 gets every reward through the local randomizer afresh in
+every run.
 
 AGENT is an agent kind with optional parameters, KIND[:key=value,...] (see `dpbandits list
 agents`), a label of the Fig. 9 preset, or a plug-in's agent (--plugin):
@@ -59,8 +60,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     add_env_options(parser, "environment the tables are built from (default: two Bernoulli "
                     "arms with means 0 and 1)")
     parser.add_argument("--quick", action="store_true",
-                        help="the smoke test: the environment's table, steps 0, K-1, 2K, T/4, "
-                        "20 000 runs each (seconds)")  # fmt: skip
+                        help="the smoke test: the environment's table and zeros (a tie), steps "
+                        "0, K-1, 2K, T/4, 20 000 runs each (seconds)")  # fmt: skip
     add_list_option(parser, "--table", metavar="KIND[:PARAM][@SEED]",
                     help="a table to search instead of the default ones (env, swapped, zeros, "
                     "ones, tie, near_tie, random, gap[:G])")  # fmt: skip

@@ -362,8 +362,7 @@ class PrivateMeans(HoldsViews):
     ) -> None:
         if not isinstance(noise, str):
             raise TypeError(f"noise must be one of {NOISES}, got {noise!r}")
-        if noise not in NOISES:
-            raise ValueError(f"noise must be one of {NOISES}, got {noise!r}")
+        checks.one_of(noise, NOISES, "noise")
         self.noise = noise
         self.layout = RunArms(n_runs, n_arms)
         self.n_runs, self.n_arms = self.layout.n_runs, self.layout.n_arms

@@ -26,6 +26,8 @@ from __future__ import annotations
 import math
 import numbers
 import os
+from collections.abc import Collection
+from collections.abc import Set as AbstractSet
 from typing import Any
 
 import numpy as np
@@ -199,11 +201,16 @@ def flag(value: Any, name: str) -> bool:
     return bool(value)
 
 
-def one_of(value: Any, choices: tuple[Any, ...], name: str) -> Any:
-    """``value`` when it is one of ``choices``; else a ``ValueError`` naming ``name``, the
+def one_of(value: Any, choices: Collection[Any], name: str) -> Any:
+    """``value`` when it is one of ``choices`` (a sequence or a mapping, listed in their order;
+    a set, listed sorted); else a :class:`ParameterError` (a ``ValueError``) naming ``name``, the
     choices and the value, e.g. ``algorithm must be one of ('sat', 'avg'), got 'max'``."""
-    if value not in choices:
-        raise ValueError(f"{name} must be one of {choices}, got {value!r}")
+    if isinstance(choices, AbstractSet):
+        options = tuple(sorted(choices, key=repr))
+    else:
+        options = tuple(choices)
+    if value not in options:
+        raise ParameterError(f"{name} must be one of {options}, got {value!r}", name)
     return value
 
 

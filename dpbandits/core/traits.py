@@ -16,6 +16,8 @@ from typing import Any, Literal, Protocol, runtime_checkable
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from dpbandits.core import checks
+
 __all__ = [
     "REWARD_DOMAINS",
     "AgentProtocol",
@@ -76,8 +78,7 @@ class AgentTraits:
     reports: bool | None = None
 
     def __post_init__(self) -> None:
-        if self.rewards not in REWARD_DOMAINS:
-            raise ValueError(f"rewards must be one of {REWARD_DOMAINS}, got {self.rewards!r}")
+        checks.one_of(self.rewards, REWARD_DOMAINS, "rewards")
         if self.reports is None:  # (frozen: set once, here)
             object.__setattr__(self, "reports", self.private)
         for name in ("private", "sensitivities", "compiled", "needs_horizon", "reports"):

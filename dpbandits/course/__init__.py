@@ -148,8 +148,7 @@ def start(
     work must not be lost).
     """
     ex = exercise(number)
-    if fmt not in FORMATS:
-        raise ValueError(f"fmt must be one of {', '.join(FORMATS)}, got {fmt!r}")
+    checks.one_of(fmt, FORMATS, "fmt")
     d = Path(directory)
     if d.exists() and not d.is_dir():
         raise ValueError(f"{str(d)!r} exists and is not a directory")

@@ -33,6 +33,7 @@ __all__ = [
     "probe_agent",
     "resolve_agents",
     "reward_family_mismatch",
+    "reward_mismatch",
 ]
 
 
@@ -218,11 +219,22 @@ def reward_family_mismatch(agent: Any, arm: str | None, env_id: str,
     ``[0, 1]`` is refused too, and so is one on Gaussian arms clipped to ``bounds``
     (:func:`~dpbandits.experiments.envspec.reward_bounds`) wider than ``[0, 1]``: it would
     otherwise stop at the first reward outside, which may come late in the run."""
+    found = reward_mismatch(agent, arm, env_id, bounds)
+    return None if found is None else found[1]
+
+
+def reward_mismatch(
+    agent: Any, arm: str | None, env_id: str, bounds: tuple[float, float] | None = None
+) -> tuple[str, str] | None:
+    """:func:`reward_family_mismatch` with its cause: ``(cause, why)`` or ``None``, where
+    ``cause`` is ``"privatized"`` (real-valued local reports), ``"bounds"`` (only the clipping
+    range is wider than ``[0, 1]``: the fix is ``lo``/``hi``, not the arms) or ``"family"``
+    (non-Bernoulli arms for a Bernoulli-only agent)."""
     rewards = traits_of(agent).rewards
     name = getattr(agent, "algorithm", "") or type(agent).__name__
     if arm == "privatized" and rewards in ("unit", "bernoulli"):
         needed = "{0, 1}" if rewards == "bernoulli" else "[0, 1]"
-        return (
+        return "privatized", (
             f"{env_id} reports privatized rewards that leave [0, 1] (Laplace or debiased "
             f"reports), but {name} needs rewards in {needed}: "
             "use randomized response's raw bits (mechanism='response', debias=False) or an "
@@ -234,14 +246,14 @@ def reward_family_mismatch(agent: Any, arm: str | None, env_id: str,
         and bounds is not None
         and (bounds[0] < 0.0 or bounds[1] > 1.0)
     ):
-        return (
+        return "bounds", (
             f"{env_id} has Gaussian arms clipped to [{bounds[0]:g}, {bounds[1]:g}], but {name} "
             "needs rewards in [0, 1]: give the environment lo=0, hi=1 (its default), or use an "
             "agent for real rewards"
         )
     if arm is None or arm == "bernoulli" or rewards != "bernoulli":
         return None
-    return (
+    return "family", (
         f"{env_id} has {arm} arms, but {name} is defined for Bernoulli rewards only: run it on "
         "Bernoulli arms (dpbandits/KArmedBernoulli-v0, or arm = 'bernoulli' in "
         "dpbandits/PiecewiseBandit-v0 and dpbandits/DriftingBandit-v0)"

@@ -53,6 +53,7 @@ from envs.core import expected_clipped_normal
 __all__ = [
     "BoundCurve",
     "bound_curves",
+    "bound_label",
     "check_bounds_drawable",
     "segment_coefficients",
     "trust_curves",
@@ -65,13 +66,25 @@ XTOL = 1e-12
 @dataclass(frozen=True)
 class BoundCurve:
     """One lower-bound curve: ``key`` (a name of :data:`dpbandits.theory.BOUND_LABELS`), its
-    ``epsilon`` (``inf`` for Lai--Robbins), legend ``label`` and ``values`` at
-    ``results.steps``."""
+    ``epsilon`` (``inf`` for Lai--Robbins), legend ``label`` (:func:`bound_label`) and
+    ``values`` at ``results.steps``, summed over ``segments`` stationary segments."""
 
     key: str
     epsilon: float
     label: str
     values: NDArray[np.float64]
+    segments: int = 1
+
+
+def bound_label(name: str, segments: int = 1, parameter: str = "") -> str:
+    """The one legend label of a lower-bound curve, for every bound and figure: ``lower bound:
+    NAME``, then its privacy ``parameter`` (``"ε=1"``; none for Lai--Robbins) and, with change
+    points, ``summed over N segments``: the curve is the sum of each stationary segment's bound
+    at the segment's length (docs/private-bandits.md "Lower bounds"), not one segment's bound."""
+    parts = [f"lower bound: {name}", *([parameter] if parameter else [])]
+    if segments > 1:
+        parts.append(f"summed over {segments} segments")
+    return ", ".join(parts)
 
 
 def _clipped_divergences(
@@ -138,17 +151,17 @@ def bound_curves(results: Any, epsilons: Sequence[float] = (1.0,)) -> list[Bound
     eps_list = [checks.positive_number(e, "epsilon", allow_inf=True) for e in epsilons]
     laws = laws_of(results)
     steps = results.steps
-    per_segment = ", per segment" if len(laws.segments) > 1 else ""
+    n_seg = len(laws.segments)
     curves = []
     for j, eps in enumerate([math.inf, *eps_list]):
         coefs = segment_coefficients(laws, eps)
         for key in coefs[0]:
             if (key == "lai_robbins") != (j == 0):
                 continue  # Lai--Robbins once (it has no eps), the private bounds at each eps
-            eps_text = "" if key == "lai_robbins" else f", ε={eps:g}"
-            label = f"lower bound: {lb.BOUND_LABELS[key]}{eps_text}{per_segment}"
+            eps_text = "" if key == "lai_robbins" else f"ε={eps:g}"
+            label = bound_label(lb.BOUND_LABELS[key], n_seg, eps_text)
             values = _curve(steps, laws.segments, [c[key] for c in coefs])
-            curves.append(BoundCurve(key, eps, label, values))
+            curves.append(BoundCurve(key, eps, label, values, n_seg))
     return curves + trust_curves(results)
 
 
@@ -198,19 +211,19 @@ def trust_curves(results: Any) -> list[BoundCurve]:
         return []
     laws = laws_of(results)
     divs = [_segment_divergences(laws, seg) for seg in laws.segments]
-    per_segment = ", per segment" if len(laws.segments) > 1 else ""
+    n_seg = len(laws.segments)
     curves = []
     for eps in sorted(local):
         contraction = ttb.ldp_contraction(eps)
         coefs = [ttb.ldp_coefficient_from_divergences(g, kl, tv, contraction) for g, kl, tv in divs]
-        label = f"lower bound: {ttb.TRUST_BOUND_LABELS['local_dp']}, ε={eps:g}{per_segment}"
-        curves.append(BoundCurve("local_dp", eps, label, _curve(results.steps, laws.segments,
-                                                                coefs)))  # fmt: skip
+        label = bound_label(ttb.TRUST_BOUND_LABELS["local_dp"], n_seg, f"ε={eps:g}")
+        values = _curve(results.steps, laws.segments, coefs)
+        curves.append(BoundCurve("local_dp", eps, label, values, n_seg))
     for rho in sorted(rhos):
         fns = [_zcdp_fn(g, kl, tv, rho) for g, kl, tv in divs]
-        label = f"lower bound: {ttb.TRUST_BOUND_LABELS['zcdp']}, ρ={rho:g}{per_segment}"
-        curves.append(BoundCurve("zcdp", rho, label, _curve_fn(results.steps, laws.segments,
-                                                               fns)))  # fmt: skip
+        label = bound_label(ttb.TRUST_BOUND_LABELS["zcdp"], n_seg, f"ρ={rho:g}")
+        values = _curve_fn(results.steps, laws.segments, fns)
+        curves.append(BoundCurve("zcdp", rho, label, values, n_seg))
     return curves
 
 

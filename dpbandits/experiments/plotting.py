@@ -130,10 +130,10 @@ def plot_cumulative(
     Azize & Basu 2022 only (the other two are stated for Bernoulli arms), with the clipping
     handled conservatively. Each is the asymptotic ``c log T`` read at finite ``T``. With change
     points the curve is the sum over the stationary segments of each segment's bound at its
-    length (the legend says "per segment"): what an agent told the change points would need at
-    least. When the means drift within segments there is no stationary segment, and
-    ``bounds=True`` raises a ``ValueError`` saying so (as for results written before the arms'
-    laws were recorded).
+    length (every bound's legend label says "summed over N segments"): what an agent told the
+    change points would need at least. When the means drift within segments there is no
+    stationary segment, and ``bounds=True`` raises a ``ValueError`` saying so (as for results
+    written before the arms' laws were recorded).
     """
     whats = [what] if isinstance(what, str) else list(what)
     for w in whats:

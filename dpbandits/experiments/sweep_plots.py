@@ -42,9 +42,9 @@ class SweepOutput(Protocol):
 
     def result_path(self, index: int) -> Path: ...
 
-__all__ = ["APP_H", "MAX_AGENTS", "REFERENCE", "SweepOutput", "agent_families", "axis_label",
-           "numeric_keys", "panels", "plot_cell_curves", "plot_final_regret", "privacy_key",
-           "strongest_bound", "uniform_regret_curve", "write_sweep_plots"]
+__all__ = ["APP_H", "MAX_AGENTS", "REFERENCE", "UNIFORM", "SweepOutput", "agent_families",
+           "axis_label", "numeric_keys", "panels", "plot_cell_curves", "plot_final_regret",
+           "privacy_key", "strongest_bound", "uniform_regret_curve", "write_sweep_plots"]
 
 _Z = 1.96  # normal quantile of a 95% band
 
@@ -127,6 +127,9 @@ LOG_SPAN = 20
 REFERENCE = "non-private"
 #: The family of the App. H agents: x is their eps_S per action, not their run's eps.
 APP_H = "App. H agents"
+#: The legend label of uniform play's level on the regret-vs-parameter figures: the expected
+#: regret of an agent that learns nothing (a reference level, not a bound).
+UNIFORM = "uniform play (expected regret)"
 
 
 def panels(agents: list[str], families: dict[str, str]) -> list[tuple[str, list[str]]]:
@@ -242,7 +245,7 @@ def _draw_sweep_bounds(ax: Any, bounds: dict[str, dict[float, float]], pos: dict
         if finite:
             ax.plot([pos[e] for e, _ in finite], [v for _, v in finite], **style)
         elif math.inf in values:  # uniform play dotted, a bound without eps dashed
-            dotted = name == "uniform play"
+            dotted = name == UNIFORM
             ax.axhline(values[math.inf], linestyle=":" if dotted else "--",
                        **{**style, "linewidth": 1.5 if dotted else 1.2,
                           "alpha": 0.8 if dotted else style["alpha"]})  # fmt: skip
@@ -277,8 +280,9 @@ def _bounds_of(res: SweepOutput, key: str) -> dict[str, dict[float, float]]:
     the first cell's results: uniform play's regret and Lai--Robbins as levels, the strongest
     eps-global-DP bound that applies to the arms against eps
     (:func:`dpbandits.experiments.bounds.bound_curves`); no bound when none applies (change
-    points within segments, other arms)."""
-    from dpbandits.experiments.bounds import bound_curves
+    points within segments, other arms). Labels say what each line is
+    (:func:`~dpbandits.experiments.bounds.bound_label`)."""
+    from dpbandits.experiments.bounds import bound_curves, bound_label
 
     done = [c for c in res.cells
             if c.index not in res.failed and res.result_path(c.index).is_file()]  # fmt: skip
@@ -288,7 +292,7 @@ def _bounds_of(res: SweepOutput, key: str) -> dict[str, dict[float, float]]:
     out: dict[str, dict[float, float]] = {}
     uniform = _uniform_regret(results)
     if uniform is not None:
-        out["uniform play"] = {math.inf: uniform}
+        out[UNIFORM] = {math.inf: uniform}
     eps = sorted({float(r[key]) for r in res.rows if 0 < float(r[key]) < INF_EPS})
     try:
         curves = bound_curves(results, eps or [1.0])
@@ -299,7 +303,7 @@ def _bounds_of(res: SweepOutput, key: str) -> dict[str, dict[float, float]]:
         if c.key == "lai_robbins":
             out.setdefault(c.label, {})[math.inf] = float(c.values[-1])
         elif c.key == strongest:
-            name = f"lower bound: {BOUND_LABELS[c.key]}"
+            name = bound_label(BOUND_LABELS[c.key], c.segments, "ε on the x-axis")
             out.setdefault(name, {})[float(c.epsilon)] = float(c.values[-1])
     return out
 

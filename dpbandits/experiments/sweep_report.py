@@ -35,7 +35,7 @@ from matplotlib.figure import Figure
 from scipy.stats import norm
 
 from dpbandits.experiments.arm_laws import laws_of
-from dpbandits.experiments.bounds import bound_curves
+from dpbandits.experiments.bounds import bound_curves, bound_label
 from dpbandits.experiments.results import Results
 from dpbandits.experiments.sweep_plots import (
     APP_H,
@@ -150,7 +150,8 @@ class Comparison:
     eps] = (mean, SE)`` of the final regret over the runs and ``ratio[agent, eps]``, the
     second half's regret over uniform play's; ``uniform`` uniform play's final regret,
     ``bound[eps]`` the lower bound at T (the strongest eps-global-DP bound ``bound_key`` that
-    applies; Lai--Robbins at eps = inf), ``results[eps]`` each cell's results."""
+    applies; Lai--Robbins at eps = inf) and ``bound_name`` its row's label, ``results[eps]``
+    each cell's results."""
 
     agents: list[str]
     eps: list[float]
@@ -159,6 +160,7 @@ class Comparison:
     uniform: float = math.nan
     bound_key: str | None = None
     bound: dict[float, float] = field(default_factory=dict)
+    bound_name: str = ""
     results: dict[float, Results] = field(default_factory=dict)
     families: dict[str, str] = field(default_factory=dict)
 
@@ -215,6 +217,11 @@ def _add_bounds(out: Comparison) -> None:
     except ValueError:
         return
     out.bound_key = strongest_bound({c.key for c in curves})
+    if out.bound_key is not None:
+        name = BOUND_LABELS[out.bound_key]
+        if any(e >= INF_EPS for e in out.eps):  # that column's bound is another one: say so
+            name += f" (ε = inf: {BOUND_LABELS['lai_robbins']})"
+        out.bound_name = bound_label(name, curves[0].segments)
     for c in curves:
         if c.key == out.bound_key and c.epsilon in finite:
             out.bound[c.epsilon] = float(c.values[-1])
@@ -243,7 +250,7 @@ def comparison_table(data: Comparison, labels: dict[str, str] | None = None) -> 
         lines.append(f"| {labels.get(agent, agent)} | " + " | ".join(row) + " |")
     lines.append(f"| *uniform play* | {data.uniform:,.0f} |" + " |" * (len(eps) - 1))
     if data.bound_key is not None:
-        lines.append(f"| *lower bound: {BOUND_LABELS[data.bound_key]}* | "
+        lines.append(f"| *{data.bound_name}* | "
                      + " | ".join(f"{data.bound[e]:,.0f}" if e in data.bound else ""
                                   for e in eps) + " |")  # fmt: skip
     return "\n".join(lines)

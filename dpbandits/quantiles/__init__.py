@@ -182,8 +182,7 @@ def mechanism_options(options: Mapping[str, Any], grid_size: int, prefix: str = 
             f"{[prefix + k for k in QuantileOptions.__annotations__]}"
         )
     method = options.get("method", "grid")
-    if not isinstance(method, str) or method not in METHODS:
-        raise ValueError(f"{prefix}method must be one of {list(METHODS)}, got {method!r}")
+    checks.one_of(method, METHODS, f"{prefix}method")
     m = checks.integer(options.get("grid_size", grid_size), f"{prefix}grid_size")
     # 2**52: every grid index and every count of grid points is exact in float64
     if not 1 <= m <= 2**52:
@@ -192,8 +191,7 @@ def mechanism_options(options: Mapping[str, Any], grid_size: int, prefix: str = 
     if not 0.0 <= w <= 1e6:
         raise ValueError(f"{prefix}endpoint_mass must be finite and in [0, 1e6], got {w!r}")
     sampler = options.get("sampler", "float")
-    if not isinstance(sampler, str) or sampler not in SAMPLERS:
-        raise ValueError(f"{prefix}sampler must be one of {list(SAMPLERS)}, got {sampler!r}")
+    checks.one_of(sampler, SAMPLERS, f"{prefix}sampler")
     if sampler == "exact" and method != "grid":
         raise ValueError(
             f"{prefix}sampler='exact' needs {prefix}method='grid', got {prefix}method="

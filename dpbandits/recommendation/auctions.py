@@ -263,8 +263,7 @@ def second_prices(
     last-ranked ``reserve x pclick`` of itself; per click they pay these divided by their own
     ``pclick`` (App. A), i.e. the last one pays ``reserve``. Padding gets 0.
     """
-    if payment not in PAYMENTS:
-        raise ValueError(f"payment must be one of {', '.join(PAYMENTS)}, got {payment!r}")
+    checks.one_of(payment, PAYMENTS, "payment")
     s = checks.real_array(scores, "scores")
     pc = checks.real_array(pclick, "pclick")
     el = np.asarray(eligible, dtype=bool)
@@ -290,15 +289,15 @@ def auction_prices(
 ) -> FloatArray:
     """Each candidate's price under a pricing rule of :data:`PRICINGS` (module docstring)."""
     a = auctions
+    checks.one_of(pricing, PRICINGS, "pricing")
     if pricing == "server":
         return second_prices(a.s_server, a.pclick_server, a.eligible, a.reserve, payment)
     if pricing == "device":
         return second_prices(a.s_device, a.pclick_device, a.eligible, a.reserve, payment)
-    if pricing == "naive":
-        ctr = float(a.pclick_device[a.eligible].mean())
-        naive = np.where(a.eligible, ctr, 0.0)
-        return second_prices(a.bid * naive, naive, a.eligible, a.reserve, payment)
-    raise ValueError(f"pricing must be one of {', '.join(PRICINGS)}, got {pricing!r}")
+    # "naive"
+    ctr = float(a.pclick_device[a.eligible].mean())
+    naive = np.where(a.eligible, ctr, 0.0)
+    return second_prices(a.bid * naive, naive, a.eligible, a.reserve, payment)
 
 
 def _outcome(auctions: Auctions, outcome: str) -> FloatArray:
@@ -328,8 +327,7 @@ def auction_metrics(
     """Mean CTR, advertiser surplus and platform revenue per auction (§4.1), with standard
     errors, for the ads ``chosen`` (one column per auction) at ``prices`` (``(R, K)``, per
     impression or per click as ``payment`` says)."""
-    if payment not in PAYMENTS:
-        raise ValueError(f"payment must be one of {', '.join(PAYMENTS)}, got {payment!r}")
+    checks.one_of(payment, PAYMENTS, "payment")
     idx = np.asarray(chosen, dtype=np.int64).reshape(-1)
     if idx.shape != (auctions.n,):
         raise ValueError(f"chosen must have one entry per auction ({auctions.n}), got {idx.shape}")

@@ -9,6 +9,7 @@ from typing import Literal
 import numpy as np
 from numpy.typing import NDArray
 
+from dpbandits.core import checks
 from dpbandits.scenarios.base import ConstantScenario, Correlation
 
 __all__ = ["BIMODAL_KIND", "Bimodal"]
@@ -46,8 +47,7 @@ class Bimodal(ConstantScenario):
 
     def __post_init__(self) -> None:
         super().__post_init__()
-        if self.kind not in BIMODAL_KIND:
-            raise ValueError(f"kind must be one of {sorted(BIMODAL_KIND)}, got {self.kind!r}")
+        checks.one_of(self.kind, BIMODAL_KIND, "kind")
         if not (0.0 < float(self.proportion) < 1.0):
             raise ValueError(f"proportion must be in (0, 1), got {self.proportion}")
         n_high = self.n_high

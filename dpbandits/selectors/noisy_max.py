@@ -67,9 +67,7 @@ NOISES: tuple[str, ...] = ("exponential", "gumbel", "laplace")
 
 def noise_code(noise: str) -> int:
     """The kernels' code of a noise family (its index in :data:`NOISES`)."""
-    if noise not in NOISES:
-        raise ValueError(f"noise must be one of {NOISES}, got {noise!r}")
-    return NOISES.index(noise)
+    return NOISES.index(checks.one_of(noise, NOISES, "noise"))
 
 
 # -- the compiled kernels (dpbandits.core.jit): one implementation for every entry point ----------

@@ -356,8 +356,7 @@ def _check_arms(
 ) -> tuple[NDArray[np.float64], NDArray[np.float64] | None]:
     if not isinstance(arm, str):
         raise TypeError(f"arm must be a string, got {type(arm).__name__} {arm!r}")
-    if arm not in ARM_FAMILIES:
-        raise ValueError(f"arm must be one of {', '.join(map(repr, ARM_FAMILIES))}, got {arm!r}")
+    checks.one_of(arm, ARM_FAMILIES, "arm")
     mu = checks.real_array(means, "means")
     if mu.ndim != 1:
         raise ValueError(f"means must be a 1-D sequence of arm means, got shape {mu.shape}")

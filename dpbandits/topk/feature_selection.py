@@ -235,15 +235,12 @@ def lasso_alpha(lam: float, n: int, convention: str = "mean") -> float:
     lam_f = checks.positive_number(lam, "lam (the LASSO penalty lambda)")
     if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 1:
         raise ValueError(f"n (rows of the regression) must be an integer >= 1, got {n!r}")
+    checks.one_of(convention, LASSO_CONVENTIONS, "convention")
     if convention == "mean":
         return lam_f
     if convention == "half_sum":
         return lam_f / int(n)
-    if convention == "sum":
-        return lam_f / (2 * int(n))
-    raise ValueError(
-        f"convention must be one of {', '.join(LASSO_CONVENTIONS)}, got {convention!r}"
-    )
+    return lam_f / (2 * int(n))  # "sum"
 
 
 def _lasso_fit(xa: FloatArray, ya: FloatArray, alpha: float) -> tuple[FloatArray, float]:

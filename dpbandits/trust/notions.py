@@ -83,8 +83,7 @@ def approx_dp(notion: str, value: float, delta: Any) -> dict[str, Any]:
     accountant (module docstring). Without the extra: ``"epsilon": None`` and ``"missing"``,
     the command that installs it."""
     d = check_delta(delta)
-    if notion not in NOTIONS:
-        raise ValueError(f"notion must be one of {sorted(NOTIONS)}, got {notion!r}")
+    checks.one_of(notion, NOTIONS, "notion")
     v = checks.positive_number(value, "rho" if notion == "zcdp" else "epsilon", allow_inf=True)
     if not accountant_available():
         return {

@@ -97,9 +97,7 @@ class LocalRandomizer:
     def __init__(self, epsilon: float, mechanism: str = "laplace", lo: float = 0.0,
                  hi: float = 1.0, debias: bool = True) -> None:  # fmt: skip
         self.epsilon = checks.positive_number(epsilon, "epsilon")
-        if mechanism not in MECHANISMS:
-            raise ValueError(f"mechanism must be one of {sorted(MECHANISMS)}, got {mechanism!r}")
-        self.mechanism = mechanism
+        self.mechanism = checks.one_of(mechanism, MECHANISMS, "mechanism")
         self.lo = checks.number(lo, "lo")
         self.hi = checks.number(hi, "hi")
         if not self.hi > self.lo:

@@ -1,10 +1,11 @@
 """The end-to-end privacy audit of a whole agent (dpbandits.audit.agent).
 
-These are the quick audit's tests (``quick=True``: one table, four changed steps, half the runs
-pick the events and half bound them); the search's are in test_agent_audit_search.py. Sizes
-are chosen so that each verdict is certain, not lucky: the numbers in each docstring are the
-bounds' closed forms or were measured over 20 seeds, and the margins are derived from the
-Clopper-Pearson bounds at the audit's per-bound level ``alpha / (3 * neighbours)``.
+These are the quick audit's tests (``quick=True``: two tables, four changed steps, half the runs
+pick the events and half bound them, on the four best neighbours); the search's are in
+test_agent_audit_search.py. Sizes are chosen so that each verdict is certain, not lucky: the
+numbers in each docstring are the bounds' closed forms or were measured over 20 seeds, and the
+margins are derived from the Clopper-Pearson bounds at the audit's per-bound level
+``alpha / (3 * neighbours)``.
 """
 
 from __future__ import annotations
@@ -101,6 +102,36 @@ def test_thompson_sampling_is_flagged():
     r = audit_agent(agents.ThompsonSampling(), quick=True, runs=4000, horizon=100, rng=0)
     assert r.epsilon is None
     assert r.eps_lower > 2.0
+
+
+class OverclaimingLDP(agents.LDPUCBL):
+    """LDP-UCB-L whose curator adds the noise of eps = ``epsilon`` while its report claims
+    ``claim``: a false claim of local (hence global) DP."""
+
+    def __init__(self, epsilon: float = 20.0, claim: float = 0.5) -> None:
+        super().__init__(epsilon)
+        self.claim = claim
+
+    def privacy_report(self) -> dict:
+        return {**super().privacy_report(), "epsilon_total": self.claim}
+
+
+def test_a_false_ldp_claim_is_caught_on_the_tie_table():
+    """LDP-UCB-L plays an arm with at most ``4 ln(t + 1)`` reports first, then follows its index.
+    On the default table (arm 1 pays 1, arm 0 pays 0) neither depends on one reward: its
+    actions had the same law on both tables of every pair the quick audit tried, and it
+    certified 0 for reports at eps = 20 claiming 0.5 (seeds 0 and 1, before the tie table). On
+    ``zeros`` (an exact tie) the first index decision, ``a[28]``, is the sign of the changed
+    report against the others' noise: about 1 000 of the 2 000 held-out runs against about 4
+    (bounds 3.2-4.1 over seeds 0-4). At 5 standard deviations (888 against 14 runs) the bound
+    is still 3.2, far above the claim."""
+    r = audit_agent(OverclaimingLDP(20.0, 0.5), quick=True, runs=4000, horizon=100, rng=0)
+    assert r.epsilon == 0.5
+    assert r.passed is False and r.eps_lower > 2.0, str(r)
+    assert r.worst is not None and r.worst.table == "zeros"
+    from dpbandits.audit.events import log_ratio_lower
+
+    assert float(log_ratio_lower(888, 2000, 14, 2000, ALPHA_EACH)) > 2.0
 
 
 def test_the_bound_is_valid_and_tight_on_a_known_loss():

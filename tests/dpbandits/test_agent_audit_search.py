@@ -265,14 +265,15 @@ def test_the_search_is_valid_on_a_known_loss():
 
 def test_a_given_table_and_steps_restrict_the_search():
     """``table=`` (names or an array) and ``steps=`` fix what is searched; ``quick`` is the
-    smoke test of one table and four steps."""
+    smoke test of two tables (the environment's and the tie ``zeros``) and four steps."""
     r = audit_agent(gallery.CopyReward(), table="zeros@5", steps=[37], **SMALL)
     assert r.tables == ("zeros@5",) and r.steps == (37,) and r.passed is False
     arr = np.zeros((100, 2))
     r = audit_agent(gallery.CopyReward(), table=arr, steps=[37, 50], **SMALL)
     assert r.tables == ("given",) and r.passed is False and r.reproduce() == "--step 37"
     q = audit_agent(agents.make("dp_imed"), quick=True, runs=400, horizon=60)
-    assert q.mode == "quick" and q.steps == (0, 1, 4, 15) and len(q.tables) == 1
+    assert q.mode == "quick" and q.steps == (0, 1, 4, 15) and len(q.tables) == 2
+    assert q.tables[0].startswith("env@") and q.tables[1] == "zeros"
 
 
 def test_the_delta_bound_is_clopper_pearson_less_delta():

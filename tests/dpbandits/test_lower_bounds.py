@@ -261,7 +261,8 @@ def test_plot_draws_the_bounds_per_segment(bernoulli_results):
     assert sum("Lai & Robbins" in lab for lab in bounds) == 1
     for name in ("Shariff & Sheffet", "Azize & Basu 2022", "Azize et al. 2025"):
         assert sum(name in lab for lab in bounds) == 2
-    assert all("per segment" in lab for lab in bounds)
+    # every bound drawn is the sum of the two segments' bounds, and its label says so
+    assert all(lab.endswith(", summed over 2 segments") for lab in bounds), bounds
     assert not any(x.get_label().startswith("lower bound") for x in reward_ax.get_lines())
     legend = {t.get_text() for t in regret_ax.get_legend().get_texts()}
     assert set(bounds) <= legend
@@ -360,7 +361,8 @@ def test_cli_bounds_flag(tmp_path, monkeypatch, capsys):
     run_labels = [x.get_label() for x in run_fig.axes[1].get_lines()]
     assert "lower bound: Azize et al. 2025, ε=0.5" in run_labels
     shift_labels = [x.get_label() for x in shift_fig.axes[1].get_lines()]
-    assert "lower bound: Azize & Basu 2022, ε=1, per segment" in shift_labels
+    assert "lower bound: Azize & Basu 2022, ε=1, summed over 2 segments" in shift_labels
+    assert "lower bound: Lai & Robbins 1985, summed over 2 segments" in shift_labels
     capsys.readouterr()
     # refused before any work: a drifting environment, --no-plots, a bad eps
     assert main(["run", "--env", "dpbandits/DriftingBandit-v0", "--env-arg", "horizon=100",

@@ -17,7 +17,7 @@ import agents
 from dpbandits.cli import main
 from dpbandits.core.checks import ParameterError
 from dpbandits.experiments import engine, run
-from dpbandits.experiments.agentspec import reward_family_mismatch
+from dpbandits.experiments.agentspec import reward_family_mismatch, reward_mismatch
 from dpbandits.experiments.config import ConfigError, Experiment, assign, check_key_path
 from dpbandits.experiments.envspec import reward_bounds, reward_family
 from dpbandits.experiments.examples import example_names, example_text
@@ -201,6 +201,24 @@ def test_agents_for_real_rewards_and_the_unit_interval_pass_the_range_check():
     assert reward_family_mismatch(agents.make("sw_ucb"), "gaussian", "w", (-1.0, 2.0)) is None
     assert reward_family_mismatch(agents.make("cd_adap_ucb"), "gaussian", "w", (0.0, 1.0)) is None
     assert reward_family_mismatch(agents.make("cd_adap_ucb"), "gaussian", "w", (-1.0, 2.0))
+
+
+def test_a_reward_mismatch_says_its_cause_once_so_the_config_can_point_at_the_key():
+    """One call tells the clipping range (fix lo/hi) from the arms (fix arm or env) and the
+    privatized reports; its message is the one ``reward_family_mismatch`` gives."""
+    unit, bern = agents.make("cd_adap_ucb"), agents.make("dp_imed")
+    cases = [
+        (unit, "gaussian", (-1.0, 2.0), "bounds"),
+        (bern, "gaussian", (-1.0, 2.0), "family"),
+        (bern, "gaussian", None, "family"),
+        (unit, "privatized", None, "privatized"),
+        (bern, "privatized", (-1.0, 2.0), "privatized"),
+    ]
+    for agent, arm, bounds, cause in cases:
+        found = reward_mismatch(agent, arm, "w", bounds)
+        assert found is not None and found[0] == cause, (arm, bounds, found)
+        assert found[1] == reward_family_mismatch(agent, arm, "w", bounds)
+    assert reward_mismatch(unit, "gaussian", "w", (0.0, 1.0)) is None
 
 
 def test_the_reward_family_is_read_from_the_environment_and_unknown_passes():

@@ -296,7 +296,12 @@ def test_uniform_play_and_the_bounds_of_the_sweep_figures(reference):
     delta = 0.2 * norm.cdf(2.0) + 0.1 * norm.pdf(2.0) - 0.2
     assert sp._uniform_regret(cell) == pytest.approx(350 * (0.3 - delta), rel=1e-6)
     levels = sp._bounds_of(res, "agents.mGEM.epsilon_select")
-    assert levels["uniform play"] == {math.inf: sp._uniform_regret(cell)}
+    assert levels[sp.UNIFORM] == {math.inf: sp._uniform_regret(cell)}
+    # every bound's label says it is summed over the 4 segments (Lai-Robbins, a level, and the
+    # strongest eps-DP bound against eps alike), and which one is drawn against eps
+    bound_names = sorted(name for name in levels if name != sp.UNIFORM)
+    assert bound_names == ["lower bound: Azize & Basu 2022, ε on the x-axis, summed over 4 "
+                           "segments", "lower bound: Lai & Robbins 1985, summed over 4 segments"]
     lit, app_h = {"UCB": sp.REFERENCE, "DP-SE": "lit"}, {"UCB": sp.REFERENCE, "mGEM": sp.APP_H}
     key = "agents.*.epsilon|epsilon_select"
     assert sp._cell_bounds_epsilon({key: 0.1, "x": 3}, lit) == 0.1

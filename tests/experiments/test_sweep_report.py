@@ -68,7 +68,8 @@ def test_comparison_table_is_the_stored_cells_with_closed_form_levels(comparison
     assert rows[0] == ["agent", "0.5", "inf"]
     # references, the literature, the App. H agents; renamed by labels
     assert [r[0] for r in rows[2:]] == ["UCB", "DP-SE ¹", "kRR", "*uniform play*",
-                                        "*lower bound: Azize et al. 2025*"]  # fmt: skip
+                                        "*lower bound: Azize et al. 2025 (ε = inf: Lai & "
+                                        "Robbins 1985)*"]  # fmt: skip
     with open(comparison_dir / "summary.csv", newline="") as f:
         summary = list(csv.DictReader(f))
     for r in summary:

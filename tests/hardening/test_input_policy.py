@@ -42,6 +42,15 @@ def test_one_of_returns_a_choice_and_names_the_rest():
         checks.one_of("max", ("sat", "avg"), "algorithm")
     with pytest.raises(ValueError, match="got 1"):
         checks.one_of(1, ("1",), "k")  # no conversion: 1 is not "1"
+    # the config layer reads the parameter's name from the error (ParameterError.param)
+    with pytest.raises(checks.ParameterError) as info:
+        checks.one_of("max", ("sat", "avg"), "algorithm")
+    assert info.value.param == "algorithm"
+    # a mapping lists its keys in order, a set sorted; an unhashable value is just not a choice
+    with pytest.raises(ValueError, match=r"^mode must be one of \('b', 'a'\), got \['a'\]$"):
+        checks.one_of(["a"], {"b": 1, "a": 2}, "mode")
+    with pytest.raises(ValueError, match=r"^mode must be one of \('a', 'b'\), got 'c'$"):
+        checks.one_of("c", {"b", "a"}, "mode")
 
 @pytest.mark.parametrize("name", ["rnm", "krr", "gem", "mgem", "rs", "exponential_mechanism"])
 @pytest.mark.parametrize(
@@ -183,3 +192,41 @@ def test_gem_threshold_overflow_is_refused_when_built_not_mid_run(name, eps):
     with pytest.raises(ValueError, match="GEM threshold") as info:
         agent.reset(2, 2, horizon=10, rng=0)
     assert info.value.param == "epsilon_select"
+
+
+def _closed_choice_calls():
+    """One bad choice per function that checks a closed set of names with ``checks.one_of``:
+    (call, parameter name, a choice the message must list)."""
+    import envs
+    from dpbandits.core.traits import AgentTraits
+    from dpbandits.quantiles import mechanism_options
+    from dpbandits.recommendation.auctions import second_prices
+    from dpbandits.selectors.noisy_max import noise_code
+    from dpbandits.theory.lower_bounds import _check_arms
+    from dpbandits.topk.feature_selection import lasso_alpha
+    from dpbandits.trust.notions import approx_dp
+    from dpbandits.trust.randomizers import LocalRandomizer
+
+    one = np.ones((1, 1))
+    return [
+        (lambda: noise_code("normal"), "noise", "'gumbel'"),
+        (lambda: AgentTraits(rewards="binary"), "rewards", "'unit'"),
+        (lambda: mechanism_options({"method": "exact"}, 8), "method", "'smith'"),
+        (lambda: mechanism_options({"sampler": 1}, 8, "q_"), "q_sampler", "'exact'"),
+        (lambda: second_prices(one, one, one > 0, 0.1, "view"), "payment", "'click'"),
+        (lambda: _check_arms([0.5], "poisson", None), "arm", "'gaussian'"),
+        (lambda: lasso_alpha(0.1, 10, "median"), "convention", "'half_sum'"),
+        (lambda: approx_dp("renyi", 1.0, 1e-6), "notion", "'zcdp'"),
+        (lambda: LocalRandomizer(1.0, mechanism="gauss"), "mechanism", "'response'"),
+        (lambda: envs.TwoArmedShift(render_mode="human"), "render_mode", "None, 'ansi'"),
+    ]
+
+
+def test_closed_choices_are_refused_naming_the_parameter_and_every_choice():
+    """The hand-written 'must be one of' checks now all go through ``checks.one_of``: a
+    ``ParameterError`` (a ``ValueError``) whose ``param`` is the argument, listing the choices."""
+    for call, name, choice in _closed_choice_calls():
+        with pytest.raises(checks.ParameterError, match=rf"^{name} must be one of \(") as info:
+            call()
+        assert info.value.param == name
+        assert choice in str(info.value), str(info.value)

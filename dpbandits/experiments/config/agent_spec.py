@@ -14,7 +14,7 @@ from collections.abc import Mapping
 from typing import Any
 
 import agents as agents_pkg
-from dpbandits.experiments.agentspec import build_from_spec, reward_family_mismatch
+from dpbandits.experiments.agentspec import build_from_spec, reward_mismatch
 from dpbandits.experiments.agentspec import check_kind as spec_kind
 from dpbandits.experiments.agentspec import probe_agent as engine_probe
 from dpbandits.experiments.config.environment import env_parameters, resolve_env
@@ -71,18 +71,19 @@ def check_rewards(
     env_kwargs: Mapping[str, Any] | None = None,
 ) -> None:
     """The engine's check of an agent against the environment's rewards
-    (:func:`~dpbandits.experiments.agentspec.reward_family_mismatch`: one for Bernoulli bandits
+    (:func:`~dpbandits.experiments.agentspec.reward_mismatch`: one for Bernoulli bandits
     only on other arms, one for rewards in [0, 1] on Gaussian arms clipped to a wider
     ``bounds``), its error at the key to change: ``experiment.env_kwargs.lo`` / ``.hi`` for a
     clipping range given there, ``experiment.env_kwargs.arm`` when the environment takes that
     argument, else ``experiment.env``."""
     env_id = resolve_env(env)
-    why = reward_family_mismatch(agent, arm, env_id, bounds)
-    if why is None:
+    found = reward_mismatch(agent, arm, env_id, bounds)
+    if found is None:
         return
+    cause, why = found
     given = env_kwargs or {}
     sig = env_parameters(env_id)
-    if bounds is not None and reward_family_mismatch(agent, arm, env_id) is None:
+    if cause == "bounds" and bounds is not None:
         # only the clipping range is wrong: point at the bound given outside [0, 1]
         outside = {"lo": bounds[0] < 0.0, "hi": bounds[1] > 1.0}
         wide = [k for k, bad in outside.items() if bad and k in given]
