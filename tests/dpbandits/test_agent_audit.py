@@ -149,10 +149,11 @@ def test_the_bound_is_valid_and_tight_on_a_known_loss():
 
 @pytest.mark.parametrize("selector", ["rnm", "mgem", "krr", "rs", "gem"])
 def test_app_h_agents_pass_at_their_ledger_total(selector):
-    """The App. H agents (means, quantile windows and selection) pass at the ledger's total
-    ``epsilon_total = eps_M + eps_p`` (``eps_M`` for kRR, which estimates no sensitivities);
-    windows of 20 rewards make the quantile mechanism release within the 100 steps."""
-    agent = agents.PrivateAgent(selector, window=20)
+    """The App. H agents (means, Smith's quantile windows and selection) pass at the ledger's
+    total ``epsilon_total = eps_M + eps_p`` (``eps_M`` for kRR, which estimates no
+    sensitivities); windows of 20 rewards make the quantile mechanism release within the 100
+    steps. (The library's default grid quantiles: the registered ``private`` agent, below.)"""
+    agent = agents.PrivateAgent(selector, window=20, quantile_method="smith")
     r = audit_agent(agent, quick=True, runs=2000, horizon=100, rng=0)
     assert r.epsilon == (1.0 if selector == "krr" else 2.0)
     assert r.epsilon_source == "privacy_report()['epsilon_total']"
