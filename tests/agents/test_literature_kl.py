@@ -31,6 +31,7 @@ from dpbandits.core.jit import generator_address
 from dpbandits.core.samplers import fill_standard_laplace
 from dpbandits.theory import d_epsilon_bernoulli
 from tests.agents.test_literature_dp_ucb import bernoulli_rows, play_rows
+from tests.marks import slow_except
 from tests.stats import assert_same_distribution
 
 PS = [0.0, 1e-9, 1e-4, 0.01, 0.1, 0.3, 0.5, 0.7, 0.9, 0.99, 1 - 1e-9, 1.0]
@@ -328,7 +329,8 @@ def imed_index(s, n, t):
     return -(n * k + np.log(n))
 
 
-@pytest.mark.parametrize(("name", "index"), [("dp_klucb", klucb_index), ("dp_imed", imed_index)])
+@pytest.mark.parametrize(("name", "index"), slow_except(
+    [("dp_klucb", klucb_index), ("dp_imed", imed_index)], fast=["dp_imed"], key=lambda c: c[0]))
 def test_huge_eps_and_alpha_near_1_is_the_non_private_algorithm(name, index):
     """``eps -> inf``: no noise and ``d_eps = kl``; ``alpha -> 1``: every pull ends a phase, so
     the statistics are the running means. DP-KLUCB is then KL-UCB (Garivier & Cappé 2011, ``c

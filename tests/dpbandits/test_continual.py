@@ -123,6 +123,7 @@ def test_hybrid_noise_variance_and_covariance_small_n() -> None:
     check_moments(z, pairs, hybrid_cov)
 
 
+@pytest.mark.slow  # (the block boundaries of small tables: the small_n test above)
 def test_hybrid_noise_variance_and_covariance_at_50000() -> None:
     ns = [1, 2, 3, 1025, 32_768, 49_919, 49_920, 49_999, 50_000]
     pairs = [(1, 50_000), (1025, 50_000), (32_768, 50_000), (49_999, 50_000), (49_919, 49_920)]
