@@ -26,7 +26,13 @@ import numpy as np
 from numpy.typing import NDArray
 
 from agents.base import Agent
-from agents.private_loop import NO_WINDOWS, compile_windows, play_loop
+from agents.private_loop import (
+    NO_WINDOWS,
+    compile_windows,
+    play_loop,
+    selection_call,
+    windows_call,
+)
 from dpbandits import selectors
 from dpbandits.accounting import PrivacyLedger
 from dpbandits.continual import PrivateMeans
@@ -370,13 +376,20 @@ class PrivateAgent(Agent):
         assert spec is not None  # (play checked it)
         loop = play_loop(spec.kernel, self._loop_method)  # (made once per process)
         select_address = generator_address(self._rng_select)
+        # the loop calls the selection and the window update by address (compiled or loaded
+        # here, once per process)
         if self._uses_d:
-            windows = (True, generator_address(self._sens.generator), *self._sens.kernel_args())
+            state: tuple[Any, ...] = self._sens.kernel_args()
+            quantiles_address = generator_address(self._sens.generator)
         else:  # (an address that is valid, never drawn from)
-            windows = (False, select_address, *NO_WINDOWS)
+            state, quantiles_address = NO_WINDOWS, select_address
+        update = windows_call(self._loop_method, state, self._flat, self._x, self._lo_f,
+                              self._hi_f)  # fmt: skip
+        windows = (self._uses_d, quantiles_address, *update, *state)
+        selection = (spec.params, select_address, *selection_call(spec.kernel, spec.params))
         block = (rows, actions, rewards, self._flat, self._x)
         done = int(loop(self.t, ready, block, self._bounds, self._means.kernel_args(), windows,
-                        (spec.params, select_address)))  # fmt: skip
+                        selection))  # fmt: skip
         self._means.took_steps(min(done, ready))
         self.played(done)
         return done
