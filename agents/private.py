@@ -19,6 +19,7 @@ ledger (:class:`dpbandits.accounting.PrivacyLedger`) is filled from the agent's 
 from __future__ import annotations
 
 import inspect
+import weakref
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -71,6 +72,13 @@ def _as_agent_parameter(exc: BaseException) -> BaseException:
         param, msg = "epsilon_select", "epsilon_select" + msg[len("epsilon") :]
     cls = ParameterTypeError if isinstance(exc, TypeError) else ParameterError
     return cls(msg, param or "selector")
+
+
+#: Per agent, in this process only (never copied or pickled with it): the arguments of its
+#: compiled loop that hold addresses (``PrivateAgent._calls``).
+_LOOP_CALLS: weakref.WeakKeyDictionary[Any, tuple[tuple[Any, ...], tuple[Any, ...]]] = (
+    weakref.WeakKeyDictionary()
+)
 
 
 class PrivateAgent(Agent):
@@ -336,6 +344,7 @@ class PrivateAgent(Agent):
         self._bounds = (self._lo_f, self._hi_f, bool(self.clip_means))
         # the streams and clipped rewards of the step whose means update play makes
         self._flat, self._x = np.empty(r, dtype=np.int64), np.empty(r)
+        _LOOP_CALLS.pop(self, None)  # (made again for this reset's state: _calls)
 
     # -- protocol -------------------------------------------------------------------------
     def block_player(self) -> Callable[[Any, Any, Any], None] | None:
@@ -375,9 +384,26 @@ class PrivateAgent(Agent):
         spec = self._compiled
         assert spec is not None  # (play checked it)
         loop = play_loop(spec.kernel, self._loop_method)  # (made once per process)
+        windows, selection = self._calls(spec)
+        block = (rows, actions, rewards, self._flat, self._x)
+        done = int(loop(self.t, ready, block, self._bounds, self._means.kernel_args(), windows,
+                        selection))  # fmt: skip
+        self._means.took_steps(min(done, ready))
+        self.played(done)
+        return done
+
+    def _calls(self, spec: Any) -> tuple[tuple[Any, ...], tuple[Any, ...]]:
+        """The loop's ``windows`` and ``selection`` arguments (``agents.private_loop._play``):
+        the state, the Generators' addresses and the addresses of the window update and the
+        selection kernel, which the loop calls by address. Made once per reset, and kept in
+        this process only (:data:`_LOOP_CALLS`: the addresses are its own, and a copy of the
+        agent draws from its own Generators): typing the arguments to find the compiled
+        callees costs ~0.1 ms, which once per noise block slowed the private agents down by
+        up to 2x."""
+        calls = _LOOP_CALLS.get(self)
+        if calls is not None:
+            return calls
         select_address = generator_address(self._rng_select)
-        # the loop calls the selection and the window update by address (compiled or loaded
-        # here, once per process)
         if self._uses_d:
             state: tuple[Any, ...] = self._sens.kernel_args()
             quantiles_address = generator_address(self._sens.generator)
@@ -387,12 +413,8 @@ class PrivateAgent(Agent):
                               self._hi_f)  # fmt: skip
         windows = (self._uses_d, quantiles_address, *update, *state)
         selection = (spec.params, select_address, *selection_call(spec.kernel, spec.params))
-        block = (rows, actions, rewards, self._flat, self._x)
-        done = int(loop(self.t, ready, block, self._bounds, self._means.kernel_args(), windows,
-                        selection))  # fmt: skip
-        self._means.took_steps(min(done, ready))
-        self.played(done)
-        return done
+        _LOOP_CALLS[self] = (windows, selection)
+        return windows, selection
 
     def choose(self) -> NDArray[np.int64]:
         if self._fast:

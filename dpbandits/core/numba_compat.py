@@ -425,7 +425,7 @@ def _call_at(restype: Any) -> Any:
         if not (isinstance(address, types.Integer) and isinstance(token, types.Integer)
                 and isinstance(args, types.BaseTuple)):  # fmt: skip
             return None
-        argtypes = tuple(args.types)
+        argtypes = tuple(cast(Any, args).types)
         expected = _signature_token(argtypes, restype)
 
         def codegen(context: Any, builder: Any, signature: Any, llargs: Any) -> Any:

@@ -265,7 +265,7 @@ def run_tasks(
         max_workers=min(n_jobs, len(idx)), mp_context=ctx, initializer=_init_worker, initargs=(q,)
     )
     waiting = list(idx)  # (with prerequisites) not submitted yet, in order
-    futures: dict[cf.Future[Any], int] = {}
+    started: dict[cf.Future[Any], int] = {}
     pending: set[cf.Future[Any]] = set()
 
     def submit() -> None:
@@ -279,7 +279,7 @@ def run_tasks(
             if on_start is not None:
                 on_start(i)
             f = ex.submit(call, tasks[i])
-            futures[f] = i
+            started[f] = i
             pending.add(f)
 
     try:
@@ -294,7 +294,7 @@ def run_tasks(
                     except queue_mod.Empty:
                         break
             for f in finished:
-                done(futures[f], f.result())  # re-raises a worker's error
+                done(started[f], f.result())  # re-raises a worker's error
             submit()
         if waiting:
             raise ValueError(f"after: tasks {waiting} wait for each other")
