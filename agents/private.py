@@ -19,6 +19,7 @@ ledger (:class:`dpbandits.accounting.PrivacyLedger`) is filled from the agent's 
 from __future__ import annotations
 
 import inspect
+import weakref
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -26,7 +27,13 @@ import numpy as np
 from numpy.typing import NDArray
 
 from agents.base import Agent
-from agents.private_loop import NO_WINDOWS, compile_windows, play_loop
+from agents.private_loop import (
+    NO_WINDOWS,
+    compile_windows,
+    play_loop,
+    selection_call,
+    windows_call,
+)
 from dpbandits import selectors
 from dpbandits.accounting import PrivacyLedger
 from dpbandits.continual import PrivateMeans
@@ -65,6 +72,13 @@ def _as_agent_parameter(exc: BaseException) -> BaseException:
         param, msg = "epsilon_select", "epsilon_select" + msg[len("epsilon") :]
     cls = ParameterTypeError if isinstance(exc, TypeError) else ParameterError
     return cls(msg, param or "selector")
+
+
+#: Per agent, in this process only (never copied or pickled with it): the arguments of its
+#: compiled loop that hold addresses (``PrivateAgent._calls``).
+_LOOP_CALLS: weakref.WeakKeyDictionary[Any, tuple[tuple[Any, ...], tuple[Any, ...]]] = (
+    weakref.WeakKeyDictionary()
+)
 
 
 class PrivateAgent(Agent):
@@ -331,6 +345,7 @@ class PrivateAgent(Agent):
         self._bounds = (self._lo_f, self._hi_f, bool(self.clip_means))
         # the streams and clipped rewards of the step whose means update play makes
         self._flat, self._x = np.empty(r, dtype=np.int64), np.empty(r)
+        _LOOP_CALLS.pop(self, None)  # (made again for this reset's state: _calls)
 
     # -- protocol -------------------------------------------------------------------------
     def block_player(self) -> Callable[[Any, Any, Any], None] | None:
@@ -370,17 +385,37 @@ class PrivateAgent(Agent):
         spec = self._compiled
         assert spec is not None  # (play checked it)
         loop = play_loop(spec.kernel, self._loop_method)  # (made once per process)
-        select_address = generator_address(self._rng_select)
-        if self._uses_d:
-            windows = (True, generator_address(self._sens.generator), *self._sens.kernel_args())
-        else:  # (an address that is valid, never drawn from)
-            windows = (False, select_address, *NO_WINDOWS)
+        windows, selection = self._calls(spec)
         block = (rows, actions, rewards, self._flat, self._x)
         done = int(loop(self.t, ready, block, self._bounds, self._means.kernel_args(), windows,
-                        (spec.params, select_address)))  # fmt: skip
+                        selection))  # fmt: skip
         self._means.took_steps(min(done, ready))
         self.played(done)
         return done
+
+    def _calls(self, spec: Any) -> tuple[tuple[Any, ...], tuple[Any, ...]]:
+        """The loop's ``windows`` and ``selection`` arguments (``agents.private_loop._play``):
+        the state, the Generators' addresses and the addresses of the window update and the
+        selection kernel, which the loop calls by address. Made once per reset, and kept in
+        this process only (:data:`_LOOP_CALLS`: the addresses are its own, and a copy of the
+        agent draws from its own Generators): typing the arguments to find the compiled
+        callees costs ~0.1 ms, which once per noise block slowed the private agents down by
+        up to 2x."""
+        calls = _LOOP_CALLS.get(self)
+        if calls is not None:
+            return calls
+        select_address = generator_address(self._rng_select)
+        if self._uses_d:
+            state: tuple[Any, ...] = self._sens.kernel_args()
+            quantiles_address = generator_address(self._sens.generator)
+        else:  # (an address that is valid, never drawn from)
+            state, quantiles_address = NO_WINDOWS, select_address
+        update = windows_call(self._loop_method, state, self._flat, self._x, self._lo_f,
+                              self._hi_f)  # fmt: skip
+        windows = (self._uses_d, quantiles_address, *update, *state)
+        selection = (spec.params, select_address, *selection_call(spec.kernel, spec.params))
+        _LOOP_CALLS[self] = (windows, selection)
+        return windows, selection
 
     def choose(self) -> NDArray[np.int64]:
         if self._fast:

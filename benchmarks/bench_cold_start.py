@@ -14,7 +14,7 @@ and a warm run made back to back, so that the load of the machine mostly cancels
 
 For each: wall seconds and CPU seconds (the process and its children: worker processes,
 compiling processes), cold and warm, and the cold/warm ratios of both, from one run of this
-script;
+script (with ``--repeat N``, N pairs and the spread of their ratios);
 and the line the cold run printed before compiling, if any. The machine's load is printed:
 other processes on the same cores slow every number down.
 
@@ -75,6 +75,7 @@ def main() -> None:
     print(f"{'command':10} {'cold wall':>10} {'cold cpu':>9} {'warm wall':>10} {'warm cpu':>9} "
           f"{'ratio wall':>10} {'ratio cpu':>9}")  # fmt: skip
     said: dict[str, str] = {}
+    ratios: dict[str, list[tuple[float, float]]] = {}
     for name in names:
         for _ in range(args.repeat):
             root = tempfile.mkdtemp(prefix="dpbandits-cold-")
@@ -85,9 +86,18 @@ def main() -> None:
             finally:
                 shutil.rmtree(root, ignore_errors=True)
             said.setdefault(name, cold["said"])
+            ratios.setdefault(name, []).append((cold["wall"] / warm["wall"],
+                                                cold["cpu"] / warm["cpu"]))  # fmt: skip
             print(f"{name:10} {cold['wall']:9.1f}s {cold['cpu']:8.1f}s {warm['wall']:9.1f}s "
                   f"{warm['cpu']:8.1f}s {cold['wall'] / warm['wall']:9.1f}x "
                   f"{cold['cpu'] / warm['cpu']:8.1f}x", flush=True)  # fmt: skip
+    for name, pairs in ratios.items():
+        if len(pairs) > 1:  # the spread over the pairs, each measured back to back
+            wall, cpu = sorted(p[0] for p in pairs), sorted(p[1] for p in pairs)
+            print(f"{name}: cold / warm over {len(pairs)} pairs: wall "
+                  f"{wall[0]:.1f}-{wall[-1]:.1f}x (median {wall[len(wall) // 2]:.1f}x), CPU "
+                  f"{cpu[0]:.1f}-{cpu[-1]:.1f}x "
+                  f"(median {cpu[len(cpu) // 2]:.1f}x)")  # fmt: skip
     for name, line in said.items():
         print(f"{name}: {line or '(no compile message)'}")
     print(f"load average after: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")

@@ -35,8 +35,12 @@ import numba
 # ziggurat) are importable from here but not part of the library's API: they are numba's.
 __all__ = [
     "TESTED_NUMBA",
+    "GENERATOR_TYPE",
     "add_compile_listener",
+    "call_bool_at",
+    "call_none_at",
     "check_numba_version",
+    "compiled_address",
     "defer_blas_probe",
     "float_bits",
     "generator_at",
@@ -372,3 +376,81 @@ generator_at = cast(Callable[[int], Any], _generator_at)
 
 #: ``float_bits(x)`` inside a kernel (see :func:`_float_bits`).
 float_bits = cast(Callable[[float], int], _float_bits)
+
+
+# -- a call by address: a kernel calls another without linking (and optimising again) its code
+#: The type of ``generator_at(address)`` inside a kernel (an argument type of a kernel called by
+#: address, :func:`compiled_address`).
+GENERATOR_TYPE = types.NumPyRandomGeneratorType("rng")
+
+_ADDRESSES: dict[Any, tuple[int, int]] = {}
+
+
+def _signature_token(argtypes: tuple[Any, ...], restype: Any) -> int:
+    """A 63-bit digest of a signature, the same in every process (a literal return type as its
+    plain type: the same data model)."""
+    text = f"{types.unliteral(restype)}({', '.join(map(str, argtypes))})"
+    return int.from_bytes(hashlib.sha256(text.encode()).digest()[:8], "little") >> 1
+
+
+def compiled_address(dispatcher: Any, argtypes: tuple[Any, ...]) -> tuple[int, int]:
+    """The address of ``dispatcher`` compiled (or loaded from the disk cache) for the numba
+    types ``argtypes``, in numba's own calling convention, and its signature's token: the
+    arguments of :func:`call_bool_at` / :func:`call_none_at` (once per process and types).
+
+    A kernel that calls another directly links the callee's code into its own, and LLVM
+    optimises the whole again when it compiles the caller (1-2.5 CPU-s for a private agent's
+    loop and its selection, docs/performance.md "Cold start"); a call by address does not."""
+    key = (dispatcher, tuple(argtypes))
+    known = _ADDRESSES.get(key)
+    if known is None:
+        dispatcher.compile(tuple(argtypes))
+        cres = dispatcher.overloads[tuple(argtypes)]
+        address = cres.library.get_pointer_to_function(cres.fndesc.llvm_func_name)
+        if not address:  # pragma: no cover - numba always defines it
+            raise RuntimeError(f"no compiled {cres.fndesc.llvm_func_name}")
+        known = _ADDRESSES[key] = (
+            address,
+            _signature_token(tuple(argtypes), cres.signature.return_type),
+        )
+    return known
+
+
+def _call_at(restype: Any) -> Any:
+    @intrinsic
+    def call_at(typingctx: Any, address: Any, token: Any, args: Any) -> Any:
+        """Inside a kernel: call the function at ``address`` (:func:`compiled_address`) with
+        the tuple ``args``; raise if ``token`` is not its signature's (the types of ``args``
+        and the return type), which a wrong address would be."""
+        if not (isinstance(address, types.Integer) and isinstance(token, types.Integer)
+                and isinstance(args, types.BaseTuple)):  # fmt: skip
+            return None
+        argtypes = tuple(cast(Any, args).types)
+        expected = _signature_token(argtypes, restype)
+
+        def codegen(context: Any, builder: Any, signature: Any, llargs: Any) -> Any:
+            addr, tok, tup = llargs
+            wrong = builder.icmp_unsigned("!=", tok, ir.Constant(tok.type, expected))
+            with builder.if_then(wrong, likely=False):
+                context.call_conv.return_user_exc(
+                    builder, RuntimeError, ("a kernel called by address with other types",)
+                )
+            fnty = context.call_conv.get_function_type(restype, argtypes)
+            fn = builder.inttoptr(addr, fnty.as_pointer())
+            values = [builder.extract_value(tup, i) for i in range(len(argtypes))]
+            status, out = context.call_conv.call_function(builder, fn, restype, argtypes,
+                                                          values)  # fmt: skip
+            with cgutils.if_unlikely(builder, status.is_error):
+                context.call_conv.return_status_propagate(builder, status)
+            return context.get_dummy_value() if restype == types.none else out
+
+        return restype(address, token, args), codegen
+
+    return call_at
+
+
+#: ``call_bool_at(address, token, args)`` inside a kernel: a kernel returning a bool, called by
+#: address (:func:`compiled_address`).
+call_bool_at = cast(Callable[..., bool], _call_at(types.boolean))
+#: ``call_none_at(address, token, args)``: the same for a kernel that returns nothing.
+call_none_at = cast(Callable[..., None], _call_at(types.none))

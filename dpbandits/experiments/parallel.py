@@ -194,6 +194,8 @@ def run_tasks(
     progress: Callable[[int], None] | None = None,
     serial_progress: bool = True,
     timeline: list[TaskTime] | None = None,
+    after: Sequence[Sequence[int]] | None = None,
+    on_start: Callable[[int], None] | None = None,
 ) -> dict[int, R]:
     """``{i: fn(tasks[i])}``, computed in ``order`` (default: as given).
 
@@ -206,6 +208,9 @@ def run_tasks(
 
     ``on_done(i, result)`` is called in this process as each task finishes (e.g. to store it).
     ``timeline``, when given, receives a :class:`TaskTime` per task, in the order they finish.
+    ``after[i]``, when given: the tasks that must finish before task ``i`` starts (no
+    ``executor``); each task then starts as soon as its own are done and a worker is free, the
+    first in ``order`` of those ready first, and ``on_start(i)`` is called as it starts.
     On any exception, ``KeyboardInterrupt`` or :class:`~dpbandits.core.signals.Terminated`,
     pending tasks are cancelled, pool workers are terminated, and the exception propagates.
     """
@@ -221,6 +226,11 @@ def run_tasks(
         if on_done is not None:
             on_done(i, r)
 
+    if after is not None:
+        if executor is not None:
+            raise ValueError("after: tasks with prerequisites run on the local pool only")
+        if len(after) != len(tasks):
+            raise ValueError(f"after: {len(after)} entries for {len(tasks)} tasks")
     if executor is not None:
         if not isinstance(executor, cf.Executor):
             raise TypeError(
@@ -238,8 +248,10 @@ def run_tasks(
         return outputs
 
     if n_jobs <= 1 or len(idx) <= 1:
-        for i in idx:
+        for i in idx if after is None else _ready_order(idx, after):
             check_signals()
+            if on_start is not None:
+                on_start(i)
             if serial_progress and progress is not None:
                 r = call(tasks[i], progress)
             else:
@@ -252,9 +264,26 @@ def run_tasks(
     ex = cf.ProcessPoolExecutor(
         max_workers=min(n_jobs, len(idx)), mp_context=ctx, initializer=_init_worker, initargs=(q,)
     )
+    waiting = list(idx)  # (with prerequisites) not submitted yet, in order
+    started: dict[cf.Future[Any], int] = {}
+    pending: set[cf.Future[Any]] = set()
+
+    def submit() -> None:
+        # all at once (the pool starts each as a worker frees up), or those whose prerequisites
+        # are done, as many as there are workers
+        for i in list(waiting):
+            if after is not None and (len(pending) >= n_jobs
+                                      or any(j not in outputs for j in after[i])):  # fmt: skip
+                continue
+            waiting.remove(i)
+            if on_start is not None:
+                on_start(i)
+            f = ex.submit(call, tasks[i])
+            started[f] = i
+            pending.add(f)
+
     try:
-        futures = {ex.submit(call, tasks[i]): i for i in idx}
-        pending = set(futures)
+        submit()
         while pending:
             check_signals()  # at least every 0.25 s
             finished, pending = cf.wait(pending, timeout=0.25, return_when=cf.FIRST_COMPLETED)
@@ -265,7 +294,10 @@ def run_tasks(
                     except queue_mod.Empty:
                         break
             for f in finished:
-                done(futures[f], f.result())  # re-raises a worker's error
+                done(started[f], f.result())  # re-raises a worker's error
+            submit()
+        if waiting:
+            raise ValueError(f"after: tasks {waiting} wait for each other")
     except BaseException:
         _terminate_pool(ex)
         raise
@@ -276,3 +308,17 @@ def run_tasks(
             q.close()
             q.join_thread()
     return outputs
+
+
+def _ready_order(idx: list[int], after: Sequence[Sequence[int]]) -> list[int]:
+    """``idx`` reordered so that every task comes after its prerequisites (``after``), each
+    step taking the first task of ``idx`` whose prerequisites are done."""
+    out: list[int] = []
+    waiting = list(idx)
+    while waiting:
+        i = next((i for i in waiting if all(j in out for j in after[i])), None)
+        if i is None:
+            raise ValueError(f"after: tasks {waiting} wait for each other")
+        waiting.remove(i)
+        out.append(i)
+    return out

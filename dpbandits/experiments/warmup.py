@@ -11,12 +11,14 @@ for a few steps on the run's own environment before the tasks start, in this pro
   start with the compiled code in memory, and load nothing;
 - only what the run uses is compiled: the private agent's loop holds its own selector's kernel
   and quantile method only (``agents.private_loop.play_loop``);
-- when there is compiling to do and several workers, the agents' loops are compiled in parallel
-  by forked processes (each loop once: agents with the same ``compile_key`` share it), which
-  write the disk cache that this process then reads; the kernels that several loops call (the
-  private agents' window update: ``shared_parts``) are compiled once, by one of them, beside
-  the loops that do not call them, and the loops that do are compiled after, loading them
-  from the disk cache instead of compiling them again;
+- when there is compiling to do and several workers, it is done by forked processes, each
+  kernel once, as a graph of jobs started as soon as what they call is compiled, the longest
+  chain of work first (:func:`_compile_in_processes`): the first agent's steps (environment,
+  regret, bookkeeping) and the kernels that several loops call (the private agents' window
+  update: ``shared_parts``; the private means' noise refill) from the start, side by side, then
+  each agent's loop (each once: agents with the same ``compile_key`` share it), which loads
+  what it calls from the disk cache instead of compiling it again; this process then loads
+  them all;
 - :class:`CompileNotice`, around the run's set-up, prints one line before the first
   compilation: what is being compiled and about how long it takes;
 - the progress bar starts afterwards, so that its ETA is never computed from compile time.
@@ -55,12 +57,12 @@ __all__ = [
 
 #: Steps played per agent by :func:`warm_up`, after the initial round of one pull per arm.
 WARM_UP_STEPS = 32
-#: Rough compile times on one core of the 2-core test machine, idle (docs/performance.md): what
-#: every run compiles once (environment, regret, the first quantile method), and each loop. The
-#: private loop's 3.5 s of round 10, scaled by the measured drop of the private loops' compile
-#: CPU time in round 12 (x0.74: the window update compiled once, no literal recompiles, RS
-#: without the other methods' samplers; docs/performance.md, "Cold start: fewer compilations").
-_SECONDS_COMMON, _SECONDS_PRIVATE, _SECONDS_OTHER = 4.0, 2.6, 1.0
+#: Rough compile times on one idle core of the 2-core test machine (numba's compile events of a
+#: cold ``dpbandits shift``, docs/performance.md "Cold start"): what every run compiles once
+#: (environment, regret, bookkeeping, the private means' noise: ~6 s), a
+#: private agent's loop (RS 7 s, RNM 5, kRR 3.4, GEM 3: ~4.6 s), another agent's (Thompson
+#: sampling 3.1 s), and the window update that the private loops share (6 s, once).
+_SECONDS_COMMON, _SECONDS_PRIVATE, _SECONDS_OTHER, _SECONDS_SHARED = 6.0, 4.6, 2.5, 6.0
 
 
 def compile_estimate(agents: list[Any], n_jobs: int = 1, n_arms: int = 2) -> float:
@@ -68,7 +70,9 @@ def compile_estimate(agents: list[Any], n_jobs: int = 1, n_arms: int = 2) -> flo
     empty kernel cache, on ``n_jobs`` processes (docs/performance.md, "Cold start")."""
     loops = {compile_key(a, n_arms): is_private(a) for a in agents}
     work = sum(_SECONDS_PRIVATE if p else _SECONDS_OTHER for p in loops.values())
-    return _SECONDS_COMMON + work / max(1, min(n_jobs, len(loops)))
+    work += _SECONDS_COMMON + (_SECONDS_SHARED if any(loops.values()) else 0.0)
+    # the jobs of _compile_in_processes: the first agent's and the shared kernels side by side
+    return work / max(1, min(n_jobs, len(loops) + 1))
 
 
 class CompileNotice:
@@ -188,12 +192,13 @@ def warm_up(tasks: list[ChunkTask], n_jobs: int = 1, notice: CompileNotice | Non
     (:func:`warm_up_task`), so that every kernel the tasks call is compiled, or loaded from the
     disk cache, before they start; return the seconds it took.
 
-    The cheapest agent goes first, which compiles what every agent shares. If anything was
-    compiled so far (counted by ``notice``, active around the run's set-up: an empty kernel
-    cache) and ``n_jobs > 1``, the other agents' loops are then compiled by ``n_jobs`` forked
-    processes, one per ``compile_key``, the slowest first, in two rounds around the kernels
-    several of them call (:func:`_compile_in_processes`); they write the disk cache, and this
-    process then loads them.
+    If the run's set-up compiled something (counted by ``notice``, active around it: an empty
+    kernel cache) and ``n_jobs > 1``, everything is compiled first by ``n_jobs`` forked
+    processes (:func:`_compile_in_processes`): the cheapest agent's few steps (what every agent
+    shares: environment, regret, bookkeeping), the kernels several loops call, each agent's loop
+    once per ``compile_key``; they write the disk cache, and this process then loads it. Else the
+    cheapest agent goes first here, and if that compiled something, the other agents' loops go
+    to the forked processes.
     """
     start = time.perf_counter()
     firsts: dict[str, ChunkTask] = {}
@@ -206,59 +211,108 @@ def warm_up(tasks: list[ChunkTask], n_jobs: int = 1, notice: CompileNotice | Non
         if notice is None:
             notice = stack.enter_context(compile_notice({t.label: t.agent for t in order}))
         minis = [warm_up_task(t) for t in order]
-        _play(minis[0])
-        if any(is_private(t.agent) for t in order):
-            refill_noise_blocks()
-        notice.ready([minis[0].label])
-        rest = minis[1:]
-        if notice.compiled and n_jobs > 1 and len(rest) > 1:
-            by_key: dict[Any, list[ChunkTask]] = {}
-            for mini in rest:
-                by_key.setdefault(compile_key(mini.agent, mini.n_arms), []).append(mini)
-            groups = sorted(by_key.values(), key=lambda g: -_cost(g[0]))
+        private = any(is_private(t.agent) for t in order)
+        parallel = n_jobs > 1 and len(minis) > 1
+        played = 0
+        if not (parallel and notice.compiled):  # nothing compiled yet: maybe a warm cache
+            _play(minis[0])
+            notice.ready([minis[0].label])
+            played = 1
+        if parallel and notice.compiled:
             try:
-                _compile_in_processes(groups, n_jobs, notice)
+                _compile_in_processes(minis[played:], played == 0, private, n_jobs, notice)
             except Exception:  # noqa: BLE001 (e.g. an agent that cannot be pickled)
                 pass  # the pass below compiles here instead, and raises a real error itself
-        for mini in rest:
+        if private:
+            refill_noise_blocks()
+        for mini in minis[played:]:
             _play(mini)
             notice.ready([mini.label])
     return time.perf_counter() - start
 
 
-def _compile_in_processes(groups: list[list[ChunkTask]], n_jobs: int,
+#: Rough compile costs of what is not an agent's loop, in the units of ``cost_hint`` (whose values
+#: follow the loops' compile times: RS's 8 ~ 7 s on an idle core of the 2-core test machine,
+#: docs/performance.md "Cold start"): the first agent's steps with the environment's and the
+#: engine's kernels (~5.5 s), a shared part (Smith's window update ~6 s) and the noise refill.
+_COST_FIRST, _COST_PART, _COST_REFILL = 6.0, 7.0, 1.0
+
+
+def _compile_in_processes(minis: list[ChunkTask], first: bool, private: bool, n_jobs: int,
                           notice: CompileNotice) -> None:  # fmt: skip
-    """Compile the loops of ``groups`` (one task each, the slowest first) in ``n_jobs`` forked
-    processes, in two rounds: first the kernels several loops call (:func:`shared_parts`, each
-    once) beside the loops that call none of them, then the loops that call them, which load
-    them from the disk cache instead of compiling them again (a process that started such a
-    loop while another compiled its part compiled the part twice: 6 of the 43 CPU-s of a cold
-    ``dpbandits shift``, docs/performance.md "Cold start")."""
-    parts: list[Any] = []
-    free: list[list[ChunkTask]] = []
-    bound: list[list[ChunkTask]] = []
-    for group in groups:
-        own = shared_parts(group[0].agent, group[0].n_arms)
-        parts.extend(part for part in own if part not in parts)
-        (bound if own else free).append(group)
-    working = {id(g): g[0].label for g in groups}
-    width = min(n_jobs, max(len(parts) + len(free), len(bound)))
+    """Compile the kernels of ``minis`` (warm-up tasks, the cheapest first) in ``n_jobs`` forked
+    processes, each kernel once (they write the disk cache), as a graph of jobs
+    (``run_tasks(after=...)``), the longest chain of work first:
+
+    - ``first``: the first task's few steps, which compile what every agent's steps call (the
+      environment's reward tape, the regret, the pull counts); every agent's loop after it;
+    - the private means' noise refill (:func:`refill_noise_blocks`, if ``private``), which the
+      private agents' loops call, and the kernels several loops call (:func:`shared_parts`, each
+      once: the window update of a quantile method), each before the loops that call it;
+    - the loop of each ``compile_key``, once (the agents sharing it are ready with it).
+
+    A process that started a loop while another compiled a kernel it calls would compile that
+    kernel a second time (6 of the 43 CPU-s of a cold ``dpbandits shift``, docs/performance.md
+    "Cold start"); the jobs with no prerequisites (the first task's steps, the window update)
+    start at once, side by side."""
+    items: list[Any] = []
+    after: list[tuple[int, ...]] = []
+    cost: list[float] = []
+    names: list[str] = []
+    labels: list[list[str]] = []
+
+    def add(item: Any, needs: tuple[int, ...], c: float, name: str, ready: list[str]) -> int:
+        items.append(item)
+        after.append(needs)
+        cost.append(c)
+        names.append(name)
+        labels.append(ready)
+        return len(items) - 1
+
+    base: tuple[int, ...] = ()
+    rest = minis
+    if first:
+        base = (add(minis[0], (), _COST_FIRST, minis[0].label, [minis[0].label]),)
+        rest = minis[1:]
+    refill: tuple[int, ...] = ()
+    if private:
+        refill = (add((refill_noise_blocks, ()), (), _COST_REFILL, "noise refill", []),)
+    parts: dict[Any, int] = {}
+    by_key: dict[Any, list[ChunkTask]] = {}
+    for mini in rest:
+        by_key.setdefault(compile_key(mini.agent, mini.n_arms), []).append(mini)
+    for group in by_key.values():
+        head = group[0]
+        needs = list(base) + list(refill if is_private(head.agent) else ())
+        for part in shared_parts(head.agent, head.n_arms):
+            if part not in parts:
+                fn, args = part
+                name = f"{getattr(fn, '__name__', 'kernel')}{tuple(args)!r}".replace(",)", ")")
+                parts[part] = add(part, (), _COST_PART, name, [])
+            needs.append(parts[part])
+        add(head, tuple(needs), _cost(head), head.label, [t.label for t in group])
+    # longest chain of work first: a job's priority is its cost plus its dependents' largest
+    chain = list(cost)
+    for i in reversed(range(len(items))):  # dependents come after their prerequisites
+        for j in after[i]:
+            chain[j] = max(chain[j], cost[j] + chain[i])
+    order = sorted(range(len(items)), key=lambda i: -chain[i])
+    width = min(n_jobs, len(items))
+    working: dict[int, str] = {}
 
     def shown() -> str:
         return f"in {width} processes: {', '.join(working.values())}" if working else ""
 
-    notice.ready([], shown())
-    for items in ([*parts, *(g[0] for g in free)], [g[0] for g in bound]):
-        def done(i: int, _: Any, items: list[Any] = items) -> None:
-            item = items[i]
-            if isinstance(item, tuple):  # a shared part
-                return
-            group = next(g for g in groups if g[0] is item)
-            working.pop(id(group), None)
-            notice.ready([t.label for t in group], shown())
+    def started(i: int) -> None:
+        working[i] = names[i]
+        notice.ready([], shown())
 
-        if items:
-            run_tasks(_run_item, items, n_jobs=min(n_jobs, len(items)), on_done=done)
+    def done(i: int, _: Any) -> None:
+        working.pop(i, None)
+        notice.ready(labels[i], shown())
+
+    run_tasks(_run_item, items, order=order, n_jobs=width, after=after, on_start=started,
+              on_done=done)  # fmt: skip
 
 
 def refill_noise_blocks() -> None:

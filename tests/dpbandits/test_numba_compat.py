@@ -180,3 +180,39 @@ def test_a_constant_argument_compiles_the_callee_for_its_type_not_its_value() ->
     _compiled_callee = numba.njit(_callee)
     numba.njit(_caller)(2)
     assert len(_compiled_callee.signatures) > 1
+
+
+def _pick(params, q, out):  # type: ignore[no-untyped-def]
+    if params < 0:
+        raise ValueError("params must be >= 0")
+    out[0] = q.shape[0] + params
+    return q.shape[0] > 1
+
+
+def _via_address(address, token, params, q, out):  # type: ignore[no-untyped-def]
+    return numba_compat.call_bool_at(address, token, (params, q, out))
+
+
+def test_a_kernel_called_by_address_is_the_kernel_and_a_wrong_token_raises() -> None:
+    """call_bool_at: a kernel called by its address (compiled_address) returns what it returns
+    and raises what it raises; an address with the token of other argument types (a wrong
+    address) raises instead of calling."""
+    import numpy as np
+
+    t = numba.types
+    pick = numba.njit(_pick)
+    argtypes = (t.int64, t.Array(t.float64, 1, "C"), t.Array(t.int64, 1, "C"))
+    address, token = numba_compat.compiled_address(pick, argtypes)
+    assert numba_compat.compiled_address(pick, argtypes) == (address, token)
+    via = numba.njit(_via_address)
+    q, out = np.ones(3), np.zeros(1, dtype=np.int64)
+    assert via(address, token, 4, q, out) is True and out[0] == 7
+    assert via(address, token, 4, q[:1], out) is False and out[0] == 5
+    with pytest.raises(ValueError, match="params must be >= 0"):
+        via(address, token, -1, q, out)
+    with pytest.raises(RuntimeError, match="other types"):
+        via(address, token ^ 1, 4, q, out)
+    other, other_token = numba_compat.compiled_address(pick, (t.int32, *argtypes[1:]))
+    assert other_token != token
+    with pytest.raises(RuntimeError, match="other types"):
+        via(other, other_token, 4, q, out)  # (an int64 argument here)

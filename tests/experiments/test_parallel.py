@@ -234,3 +234,27 @@ def test_an_interrupt_dropped_in_a_destructor_still_stops_the_run(n_jobs, monkey
     assert time.monotonic() - t0 < 5  # 40 tasks of 0.3 s would take 6 s or more
     assert dropped == [KeyboardInterrupt]  # the scenario happened: the first raise was lost
     assert signal.getsignal(signal.SIGINT) is signal.default_int_handler  # restored
+
+
+def _order_of(i: int) -> int:
+    return i
+
+
+@pytest.mark.parametrize("n_jobs", [1, 2])
+def test_run_tasks_starts_a_task_after_its_prerequisites(n_jobs: int) -> None:
+    after = [(), (0,), (), (1, 2), ()]
+    started: list[int] = []
+    out = run_tasks(_order_of, list(range(5)), n_jobs=n_jobs, after=after,
+                    order=[3, 1, 0, 4, 2], on_start=started.append)  # fmt: skip
+    assert sorted(out) == list(range(5)) and sorted(started) == list(range(5))
+    for i, needs in enumerate(after):
+        assert all(started.index(j) < started.index(i) for j in needs)
+    if n_jobs == 1:  # the first ready task in order, each time
+        assert started == [0, 1, 4, 2, 3]
+
+
+def test_run_tasks_refuses_prerequisites_that_wait_for_each_other() -> None:
+    with pytest.raises(ValueError, match="wait for each other"):
+        run_tasks(abs, [1, 2], n_jobs=1, after=[(1,), (0,)])
+    with pytest.raises(ValueError, match="wait for each other"):
+        run_tasks(abs, [1, 2], n_jobs=2, after=[(1,), (0,)])

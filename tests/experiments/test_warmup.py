@@ -72,26 +72,52 @@ def test_run_announces_compiling_before_the_progress_bar_starts(capsys) -> None:
     assert 0 <= err.index("compiling kernels for fresh") < err.index("dpbandits run")
 
 
-def test_loops_are_compiled_in_parallel_once_per_compile_key(monkeypatch) -> None:
-    """With a compilation in the first agent and several jobs, the other agents' loops go to
-    forked processes, one task per compile key (GEM and mGEM share theirs), in two rounds: the
-    kernels several loops call (the window update of Smith's method, once for RNM, GEM and
-    mGEM) beside the loops that call none (TS), then the loops that call them."""
-    from agents.private_loop import compile_windows
-
+def _sent_jobs(monkeypatch, agent_map, compiled_before=0):  # type: ignore[no-untyped-def]
+    """What a warm-up of ``agent_map`` with 2 jobs hands to the compiling processes (one
+    ``run_tasks`` call recorded, not run), ``compiled_before`` compilations counted first."""
     sent = []
     monkeypatch.setattr(warmup_module, "run_tasks",
-                        lambda fn, tasks, n_jobs, **_: sent.append((fn, tasks, n_jobs)))
+                        lambda fn, tasks, **kw: sent.append((fn, tasks, kw)))  # fmt: skip
+    with compile_notice(agent_map) as notice:
+        notice.compiled = compiled_before
+        warm_up(_tasks(agent_map), n_jobs=2, notice=notice)
+    assert len(sent) == 1
+    fn, items, kw = sent[0]
+    assert fn is warmup_module._run_item and kw["n_jobs"] == 2
+    names = [it.label if hasattr(it, "label") else it[0].__name__ for it in items]
+    after = {names[i]: sorted(names[j] for j in kw["after"][i]) for i in range(len(items))}
+    return items, names, after, [names[i] for i in kw["order"]]
+
+
+def test_loops_are_compiled_in_parallel_once_per_compile_key(monkeypatch) -> None:
+    """With a compilation in the first agent and several jobs, the other agents' loops go to
+    forked processes, one job per compile key (GEM and mGEM share theirs), each after the
+    kernels it calls: the private means' noise refill and the window update of Smith's method
+    (once for RNM, GEM and mGEM) come first, TS needs neither."""
+    from agents.private_loop import compile_windows
+
     agent_map = {"fresh": FreshlyCompiled(), **shift_agents(["GEM", "mGEM", "TS", "RNM"])}
-    warm_up(_tasks(agent_map), n_jobs=2)
-    assert len(sent) == 2
-    (fn, first, n_jobs), (fn2, second, n_jobs2) = sent
-    assert fn is fn2 is warmup_module._run_item and n_jobs == n_jobs2 == 2
-    assert first[0] == (compile_windows, ("smith",))
-    assert [t.label for t in first[1:]] == ["TS"]
-    assert sorted(t.label for t in second) in (["GEM", "RNM"], ["RNM", "mGEM"])
-    loops = [t.agent for t in (*first[1:], *second)]
+    items, names, after, order = _sent_jobs(monkeypatch, agent_map)
+    assert (compile_windows, ("smith",)) in items and "fresh" not in names  # (played here)
+    assert sorted(names) in (sorted(["refill_noise_blocks", "compile_windows", "TS", "GEM",
+                                     "RNM"]), sorted(["refill_noise_blocks", "compile_windows",
+                                                      "TS", "mGEM", "RNM"]))  # fmt: skip
+    assert after["TS"] == [] and after["RNM"] == ["compile_windows", "refill_noise_blocks"]
+    assert order[0] == "compile_windows"  # the longest chain: the window update, then RNM
+    loops = [it.agent for it in items if hasattr(it, "agent")]
     assert compile_estimate(loops, 2) < compile_estimate(loops, 1)
+
+
+def test_on_an_empty_cache_the_first_agent_compiles_beside_the_shared_kernels(monkeypatch):  # type: ignore[no-untyped-def]
+    """When the set-up already compiled something (an empty kernel cache), the first agent's
+    few steps (the environment's and the engine's kernels) are a job of the compiling processes
+    too, with no prerequisite, and every agent's loop comes after it."""
+    agent_map = {"UCB": agents.UCB(), **shift_agents(["TS", "kRR", "RS"])}
+    items, names, after, order = _sent_jobs(monkeypatch, agent_map, compiled_before=1)
+    assert after["UCB"] == after["compile_windows"] == after["refill_noise_blocks"] == []
+    assert after["TS"] == ["UCB"] and after["kRR"] == ["UCB", "refill_noise_blocks"]
+    assert after["RS"] == ["UCB", "compile_windows", "refill_noise_blocks"]
+    assert sorted(order[:2]) == ["UCB", "compile_windows"]  # the two longest chains
 
 
 def test_the_warm_up_compiles_the_noise_refill_of_any_block_size() -> None:
