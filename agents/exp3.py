@@ -21,6 +21,7 @@ __all__ = ["Exp3"]
 # and the probability of the last draw; every operation is numpy's, in numpy's order, so the
 # numbers are those of Exp3's numpy code (tests/agents/test_exp3_compiled.py).
 ARM = fields("log_weight", "prob")
+RUN = fields("arm")  # the arm drawn at this step
 PAR = fields("gamma")
 
 
@@ -118,24 +119,30 @@ def _draw(arms: Any, r: int, u: float) -> int:
 
 
 @kernel
-def _choose(arms: Any, runs: Any, par: Any, t: int, f: float, chosen: Any, bits: Any) -> None:
+def _prepare(arms: Any, runs: Any, par: Any, t: int, f: float, bits: Any) -> None:
     """Every replication's arm, in replication order: one uniform (as ``rng.random(R)`` draws
-    them), its distribution, the draw. The step's ``choose_kernel`` (agents.skeleton): the
-    distributions are loops over each replication's arms. Up to 128 arms, the loop calls
-    nothing and takes no view of ``arms`` (either keeps numba's reference counts of ``arms`` in
-    it: a third of the step's time at K = 10; docs/agents.md, "Keep the inlined kernels
-    small")."""
+    them), its distribution, the draw, into its ``arm`` field. The skeleton's
+    ``prepare_kernel``: the distributions are loops over each replication's arms. Up to 128
+    arms, the loop calls nothing and takes no view of ``arms`` (either keeps numba's reference
+    counts of ``arms`` in it: a third of the step's time at K = 10; docs/agents.md, "Choosing
+    a whole step at once")."""
     gamma = par[PAR.gamma]
     if arms.shape[1] <= 128:
-        for r in range(chosen.shape[0]):
+        for r in range(arms.shape[0]):
             u = next_double(bits)
             _distribution(arms, r, gamma)
-            chosen[r] = _draw(arms, r, u)
+            runs[r, RUN.arm] = _draw(arms, r, u)
     else:
-        for r in range(chosen.shape[0]):
+        for r in range(arms.shape[0]):
             u = next_double(bits)
             _any_distribution(arms, r, gamma)
-            chosen[r] = _draw(arms, r, u)
+            runs[r, RUN.arm] = _draw(arms, r, u)
+
+
+@inline_kernel
+def _choose(arms: Any, runs: Any, par: Any, r: int, t: int, f: float, bits: Any) -> int:
+    """Replication ``r``'s arm, drawn by :func:`_prepare`."""
+    return int(runs[r, RUN.arm])
 
 
 @inline_kernel
@@ -171,8 +178,8 @@ class Exp3(CompiledAgent):
 
     name = "exp3"
     traits = AgentTraits(rewards="unit", compiled=True)
-    ARM, PAR = ARM, PAR
-    choose_kernel, learn_kernel = _choose, _learn
+    ARM, RUN, PAR = ARM, RUN, PAR
+    prepare_kernel, arm_kernel, learn_kernel = _prepare, _choose, _learn
 
     parameter_constraints = {
         "gamma": Param(

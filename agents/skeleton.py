@@ -28,11 +28,11 @@ compiled loop per agent class, cached on disk under its own name):
   (0-based, ``t >= K``), e.g. ``ln t``, computed once per step (or a tuple of floats);
 - ``arm_kernel(arms, runs, par, r, t, f, bits) -> int``: the arm replication ``r`` plays at step
   ``t >= K`` (``f`` from ``round_kernel``, ``bits`` the Generator's bit generator for draws);
-- optional, ``choose_kernel(arms, runs, par, t, f, chosen, bits)``, instead of ``arm_kernel``:
-  every replication's arm at step ``t >= K`` into ``chosen``, once per step (a plain
-  :func:`~dpbandits.core.jit.kernel` that loops over the replications itself, drawing in
-  replication order), for a choice made of loops over the arms that are cheaper in one kernel
-  than inlined per replication (Exp3's distribution);
+- optional, ``prepare_kernel(arms, runs, par, t, f, bits)``: once per step ``t >= K``, before
+  every replication's ``arm_kernel`` (a plain :func:`~dpbandits.core.jit.kernel` that loops
+  over the replications itself): the choice of a whole step made of loops over each
+  replication's arms, which cost less in one kernel than inlined per replication (Exp3 draws
+  every replication's arm here, from its distribution, and its ``arm_kernel`` reads it back);
 - ``learn_kernel(arms, runs, par, r, t, a, x, bits)``: replication ``r`` played arm ``a`` at step
   ``t`` (any ``t``: the first ``K`` steps pull each arm once, App. H) and got reward ``x``;
 - optional, ``settle_kernel(arms, runs, par, t, actions, x, bits)``: after every replication
@@ -139,6 +139,11 @@ def no_learn(arms: Any, runs: Any, par: Any, r: int, t: int, a: int, x: float, b
 
 
 @inline_kernel
+def no_prepare(arms: Any, runs: Any, par: Any, t: int, f: float, bits: Any) -> None:
+    """Nothing to prepare before the replications choose."""
+
+
+@inline_kernel
 def no_settle(arms: Any, runs: Any, par: Any, t: int, actions: Any, x: Any, bits: Any) -> None:
     """Nothing to settle after a step."""
 
@@ -148,10 +153,6 @@ _CHECKS = {"real": any_reward, "unit": in_unit_interval, "bernoulli": in_bernoul
 
 # -- the loop, written once ----------------------------------------------------------------------
 def _arm(arms: Any, runs: Any, par: Any, r: int, t: int, f: float, bits: Any) -> int:
-    raise NotImplementedError("bound by dpbandits.core.jit.specialise")
-
-
-def _arms(arms: Any, runs: Any, par: Any, t: int, f: float, chosen: Any, bits: Any) -> None:
     raise NotImplementedError("bound by dpbandits.core.jit.specialise")
 
 
@@ -165,6 +166,11 @@ def _learn(arms: Any, runs: Any, par: Any, r: int, t: int, a: int, x: float, bit
 
 def _settle(arms: Any, runs: Any, par: Any, t: int, actions: Any, x: Any, bits: Any) -> None:
     raise NotImplementedError("bound by dpbandits.core.jit.specialise")
+
+
+# bound only for an agent that declares a prepare_kernel: the other loops keep their names (and
+# their cache files' names, which must stay under the file system's 255 bytes)
+_prepare = no_prepare
 
 
 def _valid(x: Any) -> bool:
@@ -184,14 +190,6 @@ def _chosen(arms: Any, runs: Any, par: Any, r: int, a: int) -> None:
 
 
 @kernel_template
-def _each_arm(arms: Any, runs: Any, par: Any, t: int, f: float, chosen: Any, bits: Any) -> None:
-    """Every replication's ``arm_kernel`` at step ``t``, in replication order (the step's choice
-    of an agent that declares no ``choose_kernel``)."""
-    for r in range(chosen.shape[0]):
-        chosen[r] = _arm(arms, runs, par, r, t, f, bits)
-
-
-@kernel_template
 def _play(arms: Any, runs: Any, par: Any, address: int, t0: int, rows: Any, actions: Any,
           rewards: Any, chosen: Any, x: Any) -> int:  # fmt: skip
     """Steps ``t0 .. t0 + len(rows) - 1`` of every replication against the reward rows
@@ -205,7 +203,10 @@ def _play(arms: Any, runs: Any, par: Any, address: int, t0: int, rows: Any, acti
         if t < n_arms:
             chosen[:] = t
         else:
-            _arms(arms, runs, par, t, _round(par, t), chosen, bits)
+            f = _round(par, t)
+            _prepare(arms, runs, par, t, f, bits)
+            for r in range(n_runs):
+                chosen[r] = _arm(arms, runs, par, r, t, f, bits)
         for r in range(n_runs):
             actions[i, r] = chosen[r]
             x[r] = rows[i, chosen[r] * n_runs + r]
@@ -221,7 +222,11 @@ def _play(arms: Any, runs: Any, par: Any, address: int, t0: int, rows: Any, acti
 @kernel_template
 def _choose(arms: Any, runs: Any, par: Any, address: int, t: int, out: Any) -> None:
     """Step ``t >= K`` of the step protocol: every replication's arm."""
-    _arms(arms, runs, par, t, _round(par, t), out, generator_at(address).bit_generator)
+    bits = generator_at(address).bit_generator
+    f = _round(par, t)
+    _prepare(arms, runs, par, t, f, bits)
+    for r in range(out.shape[0]):
+        out[r] = _arm(arms, runs, par, r, t, f, bits)
 
 
 @kernel_template
@@ -272,7 +277,8 @@ class CompiledAgent(Agent):
     """Base of the agents whose step is compiled on the skeleton (module docstring).
 
     A subclass declares ``ARM``, ``RUN`` and ``PAR`` (:func:`fields`), the kernels
-    ``arm_kernel`` (or ``choose_kernel``) and ``learn_kernel`` (``round_kernel`` optional), its
+    ``arm_kernel`` and ``learn_kernel`` (``round_kernel``, ``prepare_kernel`` and
+    ``settle_kernel`` optional), its
     :attr:`~agents.base.Agent.traits`, the fields that do not start at 0 (:attr:`ARM_START`,
     :attr:`RUN_START`), and writes :meth:`parameters` (the ``PAR`` values, by name) and, when
     a field's start depends on the sizes or parameters, :meth:`init_state`. It may override
@@ -289,7 +295,7 @@ class CompiledAgent(Agent):
     RUN_START: ClassVar[Mapping[str, float]] = {}
     round_kernel: ClassVar[Any] = no_round
     arm_kernel: ClassVar[Any] = None
-    choose_kernel: ClassVar[Any] = None
+    prepare_kernel: ClassVar[Any] = no_prepare
     learn_kernel: ClassVar[Any] = None
     settle_kernel: ClassVar[Any] = no_settle
 
@@ -323,14 +329,6 @@ class CompiledAgent(Agent):
         return cls.arm_kernel
 
     @classmethod
-    def step_chooser(cls) -> Any:
-        """The compiled choice of a whole step the loop binds: the class's ``choose_kernel``, or
-        its arm chooser called for every replication."""
-        if cls.choose_kernel is not None:
-            return cls.choose_kernel
-        return specialise(_each_arm, _arm=cls.arm_chooser(), inline=True)
-
-    @classmethod
     def compiled_loop(cls, rewards: str | None = None) -> _Loop:
         """The class's loop checking ``rewards`` (default: its traits'), compiled (or loaded
         from the disk cache) once per process."""
@@ -340,10 +338,12 @@ class CompiledAgent(Agent):
             if cls.learn_kernel is None:
                 raise TypeError(f"{cls.__name__} declares no learn_kernel")
             learn = {"_learn": cls.learn_kernel, "_settle": cls.settle_kernel}
-            bound = {"_arms": cls.step_chooser(), "_round": cls.round_kernel, **learn}
+            choose = {"_arm": cls.arm_chooser(), "_round": cls.round_kernel}
+            if cls.prepare_kernel is not no_prepare:
+                choose["_prepare"] = cls.prepare_kernel
             loop = _Loop(
-                specialise(_play, _valid=_CHECKS[domain], **bound),
-                specialise(_choose, _arms=bound["_arms"], _round=cls.round_kernel),
+                specialise(_play, _valid=_CHECKS[domain], **choose, **learn),
+                specialise(_choose, **choose),
                 specialise(_observe, **learn),
             )
             _LOOPS[cls, domain] = loop

@@ -138,8 +138,6 @@ _MARK = "_dpbandits_kernel"
 #: Set on a specialisation (:func:`specialise`): the source files, outside the library, of the
 #: functions bound into it, whose whole text is part of its cache key.
 _SOURCES = "_dpbandits_sources"
-#: Set on a specialisation: its short name (template and digest) where it is bound in turn.
-_SHORT = "_dpbandits_short_name"
 
 
 def _file_digest(path: str) -> str:
@@ -223,10 +221,7 @@ def _binding(fn: Any) -> tuple[str, str, str | None]:
     module = getattr(py, "__module__", None) or "?"
     qualname = getattr(py, "__qualname__", None) or repr(py)
     path = getattr(getattr(py, "__code__", None), "co_filename", "")
-    # a specialisation bound in turn is named by its template and digest: its bindings' names
-    # nested in the file name would pass the file system's 255 bytes
-    named = getattr(py, _SHORT, qualname)
-    short = re.sub(r"\W+", "_", f"{module.rsplit('.', 1)[-1]}_{named}")
+    short = re.sub(r"\W+", "_", f"{module.rsplit('.', 1)[-1]}_{qualname}")
     file = Path(path).resolve() if path and Path(path).is_file() else None
     inside = file is not None and any(file.is_relative_to(_ROOT / p) for p in _PACKAGES)
     outside = None if inside else (str(file) if file is not None else "")
@@ -271,7 +266,6 @@ def specialise(template: Callable[..., Any], *, inline: bool = False, **bindings
     clone = types.FunctionType(template.__code__, namespace, template.__name__,
                                template.__defaults__, template.__closure__)  # fmt: skip
     clone.__qualname__ = f"{template.__qualname__}__{'__'.join(names)}_{digest}"
-    setattr(clone, _SHORT, f"{template.__qualname__}_{digest}")
     clone.__module__ = template.__module__
     clone.__doc__ = template.__doc__
     if "" in sources:  # a bound function without a file: its code cannot be keyed
