@@ -11,7 +11,7 @@ from agents.anchors import ShiftAnchor
 from agents.change_tests import cusum_step
 from agents.skeleton import fields
 from dpbandits.core import checks
-from dpbandits.core.jit import beats, kernel
+from dpbandits.core.jit import beats, inline_kernel
 from dpbandits.core.numba_compat import next_double
 from dpbandits.core.params import Param
 
@@ -27,7 +27,7 @@ RUN = fields("restarts")
 PAR = fields("alpha", "xi", "drift", "h", "m")
 
 
-@kernel
+@inline_kernel
 def _arm(arms: Any, runs: Any, par: Any, r: int, t: int, f: float, bits: Any) -> int:
     """Replication ``r``'s arm: with probability ``alpha`` a uniform arm, else the highest UCB
     index ``mean_k + sqrt(xi ln(n_t) / n_k)``, ``n_t`` the sum of the arms' pulls since their
@@ -51,7 +51,7 @@ def _arm(arms: Any, runs: Any, par: Any, r: int, t: int, f: float, bits: Any) ->
     return best_a
 
 
-@kernel
+@inline_kernel
 def _learn(arms: Any, runs: Any, par: Any, r: int, t: int, a: int, x: float,
            bits: Any) -> None:  # fmt: skip
     """Replication ``r`` pulled arm ``a`` and got ``x``: the first ``m`` observations since the
