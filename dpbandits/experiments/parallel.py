@@ -183,6 +183,36 @@ def _terminate_pool(ex: cf.ProcessPoolExecutor) -> None:
         manager.join(timeout=_MANAGER_JOIN_SECONDS)
 
 
+def _on_executor(executor: Any, call: Callable[..., Any], tasks: Sequence[Any],
+                 idx: list[int], done: Callable[[int, Any], None]) -> None:  # fmt: skip
+    """:func:`run_tasks` on a user's ``executor``: every task submitted at once."""
+    if not isinstance(executor, cf.Executor):
+        raise TypeError(
+            f"executor must be a concurrent.futures.Executor, got {type(executor).__name__}"
+        )
+    futures = {executor.submit(call, tasks[i]): i for i in idx}
+    try:
+        for f in cf.as_completed(futures):
+            check_signals()
+            done(futures[f], f.result())  # re-raises a worker's error
+    except BaseException:
+        for f in futures:
+            f.cancel()
+        raise
+
+
+def _serially(call: Callable[..., Any], tasks: Sequence[Any], order: list[int],
+              progress: Callable[[int], None] | None, on_start: Callable[[int], None] | None,
+              done: Callable[[int, Any], None]) -> None:  # fmt: skip
+    """:func:`run_tasks` in this process, in ``order``; ``call(task, progress)`` when a
+    ``progress`` is given, so that the task can report work as it goes."""
+    for i in order:
+        check_signals()
+        if on_start is not None:
+            on_start(i)
+        done(i, call(tasks[i]) if progress is None else call(tasks[i], progress))
+
+
 def run_tasks(
     fn: Callable[[T], R],
     tasks: Sequence[T],
@@ -232,31 +262,12 @@ def run_tasks(
         if len(after) != len(tasks):
             raise ValueError(f"after: {len(after)} entries for {len(tasks)} tasks")
     if executor is not None:
-        if not isinstance(executor, cf.Executor):
-            raise TypeError(
-                f"executor must be a concurrent.futures.Executor, got {type(executor).__name__}"
-            )
-        futures = {executor.submit(call, tasks[i]): i for i in idx}
-        try:
-            for f in cf.as_completed(futures):
-                check_signals()
-                done(futures[f], f.result())  # re-raises a worker's error
-        except BaseException:
-            for f in futures:
-                f.cancel()
-            raise
+        _on_executor(executor, call, tasks, idx, done)
         return outputs
-
     if n_jobs <= 1 or len(idx) <= 1:
-        for i in idx if after is None else _ready_order(idx, after):
-            check_signals()
-            if on_start is not None:
-                on_start(i)
-            if serial_progress and progress is not None:
-                r = call(tasks[i], progress)
-            else:
-                r = call(tasks[i])
-            done(i, r)
+        order_run = idx if after is None else _ready_order(idx, after)
+        with_progress = progress if serial_progress else None
+        _serially(call, tasks, order_run, with_progress, on_start, done)
         return outputs
 
     ctx = pool_context()
