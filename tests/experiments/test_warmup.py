@@ -8,6 +8,7 @@ import types
 
 import numba
 import numpy as np
+import pytest
 
 import agents
 from dpbandits.experiments import run, shift_agents, shift_env
@@ -167,3 +168,26 @@ def test_on_an_empty_cache_the_shared_kernels_start_before_the_agents_are_probed
     assert (warmup_module._after_early, (-1, (compile_windows, ("smith",)))) in items
     assert (compile_windows, ("smith",)) not in items  # (compiled once: by the early process)
     assert after["RNM"] == after["RS"] == ["TS", "compile_windows", "refill_noise_blocks"]
+
+
+class _RefusesItsReset(agents.UCB):
+    def reset(self, n_runs, n_arms, *, horizon=None, rng=None):  # type: ignore[no-untyped-def]
+        raise ValueError("refused")
+
+
+def test_a_probe_that_fails_stops_the_early_process(monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """An agent whose probe fails (its reset refuses a parameter) stops the run with its own
+    error, after the early process started for the window update (an empty kernel cache) is
+    stopped and reaped: no process is left behind."""
+    import multiprocessing
+
+    monkeypatch.setattr(warmup_module, "_cache_is_empty", lambda: True)
+    started = []
+    real = warmup_module.EarlyParts
+    monkeypatch.setattr(warmup_module, "EarlyParts",
+                        lambda parts: started.append(real(parts)) or started[-1])  # fmt: skip
+    agent_map = {**shift_agents(["RNM"]), "bad": _RefusesItsReset()}
+    with pytest.raises(ValueError, match="agent 'bad': refused"):
+        run(shift_env(t_shift=300, horizon=500), agent_map, n_runs=2, n_jobs=2, progress=False)
+    assert len(started) == 1 and started[0].process.exitcode is not None
+    assert multiprocessing.active_children() == []
