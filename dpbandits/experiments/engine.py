@@ -45,6 +45,7 @@ arguments, makes the tasks and merges their outputs into
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import math
 import os
@@ -82,7 +83,7 @@ from dpbandits.experiments.memory import RunSizes, check_memory
 from dpbandits.experiments.parallel import TaskTime, run_tasks
 from dpbandits.experiments.results import Results
 from dpbandits.experiments.trust_reports import convert_reports
-from dpbandits.experiments.warmup import compile_notice, print_line, warm_up
+from dpbandits.experiments.warmup import compile_notice, early_parts, print_line, warm_up
 from dpbandits.trust.notions import check_delta
 from envs.base import BanditVectorEnv
 
@@ -271,8 +272,12 @@ def run(
     # the set-up compiles what the run needs (warmup.py): on a machine with an empty kernel
     # cache, one line says so first, and the workers start with the compiled code
     jobs = n_jobs if executor is None else 1
-    with compile_notice(agent_map, jobs, print_line if progress else None) as notice:
+    with contextlib.ExitStack() as stack:
+        notice = stack.enter_context(
+            compile_notice(agent_map, jobs, print_line if progress else None)
+        )
         facts = probe_environment(spec, horizon, trace, quantile_levels)
+        early = stack.enter_context(early_parts(agent_map, facts.n_arms, notice))
         sizes = replace(
             sizes, horizon=facts.horizon, n_arms=facts.n_arms, n_agents=len(agent_map),
             n_traced=sum(is_private(a) for a in agent_map.values()),
@@ -284,7 +289,7 @@ def run(
         trace = check_memory(sizes).sizes.trace  # False: the traces alone do not fit
         plan = recording_plan(facts, record_stride, trace_stride, trace)
         tasks = make_tasks(agent_map, spec, facts, plan, n_runs, chunk_size, seed, keep_actions)
-        warm_up(tasks, jobs, notice)
+        warm_up(tasks, jobs, notice, early)
     t_start = time.time()
     outputs, timeline, workers = run_in_parallel(
         tasks, agent_map, spec, n_jobs, executor, progress, len(agent_map) * n_runs * facts.horizon

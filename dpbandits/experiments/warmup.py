@@ -18,7 +18,8 @@ for a few steps on the run's own environment before the tasks start, in this pro
   update: ``shared_parts``; the private means' noise refill) from the start, side by side, then
   each agent's loop (each once: agents with the same ``compile_key`` share it), which loads
   what it calls from the disk cache instead of compiling it again; this process then loads
-  them all;
+  them all. On an empty kernel cache the shared kernels start earlier still, in a process
+  forked before the agents are probed (:func:`early_parts`);
 - :class:`CompileNotice`, around the run's set-up, prints one line before the first
   compilation: what is being compiled and about how long it takes;
 - the progress bar starts afterwards, so that its ETA is never computed from compile time.
@@ -42,13 +43,15 @@ from dpbandits.core.numba_compat import on_compile
 from dpbandits.core.traits import compile_key, cost_hint
 from dpbandits.experiments.agentspec import is_private
 from dpbandits.experiments.chunk import ChunkTask, run_chunk
-from dpbandits.experiments.parallel import run_tasks
+from dpbandits.experiments.parallel import exit_with_parent, pool_context, run_tasks
 
 __all__ = [
     "WARM_UP_STEPS",
     "CompileNotice",
+    "EarlyParts",
     "compile_estimate",
     "compile_notice",
+    "early_parts",
     "print_line",
     "refill_noise_blocks",
     "warm_up",
@@ -89,6 +92,9 @@ class CompileNotice:
         self.bar: Any = None
         self._total = len(self.pending)
         self._pid = os.getpid()
+        #: whether the kernel cache was empty when the notice started (a first run: set only
+        #: with ``n_jobs > 1``, for :func:`early_parts`)
+        self.empty_cache = n_jobs > 1 and _cache_is_empty()
 
     def started(self, py_func: Any) -> None:
         """numba starts compiling ``py_func``."""
@@ -187,7 +193,92 @@ def _cost(task: ChunkTask) -> float:
     return cost_hint(task.agent)
 
 
-def warm_up(tasks: list[ChunkTask], n_jobs: int = 1, notice: CompileNotice | None = None) -> float:
+class EarlyParts:
+    """The kernels several loops call (:func:`shared_parts`) being compiled by a forked process
+    started before the run's set-up (:func:`early_parts`), and a pipe whose read end reaches
+    end-of-file when that process ends (it holds the only write end)."""
+
+    def __init__(self, parts: list[tuple[Callable[..., Any], tuple[Any, ...]]]) -> None:
+        self.parts = parts
+        self.fd, write = os.pipe()
+        self.process = pool_context().Process(target=_compile_parts, args=(parts, write),
+                                              daemon=True)  # fmt: skip
+        self.process.start()
+        os.close(write)  # the process holds the only write end: end-of-file when it ends
+
+    def wait(self) -> None:
+        """Until the process has ended (its parts are then in the disk cache)."""
+        _wait_for_end(self.fd)
+
+    def close(self, stop: bool = False) -> None:
+        if stop and self.process.is_alive():
+            self.process.terminate()
+        self.process.join()
+        os.close(self.fd)
+
+
+def _compile_parts(parts: list[tuple[Callable[..., Any], tuple[Any, ...]]], write: int) -> None:
+    exit_with_parent()
+    for fn, args in parts:
+        fn(*args)
+
+
+def _wait_for_end(fd: int) -> None:
+    while os.read(fd, 1):  # nothing is ever written: b"" once the writer has ended
+        pass
+
+
+def _after_early(fd: int, part: tuple[Callable[..., Any], tuple[Any, ...]]) -> None:
+    """A job of the compiling processes: wait for the early process (:class:`EarlyParts`),
+    then load ``part`` from the disk cache it wrote (or compile it, if that process failed)."""
+    _wait_for_end(fd)
+    fn, args = part
+    fn(*args)
+
+
+def _cache_is_empty() -> bool:
+    from dpbandits.core.kernel_cache import CACHE_SUFFIXES, kernel_cache_dir
+
+    directory = kernel_cache_dir()
+    return not directory.is_dir() or not any(
+        p.suffix in CACHE_SUFFIXES for p in directory.rglob("*")
+    )
+
+
+@contextlib.contextmanager
+def early_parts(agents: Mapping[str, Any], n_arms: int,
+                notice: CompileNotice) -> Iterator[EarlyParts | None]:  # fmt: skip
+    """On a first run (the kernel cache was empty when ``notice`` started, with ``n_jobs > 1``)
+    and a forking pool, start compiling the kernels several loops call (:func:`shared_parts`:
+    the private agents' window update, the longest compilation of a cold run) at once in a
+    forked process, while this process probes the agents (whose private means compile their
+    noise) and makes the tasks; :func:`warm_up` waits for it before the loops that call them.
+    In the block: the :class:`EarlyParts`, or ``None`` (nothing to start); stopped on an
+    error."""
+    parts: list[tuple[Callable[..., Any], tuple[Any, ...]]] = []
+    if notice.empty_cache and _forks():
+        for agent in agents.values():
+            with contextlib.suppress(Exception):  # a bad agent: its probe says why, next
+                parts += [p for p in shared_parts(agent, n_arms) if p not in parts]
+    early = EarlyParts(parts) if parts else None
+    try:
+        yield early
+    except BaseException:
+        if early is not None:
+            early.close(stop=True)
+            early = None
+        raise
+    finally:
+        if early is not None:
+            early.close()
+
+
+def _forks() -> bool:
+    return bool(pool_context().get_start_method() == "fork")
+
+
+def warm_up(tasks: list[ChunkTask], n_jobs: int = 1, notice: CompileNotice | None = None,
+            early: EarlyParts | None = None) -> float:
     """Play every agent of ``tasks`` (its first task) for a few steps in this process
     (:func:`warm_up_task`), so that every kernel the tasks call is compiled, or loaded from the
     disk cache, before they start; return the seconds it took.
@@ -214,15 +305,20 @@ def warm_up(tasks: list[ChunkTask], n_jobs: int = 1, notice: CompileNotice | Non
         private = any(is_private(t.agent) for t in order)
         parallel = n_jobs > 1 and len(minis) > 1
         played = 0
+        if early is not None and not (parallel and notice.compiled):
+            early.wait()  # (else this process would compile its parts a second time)
         if not (parallel and notice.compiled):  # nothing compiled yet: maybe a warm cache
             _play(minis[0])
             notice.ready([minis[0].label])
             played = 1
         if parallel and notice.compiled:
             try:
-                _compile_in_processes(minis[played:], played == 0, private, n_jobs, notice)
+                _compile_in_processes(minis[played:], played == 0, private, n_jobs, notice,
+                                      early)  # fmt: skip
             except Exception:  # noqa: BLE001 (e.g. an agent that cannot be pickled)
                 pass  # the pass below compiles here instead, and raises a real error itself
+            if early is not None:
+                early.wait()
         if private:
             refill_noise_blocks()
         for mini in minis[played:]:
@@ -239,7 +335,8 @@ _COST_FIRST, _COST_PART, _COST_REFILL = 6.0, 7.0, 1.0
 
 
 def _compile_in_processes(minis: list[ChunkTask], first: bool, private: bool, n_jobs: int,
-                          notice: CompileNotice) -> None:  # fmt: skip
+                          notice: CompileNotice,
+                          early: EarlyParts | None = None) -> None:  # fmt: skip
     """Compile the kernels of ``minis`` (warm-up tasks, the cheapest first) in ``n_jobs`` forked
     processes, each kernel once (they write the disk cache), as a graph of jobs
     (``run_tasks(after=...)``), the longest chain of work first:
@@ -248,7 +345,9 @@ def _compile_in_processes(minis: list[ChunkTask], first: bool, private: bool, n_
       environment's reward tape, the regret, the pull counts); every agent's loop after it;
     - the private means' noise refill (:func:`refill_noise_blocks`, if ``private``), which the
       private agents' loops call, and the kernels several loops call (:func:`shared_parts`, each
-      once: the window update of a quantile method), each before the loops that call it;
+      once: the window update of a quantile method), each before the loops that call it; one
+      that ``early`` compiles already (:func:`early_parts`) is a job that waits for it and
+      loads it;
     - the loop of each ``compile_key``, once (the agents sharing it are ready with it).
 
     A process that started a loop while another compiled a kernel it calls would compile that
@@ -288,7 +387,9 @@ def _compile_in_processes(minis: list[ChunkTask], first: bool, private: bool, n_
             if part not in parts:
                 fn, args = part
                 name = f"{getattr(fn, '__name__', 'kernel')}{tuple(args)!r}".replace(",)", ")")
-                parts[part] = add(part, (), _COST_PART, name, [])
+                job = part if early is None or part not in early.parts else (
+                    _after_early, (early.fd, part))
+                parts[part] = add(job, (), _COST_PART, name, [])
             needs.append(parts[part])
         add(head, tuple(needs), _cost(head), head.label, [t.label for t in group])
     # longest chain of work first: a job's priority is its cost plus its dependents' largest

@@ -4,8 +4,11 @@ so before the first compilation, and the progress bar only starts afterwards."""
 
 from __future__ import annotations
 
+import types
+
 import numba
 import numpy as np
+import pytest
 
 import agents
 from dpbandits.experiments import run, shift_agents, shift_env
@@ -72,7 +75,7 @@ def test_run_announces_compiling_before_the_progress_bar_starts(capsys) -> None:
     assert 0 <= err.index("compiling kernels for fresh") < err.index("dpbandits run")
 
 
-def _sent_jobs(monkeypatch, agent_map, compiled_before=0):  # type: ignore[no-untyped-def]
+def _sent_jobs(monkeypatch, agent_map, compiled_before=0, early=None):  # type: ignore[no-untyped-def]
     """What a warm-up of ``agent_map`` with 2 jobs hands to the compiling processes (one
     ``run_tasks`` call recorded, not run), ``compiled_before`` compilations counted first."""
     sent = []
@@ -80,11 +83,14 @@ def _sent_jobs(monkeypatch, agent_map, compiled_before=0):  # type: ignore[no-un
                         lambda fn, tasks, **kw: sent.append((fn, tasks, kw)))  # fmt: skip
     with compile_notice(agent_map) as notice:
         notice.compiled = compiled_before
-        warm_up(_tasks(agent_map), n_jobs=2, notice=notice)
+        warm_up(_tasks(agent_map), n_jobs=2, notice=notice, early=early)
     assert len(sent) == 1
     fn, items, kw = sent[0]
     assert fn is warmup_module._run_item and kw["n_jobs"] == 2
-    names = [it.label if hasattr(it, "label") else it[0].__name__ for it in items]
+    # a job waiting for the early process (warmup._after_early) by the name of its part
+    parts = [it[1][1] if isinstance(it, tuple) and it[0] is warmup_module._after_early else it
+             for it in items]
+    names = [it.label if hasattr(it, "label") else it[0].__name__ for it in parts]
     after = {names[i]: sorted(names[j] for j in kw["after"][i]) for i in range(len(items))}
     return items, names, after, [names[i] for i in kw["order"]]
 
@@ -136,3 +142,52 @@ def test_the_warm_up_compiles_the_noise_refill_of_any_block_size() -> None:
     for _ in range(70):  # past the first block of 64 counts: a refill
         means.update(np.zeros(7, dtype=np.intp), np.full(7, 0.5))
     assert (len(block_store.signatures), len(fill_standard_laplace.signatures)) == before
+
+
+def test_on_an_empty_cache_the_shared_kernels_start_before_the_agents_are_probed(monkeypatch):  # type: ignore[no-untyped-def]
+    """With an empty kernel cache and several jobs, the kernels several loops call (the window
+    update of Smith's method, once for RNM and RS) start compiling in a forked process before
+    the agents are probed (early_parts); the compiling processes' job for it then waits for
+    that process (end-of-file on its pipe) and loads what it wrote, before the loops."""
+    from agents.private_loop import compile_windows
+
+    agent_map = shift_agents(["TS", "RNM", "RS"])
+    with compile_notice(agent_map, n_jobs=1) as notice:  # one job: nothing to start
+        assert not notice.empty_cache
+        with warmup_module.early_parts(agent_map, 2, notice) as early:
+            assert early is None
+    monkeypatch.setattr(warmup_module, "_cache_is_empty", lambda: True)
+    with compile_notice(agent_map, n_jobs=2) as notice:
+        assert notice.empty_cache
+        with warmup_module.early_parts(agent_map, 2, notice) as early:
+            assert early is not None and early.parts == [(compile_windows, ("smith",))]
+            early.wait()
+    assert early.process.exitcode == 0
+    fake = types.SimpleNamespace(parts=early.parts, fd=-1, wait=lambda: None)
+    items, names, after, _ = _sent_jobs(monkeypatch, agent_map, compiled_before=1, early=fake)
+    assert (warmup_module._after_early, (-1, (compile_windows, ("smith",)))) in items
+    assert (compile_windows, ("smith",)) not in items  # (compiled once: by the early process)
+    assert after["RNM"] == after["RS"] == ["TS", "compile_windows", "refill_noise_blocks"]
+
+
+class _RefusesItsReset(agents.UCB):
+    def reset(self, n_runs, n_arms, *, horizon=None, rng=None):  # type: ignore[no-untyped-def]
+        raise ValueError("refused")
+
+
+def test_a_probe_that_fails_stops_the_early_process(monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """An agent whose probe fails (its reset refuses a parameter) stops the run with its own
+    error, after the early process started for the window update (an empty kernel cache) is
+    stopped and reaped: no process is left behind."""
+    import multiprocessing
+
+    monkeypatch.setattr(warmup_module, "_cache_is_empty", lambda: True)
+    started = []
+    real = warmup_module.EarlyParts
+    monkeypatch.setattr(warmup_module, "EarlyParts",
+                        lambda parts: started.append(real(parts)) or started[-1])  # fmt: skip
+    agent_map = {**shift_agents(["RNM"]), "bad": _RefusesItsReset()}
+    with pytest.raises(ValueError, match="agent 'bad': refused"):
+        run(shift_env(t_shift=300, horizon=500), agent_map, n_runs=2, n_jobs=2, progress=False)
+    assert len(started) == 1 and started[0].process.exitcode is not None
+    assert multiprocessing.active_children() == []
