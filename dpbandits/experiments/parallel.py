@@ -261,13 +261,13 @@ def run_tasks(
             raise ValueError("after: tasks with prerequisites run on the local pool only")
         if len(after) != len(tasks):
             raise ValueError(f"after: {len(after)} entries for {len(tasks)} tasks")
+        ready = _ready_order(idx, after)  # (refuses prerequisites that wait for each other)
     if executor is not None:
         _on_executor(executor, call, tasks, idx, done)
         return outputs
     if n_jobs <= 1 or len(idx) <= 1:
-        order_run = idx if after is None else _ready_order(idx, after)
         with_progress = progress if serial_progress else None
-        _serially(call, tasks, order_run, with_progress, on_start, done)
+        _serially(call, tasks, idx if after is None else ready, with_progress, on_start, done)
         return outputs
 
     ctx = pool_context()
@@ -307,8 +307,6 @@ def run_tasks(
             for f in finished:
                 done(started[f], f.result())  # re-raises a worker's error
             submit()
-        if waiting:
-            raise ValueError(f"after: tasks {waiting} wait for each other")
     except BaseException:
         _terminate_pool(ex)
         raise

@@ -305,9 +305,9 @@ def warm_up(tasks: list[ChunkTask], n_jobs: int = 1, notice: CompileNotice | Non
         private = any(is_private(t.agent) for t in order)
         parallel = n_jobs > 1 and len(minis) > 1
         played = 0
-        if early is not None and not (parallel and notice.compiled):
-            early.wait()  # (else this process would compile its parts a second time)
         if not (parallel and notice.compiled):  # nothing compiled yet: maybe a warm cache
+            if early is not None:
+                early.wait()  # (else this process would compile its parts a second time)
             _play(minis[0])
             notice.ready([minis[0].label])
             played = 1
