@@ -143,21 +143,25 @@ def positive_int(value: Any, name: str) -> int:
     return integer(value, name, minimum=1)
 
 
-def probability(value: Any, name: str, *, open_interval: bool = True) -> float:
-    """``value`` as a float in ``(0, 1)`` (or ``(0, 1]`` when ``open_interval=False``)."""
+def _within_unit(value: Any, name: str, *, low_open: bool, high_open: bool) -> float:
+    """``value`` as a float in the unit interval, each end open or closed as given."""
     v = number(value, name)
-    if not (0.0 < v < 1.0) if open_interval else not (0.0 < v <= 1.0):
-        interval = "(0, 1)" if open_interval else "(0, 1]"
+    above = 0.0 < v if low_open else 0.0 <= v
+    below = v < 1.0 if high_open else v <= 1.0
+    if not (above and below):
+        interval = f"{'(' if low_open else '['}0, 1{')' if high_open else ']'}"
         raise ParameterError(f"{name} must lie in {interval}, got {v!r}", name)
     return v
 
 
+def probability(value: Any, name: str, *, open_interval: bool = True) -> float:
+    """``value`` as a float in ``(0, 1)`` (or ``(0, 1]`` when ``open_interval=False``)."""
+    return _within_unit(value, name, low_open=True, high_open=open_interval)
+
+
 def unit_interval(value: Any, name: str) -> float:
     """``value`` as a float in the closed interval ``[0, 1]`` (a quantile level, a cut-off)."""
-    v = number(value, name)
-    if not 0.0 <= v <= 1.0:
-        raise ParameterError(f"{name} must lie in [0, 1], got {v!r}", name)
-    return v
+    return _within_unit(value, name, low_open=False, high_open=False)
 
 
 def real_array(x: Any, name: str, *, finite: bool = True) -> NDArray[np.float64]:
