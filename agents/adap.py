@@ -9,6 +9,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
+from agents.base import variant
 from agents.episodes import LaplaceBatchAgent
 from agents.kl import kl_upper_logit, neg_entropy
 from agents.skeleton import fields, one_based_round
@@ -102,6 +103,7 @@ def _pull(arms: Any, runs: Any, par: Any, r: int, t: int, a: int, x: float, bits
         release(arms, runs, r, done, standard_laplace(bits) * par[PAR.scale])
 
 
+@variant(alpha=3.1)
 class _AdaP(LaplaceBatchAgent):
     """Algorithm 1 of Azize & Basu (2022) with the index of the classes below."""
 
@@ -114,13 +116,7 @@ class _AdaP(LaplaceBatchAgent):
         **LaplaceBatchAgent.parameter_constraints,
         "alpha": Param(low=0, low_open=True, doc="confidence exponent (> 3 in the regret bounds)"),
     }
-
-    def __init__(self, epsilon: float = 1.0, alpha: float = 3.1) -> None:
-        super().__init__(epsilon)
-        self.alpha = alpha
-
-    def parameters(self) -> dict[str, float]:
-        return {**super().parameters(), "alpha": float(self.alpha)}
+    alpha: float  # the constructor's (variant), read by the kernels as PAR.alpha
 
     def check_step(self, actions: NDArray[np.int64]) -> None:
         if self.t >= self.n_arms and not np.array_equal(actions, self.run_field("cur")):

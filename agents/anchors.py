@@ -22,17 +22,17 @@ class ShiftAnchor(IndexAgent):
     """Base of the change-detection anchors (module docstring). It owns ``n_changes`` (the
     number of change points ``Upsilon_T`` the defaults assume, the same entry of every anchor's
     parameter table), the tuned values and the hooks that read them: :attr:`exploration`,
-    :attr:`restarts`. A subclass's ``setup`` computes the ``PAR`` values of its kernels and the
-    share of exploration from its parameters and the horizon, and ends with
-    :meth:`tuned`."""
+    :attr:`restarts`. A subclass's constructor stores its parameters, ``n_changes`` among
+    them (:meth:`~agents.base.Agent.keep_parameters`); its ``setup`` computes the ``PAR``
+    values of its kernels and the share of exploration from its parameters and the horizon,
+    and ends with :meth:`tuned`."""
 
     traits = AgentTraits(rewards="unit", compiled=True, needs_horizon=True)
     parameter_constraints: ClassVar = {
         "n_changes": Param("int", low=1, doc="number of change points assumed by the defaults"),
     }
 
-    def __init__(self, n_changes: int = 1) -> None:
-        self.n_changes = n_changes
+    n_changes: int
 
     def tuned(self, exploration: float, values: dict[str, float]) -> None:
         """Start the replications with ``values``, the ``PAR`` values by name, and the share

@@ -245,6 +245,21 @@ class Agent:
         """Learn from one step; called before ``self.t`` is incremented."""
 
     # -- conveniences ---------------------------------------------------------------------
+    def keep_parameters(self, arguments: Mapping[str, Any]) -> None:
+        """Store a constructor's arguments unchanged under their names (:meth:`reset` checks
+        them): ``arguments`` is the ``locals()`` of the ``__init__``, taken first thing, so
+        every name in it (``self`` and the ``__class__`` cell of ``super()`` aside) is a
+        parameter, declared in :attr:`parameter_constraints` (``TypeError`` otherwise). The
+        class annotates the parameters (``m: int``) for type checkers."""
+        declared = type(self).parameter_constraints
+        for name, value in arguments.items():
+            if name in ("self", "__class__"):
+                continue
+            if name not in declared:
+                raise TypeError(f"{type(self).__name__}: {name!r} is not a parameter declared "
+                                "in its parameter_constraints")  # fmt: skip
+            setattr(self, name, value)
+
     def get_params(self) -> dict[str, Any]:
         """Constructor arguments (by name) as stored on the instance."""
         params: dict[str, Any] = {}
@@ -264,6 +279,21 @@ class Agent:
 
 
 _A = TypeVar("_A", bound=type)
+
+
+def _call_error(text: str, signature: inspect.Signature, n_args: int) -> str:
+    """``inspect.Signature.bind``'s refusal ``text`` of a call with ``n_args`` positional
+    arguments, worded as Python words it for a written function of that ``signature``."""
+    if text == "too many positional arguments":
+        kinds = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
+        positional = [p for p in signature.parameters.values() if p.kind in kinds]
+        most = len(positional)
+        least = sum(p.default is p.empty for p in positional)
+        span = str(most) if least == most else f"from {least} to {most}"
+        return f"takes {span} positional argument{'s' * (most != 1)} but {n_args} were given"
+    if text.startswith("multiple values"):
+        return f"got {text}"
+    return text
 
 
 def variant(*, before: str | None = None, **defaults: Any) -> Callable[[_A], _A]:
@@ -307,7 +337,8 @@ def variant(*, before: str | None = None, **defaults: Any) -> Callable[[_A], _A]
             try:
                 bound = new.bind(self, *args, **kwargs)
             except TypeError as exc:  # worded as a written __init__'s, naming the class
-                raise TypeError(f"{__init__.__qualname__}() {exc}") from None
+                text = _call_error(str(exc), new, 1 + len(args))
+                raise TypeError(f"{__init__.__qualname__}() {text}") from None
             bound.apply_defaults()
             for name in added:  # (the base's parameters after it then go by keyword)
                 setattr(self, name, bound.arguments.pop(name))

@@ -134,15 +134,17 @@ class CUSUMUCB(ShiftAnchor):
         "xi": Param(low=0, low_open=True, doc="constant of the UCB index sqrt(xi ln n / n_k)"),
     }
 
+    # the parameters, stored as given (keep_parameters)
+    m: int
+    drift: float
+    h: float | None
+    alpha: float | None
+    xi: float
+
     def __init__(self, m: int = 150, drift: float = 0.1, h: float | None = None,
                  alpha: float | None = None, n_changes: int = 1,
                  xi: float = 2.0) -> None:  # fmt: skip
-        self.m = m
-        self.drift = drift
-        self.h = h
-        self.alpha = alpha
-        super().__init__(n_changes)
-        self.xi = xi
+        self.keep_parameters(locals())
 
     def setup(self) -> None:
         ratio = 1.0

@@ -9,6 +9,7 @@ from typing import Any
 
 import numpy as np
 
+from agents.base import variant
 from agents.episodes import LaplaceBatchAgent
 from agents.kl import d_eps, d_eps_upper_logit, kink_level, kl_with, neg_entropy
 from agents.skeleton import fields
@@ -216,6 +217,7 @@ def _pull(arms: Any, runs: Any, par: Any, r: int, t: int, a: int, x: float, bits
         runs[r, RUN.valid] = 0.0
 
 
+@variant(alpha=2.0)
 class _DPKL(LaplaceBatchAgent):
     """The blueprint of Azize et al. (2025) with the index of ``kind`` (the classes below)."""
 
@@ -232,14 +234,11 @@ class _DPKL(LaplaceBatchAgent):
         **LaplaceBatchAgent.parameter_constraints,
         "alpha": Param(low=1, low_open=True, doc="growth ratio of the phases"),
     }
-
-    def __init__(self, epsilon: float = 1.0, alpha: float = 2.0) -> None:
-        super().__init__(epsilon)
-        self.alpha = alpha
+    alpha: float  # the constructor's (variant), read by the kernels as PAR.alpha
 
     def parameters(self) -> dict[str, float]:
         values = super().parameters()
-        return {**values, "alpha": float(self.alpha), "spread": -math.expm1(-values["eps"])}
+        return {**values, "spread": -math.expm1(-values["eps"])}
 
 
 

@@ -17,7 +17,10 @@ releases per arm.
 :class:`LaplaceBatchAgent` is the part they share on top of the compiled skeleton
 (:mod:`agents.skeleton`, which owns the loop and the reward check): the ``epsilon`` check and
 noise scale, the private-means hook and the privacy report; its constructor takes ``epsilon``
-only.
+only. A subclass's own parameter (AdaP's confidence exponent ``alpha``, DP-KL's phase growth
+ratio ``alpha``) is declared in its parameter table and added to the constructor by
+:func:`agents.base.variant`; the skeleton passes it to the kernels as the ``PAR`` field of its
+name (:meth:`agents.skeleton.CompiledAgent.parameters`).
 """
 
 from __future__ import annotations

@@ -170,17 +170,19 @@ class GLRKLUCB(ShiftAnchor):
         "delta_s": Param("int", low=1, doc="test the splits s = delta_s, 2 delta_s, ..."),
     }
 
+    # the parameters, stored as given (keep_parameters)
+    restart: str
+    delta: float | None
+    alpha: float | None
+    alpha0: float
+    c: float
+    delta_n: int
+    delta_s: int
+
     def __init__(self, restart: str = "local", delta: float | None = None,
                  alpha: float | None = None, alpha0: float = 0.05, n_changes: int = 1,
                  c: float = 0.0, delta_n: int = 10, delta_s: int = 10) -> None:  # fmt: skip
-        self.restart = restart
-        self.delta = delta
-        self.alpha = alpha
-        self.alpha0 = alpha0
-        super().__init__(n_changes)
-        self.c = c
-        self.delta_n = delta_n
-        self.delta_s = delta_s
+        self.keep_parameters(locals())
 
     def setup(self) -> None:
         r, k = self.n_runs, self.n_arms

@@ -123,12 +123,14 @@ class MUCB(ShiftAnchor):
         **ShiftAnchor.parameter_constraints,  # n_changes
     }  # fmt: skip
 
+    # the parameters, stored as given (keep_parameters)
+    w: int
+    b: float | None
+    gamma: float | None
+
     def __init__(self, w: int = 150, b: float | None = None, gamma: float | None = None,
                  n_changes: int = 1) -> None:  # fmt: skip
-        self.w = w
-        self.b = b
-        self.gamma = gamma
-        super().__init__(n_changes)
+        self.keep_parameters(locals())
 
     def setup(self) -> None:
         w = int(self.w)

@@ -280,7 +280,8 @@ class CompiledAgent(Agent):
     ``arm_kernel`` and ``learn_kernel`` (``round_kernel``, ``prepare_kernel`` and
     ``settle_kernel`` optional), its
     :attr:`~agents.base.Agent.traits`, the fields that do not start at 0 (:attr:`ARM_START`,
-    :attr:`RUN_START`), and writes :meth:`parameters` (the ``PAR`` values, by name) and, when
+    :attr:`RUN_START`), and writes :meth:`parameters` (the ``PAR`` values, by name; a field
+    named after a parameter may be left to it) and, when
     a field's start depends on the sizes or parameters, :meth:`init_state`. It may override
     :meth:`check_step` (a check of ``update``'s actions). Everything else -- ``choose``,
     ``observe``, ``play``, the reward checks -- is this class's.
@@ -305,7 +306,9 @@ class CompiledAgent(Agent):
 
     # -- what a subclass writes -----------------------------------------------------------
     def parameters(self) -> Mapping[str, float]:
-        """The values of the ``PAR`` fields, by name (after the parameter checks)."""
+        """The values of the ``PAR`` fields, by name (after the parameter checks). A field it
+        leaves out that names a declared parameter (:attr:`~agents.base.Agent.
+        parameter_constraints`) gets the parameter's value, as a float."""
         return {}
 
     def init_state(self) -> None:
@@ -351,7 +354,10 @@ class CompiledAgent(Agent):
 
     def setup(self) -> None:
         R, K = self.n_runs, self.n_arms
-        values = self.parameters()
+        values = dict(self.parameters())
+        for name in set(self.PAR._fields) - set(values):
+            if name in type(self).parameter_constraints:  # a parameter the kernels read as given
+                values[name] = float(getattr(self, name))
         missing = set(self.PAR._fields) - set(values) if self.PAR is not NO_FIELDS else set()
         if missing:
             raise TypeError(f"{type(self).__name__}.parameters() misses {sorted(missing)}")

@@ -108,3 +108,51 @@ def test_an_added_parameter_goes_before_the_bases_var_keyword():
     )
     agent = OpenWithC(3.0, 4.0, z=5.0)
     assert (agent.a, agent.c, agent.rest) == (3.0, 4.0, {"z": 5.0})
+
+
+def test_the_call_errors_are_worded_as_a_written_init():
+    def written(self, a: float = 1.0, c: str = "x", b: int | None = 3) -> None:
+        """WithC's constructor, written out."""
+
+    calls = [((1.0, "y", 5, 6), {}), ((1.0,), {"a": 2.0}), ((), {"d": 1})]
+    for args, kwargs in calls:
+        with pytest.raises(TypeError) as wrote:
+            written(None, *args, **kwargs)
+        with pytest.raises(TypeError) as made:
+            WithC(*args, **kwargs)
+        expected = str(wrote.value).replace(f"{written.__qualname__}()", "WithC.__init__()")
+        assert str(made.value) == expected
+
+
+def test_keep_parameters_stores_the_declared_arguments():
+    class Kept(Base):
+        c: str
+
+        parameter_constraints = {**Base.parameter_constraints, "c": Param("str", doc="c")}
+
+        def __init__(self, a: float = 1.0, b: int | None = None, c: str = "x") -> None:
+            self.keep_parameters(locals())
+            super().__init__(a, b)  # (the __class__ cell of super() is not stored)
+
+    agent = Kept(2.0, c="y")
+    assert vars(agent) == {"a": 2.0, "b": None, "c": "y"}
+    assert repr(agent) == "Kept(a=2.0, b=None, c='y')"
+
+    class Undeclared(Base):
+        def __init__(self, a: float = 1.0, d: int = 0) -> None:
+            self.keep_parameters(locals())
+
+    with pytest.raises(TypeError, match=r"Undeclared: 'd' is not a parameter declared"):
+        Undeclared()
+
+
+@pytest.mark.parametrize(
+    ("cls", "alpha"), [(agents.AdaPUCB, 4), (agents.AdaPKLUCB, 3.5), (agents.DPKLUCB, 3)]
+)
+def test_a_par_field_named_after_a_parameter_gets_its_value(cls, alpha):
+    # AdaP's and DP-KL's alpha: added by variant, passed to the kernels by the skeleton
+    agent = cls(0.5, alpha)
+    agent.reset(2, 3, rng=0)
+    value = agent.par[cls.PAR.alpha]
+    assert type(value) is float and value == alpha
+    assert agent.par[cls.PAR.eps] == 0.5
