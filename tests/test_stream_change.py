@@ -31,16 +31,16 @@ from scipy import stats
 from dpbandits.experiments import run, shift_agents, shift_env
 from tests.stats import P_MIN, Z_MAX
 
-# a two-sample test on 3 000 replications of six agents (about 2 GB at once): CI's slow step
+# a two-sample test on 3 000 replications of five agents (about 2 GB at once): CI's slow step
 pytestmark = pytest.mark.slow
 
 BEFORE = dict(np.load(Path(__file__).parent / "data" / "regret_before_stream_change.npz"))
 
 
 def test_regret_distribution_unchanged() -> None:
-    """Every agent of the file in one test: the 3 000 replications are one run of the six
-    agents, made once (as six tests, pytest-xdist's workers each made it: the slow step paid
-    for the run twice); every agent is tested and every failure reported."""
+    """Every agent of the file in one test: the 3 000 replications are one run of the five
+    agents, made once (as five tests, each pytest-xdist worker that took one made the run:
+    twice when the tests were split); every agent is tested and every failure reported."""
     res = run(
         shift_env(t_shift=1200, horizon=2000),
         shift_agents(sorted(BEFORE)),
