@@ -26,6 +26,7 @@ An *event* is one feature's value (``== v``, ``!= v``) for a nominal feature, or
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
@@ -86,6 +87,41 @@ def _windows(horizon: int) -> Iterator[tuple[int, int]]:
         h *= 2
 
 
+def _frozen(a: NDArray[Any]) -> NDArray[Any]:
+    a.setflags(write=False)
+    return a
+
+
+@functools.lru_cache(maxsize=16)
+def _count_layout(horizon: int, n_arms: int) -> tuple[Any, ...]:
+    """Per window length ``h``: the windows' starts and ends, and the features' names and last
+    steps of families ``counts`` and ``switches``. The same for every batch of runs of one
+    horizon (cached: a search computes the features of thousands of batches, and naming them
+    cost as much as counting)."""
+    by_len: dict[int, list[int]] = {}
+    for s, h in _windows(horizon):
+        by_len.setdefault(h, []).append(s)
+    out = []
+    for h, wins in sorted(by_len.items()):
+        starts = _frozen(np.array(wins))
+        ends = _frozen(starts + h)
+        names = tuple(f"N{a}[{s}..{s + h - 1}]" for a in range(n_arms) for s in starts)
+        lasts = _frozen(np.concatenate([ends - 1] * n_arms))
+        names_sw = tuple(f"switches[{s}..{s + h - 1}]" for s in starts)
+        out.append((h, starts, ends, names, lasts, names_sw, _frozen(ends - 1)))
+    return tuple(out)
+
+
+@functools.lru_cache(maxsize=16)
+def _names(horizon: int, n_arms: int) -> tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]]:
+    """The names of families ``actions``, ``timing`` and ``pulls`` (cached, as above)."""
+    j_max = min(SWITCHES, horizon - 1)
+    return (tuple(f"a[{t}]" for t in range(horizon)),
+            tuple(f"switch #{j + 1} at step" for j in range(j_max)),
+            tuple(f"a after pull #{j + 1} of arm {a}" for a in range(n_arms)
+                  for j in range(horizon)))  # fmt: skip
+
+
 def _count_blocks(acts: NDArray[np.integer[Any]], n_arms: int) -> list[Block]:
     """Families ``counts`` and ``switches``: one block per window length."""
     n, horizon = acts.shape
@@ -95,24 +131,13 @@ def _count_blocks(acts: NDArray[np.integer[Any]], n_arms: int) -> list[Block]:
     sw = np.zeros((n, horizon + 1), dtype=np.int32)
     np.cumsum(np.concatenate([np.zeros((n, 1), bool), acts[:, 1:] != acts[:, :-1]], axis=1),
               axis=1, out=sw[:, 1:])  # fmt: skip
-    by_len: dict[int, list[tuple[int, int]]] = {}
-    for s, h in _windows(horizon):
-        by_len.setdefault(h, []).append((s, h))
     out = []
-    for h, wins in sorted(by_len.items()):
-        starts = np.array([s for s, _ in wins])
-        ends = starts + h
-        names, codes, lasts = [], [], []
-        for a in range(n_arms):
-            codes.append(cum[a][:, ends] - cum[a][:, starts])
-            names += [f"N{a}[{s}..{s + h - 1}]" for s in starts]
-            lasts.append(ends - 1)
-        out.append(Block("counts", tuple(names), np.hstack(codes).astype(np.int64), h + 1, True,
-                         np.concatenate(lasts)))  # fmt: skip
+    for h, starts, ends, names, lasts, names_sw, last_sw in _count_layout(horizon, n_arms):
+        codes = [cum[a][:, ends] - cum[a][:, starts] for a in range(n_arms)]
+        out.append(Block("counts", names, np.hstack(codes).astype(np.int64), h + 1, True, lasts))
         # switches inside the window: between its steps, not into its first one
         codes_sw = sw[:, ends] - sw[:, starts + 1]
-        out.append(Block("switches", tuple(f"switches[{s}..{s + h - 1}]" for s in starts),
-                         codes_sw.astype(np.int64), h, True, ends - 1))  # fmt: skip
+        out.append(Block("switches", names_sw, codes_sw.astype(np.int64), h, True, last_sw))
     return out
 
 
@@ -121,7 +146,8 @@ def blocks(acts: NDArray[np.integer[Any]], n_arms: int) -> list[Block]:
     n, horizon = acts.shape
     a64 = acts.astype(np.int64)
     steps = np.arange(horizon)
-    out = [Block("actions", tuple(f"a[{t}]" for t in steps), a64, n_arms, False, steps)]
+    names_actions, names_timing, names_pulls = _names(horizon, n_arms)
+    out = [Block("actions", names_actions, a64, n_arms, False, steps)]
     out += _count_blocks(acts, n_arms)
     # timing: the step of the j-th switch (horizon: none)
     switched = acts[:, 1:] != acts[:, :-1]
@@ -130,8 +156,8 @@ def blocks(acts: NDArray[np.integer[Any]], n_arms: int) -> list[Block]:
     times = np.full((n, j_max), horizon, dtype=np.int64)
     rows, cols = np.nonzero(switched & (order <= j_max))
     times[rows, order[rows, cols] - 1] = cols + 1
-    out.append(Block("timing", tuple(f"switch #{j + 1} at step" for j in range(j_max)), times,
-                     horizon + 1, True, np.full(j_max, horizon - 1)))  # fmt: skip
+    out.append(Block("timing", names_timing, times, horizon + 1, True,
+                     np.full(j_max, horizon - 1)))  # fmt: skip
     m = 1
     while m < horizon and n_arms ** (m + 1) <= PATTERN_VALUES:
         m += 1
@@ -140,11 +166,11 @@ def blocks(acts: NDArray[np.integer[Any]], n_arms: int) -> list[Block]:
         code = code * n_arms + a64[:, t]
     out.append(Block("last", (f"a[{horizon - m}..{horizon - 1}]",), code[:, None], n_arms**m,
                      False, np.array([horizon - 1])))  # fmt: skip
-    out.append(_pull_block(a64, n_arms))
+    out.append(_pull_block(a64, n_arms, names_pulls))
     return out
 
 
-def _pull_block(a64: NDArray[np.int64], n_arms: int) -> Block:
+def _pull_block(a64: NDArray[np.int64], n_arms: int, names: tuple[str, ...]) -> Block:
     """Family ``pulls``: feature ``a * T + n - 1`` is the action right after arm ``a``'s
     ``n``-th pull (``K``: none, or that pull was the last step). It may read any step, so
     every feature counts for every changed step."""
@@ -156,8 +182,6 @@ def _pull_block(a64: NDArray[np.int64], n_arms: int) -> Block:
         rows, cols = np.nonzero(hit)
         rank = np.cumsum(hit, axis=1)[rows, cols] - 1
         codes[rows, a, rank] = nxt[rows, cols]
-    names = tuple(f"a after pull #{j + 1} of arm {a}" for a in range(n_arms)
-                  for j in range(horizon))  # fmt: skip
     return Block("pulls", names, codes.reshape(n, n_arms * horizon), n_arms + 1, False,
                  np.full(n_arms * horizon, horizon - 1))  # fmt: skip
 
@@ -245,13 +269,20 @@ class Layout:
     def counts(self, hists: list[NDArray[np.int64]]) -> NDArray[np.int64]:
         """``(G, C)`` cell counts from per-block histograms ``(G, F, size)``
         (:func:`group_hists`)."""
-        out = []
+        # written in place, block by block: (G, C) is the search's largest array (~45 000 cells
+        # per neighbour at T = 500), and a copy of it per call was a fifth of a search's CPU
+        out = np.empty((hists[0].shape[0], self.block.size), dtype=np.int64)
+        at = 0
         for i in self.order:
             h = hists[i]
+            width = h.shape[1] * h.shape[2]
+            cells = out[:, at : at + width].reshape(h.shape)  # a view: the last axis is split
             if self.skeleton[i].ordinal:
-                h = np.cumsum(h, axis=2)
-            out.append(h.reshape(h.shape[0], -1))
-        return np.hstack(out)
+                np.cumsum(h, axis=2, out=cells)
+            else:
+                cells[...] = h
+            at += width
+        return out
 
     def event(self, c: int, kind: int, score: float) -> Event:
         """Cell ``c`` as an event: kind 0/1 the cell's set in direction ``P/P'``/``P'/P``, 2/3

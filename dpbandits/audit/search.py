@@ -235,6 +235,7 @@ def pilot(runner: Runner, spec: str, table: NDArray[np.float64], lo: float, hi: 
     for groups, acts in runner.batches(tables, sizes.tolist()):
         used, local = np.unique(groups, return_inverse=True)
         hists = _hists(layout, acts, local, used.size)
+        fresh = not any(int(g) in totals for g in used)  # no neighbour's runs began earlier
         for j, g in enumerate(used):
             mine = [h[j] for h in hists]
             if g in totals:
@@ -245,7 +246,10 @@ def pilot(runner: Runner, spec: str, table: NDArray[np.float64], lo: float, hi: 
         if not complete:
             continue
         popped = [totals.pop(g) for g in complete]
-        nb = layout.counts([np.stack(per) for per in zip(*popped, strict=True)])
+        if fresh and len(complete) == used.size:  # the batch's histograms are the totals
+            nb = layout.counts(hists)
+        else:
+            nb = layout.counts([np.stack(per) for per in zip(*popped, strict=True)])
         steps_c = np.array([plan_steps[g][0] for g in complete])
         found = scored_events(layout, base, plan.pilot_base, nb, sizes[complete], steps_c,
                               PILOT_ALPHA, KEEP, delta)  # fmt: skip

@@ -1,6 +1,7 @@
 """Empirical privacy check (issue 2 §5): every eps-DP selector stays within eps on hard
-neighbouring pairs (incl. §IV-A and App. A/B), RNMH is rejected on the §IV-A pair, and the
-audit has the power to reject a selector whose noise is too small."""
+neighbouring pairs (incl. §IV-A and App. A/B; the built-ins at their defaults in their kit's
+test, the other variants here), RNMH is rejected on the §IV-A pair, and the audit has the power
+to reject a selector whose noise is too small."""
 
 import math
 
@@ -20,21 +21,16 @@ from tests.marks import slow_except
 DRAWS = 100_000
 EPS = 1.0
 
-# every selector that claims eps-DP, with the non-default variants that change the mechanism
+# the eps-DP selectors whose audit no other test runs: the non-default variants that change the
+# mechanism. Every built-in selector at its defaults (eps = 1) passes this same audit (every pair
+# of HARD_PAIRS, 100 000 draws per input, alpha 1e-6) in its kit's privacy check,
+# tests/dpbandits/test_testing_kit.py::test_every_builtin_selector_passes; rnm stays here as
+# the everyday case of this family.
 PRIVATE = [
-    ("uniform", {}),
-    ("krr", {}),
     ("rnm", {}),
     ("rnm", {"noise": "gumbel"}),
     ("rnm", {"noise": "laplace"}),
-    ("exponential_mechanism", {}),
-    ("permute_and_flip", {}),
-    ("rs", {}),
-    ("rs_tnb", {}),
     ("rs_tnb", {"eta": -0.5}),
-    ("gem", {}),
-    ("mgem", {}),
-    ("combined_gem", {}),
 ]
 
 

@@ -255,3 +255,4 @@ def test_one_file_under_two_module_names_does_not_share_cached_code(tmp_path):
     out = subprocess.run([sys.executable, str(example)], env=env, cwd=tmp_path,
                          capture_output=True, text=True)  # fmt: skip
     assert out.returncode == 0, out.stderr[-2000:]
+    assert out.stdout.strip()  # the example's own test (tests/test_docs.py) is this run
