@@ -209,10 +209,12 @@ def test_glr_and_cusum_restart_times_by_hand() -> None:
         for s in range(1, n)))  # fmt: skip
     assert 21 < first < 30
     agent = agents.make("glr_klucb", delta=delta, alpha=0.0, delta_n=1, delta_s=1)
-    agent.reset(1, 1, horizon=40, rng=0)
+    # two identical replications: GLR-klUCB's shared table is a strided view for R > 1 (one
+    # row at R = 1 is contiguous), so R = 2 runs the loop the engine runs, compiled once
+    agent.reset(2, 1, horizon=40, rng=0)
     for t in range(40):
-        agent.update(agent.act(), y[t : t + 1])
-        assert agent.restarts[0] == (1 if t >= first - 1 else 0), t
+        agent.update(agent.act(), np.repeat(y[t], 2))
+        assert (agent.restarts == (1 if t >= first - 1 else 0)).all(), t
     # CUSUM, m = 2 on (0, 1): u0 = 1/2, then ones: g- grows by 0.4 a step, h = 1 at the third
     cusum = agents.make("cusum_ucb", m=2, drift=0.1, h=1.0, alpha=0.0)
     cusum.reset(1, 1, horizon=10, rng=0)
