@@ -230,14 +230,14 @@ def test_forced_exploration_plays_every_arm_including_the_last(name: str) -> Non
     k, horizon, alpha = 4, 4000, 0.08
     params = {"gamma": alpha} if name == "m_ucb" else {"alpha": alpha}
     agent = agents.make(name, **params)
-    table = np.zeros((1, horizon, k))
+    table = np.zeros((2, horizon, k))  # R = 2: the engine's type of GLR-klUCB's shared table
     table[:, :, 0] = 1.0
-    acts = play(agent, table)[0]
     period = math.floor(k / alpha)
     forced = [t for t in range(horizon) if t % period < k]
-    assert [acts[t] for t in forced] == [t % period for t in forced]
-    assert sum(acts[t] == k - 1 for t in forced) == len(forced) // k
-    assert agent.restarts[0] == 0
+    for acts in play(agent, table):
+        assert [acts[t] for t in forced] == [t % period for t in forced]
+        assert sum(acts[t] == k - 1 for t in forced) == len(forced) // k
+    assert (agent.restarts == 0).all()
 
 
 @pytest.mark.parametrize("restart", ["local", "global"])

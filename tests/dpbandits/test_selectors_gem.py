@@ -224,8 +224,8 @@ def test_gem_row_kernel_is_the_batch_row():
     np.testing.assert_array_equal(batch, rows)
     # a non-finite q - t d: -1 and nothing drawn
     state = g.bit_generator.state
-    assert gem.gem_row(np.array([1e308, 0.0]), np.array([1.0, 1e308]), -10.0, 0.5, 0, 0,
-                       s, u, g) == -1  # fmt: skip
+    assert gem.gem_row(read_only(np.array([1e308, 0.0])), read_only(np.array([1.0, 1e308])),
+                       -10.0, 0.5, 0, 0, s, u, g) == -1  # fmt: skip
     assert g.bit_generator.state == state
 
 
