@@ -250,20 +250,20 @@ def test_glr_forced_exploration_keeps_the_global_phase_after_a_restart(restart: 
     # every free step, so arm 1 is played only at its forced steps (and once right after a
     # global restart, when it has no pull since it).
     k, horizon, period = 2, 400, 8
-    table = np.zeros((1, horizon, k))
-    table[0, 100:, 0] = 1.0
+    table = np.zeros((2, horizon, k))  # R = 2: the engine's type of GLR-klUCB's shared table
+    table[:, 100:, 0] = 1.0
     agent = agents.make("glr_klucb", restart=restart, delta=0.1, alpha=0.25, delta_n=1,
                         delta_s=1)  # fmt: skip
-    acts = play(agent, table)[0]
-    assert agent.restarts[0] == 1
-    tau = int(agent.tau[0, 0])  # the first step after the detection
-    assert 100 < tau < 120
-    assert tau % period != 0  # a phase counted from the restart would differ from here on
-    settled = tau + 1 if restart == "global" else tau  # the re-initialising pull of arm 1
-    plays_arm_1 = [t for t in range(settled + 1, horizon) if acts[t] == 1]
-    assert plays_arm_1 == [t for t in range(settled + 1, horizon) if t % period == 1]
-    forced = [t for t in range(horizon) if t % period < k]
-    assert [acts[t] for t in forced] == [t % period for t in forced]
+    for r, acts in enumerate(play(agent, table)):
+        assert agent.restarts[r] == 1
+        tau = int(agent.tau[r, 0])  # the first step after the detection
+        assert 100 < tau < 120
+        assert tau % period != 0  # a phase counted from the restart would differ from here on
+        settled = tau + 1 if restart == "global" else tau  # the re-initialising pull of arm 1
+        plays_arm_1 = [t for t in range(settled + 1, horizon) if acts[t] == 1]
+        assert plays_arm_1 == [t for t in range(settled + 1, horizon) if t % period == 1]
+        forced = [t for t in range(horizon) if t % period < k]
+        assert [acts[t] for t in forced] == [t % period for t in forced]
 
 
 def test_cusum_uniform_exploration_covers_every_arm() -> None:
