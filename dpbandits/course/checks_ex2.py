@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -79,6 +80,16 @@ def check_ucb_index(student: Student, rng: np.random.Generator) -> None:
 def thompson_pmf(successes: np.ndarray, failures: np.ndarray, prior: float = 1.0) -> np.ndarray:
     """``P(arm j has the largest Beta(prior + s, prior + f) sample)``, by numerical
     integration (``prior = 1``: the uniform prior)."""
+    s = tuple(float(v) for v in np.asarray(successes, dtype=float).ravel())
+    f = tuple(float(v) for v in np.asarray(failures, dtype=float).ravel())
+    return np.array(_thompson_pmf(s, f, float(prior)))
+
+
+@functools.lru_cache(maxsize=64)
+def _thompson_pmf(successes: tuple[float, ...], failures: tuple[float, ...],
+                  prior: float) -> tuple[float, ...]:  # fmt: skip
+    """:func:`thompson_pmf` of the same cases is the same (a few tenths of a second of
+    quadrature each): the check of every seed reuses it."""
     a = prior + np.asarray(successes, dtype=float)
     b = prior + np.asarray(failures, dtype=float)
     k = a.size
@@ -90,7 +101,7 @@ def thompson_pmf(successes: np.ndarray, failures: np.ndarray, prior: float = 1.0
             return float(stats.beta.pdf(x, a[j], b[j]) * others)
 
         out[j] = integrate.quad(integrand, 0.0, 1.0, epsabs=1e-12, epsrel=1e-10, limit=200)[0]
-    return out / out.sum()
+    return tuple(float(v) for v in out / out.sum())
 
 
 def _greedy_pmf(scores: np.ndarray) -> np.ndarray:

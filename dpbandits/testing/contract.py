@@ -10,8 +10,8 @@ from typing import Any
 import numpy as np
 
 from dpbandits import selectors
-from dpbandits.core import arms, checks
-from dpbandits.selectors.base import prepare_inputs
+from dpbandits.core import checks
+from dpbandits.selectors.base import _kernel_batch, prepare_inputs
 from dpbandits.testing.harness import Context, Failure, describe_exc, draw, indices, show
 from dpbandits.testing.problems import D_A, D_B, Q_A
 
@@ -121,7 +121,9 @@ def _shapes_select_batch(ctx: Context) -> str:
     rows = 5
     for k in _KS[1:]:  # the hook is called with K >= 2 only
         q, d, _ = prepare_inputs(gen.normal(size=(rows, k)) * ctx.scale(), gen.uniform(0.5, 2.0, k))
-        q, d = arms.read_only(q), arms.read_only(d)  # as ``select`` hands them (one kernel type)
+        # as ``select`` hands them: read-only and C-contiguous (``d`` is broadcast from one row
+        # here; a strided view would compile each row kernel once more, for this check alone)
+        q, d = _kernel_batch(q, d)
         what = f"select_batch on q {q.shape}"
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")

@@ -19,6 +19,7 @@ from dpbandits import selectors
 from tests.stats import assert_proportion_close
 
 R = 200_000
+R_KNOWN = 50_000  # the test with the built-in estimators (its docstring)
 Q = (0.3, 0.6)  # arm 1 is better
 
 
@@ -54,10 +55,15 @@ def gem_p_lower(q, d, eps, beta, modified):
     ],
 )
 def test_first_selection_with_known_means_matches_closed_form(selector, params, eps_s, p0):
+    """``R_KNOWN`` replications (the built-in estimators cost most per replication): |z| < 5
+    keeps the share of the lower arm within 5 sd <= 0.011 of ``p0`` (0.003 for kRR); the
+    nearest wrong laws are 0.034 away (GEM's gap over max d instead of d_0 + d_1, or RNM at
+    eps instead of eps/2: 0.430 against 0.464; RNM with D = 2: 0.464 against 0.430) and kRR at
+    eps/2 is 0.10 away."""
     agent = PrivateAgent(selector, epsilon_select=eps_s, epsilon_means=1e7, **params)
-    a = first_selection(agent)
+    a = first_selection(agent, n_runs=R_KNOWN)
     np.testing.assert_allclose(agent.private_means()[:5], [Q] * 5, atol=1e-4)
-    assert_proportion_close(int((a == 0).sum()), R, p0)
+    assert_proportion_close(int((a == 0).sum()), R_KNOWN, p0)
 
 
 class FixedMeans:

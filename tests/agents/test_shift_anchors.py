@@ -209,10 +209,12 @@ def test_glr_and_cusum_restart_times_by_hand() -> None:
         for s in range(1, n)))  # fmt: skip
     assert 21 < first < 30
     agent = agents.make("glr_klucb", delta=delta, alpha=0.0, delta_n=1, delta_s=1)
-    agent.reset(1, 1, horizon=40, rng=0)
+    # two identical replications: GLR-klUCB's shared table is a strided view for R > 1 (one
+    # row at R = 1 is contiguous), so R = 2 runs the loop the engine runs, compiled once
+    agent.reset(2, 1, horizon=40, rng=0)
     for t in range(40):
-        agent.update(agent.act(), y[t : t + 1])
-        assert agent.restarts[0] == (1 if t >= first - 1 else 0), t
+        agent.update(agent.act(), np.repeat(y[t], 2))
+        assert (agent.restarts == (1 if t >= first - 1 else 0)).all(), t
     # CUSUM, m = 2 on (0, 1): u0 = 1/2, then ones: g- grows by 0.4 a step, h = 1 at the third
     cusum = agents.make("cusum_ucb", m=2, drift=0.1, h=1.0, alpha=0.0)
     cusum.reset(1, 1, horizon=10, rng=0)
@@ -228,14 +230,14 @@ def test_forced_exploration_plays_every_arm_including_the_last(name: str) -> Non
     k, horizon, alpha = 4, 4000, 0.08
     params = {"gamma": alpha} if name == "m_ucb" else {"alpha": alpha}
     agent = agents.make(name, **params)
-    table = np.zeros((1, horizon, k))
+    table = np.zeros((2, horizon, k))  # R = 2: the engine's type of GLR-klUCB's shared table
     table[:, :, 0] = 1.0
-    acts = play(agent, table)[0]
     period = math.floor(k / alpha)
     forced = [t for t in range(horizon) if t % period < k]
-    assert [acts[t] for t in forced] == [t % period for t in forced]
-    assert sum(acts[t] == k - 1 for t in forced) == len(forced) // k
-    assert agent.restarts[0] == 0
+    for acts in play(agent, table):
+        assert [acts[t] for t in forced] == [t % period for t in forced]
+        assert sum(acts[t] == k - 1 for t in forced) == len(forced) // k
+    assert (agent.restarts == 0).all()
 
 
 @pytest.mark.parametrize("restart", ["local", "global"])
@@ -248,20 +250,20 @@ def test_glr_forced_exploration_keeps_the_global_phase_after_a_restart(restart: 
     # every free step, so arm 1 is played only at its forced steps (and once right after a
     # global restart, when it has no pull since it).
     k, horizon, period = 2, 400, 8
-    table = np.zeros((1, horizon, k))
-    table[0, 100:, 0] = 1.0
+    table = np.zeros((2, horizon, k))  # R = 2: the engine's type of GLR-klUCB's shared table
+    table[:, 100:, 0] = 1.0
     agent = agents.make("glr_klucb", restart=restart, delta=0.1, alpha=0.25, delta_n=1,
                         delta_s=1)  # fmt: skip
-    acts = play(agent, table)[0]
-    assert agent.restarts[0] == 1
-    tau = int(agent.tau[0, 0])  # the first step after the detection
-    assert 100 < tau < 120
-    assert tau % period != 0  # a phase counted from the restart would differ from here on
-    settled = tau + 1 if restart == "global" else tau  # the re-initialising pull of arm 1
-    plays_arm_1 = [t for t in range(settled + 1, horizon) if acts[t] == 1]
-    assert plays_arm_1 == [t for t in range(settled + 1, horizon) if t % period == 1]
-    forced = [t for t in range(horizon) if t % period < k]
-    assert [acts[t] for t in forced] == [t % period for t in forced]
+    for r, acts in enumerate(play(agent, table)):
+        assert agent.restarts[r] == 1
+        tau = int(agent.tau[r, 0])  # the first step after the detection
+        assert 100 < tau < 120
+        assert tau % period != 0  # a phase counted from the restart would differ from here on
+        settled = tau + 1 if restart == "global" else tau  # the re-initialising pull of arm 1
+        plays_arm_1 = [t for t in range(settled + 1, horizon) if acts[t] == 1]
+        assert plays_arm_1 == [t for t in range(settled + 1, horizon) if t % period == 1]
+        forced = [t for t in range(horizon) if t % period < k]
+        assert [acts[t] for t in forced] == [t % period for t in forced]
 
 
 def test_cusum_uniform_exploration_covers_every_arm() -> None:

@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 from dpbandits import selectors
+from dpbandits.core.arms import read_only
 from dpbandits.core.jit import kernel
 from dpbandits.selectors.compiled import CompiledKernel, call_kernel, compiled_kernel
 from dpbandits.selectors.noisy_max import RNM
@@ -38,7 +39,8 @@ def test_every_builtin_kernel_draws_what_select_batch_draws(name, params, k) -> 
     q = gen.standard_normal((300, k)) * 3.0
     q[::7, 0] = q[::7, 1]  # ties
     d = gen.uniform(0.1, 2.0, (300, k))
-    expected = sel.select_batch(q, d, np.random.default_rng(11))
+    # select_batch gets read-only rows, as select hands them (its row kernels' one type)
+    expected = sel.select_batch(read_only(q), read_only(d), np.random.default_rng(11))
     got = call_kernel(spec, q, d, np.random.default_rng(11))
     np.testing.assert_array_equal(got, expected)
 
@@ -46,8 +48,8 @@ def test_every_builtin_kernel_draws_what_select_batch_draws(name, params, k) -> 
 def test_a_kernel_refuses_what_select_batch_refuses_and_draws_nothing() -> None:
     sel = selectors.make("gem", epsilon=0.05)  # t ~ 2 ln(2 / 0.05) / 0.05 ~ 150: t d overflows
     q, d = np.zeros((3, 2)), np.full((3, 2), 1e307)
-    with pytest.raises(ValueError, match="epsilon is too small"):
-        sel.select_batch(q, d, np.random.default_rng(0))
+    with pytest.raises(ValueError, match="epsilon is too small"):  # read-only, as select hands them
+        sel.select_batch(read_only(q), read_only(d), np.random.default_rng(0))
     spec = compiled_kernel(sel, 2)
     assert spec is not None
     gen = np.random.default_rng(0)

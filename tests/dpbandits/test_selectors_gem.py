@@ -8,6 +8,7 @@ import pytest
 from scipy.stats import spearmanr
 
 from dpbandits import selectors
+from dpbandits.core.arms import read_only
 from dpbandits.selectors import gem, noisy_max
 from dpbandits.selectors.gem import gem_scores
 from tests.dpbandits.test_selectors_noisy_max import rnm_exponential_pmf
@@ -68,8 +69,9 @@ def test_gem_shortcuts_match_brute_force(kind):
     elif kind == "collinear":
         d = rng.uniform(0.5, 2, size=(r, k))
         q = 3 * d
-    else:
-        q, d = rng.normal(size=(r, k)), np.broadcast_to(rng.uniform(0.5, 2, size=k), (r, k))
+    else:  # one row of sensitivities for every row (a copy: the layout is not what is tested
+        # here, and a broadcast view would compile the kernels once more for strided arrays)
+        q, d = rng.normal(size=(r, k)), np.tile(rng.uniform(0.5, 2, size=k), (r, 1))
     for t in (0.0, 2.0, -3.0, -15.0, -300.0):
         brute = gem_scores(q, d, t, method="pairwise")
         # the Pareto front is exact bit for bit; the hull up to rounding in near-ties
@@ -212,7 +214,8 @@ def test_spearman_bit_kernel_matches_heuristics():
 
 def test_gem_row_kernel_is_the_batch_row():
     rng = np.random.default_rng(35)
-    q, d = rng.normal(size=(40, 3)), rng.uniform(0.5, 2.0, size=(40, 3))
+    # read-only rows, as select hands them to select_batch (the row kernels' one type)
+    q, d = read_only(rng.normal(size=(40, 3))), read_only(rng.uniform(0.5, 2.0, size=(40, 3)))
     sel = selectors.make("mgem", epsilon=1.0, noise="laplace")
     batch = sel.select_batch(q, d, np.random.default_rng(36))
     g, s, u = np.random.default_rng(36), np.empty(3), np.empty(3)
@@ -221,8 +224,8 @@ def test_gem_row_kernel_is_the_batch_row():
     np.testing.assert_array_equal(batch, rows)
     # a non-finite q - t d: -1 and nothing drawn
     state = g.bit_generator.state
-    assert gem.gem_row(np.array([1e308, 0.0]), np.array([1.0, 1e308]), -10.0, 0.5, 0, 0,
-                       s, u, g) == -1  # fmt: skip
+    assert gem.gem_row(read_only(np.array([1e308, 0.0])), read_only(np.array([1.0, 1e308])),
+                       -10.0, 0.5, 0, 0, s, u, g) == -1  # fmt: skip
     assert g.bit_generator.state == state
 
 
@@ -232,7 +235,9 @@ def test_gem_overflow_raises_before_drawing():
     with pytest.raises(
         ValueError, match="epsilon is too small for GEM/mGEM with these sensitivities"
     ):
-        selectors.make("gem", epsilon=1.0).select_batch(
-            np.array([[0.0, 1.0], [-1.7e308, 0.0]]), np.array([[1.0, 1.0], [1e307, 1.0]]), g
+        selectors.make("gem", epsilon=1.0).select_batch(  # read-only, as select hands them
+            read_only(np.array([[0.0, 1.0], [-1.7e308, 0.0]])),
+            read_only(np.array([[1.0, 1.0], [1e307, 1.0]])),
+            g,
         )
     assert g.bit_generator.state == state

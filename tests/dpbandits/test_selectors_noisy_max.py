@@ -8,6 +8,7 @@ import pytest
 from scipy import integrate
 
 from dpbandits import selectors
+from dpbandits.core.arms import read_only
 from dpbandits.core.jit import generator_address, generator_at, kernel
 from dpbandits.selectors import noisy_max
 from tests.stats import (
@@ -208,7 +209,8 @@ def test_permute_and_flip_and_rnmh_kernels_match_numpy_reference_loops():
 def test_row_kernels_are_the_batch_rows():
     # the public one-row kernels, called row by row with one Generator, give select_batch
     rng = np.random.default_rng(25)
-    q, d, eps = rng.normal(size=(50, 4)), rng.uniform(0.1, 2.0, size=(50, 4)), 0.9
+    # read-only rows, as select hands them to select_batch (the row kernels' one type)
+    q, d, eps = read_only(rng.normal(size=(50, 4))), read_only(rng.uniform(0.1, 2.0, (50, 4))), 0.9
     for noise in noisy_max.NOISES:
         batch = selectors.make("rnm", epsilon=eps, noise=noise).select_batch(
             q, d, np.random.default_rng(26)

@@ -8,6 +8,7 @@ import pytest
 from scipy import stats
 
 from dpbandits import selectors
+from dpbandits.core.arms import read_only
 from dpbandits.selectors.max_laplace import (
     BOUNDS_MIN_T,
     LOG_SINHC,
@@ -282,8 +283,9 @@ def test_compiled_rs_draws_as_the_reference(eta, gamma, k):
         d = data.uniform(0.5, 2.0, size=(r, k))
         a, b = np.random.default_rng(r), np.random.default_rng(r)
         for _ in range(3):
-            np.testing.assert_array_equal(
-                sel.select_batch(q, d, a), _reference_rs(q, d, 0.7, gamma, eta, b)
+            np.testing.assert_array_equal(  # read-only rows, as select hands them
+                sel.select_batch(read_only(q), read_only(d), a),
+                _reference_rs(q, d, 0.7, gamma, eta, b),
             )
         assert a.random() == b.random()
 
@@ -428,13 +430,14 @@ def test_rows_decided_by_bounds_match_the_exact_values(k):
     gaps = data.choice([0.0, 1e-15, 1e-11, 1e-3, 0.02, 0.05, 0.3, 3.0], size=(r, k))
     q = 0.5 + gaps * data.choice([-1.0, 1.0], size=(r, k))
     d = np.where(data.random((r, k)) < 0.5, 0.25, data.uniform(0.05, 1.0, (r, k)))
+    q, d = read_only(q), read_only(d)  # as select hands them to select_batch
     sel = selectors.make("rs", epsilon=1.0, gamma=0.05)
     a, b = np.random.default_rng(9), np.random.default_rng(9)
     np.testing.assert_array_equal(sel.select_batch(q, d, a), _reference_rs(q, d, 1.0, 0.05, 1.0, b))
     assert a.random() == b.random()
     # gaps beyond the float range (q - max q = -inf) with one round most of the time: the
     # margin overflows, no bound decides, and the exact values decide as the reference does
-    q = np.tile([1e308] + [-1e308] * (k - 1), (200, 1))
+    q = read_only(np.tile([1e308] + [-1e308] * (k - 1), (200, 1)))
     sel = selectors.make("rs", epsilon=1.0, gamma=0.9)
     np.testing.assert_array_equal(
         sel.select_batch(q, d[:200], a), _reference_rs(q, d[:200], 1.0, 0.9, 1.0, b)

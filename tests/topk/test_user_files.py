@@ -5,6 +5,7 @@ printed with --no-progress, stand-ins keyed by name."""
 from __future__ import annotations
 
 import csv
+import importlib.util
 import re
 
 import numpy as np
@@ -13,7 +14,10 @@ import pytest
 from dpbandits.cli import main
 from dpbandits.topk import real_data as rd
 
-pytest.importorskip("sklearn")
+# found, not imported: importing scikit-learn (and pandas with it) in every test process at
+# collection costs more than this file's tests; the one test that needs it imports it
+pytestmark = pytest.mark.skipif(importlib.util.find_spec("sklearn") is None,
+                                reason="needs scikit-learn (the topk extra)")  # fmt: skip
 
 GOOD = ["1,2,a", "3,4,b", "5,6,a", "7,9,b"]
 
