@@ -31,6 +31,7 @@ from agents.private_loop import (
     NO_WINDOWS,
     compile_loop,
     compile_windows,
+    means_call,
     play_loop,
     selection_args,
     selection_key,
@@ -78,7 +79,7 @@ def _as_agent_parameter(exc: BaseException) -> BaseException:
 
 #: Per agent, in this process only (never copied or pickled with it): the arguments of its
 #: compiled loop that hold addresses (``PrivateAgent._calls``), and what they point to.
-_LOOP_CALLS: weakref.WeakKeyDictionary[Any, tuple[tuple[Any, ...], tuple[Any, ...], Any]] = (
+_LOOP_CALLS: weakref.WeakKeyDictionary[Any, tuple[tuple[Any, ...], ...]] = (
     weakref.WeakKeyDictionary()
 )
 
@@ -392,8 +393,9 @@ class PrivateAgent(Agent):
         assert spec is not None  # (play checked it)
         windows, selection = self._calls(spec)
         block = (rows, actions, rewards, self._flat, self._x)
-        done = int(play_loop(self.t, ready, block, self._bounds, self._means.kernel_args(),
-                             windows, selection))  # fmt: skip
+        means_state = (*_LOOP_CALLS[self][2], *self._means.kernel_args())  # (_calls made it)
+        done = int(play_loop(self.t, ready, block, self._bounds, means_state, windows,
+                             selection))  # fmt: skip
         self._means.took_steps(min(done, ready))
         self.played(done)
         return done
@@ -402,7 +404,7 @@ class PrivateAgent(Agent):
         """The loop's ``windows`` and ``selection`` arguments (``agents.private_loop.play_loop``):
         the state, the Generators' addresses, the selector's parameters (stored at an address:
         ``selection_args``) and the addresses of the window update and the selection, which
-        the loop calls by address. Made once per reset, and kept in
+        the loop calls by address (and the address of the means' update, :data:`_LOOP_CALLS`). Made once per reset, and kept in
         this process only (:data:`_LOOP_CALLS`: the addresses are its own, and a copy of the
         agent draws from its own Generators): typing the arguments to find the compiled
         callees costs ~0.1 ms, which once per noise block slowed the private agents down by
@@ -421,7 +423,8 @@ class PrivateAgent(Agent):
         windows = (self._uses_d, quantiles_address, *update, *state)
         (carrier, *entry), kept = selection_args(spec.kernel, spec.params)
         selection = (carrier, select_address, *entry)
-        _LOOP_CALLS[self] = (windows, selection, kept)
+        means = means_call(self._means.kernel_args(), self._flat, self._x)
+        _LOOP_CALLS[self] = (windows, selection, means, kept)
         return windows, selection
 
     def choose(self) -> NDArray[np.int64]:

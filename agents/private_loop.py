@@ -46,6 +46,7 @@ __all__ = [
     "NO_WINDOWS",
     "compile_loop",
     "compile_windows",
+    "means_call",
     "play_loop",
     "selection_args",
     "selection_key",
@@ -154,7 +155,8 @@ def play_loop(t0: int, n_ready: int, block: Any, bounds: Any, means_state: Any, 
       rewards to fill, and the last step's streams ``r K + a`` and clipped rewards;
     - ``bounds = (lo, hi, clip_means)``: the reward range, and whether released means are
       clipped to it;
-    - ``means_state``: the private means' (``PrivateMeans.kernel_args``);
+    - ``means_state = (update address, update token, *PrivateMeans.kernel_args)``: the private
+      means' state and their update (``means_update``), by address (:func:`means_call`);
     - ``windows = (uses_d, quantiles generator address, update address, update token,
       *WindowedSensitivity.kernel_args)``, placeholders of the same types when the selector
       reads no sensitivities; the update is the quantile method's ``_windows_*`` kernel, by
@@ -170,7 +172,7 @@ def play_loop(t0: int, n_ready: int, block: Any, bounds: Any, means_state: Any, 
     """
     rows, actions, rewards, flat, x = block
     lo, hi, clip_means = bounds
-    counts, sums, means, noise, shift, mask, gamma = means_state
+    means_fn, means_token, counts, sums, means, noise, shift, mask, gamma = means_state
     (uses_d, quantiles_address, windows_fn, windows_token, buf, fill, values, n_est, _smith,
      levels, eps_level, grid_size, endpoint_mass, floor, util, exp_util) = windows  # fmt: skip
     params, select_address, entry_fn, entry_token, select_fn, select_token = selection
@@ -208,7 +210,8 @@ def play_loop(t0: int, n_ready: int, block: Any, bounds: Any, means_state: Any, 
                       endpoint_mass, floor, util, exp_util, lo, hi, rng_q, full))  # fmt: skip
         if i == n_ready:  # its noise block is not drawn yet: the caller updates the means
             return i + 1
-        means_update(counts, sums, means, noise, shift, mask, gamma, flat, x)
+        call_none_at(means_fn, means_token,
+                     (counts, sums, means, noise, shift, mask, gamma, flat, x))  # fmt: skip
     return rows.shape[0]
 
 
@@ -256,6 +259,13 @@ def selection_args(selector_kernel: Any, params: tuple[Any, ...]) -> tuple[tuple
     return (stored.ctypes.data, *entry, *select), (stored, params)
 
 
+def means_call(means_args: tuple[Any, ...], flat: Any, x: Any) -> tuple[int, int]:
+    """``(address, token)`` of the private means' update (``means_update``) compiled (or loaded:
+    ``PrivateMeans.update`` compiles it for the same types) for the arguments :func:`play_loop`
+    passes it: ``means_args`` (``PrivateMeans.kernel_args``), the step's ``flat`` and ``x``."""
+    return compiled_address(means_update, tuple(numba.typeof(a) for a in (*means_args, flat, x)))
+
+
 def windows_call(method: str | None, windows_args: tuple[Any, ...], flat: Any, x: Any,
                  lo: float, hi: float) -> tuple[int, int]:  # fmt: skip
     """``(address, token)`` of the window update of ``method`` compiled (or loaded) for the
@@ -290,7 +300,7 @@ def compile_loop() -> None:
     block = (read_only(np.empty((0, 0))), np.empty((0, 0), dtype=np.int64), np.empty((0, 0)),
              ints, floats)  # fmt: skip
     bounds = (0.0, 1.0, False)
-    means_state = (ints, floats, floats, floats, 0, 0, 0.0)  # (PrivateMeans.kernel_args)
+    means_state = (0, 0, ints, floats, floats, floats, 0, 0, 0.0)  # (PrivateMeans.kernel_args)
     windows = (False, 0, 0, 0, *NO_WINDOWS)
     selection = (0, 0, 0, 0, 0, 0)
     args = (0, 0, block, bounds, means_state, windows, selection)
