@@ -404,11 +404,11 @@ class PrivateAgent(Agent):
         """The loop's ``windows`` and ``selection`` arguments (``agents.private_loop.play_loop``):
         the state, the Generators' addresses, the selector's parameters (stored at an address:
         ``selection_args``) and the addresses of the window update and the selection, which
-        the loop calls by address (and the address of the means' update, :data:`_LOOP_CALLS`). Made once per reset, and kept in
-        this process only (:data:`_LOOP_CALLS`: the addresses are its own, and a copy of the
-        agent draws from its own Generators): typing the arguments to find the compiled
-        callees costs ~0.1 ms, which once per noise block slowed the private agents down by
-        up to 2x."""
+        the loop calls by address, as it calls the means' update (its address is kept beside
+        them). Made once per reset, and kept in this process only (:data:`_LOOP_CALLS`: the
+        addresses are its own, and a copy of the agent draws from its own Generators): typing
+        the arguments to find the compiled callees costs ~0.1 ms, which once per noise block
+        slowed the private agents down by up to 2x."""
         calls = _LOOP_CALLS.get(self)
         if calls is not None:
             return calls[0], calls[1]
