@@ -20,8 +20,9 @@ for a few steps on the run's own environment before the tasks start, in this pro
   window update: ``shared_parts``; the private means' noise refill) from the start, side by
   side, then each agent's own kernels (each once: agents with the same ``compile_key`` share
   them: its loop, or a private agent's selector kernel), which loads what it calls from the
-  disk cache instead of compiling it again; this process then loads them all. On an empty kernel cache the shared kernels start earlier still, in a process
-  forked before the agents are probed (:func:`early_parts`);
+  disk cache instead of compiling it again; this process then loads them all. On an empty
+  kernel cache the shared kernels start earlier still, in a process forked before the agents
+  are probed (:func:`early_parts`);
 - :class:`CompileNotice`, around the run's set-up, prints one line before the first
   compilation: what is being compiled and about how long it takes;
 - the progress bar starts afterwards, so that its ETA is never computed from compile time.
