@@ -16,7 +16,7 @@ selector and quantile method (docs/performance.md, "Cold start"). :func:`compile
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, cast
 
 import numba
 import numpy as np
@@ -304,4 +304,4 @@ def compile_loop() -> None:
     windows = (False, 0, 0, 0, *NO_WINDOWS)
     selection = (0, 0, 0, 0, 0, 0)
     args = (0, 0, block, bounds, means_state, windows, selection)
-    play_loop.compile(tuple(numba.typeof(a) for a in args))
+    cast(Any, play_loop).compile(tuple(numba.typeof(a) for a in args))

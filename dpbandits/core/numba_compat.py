@@ -514,7 +514,7 @@ def _borrowed(context: Any, builder: Any, typ: Any, value: Any) -> Any:
         array.meminfo = cgutils.get_null_value(array.meminfo.type)
         array.parent = cgutils.get_null_value(array.parent.type)
         return array._getvalue()
-    if isinstance(typ, types.BaseTuple):
+    if isinstance(typ, (types.Tuple, types.UniTuple)):
         for i, item in enumerate(typ.types):
             part = _borrowed(context, builder, item, builder.extract_value(value, i))
             value = builder.insert_value(value, part, i)

@@ -237,3 +237,36 @@ def test_a_kernel_called_by_address_is_the_kernel_and_a_wrong_token_raises() -> 
     assert other_token != token
     with pytest.raises(RuntimeError, match="other types"):
         via(other, other_token, 4, q, out)  # (an int64 argument here)
+
+
+def test_a_tuple_of_numbers_and_arrays_stored_at_an_address_reads_back_borrowed() -> None:
+    """store_borrowed / load_borrowed (the private loop's selector parameters): the same values,
+    arrays of any layout as views of the caller's (same memory, nothing copied or freed); a
+    named tuple, a string or a list is not storable (those go by value)."""
+    from collections import namedtuple
+
+    import numpy as np
+
+    from dpbandits.core.jit import kernel
+
+    ints = np.arange(12).reshape(3, 4)[:, ::2]  # (not contiguous)
+    floats = np.arange(5.0)
+    floats.flags.writeable = False
+    params = (0.5, 7, True, (floats, ints))
+    typ = numba.typeof(params)
+    assert numba_compat.borrowable(typ)
+    for other in (namedtuple("P", "x")(1.0), ("a",), ([1.0],)):
+        assert not numba_compat.borrowable(numba.typeof(other))
+    stored = np.zeros(-(-numba_compat.native_size(typ) // 8), dtype=np.int64)
+
+    @kernel
+    def store(p, at):
+        numba_compat.store_borrowed(at, p)
+
+    store(params, stored.ctypes.data)
+    load = numba.njit(lambda at: numba_compat.load_borrowed(at, typ))
+    x, n, flag, (f, i) = load(stored.ctypes.data)
+    assert (x, n, flag) == (0.5, 7, True)
+    assert np.shares_memory(f, floats) and np.shares_memory(i, ints)
+    np.testing.assert_array_equal(i, ints)
+    np.testing.assert_array_equal(f, floats)
