@@ -126,14 +126,6 @@ def _windows_grid(buf: Any, fill: Any, values: Any, n_est: Any, flat: Any, x: An
 
 
 @kernel
-def _windows_none(buf: Any, fill: Any, values: Any, n_est: Any, flat: Any, x: Any, levels: Any,
-                  eps_level: float, grid_size: int, endpoint_mass: float, floor: float,
-                  util: Any, exp_util: Any, lo: float, hi: float, rng: Any,
-                  full: Any) -> None:  # fmt: skip
-    """No sensitivities to estimate (a selector that reads none)."""
-
-
-@kernel
 def play_loop(t0: int, n_ready: int, block: Any, bounds: Any, means_state: Any, windows: Any,
               selection: Any) -> int:  # fmt: skip
     """Steps ``t0, t0 + 1, ...`` of :class:`agents.private.PrivateAgent` against the reward
@@ -158,9 +150,9 @@ def play_loop(t0: int, n_ready: int, block: Any, bounds: Any, means_state: Any, 
     - ``means_state = (update address, update token, *PrivateMeans.kernel_args)``: the private
       means' state and their update (``means_update``), by address (:func:`means_call`);
     - ``windows = (uses_d, quantiles generator address, update address, update token,
-      *WindowedSensitivity.kernel_args)``, placeholders of the same types when the selector
-      reads no sensitivities; the update is the quantile method's ``_windows_*`` kernel, by
-      address (:func:`windows_call`);
+      *WindowedSensitivity.kernel_args)``: the update is the quantile method's ``_windows_*``
+      kernel, by address (:func:`windows_call`); when the selector reads no sensitivities,
+      placeholders of the same types (:data:`NO_WINDOWS`), and no update is called;
     - ``selection = (params, selection generator address, entry address, entry token, kernel
       address, kernel token)``: the selector's ``CompiledKernel.params`` (the address where
       they are stored, for parameters of numbers and arrays) and the entry that passes them to
@@ -205,9 +197,10 @@ def play_loop(t0: int, n_ready: int, block: Any, bounds: Any, means_state: Any, 
             v = reward if reward >= lo else lo  # numpy.maximum, then numpy.minimum
             x[r] = v if v <= hi else hi
             flat[r] = r * n_arms + a
-        call_none_at(windows_fn, windows_token,
-                     (buf, fill, values, n_est, flat, x, levels, eps_level, grid_size,
-                      endpoint_mass, floor, util, exp_util, lo, hi, rng_q, full))  # fmt: skip
+        if uses_d:  # (else no window update: a selector that reads no sensitivities)
+            call_none_at(windows_fn, windows_token,
+                         (buf, fill, values, n_est, flat, x, levels, eps_level, grid_size,
+                          endpoint_mass, floor, util, exp_util, lo, hi, rng_q, full))  # fmt: skip
         if i == n_ready:  # its noise block is not drawn yet: the caller updates the means
             return i + 1
         call_none_at(means_fn, means_token,
@@ -215,7 +208,7 @@ def play_loop(t0: int, n_ready: int, block: Any, bounds: Any, means_state: Any, 
     return rows.shape[0]
 
 
-_WINDOWS = {None: _windows_none, "smith": _windows_smith, "grid": _windows_grid}
+_WINDOWS = {"smith": _windows_smith, "grid": _windows_grid}
 
 
 def _callee(selector_kernel: Any) -> Any:
@@ -269,8 +262,11 @@ def means_call(means_args: tuple[Any, ...], flat: Any, x: Any) -> tuple[int, int
 def windows_call(method: str | None, windows_args: tuple[Any, ...], flat: Any, x: Any,
                  lo: float, hi: float) -> tuple[int, int]:  # fmt: skip
     """``(address, token)`` of the window update of ``method`` compiled (or loaded) for the
-    arguments :func:`play_loop` passes it: ``windows_args`` (``WindowedSensitivity.kernel_args``, or
-    :data:`NO_WINDOWS`), the step's ``flat`` and ``x``, the reward range."""
+    arguments :func:`play_loop` passes it: ``windows_args``
+    (``WindowedSensitivity.kernel_args``), the step's ``flat`` and ``x``, the reward range;
+    ``(0, 0)`` for ``None`` (no sensitivities: the loop calls no update)."""
+    if method is None:  # no window update (the loop does not call it): nothing to compile
+        return 0, 0
     buf, fill, values, n_est, _smith, *rest = windows_args
     args = (buf, fill, values, n_est, flat, x, *rest, float(lo), float(hi))
     argtypes = (*(numba.typeof(a) for a in args), GENERATOR_TYPE, _I1)
