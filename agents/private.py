@@ -29,9 +29,12 @@ from numpy.typing import NDArray
 from agents.base import Agent
 from agents.private_loop import (
     NO_WINDOWS,
+    compile_loop,
     compile_windows,
+    means_call,
     play_loop,
-    selection_call,
+    selection_args,
+    selection_key,
     windows_call,
 )
 from dpbandits import selectors
@@ -75,8 +78,8 @@ def _as_agent_parameter(exc: BaseException) -> BaseException:
 
 
 #: Per agent, in this process only (never copied or pickled with it): the arguments of its
-#: compiled loop that hold addresses (``PrivateAgent._calls``).
-_LOOP_CALLS: weakref.WeakKeyDictionary[Any, tuple[tuple[Any, ...], tuple[Any, ...]]] = (
+#: compiled loop that hold addresses (``PrivateAgent._calls``), and what they point to.
+_LOOP_CALLS: weakref.WeakKeyDictionary[Any, tuple[tuple[Any, ...], ...]] = (
     weakref.WeakKeyDictionary()
 )
 
@@ -239,27 +242,31 @@ class PrivateAgent(Agent):
         return {"krr": 3.0, "rnm": 5.0, "gem": 5.0, "mgem": 5.0, "rs": 8.0}.get(name, 7.0)
 
     def compile_key(self, n_arms: int) -> Any:
-        """What this agent's compiled code depends on, for ``n_arms`` arms: its class, its
-        selector's kernel (``None``: played step by step) and the quantile method of its loop
-        (:func:`play_loop`). Agents with equal keys share their compiled loop
-        (``dpbandits.experiments.warmup`` compiles it once)."""
+        """What this agent's own compiled code depends on, for ``n_arms`` arms: its class, its
+        selector's kernel and the types of the kernel's parameters (``selection_key``); for a
+        selector without a kernel (played step by step), the quantile method. Agents with equal
+        keys share it (``dpbandits.experiments.warmup`` compiles it once); the loop and the
+        window update that they call are shared by all private agents (:meth:`shared_parts`)."""
         spec = compiled_kernel(self._selector, n_arms)
-        uses_d = bool(getattr(self._selector, "uses_sensitivities", True))
-        return (type(self), None if spec is None else spec.kernel,
-                self.quantile_method if uses_d else None)  # fmt: skip
+        if spec is None:
+            uses_d = bool(getattr(self._selector, "uses_sensitivities", True))
+            return (type(self), None, self.quantile_method if uses_d else None)
+        return (type(self), *selection_key(spec.kernel, spec.params))
 
     def shared_parts(self, n_arms: int) -> list[tuple[Any, tuple[Any, ...]]]:
         """Kernels that the compiled loops of several agents call, as ``(function, args)``
-        calls that compile them (picklable): the window update of this agent's quantile
-        method (:func:`compile_windows`), if its loop has one. A warm-up compiles each once
-        before the agents' loops (``dpbandits.experiments.warmup``)."""
-        method = self.compile_key(n_arms)[2]
+        calls that compile them (picklable): the loop itself (:func:`compile_loop`, one for
+        every selector and quantile method) and the window update of this agent's quantile
+        method (:func:`compile_windows`), if it plays the compiled loop. A warm-up compiles
+        each once, beside the agents' own kernels (``dpbandits.experiments.warmup``)."""
         custom = self.means is not None or self.sensitivity is not None
-        if method is None or custom or self.quantile_sampler != "float":
-            return []  # no window update, or a loop that is not compiled (setup)
-        if compiled_kernel(self._selector, n_arms) is None:
-            return []
-        return [(compile_windows, (method,))]
+        if custom or compiled_kernel(self._selector, n_arms) is None:
+            return []  # a loop that is not compiled (setup)
+        if not getattr(self._selector, "uses_sensitivities", True):
+            return [(compile_loop, ())]
+        if self.quantile_sampler != "float":
+            return []  # (the exact sampler: not compiled, setup)
+        return [(compile_loop, ()), (compile_windows, (self.quantile_method,))]
 
     @property
     def label(self) -> str:
@@ -340,7 +347,7 @@ class PrivateAgent(Agent):
         self._compiled = None
         if self._fast and (not self._uses_d or self._sens.kernel_args() is not None):
             self._compiled = compiled_kernel(self._selector, k)
-        # the loop's quantile method (compiled per kernel and method: play_loop)
+        # the loop's quantile method (its window update, called by address: windows_call)
         self._loop_method = self.quantile_method if self._uses_d else None
         self._bounds = (self._lo_f, self._hi_f, bool(self.clip_means))
         # the streams and clipped rewards of the step whose means update play makes
@@ -384,26 +391,27 @@ class PrivateAgent(Agent):
             return done
         spec = self._compiled
         assert spec is not None  # (play checked it)
-        loop = play_loop(spec.kernel, self._loop_method)  # (made once per process)
         windows, selection = self._calls(spec)
         block = (rows, actions, rewards, self._flat, self._x)
-        done = int(loop(self.t, ready, block, self._bounds, self._means.kernel_args(), windows,
-                        selection))  # fmt: skip
+        means_state = (*_LOOP_CALLS[self][2], *self._means.kernel_args())  # (_calls made it)
+        done = int(play_loop(self.t, ready, block, self._bounds, means_state, windows,
+                             selection))  # fmt: skip
         self._means.took_steps(min(done, ready))
         self.played(done)
         return done
 
     def _calls(self, spec: Any) -> tuple[tuple[Any, ...], tuple[Any, ...]]:
-        """The loop's ``windows`` and ``selection`` arguments (``agents.private_loop._play``):
-        the state, the Generators' addresses and the addresses of the window update and the
-        selection kernel, which the loop calls by address. Made once per reset, and kept in
-        this process only (:data:`_LOOP_CALLS`: the addresses are its own, and a copy of the
-        agent draws from its own Generators): typing the arguments to find the compiled
-        callees costs ~0.1 ms, which once per noise block slowed the private agents down by
-        up to 2x."""
+        """The loop's ``windows`` and ``selection`` arguments (``agents.private_loop.play_loop``):
+        the state, the Generators' addresses, the selector's parameters (stored at an address:
+        ``selection_args``) and the addresses of the window update and the selection, which
+        the loop calls by address, as it calls the means' update (its address is kept beside
+        them). Made once per reset, and kept in this process only (:data:`_LOOP_CALLS`: the
+        addresses are its own, and a copy of the agent draws from its own Generators): typing
+        the arguments to find the compiled callees costs ~0.1 ms, which once per noise block
+        slowed the private agents down by up to 2x."""
         calls = _LOOP_CALLS.get(self)
         if calls is not None:
-            return calls
+            return calls[0], calls[1]
         select_address = generator_address(self._rng_select)
         if self._uses_d:
             state: tuple[Any, ...] = self._sens.kernel_args()
@@ -413,8 +421,10 @@ class PrivateAgent(Agent):
         update = windows_call(self._loop_method, state, self._flat, self._x, self._lo_f,
                               self._hi_f)  # fmt: skip
         windows = (self._uses_d, quantiles_address, *update, *state)
-        selection = (spec.params, select_address, *selection_call(spec.kernel, spec.params))
-        _LOOP_CALLS[self] = (windows, selection)
+        (carrier, *entry), kept = selection_args(spec.kernel, spec.params)
+        selection = (carrier, select_address, *entry)
+        means = means_call(self._means.kernel_args(), self._flat, self._x)
+        _LOOP_CALLS[self] = (windows, selection, means, kept)
         return windows, selection
 
     def choose(self) -> NDArray[np.int64]:

@@ -1,24 +1,28 @@
 """The compiled play loop of the private agent of App. H (`agents.private`).
 
-One loop, :func:`_play`, written once as a kernel template and specialised per selector kernel
-and quantile method (:func:`play_loop`): per step and for all replications it updates the
-private means (the hybrid mechanism's kernels), the windows of the sensitivity estimates (the
-quantile method's update) and selects (the selector's kernel), until the private means' noise
-block runs out. The loop calls its selection and its window update by address
-(:func:`selection_call`, :func:`windows_call`), so that compiling a loop does not optimise their
-code again inside it; :func:`compile_windows` compiles the window update that the loops of all
-selectors share, once (``dpbandits.experiments.warmup``). The agent, its checks and its
-privacy report stay in :mod:`agents.private`; this module is its compiled inner loop only.
+One loop, :func:`play_loop`, compiled once for every selector and quantile method: per step and
+for all replications it updates the private means (the hybrid mechanism's kernels), the windows
+of the sensitivity estimates (the quantile method's update) and selects (the selector's
+kernel), until the private means' noise block runs out. It calls its selection and its window
+update by address (:func:`selection_args`, :func:`windows_call`), and receives the selector's
+parameters (``CompiledKernel.params``, whose types differ from selector to selector) stored at
+an address, read back by a small entry kernel per parameter types (:func:`_selection_packed`):
+so none of its argument types depends on the selector, and it is compiled once, not once per
+selector and quantile method (docs/performance.md, "Cold start"). :func:`compile_loop` and
+:func:`compile_windows` compile the loop and the window update that all private agents share
+(``dpbandits.experiments.warmup``). The agent, its checks and its privacy report stay in
+:mod:`agents.private`; this module is its compiled inner loop only.
 """
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, cast
 
 import numba
 import numpy as np
 
 from dpbandits.continual.kernels import means_clipped, means_update
+from dpbandits.core.arms import read_only
 from dpbandits.core.jit import (
     generator_at,
     kernel,
@@ -27,14 +31,27 @@ from dpbandits.core.jit import (
 )
 from dpbandits.core.numba_compat import (
     GENERATOR_TYPE,
+    borrowable,
     call_bool_at,
     call_none_at,
     compiled_address,
+    load_borrowed,
+    native_size,
+    store_borrowed,
 )
 from dpbandits.quantiles import WindowedSensitivity
 from dpbandits.quantiles.kernels import window_update_grid, window_update_smith
 
-__all__ = ["NO_WINDOWS", "compile_windows", "play_loop", "selection_call", "windows_call"]
+__all__ = [
+    "NO_WINDOWS",
+    "compile_loop",
+    "compile_windows",
+    "means_call",
+    "play_loop",
+    "selection_args",
+    "selection_key",
+    "windows_call",
+]
 
 #: The window state of a selector that reads no sensitivities (never used; the same types as
 #: ``WindowedSensitivity.kernel_args``), passed to the loop in its place.
@@ -51,10 +68,41 @@ def _select(params: Any, q: Any, d: Any, rng: Any, out: Any) -> bool:
 @kernel_template
 def _selection(params: Any, q: Any, d: Any, rng: Any, out: Any) -> bool:
     """The selector's kernel ``_select``, an ``inline_kernel`` (a plug-in's), inlined here, as
-    a kernel that the loop (:func:`_play`) calls by address once per step for all
-    replications (:func:`selection_call`); the built-in kernels are plain kernels, called by
-    address themselves."""
+    a kernel that can be called by address (:func:`selection_args`); the built-in kernels are
+    plain kernels, called by address themselves."""
     return _select(params, q, d, rng, out)
+
+
+# -- the selection's entry: the loop calls it by address with the same argument types for every
+# selector, the selector's parameters as the address where _pack stored them
+#: The numba type of the selector's parameters, bound in :func:`_selection_packed`.
+_PARAMS: Any = None
+
+
+@kernel
+def _pack(params: Any, address: int) -> None:
+    """Store ``params`` (``CompiledKernel.params``, :func:`~dpbandits.core.numba_compat.borrowable`
+    types) at ``address``, for :func:`_selection_packed`; the caller keeps its arrays alive."""
+    store_borrowed(address, params)
+
+
+@kernel_template
+def _selection_packed(params_at: int, select_fn: int, select_token: int, q: Any, d: Any,
+                      rng: Any, out: Any) -> bool:  # fmt: skip
+    """The selection called by the loop: the parameters of type ``_PARAMS`` stored at
+    ``params_at`` (:func:`_pack`), passed to the selector's kernel at ``select_fn``. Compiled
+    once per parameter types (a few lines), not per selector: kRR and permute-and-flip share
+    one, as do GEM and mGEM."""
+    params = load_borrowed(params_at, _PARAMS)
+    return call_bool_at(select_fn, select_token, (params, q, d, rng, out))
+
+
+@kernel
+def _selection_direct(params: Any, select_fn: int, select_token: int, q: Any, d: Any, rng: Any,
+                      out: Any) -> bool:  # fmt: skip
+    """The same for parameters that cannot be stored at an address (a plug-in's typed list, a
+    record...): passed by value, so the loop is compiled for their types too."""
+    return call_bool_at(select_fn, select_token, (params, q, d, rng, out))
 
 
 # -- the window update of each quantile method, one signature: called by address by _play
@@ -78,16 +126,8 @@ def _windows_grid(buf: Any, fill: Any, values: Any, n_est: Any, flat: Any, x: An
 
 
 @kernel
-def _windows_none(buf: Any, fill: Any, values: Any, n_est: Any, flat: Any, x: Any, levels: Any,
-                  eps_level: float, grid_size: int, endpoint_mass: float, floor: float,
-                  util: Any, exp_util: Any, lo: float, hi: float, rng: Any,
-                  full: Any) -> None:  # fmt: skip
-    """No sensitivities to estimate (a selector that reads none)."""
-
-
-@kernel_template
-def _play(t0: int, n_ready: int, block: Any, bounds: Any, means_state: Any, windows: Any,
-          selection: Any) -> int:  # fmt: skip
+def play_loop(t0: int, n_ready: int, block: Any, bounds: Any, means_state: Any, windows: Any,
+              selection: Any) -> int:  # fmt: skip
     """Steps ``t0, t0 + 1, ...`` of :class:`agents.private.PrivateAgent` against the reward
     rows of ``block`` (see ``Agent.play``): each one as
     :meth:`agents.private.PrivateAgent.choose` and :meth:`agents.private.PrivateAgent.observe`
@@ -107,25 +147,27 @@ def _play(t0: int, n_ready: int, block: Any, bounds: Any, means_state: Any, wind
       rewards to fill, and the last step's streams ``r K + a`` and clipped rewards;
     - ``bounds = (lo, hi, clip_means)``: the reward range, and whether released means are
       clipped to it;
-    - ``means_state``: the private means' (``PrivateMeans.kernel_args``);
+    - ``means_state = (update address, update token, *PrivateMeans.kernel_args)``: the private
+      means' state and their update (``means_update``), by address (:func:`means_call`);
     - ``windows = (uses_d, quantiles generator address, update address, update token,
-      *WindowedSensitivity.kernel_args)``, placeholders of the same types when the selector
-      reads no sensitivities; the update is the quantile method's ``_windows_*`` kernel, by
-      address (:func:`windows_call`);
-    - ``selection = (params, selection generator address, kernel address, kernel token)``:
-      the selector's ``CompiledKernel.params`` and its kernel by address
-      (:func:`selection_call`).
+      *WindowedSensitivity.kernel_args)``: the update is the quantile method's ``_windows_*``
+      kernel, by address (:func:`windows_call`); when the selector reads no sensitivities,
+      placeholders of the same types (:data:`NO_WINDOWS`), and no update is called;
+    - ``selection = (params, selection generator address, entry address, entry token, kernel
+      address, kernel token)``: the selector's ``CompiledKernel.params`` (the address where
+      they are stored, for parameters of numbers and arrays) and the entry that passes them to
+      the selector's kernel, both by address (:func:`selection_args`).
 
-    Its compiled versions are made per selector kernel and quantile method (:func:`play_loop`),
-    with the same code: they call those by address, not by name, so that compiling a loop does
-    not link and optimise their code again (docs/performance.md, "Cold start").
+    It calls those by address, not by name, so that compiling it does not link and optimise
+    their code again, and none of its argument types depends on the selector or the quantile
+    method: one compiled loop serves every private agent (docs/performance.md, "Cold start").
     """
     rows, actions, rewards, flat, x = block
     lo, hi, clip_means = bounds
-    counts, sums, means, noise, shift, mask, gamma = means_state
+    means_fn, means_token, counts, sums, means, noise, shift, mask, gamma = means_state
     (uses_d, quantiles_address, windows_fn, windows_token, buf, fill, values, n_est, _smith,
      levels, eps_level, grid_size, endpoint_mass, floor, util, exp_util) = windows  # fmt: skip
-    params, select_address, select_fn, select_token = selection
+    params, select_address, entry_fn, entry_token, select_fn, select_token = selection
     n_runs = actions.shape[1]
     n_arms = rows.shape[1] // n_runs
     rng_q = generator_at(quantiles_address)
@@ -142,9 +184,9 @@ def _play(t0: int, n_ready: int, block: Any, bounds: Any, means_state: Any, wind
         else:
             if clip_means:
                 means_clipped(means, lo, hi, q_clipped.reshape(-1))
-            chosen = call_bool_at(
-                select_fn, select_token, (params, q_clipped if clip_means else q, d, rng_s, out)
-            )
+            chosen = call_bool_at(entry_fn, entry_token,
+                                  (params, select_fn, select_token,
+                                   q_clipped if clip_means else q, d, rng_s, out))  # fmt: skip
             if not chosen:
                 return i
         for r in range(n_runs):
@@ -155,27 +197,18 @@ def _play(t0: int, n_ready: int, block: Any, bounds: Any, means_state: Any, wind
             v = reward if reward >= lo else lo  # numpy.maximum, then numpy.minimum
             x[r] = v if v <= hi else hi
             flat[r] = r * n_arms + a
-        call_none_at(windows_fn, windows_token,
-                     (buf, fill, values, n_est, flat, x, levels, eps_level, grid_size,
-                      endpoint_mass, floor, util, exp_util, lo, hi, rng_q, full))  # fmt: skip
+        if uses_d:  # (else no window update: a selector that reads no sensitivities)
+            call_none_at(windows_fn, windows_token,
+                         (buf, fill, values, n_est, flat, x, levels, eps_level, grid_size,
+                          endpoint_mass, floor, util, exp_util, lo, hi, rng_q, full))  # fmt: skip
         if i == n_ready:  # its noise block is not drawn yet: the caller updates the means
             return i + 1
-        means_update(counts, sums, means, noise, shift, mask, gamma, flat, x)
+        call_none_at(means_fn, means_token,
+                     (counts, sums, means, noise, shift, mask, gamma, flat, x))  # fmt: skip
     return rows.shape[0]
 
 
-_WINDOWS = {None: _windows_none, "smith": _windows_smith, "grid": _windows_grid}
-
-
-def play_loop(selector_kernel: Any, quantile_method: str | None) -> Any:
-    """The private agent's fused loop (:func:`_play`) for ``selector_kernel`` and the window
-    update of ``quantile_method`` (``None``: no sensitivities): one compiled function per pair,
-    made on first use and cached on disk under a name of its own
-    (:func:`dpbandits.core.jit.specialise`), so that the loops of a run's selectors are
-    compiled (and written to the cache) independently. The loop calls both by address
-    (:func:`selection_call`, :func:`windows_call`)."""
-    return specialise(_play, _select=_callee(selector_kernel),
-                      _update_windows=_WINDOWS[quantile_method])  # fmt: skip
+_WINDOWS = {"smith": _windows_smith, "grid": _windows_grid}
 
 
 def _callee(selector_kernel: Any) -> Any:
@@ -187,21 +220,53 @@ def _callee(selector_kernel: Any) -> Any:
 
 _F2 = numba.types.Array(numba.types.float64, 2, "C")
 _I1 = numba.types.Array(numba.types.int64, 1, "C")
+_CALLS = (numba.types.int64, numba.types.int64)  # (select_fn, select_token)
+_STEP = (_F2, _F2, GENERATOR_TYPE, _I1)  # (q, d, rng, out)
 
 
-def selection_call(selector_kernel: Any, params: Any) -> tuple[int, int]:
-    """``(address, token)`` of ``selector_kernel`` compiled (or loaded) for the arguments
-    :func:`_play` passes it, ``(params, q, d, rng, out)``
-    (:func:`dpbandits.core.numba_compat.compiled_address`)."""
-    argtypes = (numba.typeof(params), _F2, _F2, GENERATOR_TYPE, _I1)
-    return compiled_address(_callee(selector_kernel), argtypes)
+def selection_key(selector_kernel: Any, params: tuple[Any, ...]) -> tuple[Any, str]:
+    """What :func:`selection_args` compiles for: the selector's kernel and the numba type of
+    its parameters (by name: the same in every process)."""
+    return selector_kernel, str(numba.typeof(params))
+
+
+def selection_args(selector_kernel: Any, params: tuple[Any, ...]) -> tuple[tuple[Any, ...], Any]:
+    """``(params or their address, entry address, entry token, kernel address, kernel token)``
+    of the loop's ``selection`` argument (:func:`play_loop`, after the Generator's address),
+    and what the caller must keep alive as long as it uses them (the stored parameters).
+
+    The selector's kernel is compiled (or loaded) for ``params`` and the loop's step arguments
+    ``(q, d, rng, out)`` (:func:`dpbandits.core.numba_compat.compiled_address`). Parameters of
+    numbers and arrays (every built-in selector's) are stored at an address (:func:`_pack`, their
+    arrays borrowed from ``params``) and read by :func:`_selection_packed`, compiled per
+    parameter types; any other parameters go by value through :func:`_selection_direct`."""
+    params_type = numba.typeof(params)
+    select = compiled_address(_callee(selector_kernel), (params_type, *_STEP))
+    if not borrowable(params_type):
+        entry = compiled_address(_selection_direct, (params_type, *_CALLS, *_STEP))
+        return (params, *entry, *select), params
+    stored = np.zeros(-(-native_size(params_type) // 8), dtype=np.int64)
+    _pack(params, stored.ctypes.data)
+    entry = compiled_address(specialise(_selection_packed, _PARAMS=params_type),
+                             (numba.types.int64, *_CALLS, *_STEP))  # fmt: skip
+    return (stored.ctypes.data, *entry, *select), (stored, params)
+
+
+def means_call(means_args: tuple[Any, ...], flat: Any, x: Any) -> tuple[int, int]:
+    """``(address, token)`` of the private means' update (``means_update``) compiled (or loaded:
+    ``PrivateMeans.update`` compiles it for the same types) for the arguments :func:`play_loop`
+    passes it: ``means_args`` (``PrivateMeans.kernel_args``), the step's ``flat`` and ``x``."""
+    return compiled_address(means_update, tuple(numba.typeof(a) for a in (*means_args, flat, x)))
 
 
 def windows_call(method: str | None, windows_args: tuple[Any, ...], flat: Any, x: Any,
                  lo: float, hi: float) -> tuple[int, int]:  # fmt: skip
     """``(address, token)`` of the window update of ``method`` compiled (or loaded) for the
-    arguments :func:`_play` passes it: ``windows_args`` (``WindowedSensitivity.kernel_args``, or
-    :data:`NO_WINDOWS`), the step's ``flat`` and ``x``, the reward range."""
+    arguments :func:`play_loop` passes it: ``windows_args``
+    (``WindowedSensitivity.kernel_args``), the step's ``flat`` and ``x``, the reward range;
+    ``(0, 0)`` for ``None`` (no sensitivities: the loop calls no update)."""
+    if method is None:  # no window update (the loop does not call it): nothing to compile
+        return 0, 0
     buf, fill, values, n_est, _smith, *rest = windows_args
     args = (buf, fill, values, n_est, flat, x, *rest, float(lo), float(hi))
     argtypes = (*(numba.typeof(a) for a in args), GENERATOR_TYPE, _I1)
@@ -210,12 +275,29 @@ def windows_call(method: str | None, windows_args: tuple[Any, ...], flat: Any, x
 
 def compile_windows(method: str) -> None:
     """Compile (or load from the disk cache) the window update of ``method`` with the argument
-    types of every private loop (:func:`play_loop`), those of a throw-away two-stream
-    :class:`WindowedSensitivity`. The loops of all selectors call the same compiled update:
-    ``dpbandits.experiments.warmup`` runs this once, in one of its compiling processes,
-    instead of once in each process compiling a loop
-    (:meth:`agents.private.PrivateAgent.shared_parts`)."""
+    types of the loop (:func:`play_loop`), those of a throw-away two-stream
+    :class:`WindowedSensitivity`. The private agents with that method all call the same
+    compiled update: ``dpbandits.experiments.warmup`` runs this once, in one of its compiling
+    processes, beside :func:`compile_loop` (:meth:`agents.private.PrivateAgent.shared_parts`)."""
     sens = WindowedSensitivity(2, 2, 1.0, window=2, method=method, rng=0)
     args = sens.kernel_args()
     assert args is not None  # (the float sampler: compiled)
     windows_call(method, args, np.empty(2, dtype=np.int64), np.empty(2), 0.0, 1.0)
+
+
+def compile_loop() -> None:
+    """Compile (or load from the disk cache) :func:`play_loop` for the argument types the
+    private agents pass it (``agents.private.PrivateAgent.play``: the engine's read-only reward
+    rows, the built-in estimators' state, parameters stored at an address), from placeholders
+    of those types: the loop that every private agent with a compiled selector shares, which
+    ``dpbandits.experiments.warmup`` compiles once, in one of its compiling processes, beside
+    the agents' own kernels (:meth:`agents.private.PrivateAgent.shared_parts`)."""
+    ints, floats = np.empty(0, dtype=np.int64), np.empty(0)
+    block = (read_only(np.empty((0, 0))), np.empty((0, 0), dtype=np.int64), np.empty((0, 0)),
+             ints, floats)  # fmt: skip
+    bounds = (0.0, 1.0, False)
+    means_state = (0, 0, ints, floats, floats, floats, 0, 0, 0.0)  # (PrivateMeans.kernel_args)
+    windows = (False, 0, 0, 0, *NO_WINDOWS)
+    selection = (0, 0, 0, 0, 0, 0)
+    args = (0, 0, block, bounds, means_state, windows, selection)
+    cast(Any, play_loop).compile(tuple(numba.typeof(a) for a in args))

@@ -216,7 +216,11 @@ _SPECIALISED: dict[tuple[Any, ...], Any] = {}
 
 def _binding(fn: Any) -> tuple[str, str, str | None]:
     """A bound function's short name for a file name, its full name, and its source file
-    outside the library (``""`` when it has none: no cache is then safe)."""
+    outside the library (``""`` when it has none: no cache is then safe). A bound numba type is
+    named by its own name (which numba derives from all it is), shortened to a hash."""
+    if isinstance(fn, numba.types.Type):
+        digest = hashlib.sha256(str(fn).encode()).hexdigest()[:10]
+        return f"type_{digest}", f"numba type {fn}", None
     py = getattr(fn, "py_func", fn)
     module = getattr(py, "__module__", None) or "?"
     qualname = getattr(py, "__qualname__", None) or repr(py)
@@ -230,7 +234,8 @@ def _binding(fn: Any) -> tuple[str, str, str | None]:
 
 def specialise(template: Callable[..., Any], *, inline: bool = False, **bindings: Any) -> Any:
     """``template`` (a :func:`kernel_template`) compiled as a kernel with each global name in
-    ``bindings`` bound to the given compiled function: one compiled function per binding,
+    ``bindings`` bound to the given compiled function (or numba type, for an intrinsic that
+    takes a type: ``numba_compat.load_borrowed``): one compiled function per binding,
     made once per process and cached on disk under a name of its own
     (``<template>__<bound function>_<hash>``), so that only the bindings a program uses are
     ever compiled, and the bound function is called directly (inlined by LLVM where it pays)

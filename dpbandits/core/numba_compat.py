@@ -3,15 +3,16 @@
 The library's kernels (:mod:`dpbandits.core.jit`, docs/performance.md) lean on parts of numba
 that are not its public API: the samplers read numpy's bit generator through numba's
 ``generator_core`` helpers and numba's copy of numpy's ziggurat tables; a Generator is rebuilt
-inside a kernel from its address with numba's code-generation helpers and llvmlite; the disk
-cache's key is widened by subclassing numba's cache locators; numba's start-up BLAS probe is
-deferred. Any numba release may rename or change these, and the failure would then be an
-obscure error at ``import agents`` or, worse, wrong numbers. So they all live here, behind one
-check: importing this module with a numba outside :data:`TESTED_NUMBA` raises an
-``ImportError`` that says which versions work and how to install one (the ``numba``
-requirement in ``pyproject.toml`` has the same bounds). Setting the environment variable
-``DPBANDITS_UNTESTED_NUMBA=1`` skips the check with a warning, to try a newer numba (what a CI
-job that tests the newest numba does).
+inside a kernel from its address with numba's code-generation helpers and llvmlite, and so is a
+tuple of numbers and arrays stored at an address in numba's data layout; the disk cache's key
+is widened by subclassing numba's cache locators, and its files by subclassing numba's cache
+file; numba's start-up BLAS probe is deferred. Any numba release may rename or change these,
+and the failure would then be an obscure error at ``import agents`` or, worse, wrong numbers.
+So they all live here, behind one check: importing this module with a numba outside
+:data:`TESTED_NUMBA` raises an ``ImportError`` that says which versions work and how to
+install one (the ``numba`` requirement in ``pyproject.toml`` has the same bounds). Setting the
+environment variable ``DPBANDITS_UNTESTED_NUMBA=1`` skips the check with a warning, to try a
+newer numba (what a CI job that tests the newest numba does).
 
 Everything else the library does with numba is public API (``numba.njit``,
 ``numba.extending.intrinsic``, ``numba.extending.is_jitted``, numba's ``Generator`` methods).
@@ -37,6 +38,7 @@ __all__ = [
     "TESTED_NUMBA",
     "GENERATOR_TYPE",
     "add_compile_listener",
+    "borrowable",
     "call_bool_at",
     "call_none_at",
     "check_numba_version",
@@ -47,8 +49,11 @@ __all__ = [
     "host_cpu",
     "no_literal_calls",
     "install_cache_locators",
+    "load_borrowed",
     "name_cache_files_by_key",
+    "native_size",
     "on_compile",
+    "store_borrowed",
 ]
 
 #: The numba versions this module was tested with: ``(lowest, first untested)``, as
@@ -185,33 +190,56 @@ def install_cache_locators(stamp: Callable[[Any], Any], directory: Callable[[], 
 
 class _KeyNamedCacheFile(caching.IndexDataCacheFile):
     """numba's index-and-data cache file with each data file named by a hash of its entry's key
-    instead of by the first number the index has free.
+    instead of by the first number the index has free, and holding the source stamp it was
+    compiled for.
 
     numba picks that number from the index it has just read, so two processes compiling two
     signatures of one function at the same time (the forked warm-up of
     ``dpbandits.experiments.warmup``, two test workers) both pick ``.1.nbc``; the last data
     written then sits under the other's index entry, and a later process loads machine code
     compiled for other argument types. Named by its key, a data file is only ever written with
-    that key's code; a lost index update only costs a compile. The data file is also written
-    before the index entry that points to it, and the entry re-read after the index is saved,
-    to retry once when another process's save replaced it."""
+    that key's code. Two such processes can still each save the index they read with their own
+    entry added, the last save dropping the other's entry: so the data file is written before
+    the index entry that points to it, the entry is re-read after the index is saved (to retry
+    once), and a key missing from the index is looked up in the data file its name gives, which
+    is used only if it holds the current source stamp (a lost index entry costs nothing, a data
+    file left by older code is never loaded)."""
 
     #: The longest function part of a data file name: numba writes it as
     #: ``NAME.tmp.<16 hex>`` first, and a file name has at most 255 bytes.
     BASE_MAX = 255 - len(".nbc.tmp.") - 2 * 16 - 1
+    #: The first item of a data file's tuple (then the source stamp, then numba's data): a file
+    #: in another layout (numba's own, an older version's) is a miss.
+    MARK = "dpbandits-stamped-1"
 
-    def save(self, key: Any, data: Any) -> None:
+    def _key_data_name(self, key: Any) -> str:
         base = self._data_name_pattern[: -len(".{number:d}.nbc")]
         # the whole base in the hash: a long base is cut, the name stays unique
         digest = hashlib.sha256((base + repr(key)).encode()).hexdigest()[:16]
-        data_name = f"{base[: self.BASE_MAX]}.{digest}.nbc"
-        self._save_data(data_name, data)
+        return f"{base[: self.BASE_MAX]}.{digest}.nbc"
+
+    def save(self, key: Any, data: Any) -> None:
+        data_name = self._key_data_name(key)
+        self._save_data(data_name, (self.MARK, self._source_stamp, data))
         for _ in range(2):
             overloads = self._load_index()
             if overloads.get(key) == data_name:
                 return
             overloads[key] = data_name
             self._save_index(overloads)
+
+    def load(self, key: Any) -> Any:
+        data_name = self._load_index().get(key) or self._key_data_name(key)
+        try:
+            stamped = self._load_data(data_name)
+        except OSError:  # no such file (or removed since the index was read)
+            return None
+        except Exception:  # noqa: BLE001 (unreadable: a file of another version) -- a miss
+            return None
+        if not (isinstance(stamped, tuple) and len(stamped) == 3 and stamped[0] == self.MARK
+                and stamped[1] == self._source_stamp):  # fmt: skip
+            return None
+        return stamped[2]
 
 
 def name_cache_files_by_key(dispatcher: Any) -> None:
@@ -454,3 +482,80 @@ def _call_at(restype: Any) -> Any:
 call_bool_at = cast(Callable[..., bool], _call_at(types.boolean))
 #: ``call_none_at(address, token, args)``: the same for a kernel that returns nothing.
 call_none_at = cast(Callable[..., None], _call_at(types.none))
+
+
+# -- a value by address: a kernel reads a tuple of numbers and arrays that another one stored ---
+def borrowable(typ: Any) -> bool:
+    """Whether a value of the numba type ``typ`` can be stored at an address and read back by
+    :func:`store_borrowed` / :func:`load_borrowed`: a number, a boolean, an array of numbers or
+    booleans, or a plain tuple of these (nested or not)."""
+    if isinstance(typ, (types.Number, types.Boolean)):
+        return True
+    if isinstance(typ, types.Array):
+        return isinstance(typ.dtype, (types.Number, types.Boolean))
+    if isinstance(typ, (types.Tuple, types.UniTuple)):  # (not a named tuple: its class's)
+        return all(borrowable(t) for t in typ.types)
+    return False
+
+
+def native_size(typ: Any) -> int:
+    """The bytes a value of the numba type ``typ`` takes at an address (:func:`store_borrowed`)."""
+    from numba.core.registry import cpu_target
+
+    context = cpu_target.target_context
+    return int(context.get_abi_sizeof(context.data_model_manager[typ].get_data_type()))
+
+
+def _borrowed(context: Any, builder: Any, typ: Any, value: Any) -> Any:
+    """``value`` with the owner of each of its arrays (numba's meminfo, the Python array) set to
+    null: numba then neither counts references to it nor frees it, as for a constant array."""
+    if isinstance(typ, types.Array):
+        array = context.make_array(typ)(context, builder, value=value)
+        array.meminfo = cgutils.get_null_value(array.meminfo.type)
+        array.parent = cgutils.get_null_value(array.parent.type)
+        return array._getvalue()
+    if isinstance(typ, (types.Tuple, types.UniTuple)):
+        for i, item in enumerate(typ.types):
+            part = _borrowed(context, builder, item, builder.extract_value(value, i))
+            value = builder.insert_value(value, part, i)
+    return value
+
+
+@intrinsic
+def _store_borrowed(typingctx: Any, address: Any, value: Any) -> Any:
+    """Inside a kernel: write ``value`` (:func:`borrowable`) at ``address``, in numba's data
+    layout, its arrays borrowed (:func:`_borrowed`): whoever reads it must keep the arrays
+    alive (they are the caller's)."""
+    if not (isinstance(address, types.Integer) and borrowable(value)):
+        return None
+    sig = types.none(address, value)
+
+    def codegen(context: Any, builder: Any, signature: Any, args: Any) -> Any:
+        at, val = args
+        pointer = builder.inttoptr(at, context.get_data_type(value).as_pointer())
+        context.pack_value(builder, value, _borrowed(context, builder, value, val), pointer)
+        return context.get_dummy_value()
+
+    return sig, codegen
+
+
+@intrinsic
+def _load_borrowed(typingctx: Any, address: Any, typeref: Any) -> Any:
+    """Inside a kernel: the value of the numba type ``typeref`` (a type given as a global)
+    stored at ``address`` by :func:`store_borrowed`."""
+    typ = getattr(typeref, "instance_type", None)
+    if not (isinstance(address, types.Integer) and typ is not None and borrowable(typ)):
+        return None
+    sig = typ(address, typeref)
+
+    def codegen(context: Any, builder: Any, signature: Any, args: Any) -> Any:
+        pointer = builder.inttoptr(args[0], context.get_data_type(typ).as_pointer())
+        return context.unpack_value(builder, typ, pointer)  # (no owners: nothing to count)
+
+    return sig, codegen
+
+
+#: ``store_borrowed(address, value)`` inside a kernel (see :func:`_store_borrowed`).
+store_borrowed = cast(Callable[[int, Any], None], _store_borrowed)
+#: ``load_borrowed(address, numba_type)`` inside a kernel (see :func:`_load_borrowed`).
+load_borrowed = cast(Callable[[int, Any], Any], _load_borrowed)

@@ -9,17 +9,20 @@ for a few steps on the run's own environment before the tasks start, in this pro
 
 - the forked workers of the local pool (``dpbandits.experiments.parallel.pool_context``) then
   start with the compiled code in memory, and load nothing;
-- only what the run uses is compiled: the private agent's loop holds its own selector's kernel
-  and quantile method only (``agents.private_loop.play_loop``);
+- only what the run uses is compiled: the private agents share one loop
+  (``agents.private_loop.play_loop``), which calls their selectors' kernels and their quantile
+  methods' window updates by address, so a run compiles the kernels of its own selectors and
+  methods only, and the loop once;
 - when there is compiling to do and several workers, it is done by forked processes, each
   kernel once, as a graph of jobs started as soon as what they call is compiled, the longest
   chain of work first (:func:`_compile_in_processes`): the first agent's steps (environment,
-  regret, bookkeeping) and the kernels that several loops call (the private agents' window
-  update: ``shared_parts``; the private means' noise refill) from the start, side by side, then
-  each agent's loop (each once: agents with the same ``compile_key`` share it), which loads
-  what it calls from the disk cache instead of compiling it again; this process then loads
-  them all. On an empty kernel cache the shared kernels start earlier still, in a process
-  forked before the agents are probed (:func:`early_parts`);
+  regret, bookkeeping) and the kernels that several agents call (the private agents' loop and
+  window update: ``shared_parts``; the private means' noise refill) from the start, side by
+  side, then each agent's own kernels (each once: agents with the same ``compile_key`` share
+  them: its loop, or a private agent's selector kernel), which loads what it calls from the
+  disk cache instead of compiling it again; this process then loads them all. On an empty
+  kernel cache the shared kernels start earlier still, in a process forked before the agents
+  are probed (:func:`early_parts`);
 - :class:`CompileNotice`, around the run's set-up, prints one line before the first
   compilation: what is being compiled and about how long it takes;
 - the progress bar starts afterwards, so that its ETA is never computed from compile time.
@@ -62,10 +65,11 @@ __all__ = [
 WARM_UP_STEPS = 32
 #: Rough compile times on one idle core of the 2-core test machine (numba's compile events of a
 #: cold ``dpbandits shift``, docs/performance.md "Cold start"): what every run compiles once
-#: (environment, regret, bookkeeping, the private means' noise: ~6 s), a
-#: private agent's loop (RS 7 s, RNM 5, kRR 3.4, GEM 3: ~4.6 s), another agent's (Thompson
-#: sampling 3.1 s), and the window update that the private loops share (6 s, once).
-_SECONDS_COMMON, _SECONDS_PRIVATE, _SECONDS_OTHER, _SECONDS_SHARED = 6.0, 4.6, 2.5, 6.0
+#: (environment, regret, bookkeeping, the private means' noise: ~6 s), a private agent's own
+#: kernels (its selector's kernel and the entry that passes it its parameters: RS 5.8 s,
+#: RNM 3.5, kRR 2.4, GEM 1.7: ~3.4 s), another agent's loop (Thompson sampling 3.1 s), and what
+#: the private agents share, once: the window update (6 s) and their loop (~1.3 s).
+_SECONDS_COMMON, _SECONDS_PRIVATE, _SECONDS_OTHER, _SECONDS_SHARED = 6.0, 3.4, 2.5, 7.3
 
 
 def compile_estimate(agents: list[Any], n_jobs: int = 1, n_arms: int = 2) -> float:
@@ -228,12 +232,14 @@ def _wait_for_end(fd: int) -> None:
         pass
 
 
-def _after_early(fd: int, part: tuple[Callable[..., Any], tuple[Any, ...]]) -> None:
+def _after_early(fd: int, parts: list[tuple[Callable[..., Any], tuple[Any, ...]]]) -> None:
     """A job of the compiling processes: wait for the early process (:class:`EarlyParts`),
-    then load ``part`` from the disk cache it wrote (or compile it, if that process failed)."""
+    then load ``parts`` from the disk cache it wrote (or compile them, if that process
+    failed). One job for all of them: it holds one of the compiling processes while it
+    waits."""
     _wait_for_end(fd)
-    fn, args = part
-    fn(*args)
+    for fn, args in parts:
+        fn(*args)
 
 
 def _cache_is_empty() -> bool:
@@ -345,10 +351,11 @@ def _compile_in_processes(minis: list[ChunkTask], first: bool, private: bool, n_
       environment's reward tape, the regret, the pull counts); every agent's loop after it;
     - the private means' noise refill (:func:`refill_noise_blocks`, if ``private``), which the
       private agents' loops call, and the kernels several loops call (:func:`shared_parts`, each
-      once: the window update of a quantile method), each before the loops that call it; one
-      that ``early`` compiles already (:func:`early_parts`) is a job that waits for it and
-      loads it;
-    - the loop of each ``compile_key``, once (the agents sharing it are ready with it).
+      once: the private agents' loop, the window update of a quantile method), each before
+      the agents that call it; those that ``early`` compiles already (:func:`early_parts`) are
+      one job that waits for it and loads them;
+    - the kernels of each ``compile_key``, once (the agents sharing it are ready with it): an
+      agent's loop, or a private agent's selector kernel (its loop is shared).
 
     A process that started a loop while another compiled a kernel it calls would compile that
     kernel a second time (6 of the 43 CPU-s of a cold ``dpbandits shift``, docs/performance.md
@@ -377,6 +384,9 @@ def _compile_in_processes(minis: list[ChunkTask], first: bool, private: bool, n_
     if private:
         refill = (add((refill_noise_blocks, ()), (), _COST_REFILL, "noise refill", []),)
     parts: dict[Any, int] = {}
+    if early is not None:  # one job waits for the early process, for all of its parts
+        waiting = add((_after_early, (early.fd, early.parts)), (), _COST_PART, "early parts", [])
+        parts.update(dict.fromkeys(early.parts, waiting))
     by_key: dict[Any, list[ChunkTask]] = {}
     for mini in rest:
         by_key.setdefault(compile_key(mini.agent, mini.n_arms), []).append(mini)
@@ -387,10 +397,9 @@ def _compile_in_processes(minis: list[ChunkTask], first: bool, private: bool, n_
             if part not in parts:
                 fn, args = part
                 name = f"{getattr(fn, '__name__', 'kernel')}{tuple(args)!r}".replace(",)", ")")
-                job = part if early is None or part not in early.parts else (
-                    _after_early, (early.fd, part))
-                parts[part] = add(job, (), _COST_PART, name, [])
-            needs.append(parts[part])
+                parts[part] = add(part, (), _COST_PART, name, [])
+            if parts[part] not in needs:
+                needs.append(parts[part])
         add(head, tuple(needs), _cost(head), head.label, [t.label for t in group])
     # longest chain of work first: a job's priority is its cost plus its dependents' largest
     chain = list(cost)

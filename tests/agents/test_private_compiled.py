@@ -5,6 +5,8 @@ custom estimators, the exact quantile sampler)."""
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import numpy as np
 import pytest
 
@@ -247,40 +249,91 @@ def test_a_selection_that_refuses_its_input_raises_its_own_error_in_blocks_too()
     assert errors[0] == errors[1]
 
 
-def test_a_run_compiles_one_loop_per_kernel_and_quantile_method() -> None:
-    # the loop of each (kernel, quantile method) is compiled on its own, once per argument
-    # types: GEM and mGEM share theirs, and nothing else is compiled into it
-    from agents.private_loop import play_loop
+def test_every_private_agent_plays_the_one_loop_compile_loop_compiles() -> None:
+    # one compiled loop for every selector, quantile method and option: the one the warm-up's
+    # shared part (agents.private_loop.compile_loop) compiles; nothing else is compiled into it
+    from agents.private_loop import compile_loop, play_loop
     from dpbandits.experiments import run, shift_agents, shift_env
-    from dpbandits.selectors.gem import gem_pairwise_kernel
-    from dpbandits.selectors.random_stopping import rs_geometric_kernel, rs_kernel
-    from dpbandits.selectors.simple import krr_kernel
+    from dpbandits.selectors.random_stopping import rs_kernel
 
-    general_rs = play_loop(rs_kernel, "smith")
-    before = len(general_rs.signatures)  # (other tests of this process may have compiled it)
-    run(shift_env(t_shift=30, horizon=60), shift_agents(["RS", "GEM", "mGEM", "kRR"]), n_runs=2,
-        seed=0, progress=False, n_jobs=1)  # fmt: skip
-    for kernel_, method in [(rs_geometric_kernel, "smith"), (gem_pairwise_kernel, "smith"),
-                            (krr_kernel, None)]:  # fmt: skip
-        loop = play_loop(kernel_, method)
-        assert len(loop.signatures) == 1, loop.py_func.__qualname__
+    compile_loop()
+    loops = set(play_loop.signatures)  # (a plug-in's by-value parameters add their own: below)
+    general_rs = len(rs_kernel.signatures)  # (other tests of this process may have compiled it)
+    agent_map = {**shift_agents(["RS", "GEM", "kRR", "RNM"]),
+                 "RNM-grid": private(selector="rnm", quantile_method="grid"),
+                 "PF-clipped": private(selector="permute_and_flip", clip_means=True),
+                 "plug-in": private(selector=NoisyArgmax(epsilon=0.5))}  # fmt: skip
+    run(shift_env(t_shift=30, horizon=60), agent_map, n_runs=2, seed=0, progress=False,
+        n_jobs=1)  # fmt: skip
+    assert set(play_loop.signatures) == loops
     # RS (Alg. 1's geometric rounds) compiles none of the other methods' samplers
-    assert len(general_rs.signatures) == before
-    assert play_loop(rs_geometric_kernel, "smith") is not play_loop(rs_geometric_kernel, "grid")
+    assert len(rs_kernel.signatures) == general_rs
+    # agents share their own compiled code when their kernel and its parameters' types agree
     keys = {shift_agents([label])[label].compile_key(2) for label in ("GEM", "mGEM", "RNM")}
     assert len(keys) == 2
+    assert private(selector="rnm").compile_key(2) == private(
+        selector="rnm", quantile_method="grid").compile_key(2)  # fmt: skip
+
+
+def test_the_selection_entry_is_compiled_per_parameter_types_not_per_selector() -> None:
+    """The loop reaches a selector's kernel through an entry that reads its parameters from
+    where they are stored (agents.private_loop.selection_args): one entry per parameter types,
+    shared by kRR and permute-and-flip (a float each), another for RNM (a float, an int)."""
+    from agents.private_loop import selection_args
+    from dpbandits.selectors.noisy_max import permute_and_flip_kernel, rnm_kernel
+    from dpbandits.selectors.simple import krr_kernel
+
+    (krr_at, krr_entry, _, krr_fn, _), kept = selection_args(krr_kernel, (0.25,))
+    (pf_at, pf_entry, _, pf_fn, _), _ = selection_args(permute_and_flip_kernel, (1.0,))
+    (_, rnm_entry, _, _, _), _ = selection_args(rnm_kernel, (1.0, 0))
+    assert krr_entry == pf_entry != rnm_entry and krr_fn != pf_fn and krr_at != pf_at
+    assert kept[0].ctypes.data == krr_at and kept[1] == (0.25,)  # (kept alive by the caller)
+
+
+class _Mode(NamedTuple):
+    epsilon: float
+    noise: str
+
+
+@kernel
+def _mode_kernel(params, q, d, rng, out):
+    """:func:`_noisy_argmax_kernel` with parameters a named tuple holding a string."""
+    mode = params[0]
+    epsilon = mode.epsilon if mode.noise == "exponential" else 1.0
+    return _noisy_argmax_kernel((epsilon,), q, d, rng, out)
+
+
+class ModeArgmax(NoisyArgmax):
+    """A plug-in whose kernel's parameters cannot be stored at an address (a string)."""
+
+    name = "mode_argmax_for_tests"
+
+    def compiled_kernel(self, n_candidates):
+        return CompiledKernel(_mode_kernel, (_Mode(float(self.epsilon), "exponential"),))
+
+
+def test_parameters_that_cannot_be_stored_go_by_value_with_the_same_bits() -> None:
+    from agents.private_loop import play_loop
+
+    env_id, kw = ENVS["bernoulli"]
+    by_step = play_by_steps(private(selector=ModeArgmax(epsilon=0.5)), env_id, kw, 3, 7, None)
+    by_block = play_by_steps(private(selector=ModeArgmax(epsilon=0.5)), env_id, kw, 3, 7, 61)
+    np.testing.assert_array_equal(by_block[0], by_step[0])
+    np.testing.assert_array_equal(by_block[1], by_step[1])
+    # a loop of its own: the parameters' type is one of its argument types
+    assert any("_Mode" in str(sig[-1]) for sig in play_loop.signatures)
 
 
 def test_compile_windows_compiles_the_update_the_loops_call() -> None:
     # the warm-up's shared part (agents.private_loop.compile_windows) must compile the window
     # update for the argument types of the loops, or each loop would compile it again
-    from agents.private_loop import _WINDOWS, compile_windows
+    from agents.private_loop import _WINDOWS, compile_loop, compile_windows
     from dpbandits.core.numba_compat import on_compile
     from dpbandits.experiments import run, shift_agents, shift_env
 
     agent = shift_agents(["RNM"])["RNM"]
-    assert agent.shared_parts(2) == [(compile_windows, ("smith",))]
-    assert shift_agents(["kRR"])["kRR"].shared_parts(2) == []
+    assert agent.shared_parts(2) == [(compile_loop, ()), (compile_windows, ("smith",))]
+    assert shift_agents(["kRR"])["kRR"].shared_parts(2) == [(compile_loop, ())]
     compiled: list[object] = []
     with on_compile(compiled.append):
         run(shift_env(t_shift=30, horizon=60), {"RNM": agent}, n_runs=2, seed=0, progress=False,

@@ -87,10 +87,8 @@ def _sent_jobs(monkeypatch, agent_map, compiled_before=0, early=None):  # type: 
     assert len(sent) == 1
     fn, items, kw = sent[0]
     assert fn is warmup_module._run_item and kw["n_jobs"] == 2
-    # a job waiting for the early process (warmup._after_early) by the name of its part
-    parts = [it[1][1] if isinstance(it, tuple) and it[0] is warmup_module._after_early else it
-             for it in items]
-    names = [it.label if hasattr(it, "label") else it[0].__name__ for it in parts]
+    # (the job waiting for the early process: "_after_early")
+    names = [it.label if hasattr(it, "label") else it[0].__name__ for it in items]
     after = {names[i]: sorted(names[j] for j in kw["after"][i]) for i in range(len(items))}
     return items, names, after, [names[i] for i in kw["order"]]
 
@@ -100,16 +98,18 @@ def test_loops_are_compiled_in_parallel_once_per_compile_key(monkeypatch) -> Non
     forked processes, one job per compile key (GEM and mGEM share theirs), each after the
     kernels it calls: the private means' noise refill and the window update of Smith's method
     (once for RNM, GEM and mGEM) come first, TS needs neither."""
-    from agents.private_loop import compile_windows
+    from agents.private_loop import compile_loop, compile_windows
 
     agent_map = {"fresh": FreshlyCompiled(), **shift_agents(["GEM", "mGEM", "TS", "RNM"])}
     items, names, after, order = _sent_jobs(monkeypatch, agent_map)
     assert (compile_windows, ("smith",)) in items and "fresh" not in names  # (played here)
-    assert sorted(names) in (sorted(["refill_noise_blocks", "compile_windows", "TS", "GEM",
-                                     "RNM"]), sorted(["refill_noise_blocks", "compile_windows",
-                                                      "TS", "mGEM", "RNM"]))  # fmt: skip
-    assert after["TS"] == [] and after["RNM"] == ["compile_windows", "refill_noise_blocks"]
-    assert order[0] == "compile_windows"  # the longest chain: the window update, then RNM
+    assert (compile_loop, ()) in items  # (once: the private agents share their loop)
+    shared = ["refill_noise_blocks", "compile_loop", "compile_windows", "TS", "RNM"]
+    assert sorted(names) in (sorted([*shared, "GEM"]), sorted([*shared, "mGEM"]))
+    assert after["TS"] == []
+    assert after["RNM"] == ["compile_loop", "compile_windows", "refill_noise_blocks"]
+    # the longest chains: the loop and the window update, then RNM
+    assert sorted(order[:2]) == ["compile_loop", "compile_windows"]
     loops = [it.agent for it in items if hasattr(it, "agent")]
     assert compile_estimate(loops, 2) < compile_estimate(loops, 1)
 
@@ -121,9 +121,12 @@ def test_on_an_empty_cache_the_first_agent_compiles_beside_the_shared_kernels(mo
     agent_map = {"UCB": agents.UCB(), **shift_agents(["TS", "kRR", "RS"])}
     items, names, after, order = _sent_jobs(monkeypatch, agent_map, compiled_before=1)
     assert after["UCB"] == after["compile_windows"] == after["refill_noise_blocks"] == []
-    assert after["TS"] == ["UCB"] and after["kRR"] == ["UCB", "refill_noise_blocks"]
-    assert after["RS"] == ["UCB", "compile_windows", "refill_noise_blocks"]
-    assert sorted(order[:2]) == ["UCB", "compile_windows"]  # the two longest chains
+    assert after["compile_loop"] == []
+    assert after["TS"] == ["UCB"]
+    assert after["kRR"] == ["UCB", "compile_loop", "refill_noise_blocks"]
+    assert after["RS"] == ["UCB", "compile_loop", "compile_windows", "refill_noise_blocks"]
+    # the three longest chains
+    assert sorted(order[:3]) == ["UCB", "compile_loop", "compile_windows"]
 
 
 def test_the_warm_up_compiles_the_noise_refill_of_any_block_size() -> None:
@@ -146,10 +149,11 @@ def test_the_warm_up_compiles_the_noise_refill_of_any_block_size() -> None:
 
 def test_on_an_empty_cache_the_shared_kernels_start_before_the_agents_are_probed(monkeypatch):  # type: ignore[no-untyped-def]
     """With an empty kernel cache and several jobs, the kernels several loops call (the window
-    update of Smith's method, once for RNM and RS) start compiling in a forked process before
-    the agents are probed (early_parts); the compiling processes' job for it then waits for
-    that process (end-of-file on its pipe) and loads what it wrote, before the loops."""
-    from agents.private_loop import compile_windows
+    update of Smith's method, once for RNM and RS, and their loop) start compiling in a forked
+    process before the agents are probed (early_parts); one job of the compiling processes then
+    waits for that process (end-of-file on its pipe) and loads what it wrote, before the
+    agents' own kernels."""
+    from agents.private_loop import compile_loop, compile_windows
 
     agent_map = shift_agents(["TS", "RNM", "RS"])
     with compile_notice(agent_map, n_jobs=1) as notice:  # one job: nothing to start
@@ -157,17 +161,18 @@ def test_on_an_empty_cache_the_shared_kernels_start_before_the_agents_are_probed
         with warmup_module.early_parts(agent_map, 2, notice) as early:
             assert early is None
     monkeypatch.setattr(warmup_module, "_cache_is_empty", lambda: True)
+    parts = [(compile_loop, ()), (compile_windows, ("smith",))]
     with compile_notice(agent_map, n_jobs=2) as notice:
         assert notice.empty_cache
         with warmup_module.early_parts(agent_map, 2, notice) as early:
-            assert early is not None and early.parts == [(compile_windows, ("smith",))]
+            assert early is not None and early.parts == parts
             early.wait()
     assert early.process.exitcode == 0
     fake = types.SimpleNamespace(parts=early.parts, fd=-1, wait=lambda: None)
     items, names, after, _ = _sent_jobs(monkeypatch, agent_map, compiled_before=1, early=fake)
-    assert (warmup_module._after_early, (-1, (compile_windows, ("smith",)))) in items
-    assert (compile_windows, ("smith",)) not in items  # (compiled once: by the early process)
-    assert after["RNM"] == after["RS"] == ["TS", "compile_windows", "refill_noise_blocks"]
+    assert (warmup_module._after_early, (-1, parts)) in items  # (one job waits for both)
+    assert not any(part in items for part in parts)  # (compiled once: by the early process)
+    assert after["RNM"] == after["RS"] == ["TS", "_after_early", "refill_noise_blocks"]
 
 
 class _RefusesItsReset(agents.UCB):
