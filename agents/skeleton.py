@@ -72,13 +72,16 @@ from numpy.typing import NDArray
 from agents.base import (
     Agent,
     bernoulli_error,
+    bernoulli_reward,
     in_bernoulli,
     in_unit_interval,
     unit_interval_error,
+    unit_reward,
 )
 from dpbandits.core.arms import read_only
 from dpbandits.core.jit import (
     beats,
+    borrowed,
     generator_address,
     generator_at,
     inline_kernel,
@@ -116,7 +119,7 @@ def one_based_round(par: Any, t: int) -> float:
 
 
 @inline_kernel
-def any_reward(x: Any) -> bool:
+def any_reward(v: float) -> bool:
     """Every real reward is accepted (the engine's tape and ``update`` give finite ones)."""
     return True
 
@@ -148,7 +151,10 @@ def no_settle(arms: Any, runs: Any, par: Any, t: int, actions: Any, x: Any, bits
     """Nothing to settle after a step."""
 
 
-_CHECKS = {"real": any_reward, "unit": in_unit_interval, "bernoulli": in_bernoulli}
+#: The check of one reward, by reward domain (``AgentTraits.rewards``), bound into the loop, and
+#: of a step's rewards in the step protocol (every real reward passes)
+_CHECKS = {"real": any_reward, "unit": unit_reward, "bernoulli": bernoulli_reward}
+_STEP_CHECKS = {"unit": in_unit_interval, "bernoulli": in_bernoulli}
 
 
 # -- the loop, written once ----------------------------------------------------------------------
@@ -173,7 +179,7 @@ def _settle(arms: Any, runs: Any, par: Any, t: int, actions: Any, x: Any, bits: 
 _prepare = no_prepare
 
 
-def _valid(x: Any) -> bool:
+def _valid(v: float) -> bool:
     raise NotImplementedError("bound by dpbandits.core.jit.specialise")
 
 
@@ -193,10 +199,12 @@ def _chosen(arms: Any, runs: Any, par: Any, r: int, a: int) -> None:
 def _play(arms: Any, runs: Any, par: Any, address: int, t0: int, rows: Any, actions: Any,
           rewards: Any, chosen: Any, x: Any) -> int:  # fmt: skip
     """Steps ``t0 .. t0 + len(rows) - 1`` of every replication against the reward rows
-    (``Agent.play``): every replication chooses, the rewards are read and checked, then every
-    replication learns. Returns the number of steps played: fewer than ``len(rows)`` when a
-    step's rewards were refused (its actions are written, nothing is learnt from it)."""
+    (``Agent.play``): every replication chooses, the step's rewards are checked, then every
+    replication reads its reward, writes its action and reward and learns. Returns the number
+    of steps played: fewer than ``len(rows)`` when a step's rewards were refused (its actions
+    are written, its rewards left in ``x``, nothing is learnt from it)."""
     bits = generator_at(address).bit_generator
+    arms, runs, par = borrowed(arms), borrowed(runs), borrowed(par)  # module docstring
     n_runs, n_arms = arms.shape[0], arms.shape[1]
     for i in range(rows.shape[0]):
         t = t0 + i
@@ -207,14 +215,25 @@ def _play(arms: Any, runs: Any, par: Any, address: int, t0: int, rows: Any, acti
             _prepare(arms, runs, par, t, f, bits)
             for r in range(n_runs):
                 chosen[r] = _arm(arms, runs, par, r, t, f, bits)
+        # the check reads the rewards from the rows and writes nothing, so that for real rewards
+        # (a check that is always true) it compiles to no code at all; the reading and writing
+        # are part of the learning's pass over the replications, not a pass of their own: in
+        # the learning's shadow (its divisions, square roots and logarithms) they cost nothing,
+        # in a pass of their own 0.5-1 ns per agent-step (UCB's loop 1.15-1.3x its time before
+        # the skeleton at R = 100, docs/performance.md "The play skeleton's passes")
         for r in range(n_runs):
-            actions[i, r] = chosen[r]
-            x[r] = rows[i, chosen[r] * n_runs + r]
-        if not _valid(x):
-            return i
+            if not _valid(rows[i, chosen[r] * n_runs + r]):
+                for s in range(n_runs):
+                    actions[i, s] = chosen[s]
+                    x[s] = rows[i, chosen[s] * n_runs + s]
+                return i
         for r in range(n_runs):
-            rewards[i, r] = x[r]
-            _learn(arms, runs, par, r, t, chosen[r], x[r], bits)
+            a = chosen[r]
+            v = rows[i, a * n_runs + r]
+            actions[i, r] = a
+            rewards[i, r] = v
+            x[r] = v
+            _learn(arms, runs, par, r, t, a, v, bits)
         _settle(arms, runs, par, t, chosen, x, bits)
     return rows.shape[0]
 
@@ -223,6 +242,7 @@ def _play(arms: Any, runs: Any, par: Any, address: int, t0: int, rows: Any, acti
 def _choose(arms: Any, runs: Any, par: Any, address: int, t: int, out: Any) -> None:
     """Step ``t >= K`` of the step protocol: every replication's arm."""
     bits = generator_at(address).bit_generator
+    arms, runs, par = borrowed(arms), borrowed(runs), borrowed(par)
     f = _round(par, t)
     _prepare(arms, runs, par, t, f, bits)
     for r in range(out.shape[0]):
@@ -234,6 +254,7 @@ def _observe(arms: Any, runs: Any, par: Any, address: int, t: int, actions: Any,
              x: Any) -> None:  # fmt: skip
     """Step ``t`` of the step protocol: every replication learns (rewards already checked)."""
     bits = generator_at(address).bit_generator
+    arms, runs, par = borrowed(arms), borrowed(runs), borrowed(par)
     for r in range(x.shape[0]):
         _learn(arms, runs, par, r, t, actions[r], x[r], bits)
     _settle(arms, runs, par, t, actions, x, bits)
@@ -397,7 +418,8 @@ class CompiledAgent(Agent):
 
     def observe(self, actions: NDArray[np.int64], rewards: NDArray[np.float64]) -> None:
         x = np.asarray(rewards, dtype=np.float64)
-        if not _CHECKS[self._rewards](x):
+        check = _STEP_CHECKS.get(self._rewards)
+        if check is not None and not check(x):
             raise self.reward_error(x)
         self.check_step(actions)
         self._loop.observe(self.arms, self.runs, self.par, self._address, self.t,
