@@ -40,12 +40,8 @@ compiled loop per agent class, cached on disk under its own name):
   step (a plain :func:`~dpbandits.core.jit.kernel`, not inlined, that loops over the
   replications itself): the place for work that is rare or large -- the end of an epoch, a
   mechanism's release -- or that learns a whole step across the replications (SW-UCB writes
-  one slot of every replication's window at a time). Written inside an inlined
-  ``learn_kernel``, such work (loops that read the state, calls such as ``math.log`` or a
-  sampler's) keeps numba from dropping the reference counts of ``arms``, ``runs`` and the
-  arrays of ``par`` that inlining adds: atomic increments and decrements per replication and
-  step, which cost DP-SE 2-3x its time per step. An agent that draws in ``settle_kernel``
-  draws after the step's learning of every replication.
+  one slot of every replication's window at a time). An agent that draws in
+  ``settle_kernel`` draws after the step's learning of every replication.
 
 :class:`IndexAgent` writes ``arm_kernel`` for an index policy from the agent's
 ``index_kernel(arms, runs, par, r, a, f, bits) -> float``: the arm of largest index
@@ -57,6 +53,19 @@ arm starts, e.g. an episode). Small kernels are best declared with
 Rewards are checked as the agent's traits say (:class:`dpbandits.core.traits.AgentTraits`
 ``rewards``: ``"real"``, ``"unit"`` for ``[0, 1]``, ``"bernoulli"`` for ``{0, 1}``), at each step,
 before anything is learnt from it.
+
+**The state is lent to the per-replication kernels.** The loops give ``arm_kernel`` and
+``learn_kernel`` (and the kernels an :class:`IndexAgent` builds its ``arm_kernel`` from)
+``arms``, ``runs`` and the arrays of ``par`` through :func:`dpbandits.core.jit.borrowed`: the
+same arrays without their reference, valid while the loop runs. numba counts a reference to an
+array at each kernel it is passed to and removes the counts again only where the inlined code is
+simple -- not around loops that read the state or calls (``math.log``, a sampler's, the bit
+generator's): atomic increments and decrements per replication and step, which cost CUSUM-UCB
+1.45x its time per step (DP-SE 2-3x, DP-UCB 1.3-2.4x, before their work moved to
+``settle_kernel``). Of a borrowed array numba counts nothing. The kernels called once per step
+(``round_kernel``, ``prepare_kernel``, ``settle_kernel``) get the arrays as they are: borrowed
+copies made DP-UCB's loop 1.2-1.4x slower at R = 1 (the time went to copying the settle call's
+arguments; docs/performance.md, "The play skeleton's loop").
 """
 
 from __future__ import annotations
@@ -204,7 +213,8 @@ def _play(arms: Any, runs: Any, par: Any, address: int, t0: int, rows: Any, acti
     of steps played: fewer than ``len(rows)`` when a step's rewards were refused (its actions
     are written, its rewards left in ``x``, nothing is learnt from it)."""
     bits = generator_at(address).bit_generator
-    arms, runs, par = borrowed(arms), borrowed(runs), borrowed(par)  # module docstring
+    # borrowed, for the kernels run per replication (module docstring)
+    b_arms, b_runs, b_par = borrowed(arms), borrowed(runs), borrowed(par)
     n_runs, n_arms = arms.shape[0], arms.shape[1]
     for i in range(rows.shape[0]):
         t = t0 + i
@@ -214,13 +224,13 @@ def _play(arms: Any, runs: Any, par: Any, address: int, t0: int, rows: Any, acti
             f = _round(par, t)
             _prepare(arms, runs, par, t, f, bits)
             for r in range(n_runs):
-                chosen[r] = _arm(arms, runs, par, r, t, f, bits)
+                chosen[r] = _arm(b_arms, b_runs, b_par, r, t, f, bits)
         # the check reads the rewards from the rows and writes nothing, so that for real rewards
         # (a check that is always true) it compiles to no code at all; the reading and writing
         # are part of the learning's pass over the replications, not a pass of their own: in
-        # the learning's shadow (its divisions, square roots and logarithms) they cost nothing,
-        # in a pass of their own 0.5-1 ns per agent-step (UCB's loop 1.15-1.3x its time before
-        # the skeleton at R = 100, docs/performance.md "The play skeleton's passes")
+        # the learning's shadow (its divisions and square roots) they cost nothing, in a pass
+        # of their own about 1 ns per agent-step (UCB's loop 1.15-1.3x its time before the
+        # skeleton at R = 100, docs/performance.md "The play skeleton's loop")
         for r in range(n_runs):
             if not _valid(rows[i, chosen[r] * n_runs + r]):
                 for s in range(n_runs):
@@ -233,7 +243,7 @@ def _play(arms: Any, runs: Any, par: Any, address: int, t0: int, rows: Any, acti
             actions[i, r] = a
             rewards[i, r] = v
             x[r] = v
-            _learn(arms, runs, par, r, t, a, v, bits)
+            _learn(b_arms, b_runs, b_par, r, t, a, v, bits)
         _settle(arms, runs, par, t, chosen, x, bits)
     return rows.shape[0]
 
@@ -242,11 +252,11 @@ def _play(arms: Any, runs: Any, par: Any, address: int, t0: int, rows: Any, acti
 def _choose(arms: Any, runs: Any, par: Any, address: int, t: int, out: Any) -> None:
     """Step ``t >= K`` of the step protocol: every replication's arm."""
     bits = generator_at(address).bit_generator
-    arms, runs, par = borrowed(arms), borrowed(runs), borrowed(par)
+    b_arms, b_runs, b_par = borrowed(arms), borrowed(runs), borrowed(par)
     f = _round(par, t)
     _prepare(arms, runs, par, t, f, bits)
     for r in range(out.shape[0]):
-        out[r] = _arm(arms, runs, par, r, t, f, bits)
+        out[r] = _arm(b_arms, b_runs, b_par, r, t, f, bits)
 
 
 @kernel_template
@@ -254,9 +264,9 @@ def _observe(arms: Any, runs: Any, par: Any, address: int, t: int, actions: Any,
              x: Any) -> None:  # fmt: skip
     """Step ``t`` of the step protocol: every replication learns (rewards already checked)."""
     bits = generator_at(address).bit_generator
-    arms, runs, par = borrowed(arms), borrowed(runs), borrowed(par)
+    b_arms, b_runs, b_par = borrowed(arms), borrowed(runs), borrowed(par)
     for r in range(x.shape[0]):
-        _learn(arms, runs, par, r, t, actions[r], x[r], bits)
+        _learn(b_arms, b_runs, b_par, r, t, actions[r], x[r], bits)
     _settle(arms, runs, par, t, actions, x, bits)
 
 
