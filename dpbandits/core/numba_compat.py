@@ -383,7 +383,7 @@ def _borrowed(typingctx: Any, value: Any) -> Any:
     if isinstance(value, types.Array):
         is_array = [True]
     elif isinstance(value, types.BaseTuple):
-        is_array = [isinstance(t, types.Array) for t in value.types]
+        is_array = [isinstance(t, types.Array) for t in cast(Any, value).types]
     else:
         return None
 
@@ -397,7 +397,7 @@ def _borrowed(typingctx: Any, value: Any) -> Any:
         if isinstance(value, types.Array):
             return strip(value, args[0])
         out = args[0]
-        for i, (ty, array) in enumerate(zip(value.types, is_array, strict=True)):
+        for i, (ty, array) in enumerate(zip(cast(Any, value).types, is_array, strict=True)):
             if array:
                 out = builder.insert_value(out, strip(ty, builder.extract_value(out, i)), i)
         return out
