@@ -51,7 +51,7 @@ from numpy.typing import ArrayLike, NDArray
 from dpbandits.core import checks
 from dpbandits.core.arms import ArmStatistics
 from dpbandits.core.checks import positive_int
-from dpbandits.core.jit import kernel
+from dpbandits.core.jit import inline_kernel, kernel
 from dpbandits.core.params import Param, check_params
 from dpbandits.core.traits import AgentTraits
 
@@ -60,10 +60,24 @@ __all__ = [
     "ArmStatistics",
     "variant",
     "bernoulli_error",
+    "bernoulli_reward",
     "in_bernoulli",
     "in_unit_interval",
     "unit_interval_error",
+    "unit_reward",
 ]
+
+
+@inline_kernel
+def unit_reward(v: float) -> bool:
+    """Whether the reward ``v`` is in ``[0, 1]`` (NaN is not)."""
+    return v >= 0.0 and v <= 1.0
+
+
+@inline_kernel
+def bernoulli_reward(v: float) -> bool:
+    """Whether the reward ``v`` is 0 or 1."""
+    return v == 0.0 or v == 1.0
 
 
 @kernel
@@ -71,7 +85,7 @@ def in_unit_interval(x: Any) -> bool:
     """Whether every reward of ``x`` is in ``[0, 1]`` (NaN is not): the agents built for such
     rewards (Bernoulli Thompson sampling, Exp3) check each step with it, compiled or not."""
     for v in x:
-        if not (v >= 0.0 and v <= 1.0):
+        if not unit_reward(v):
             return False
     return True
 
@@ -86,7 +100,7 @@ def in_bernoulli(x: Any) -> bool:
     """Whether every reward of ``x`` is 0 or 1: the agents built for Bernoulli bandits only
     (DP-KLUCB, DP-IMED) check each step with it, compiled or not."""
     for v in x:
-        if not (v == 0.0 or v == 1.0):
+        if not bernoulli_reward(v):
             return False
     return True
 

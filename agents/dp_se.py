@@ -49,7 +49,8 @@ _NO_CAP = float(2**60)
 # n_active slots, in order); per (replication, arm): this epoch's reward sum and the last
 # released private mean. Integers are stored exactly as floats. The end of an epoch is the
 # skeleton's settle step (once per step, not inlined), so that the per-pull kernels stay small
-# enough for numba to drop their reference counting: inlined, it cost 2-3x the time of a step.
+# enough for numba to drop their reference counting: inlined, it cost 2-3x the time of a step
+# (before the skeleton lent its state to the per-pull kernels, agents.skeleton).
 ARM = fields("sum", "released", "active")
 RUN = fields("epoch", "n_active", "pos", "turn", "length")
 PAR = fields("eps", "beta", "cap")

@@ -73,7 +73,8 @@ _UCB_ALPHA = math.sqrt(2.0)
 # one compiled loop for every variant). Integers are stored exactly as floats. A pull only adds
 # to its block (learn_kernel, inlined); the releases of the blocks completed at a step are the
 # skeleton's settle step (_releases, once per step): inlined, the release's calls kept numba's
-# reference counts of the state and par's arrays at every pull (1.3-2.4x the time of a step).
+# reference counts of the state and par's arrays at every pull (1.3-2.4x the time of a step;
+# before the skeleton lent its state to the per-pull kernels, agents.skeleton).
 ARM = fields("pulls", "block", "pending", "mean", "count", "bsig", "bmax", "items", "exact",
              "release")  # fmt: skip
 RUN = fields("arm")

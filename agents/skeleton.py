@@ -40,12 +40,8 @@ compiled loop per agent class, cached on disk under its own name):
   step (a plain :func:`~dpbandits.core.jit.kernel`, not inlined, that loops over the
   replications itself): the place for work that is rare or large -- the end of an epoch, a
   mechanism's release -- or that learns a whole step across the replications (SW-UCB writes
-  one slot of every replication's window at a time). Written inside an inlined
-  ``learn_kernel``, such work (loops that read the state, calls such as ``math.log`` or a
-  sampler's) keeps numba from dropping the reference counts of ``arms``, ``runs`` and the
-  arrays of ``par`` that inlining adds: atomic increments and decrements per replication and
-  step, which cost DP-SE 2-3x its time per step. An agent that draws in ``settle_kernel``
-  draws after the step's learning of every replication.
+  one slot of every replication's window at a time). An agent that draws in
+  ``settle_kernel`` draws after the step's learning of every replication.
 
 :class:`IndexAgent` writes ``arm_kernel`` for an index policy from the agent's
 ``index_kernel(arms, runs, par, r, a, f, bits) -> float``: the arm of largest index
@@ -57,6 +53,19 @@ arm starts, e.g. an episode). Small kernels are best declared with
 Rewards are checked as the agent's traits say (:class:`dpbandits.core.traits.AgentTraits`
 ``rewards``: ``"real"``, ``"unit"`` for ``[0, 1]``, ``"bernoulli"`` for ``{0, 1}``), at each step,
 before anything is learnt from it.
+
+**The state is lent to the per-replication kernels.** The loops give ``arm_kernel`` and
+``learn_kernel`` (and the kernels an :class:`IndexAgent` builds its ``arm_kernel`` from)
+``arms``, ``runs`` and the arrays of ``par`` through :func:`dpbandits.core.jit.borrowed`: the
+same arrays without their reference, valid while the loop runs. numba counts a reference to an
+array at each kernel it is passed to and removes the counts again only where the inlined code is
+simple -- not around loops that read the state or calls (``math.log``, a sampler's, the bit
+generator's): atomic increments and decrements per replication and step, which cost CUSUM-UCB
+1.45x its time per step (DP-SE 2-3x, DP-UCB 1.3-2.4x, before their work moved to
+``settle_kernel``). Of a borrowed array numba counts nothing. The kernels called once per step
+(``round_kernel``, ``prepare_kernel``, ``settle_kernel``) get the arrays as they are: borrowed
+copies made DP-UCB's loop 1.2-1.4x slower at R = 1 (the time went to copying the settle call's
+arguments; docs/performance.md, "The play skeleton's loop").
 """
 
 from __future__ import annotations
@@ -72,13 +81,16 @@ from numpy.typing import NDArray
 from agents.base import (
     Agent,
     bernoulli_error,
+    bernoulli_reward,
     in_bernoulli,
     in_unit_interval,
     unit_interval_error,
+    unit_reward,
 )
 from dpbandits.core.arms import read_only
 from dpbandits.core.jit import (
     beats,
+    borrowed,
     generator_address,
     generator_at,
     inline_kernel,
@@ -116,7 +128,7 @@ def one_based_round(par: Any, t: int) -> float:
 
 
 @inline_kernel
-def any_reward(x: Any) -> bool:
+def any_reward(v: float) -> bool:
     """Every real reward is accepted (the engine's tape and ``update`` give finite ones)."""
     return True
 
@@ -148,7 +160,10 @@ def no_settle(arms: Any, runs: Any, par: Any, t: int, actions: Any, x: Any, bits
     """Nothing to settle after a step."""
 
 
-_CHECKS = {"real": any_reward, "unit": in_unit_interval, "bernoulli": in_bernoulli}
+#: The check of one reward, by reward domain (``AgentTraits.rewards``), bound into the loop, and
+#: of a step's rewards in the step protocol (every real reward passes)
+_CHECKS = {"real": any_reward, "unit": unit_reward, "bernoulli": bernoulli_reward}
+_STEP_CHECKS = {"unit": in_unit_interval, "bernoulli": in_bernoulli}
 
 
 # -- the loop, written once ----------------------------------------------------------------------
@@ -173,7 +188,7 @@ def _settle(arms: Any, runs: Any, par: Any, t: int, actions: Any, x: Any, bits: 
 _prepare = no_prepare
 
 
-def _valid(x: Any) -> bool:
+def _valid(v: float) -> bool:
     raise NotImplementedError("bound by dpbandits.core.jit.specialise")
 
 
@@ -193,10 +208,13 @@ def _chosen(arms: Any, runs: Any, par: Any, r: int, a: int) -> None:
 def _play(arms: Any, runs: Any, par: Any, address: int, t0: int, rows: Any, actions: Any,
           rewards: Any, chosen: Any, x: Any) -> int:  # fmt: skip
     """Steps ``t0 .. t0 + len(rows) - 1`` of every replication against the reward rows
-    (``Agent.play``): every replication chooses, the rewards are read and checked, then every
-    replication learns. Returns the number of steps played: fewer than ``len(rows)`` when a
-    step's rewards were refused (its actions are written, nothing is learnt from it)."""
+    (``Agent.play``): every replication chooses, the step's rewards are checked, then every
+    replication reads its reward, writes its action and reward and learns. Returns the number
+    of steps played: fewer than ``len(rows)`` when a step's rewards were refused (its actions
+    are written, its rewards left in ``x``, nothing is learnt from it)."""
     bits = generator_at(address).bit_generator
+    # borrowed, for the kernels run per replication (module docstring)
+    b_arms, b_runs, b_par = borrowed(arms), borrowed(runs), borrowed(par)
     n_runs, n_arms = arms.shape[0], arms.shape[1]
     for i in range(rows.shape[0]):
         t = t0 + i
@@ -206,15 +224,26 @@ def _play(arms: Any, runs: Any, par: Any, address: int, t0: int, rows: Any, acti
             f = _round(par, t)
             _prepare(arms, runs, par, t, f, bits)
             for r in range(n_runs):
-                chosen[r] = _arm(arms, runs, par, r, t, f, bits)
+                chosen[r] = _arm(b_arms, b_runs, b_par, r, t, f, bits)
+        # the check reads the rewards from the rows and writes nothing, so that for real rewards
+        # (a check that is always true) it compiles to no code at all; the reading and writing
+        # are part of the learning's pass over the replications, not a pass of their own: in
+        # the learning's shadow (its divisions and square roots) they cost nothing, in a pass
+        # of their own about 1 ns per agent-step (UCB's loop 1.15-1.3x its time before the
+        # skeleton at R = 100, docs/performance.md "The play skeleton's loop")
         for r in range(n_runs):
-            actions[i, r] = chosen[r]
-            x[r] = rows[i, chosen[r] * n_runs + r]
-        if not _valid(x):
-            return i
+            if not _valid(rows[i, chosen[r] * n_runs + r]):
+                for s in range(n_runs):
+                    actions[i, s] = chosen[s]
+                    x[s] = rows[i, chosen[s] * n_runs + s]
+                return i
         for r in range(n_runs):
-            rewards[i, r] = x[r]
-            _learn(arms, runs, par, r, t, chosen[r], x[r], bits)
+            a = chosen[r]
+            v = rows[i, a * n_runs + r]
+            actions[i, r] = a
+            rewards[i, r] = v
+            x[r] = v
+            _learn(b_arms, b_runs, b_par, r, t, a, v, bits)
         _settle(arms, runs, par, t, chosen, x, bits)
     return rows.shape[0]
 
@@ -223,10 +252,11 @@ def _play(arms: Any, runs: Any, par: Any, address: int, t0: int, rows: Any, acti
 def _choose(arms: Any, runs: Any, par: Any, address: int, t: int, out: Any) -> None:
     """Step ``t >= K`` of the step protocol: every replication's arm."""
     bits = generator_at(address).bit_generator
+    b_arms, b_runs, b_par = borrowed(arms), borrowed(runs), borrowed(par)
     f = _round(par, t)
     _prepare(arms, runs, par, t, f, bits)
     for r in range(out.shape[0]):
-        out[r] = _arm(arms, runs, par, r, t, f, bits)
+        out[r] = _arm(b_arms, b_runs, b_par, r, t, f, bits)
 
 
 @kernel_template
@@ -234,8 +264,9 @@ def _observe(arms: Any, runs: Any, par: Any, address: int, t: int, actions: Any,
              x: Any) -> None:  # fmt: skip
     """Step ``t`` of the step protocol: every replication learns (rewards already checked)."""
     bits = generator_at(address).bit_generator
+    b_arms, b_runs, b_par = borrowed(arms), borrowed(runs), borrowed(par)
     for r in range(x.shape[0]):
-        _learn(arms, runs, par, r, t, actions[r], x[r], bits)
+        _learn(b_arms, b_runs, b_par, r, t, actions[r], x[r], bits)
     _settle(arms, runs, par, t, actions, x, bits)
 
 
@@ -403,7 +434,8 @@ class CompiledAgent(Agent):
 
     def observe(self, actions: NDArray[np.int64], rewards: NDArray[np.float64]) -> None:
         x = np.asarray(rewards, dtype=np.float64)
-        if not _CHECKS[self._rewards](x):
+        check = _STEP_CHECKS.get(self._rewards)
+        if check is not None and not check(x):
             raise self.reward_error(x)
         self.check_step(actions)
         self._loop.observe(self.arms, self.runs, self.par, self._address, self.t,

@@ -46,6 +46,7 @@ from dpbandits.core import compile_progress
 from dpbandits.core.kernel_cache import kernel_cache_dir
 from dpbandits.core.numba_compat import (
     add_compile_listener,
+    borrowed,
     defer_blas_probe,
     float_bits,
     generator_at,
@@ -58,6 +59,7 @@ from dpbandits.core.numba_compat import (
 
 __all__ = [
     "beats",
+    "borrowed",
     "float_bits",
     "generator_address",
     "generator_at",

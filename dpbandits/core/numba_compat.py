@@ -39,6 +39,7 @@ __all__ = [
     "GENERATOR_TYPE",
     "add_compile_listener",
     "borrowable",
+    "borrowed",
     "call_bool_at",
     "call_none_at",
     "check_numba_version",
@@ -399,11 +400,47 @@ def _float_bits(typingctx: Any, x: Any) -> Any:
     return sig, codegen
 
 
+@intrinsic
+def _borrowed(typingctx: Any, value: Any) -> Any:
+    """Inside a kernel: ``value`` (an array, or a tuple of arrays and scalars) with each array's
+    reference left out: the same data, shape and strides, a null ``meminfo`` and ``parent``
+    (numba's array structure), as the bit generator of :func:`_generator_at`. numba counts no
+    references to such an array (an increment or decrement of a null reference compiles to
+    nothing), where it passes the array on to inlined kernels too. Valid while the caller
+    holds ``value``."""
+    if isinstance(value, types.Array):
+        is_array = [True]
+    elif isinstance(value, types.BaseTuple):
+        is_array = [isinstance(t, types.Array) for t in cast(Any, value).types]
+    else:
+        return None
+
+    def codegen(context: Any, builder: Any, signature: Any, args: Any) -> Any:
+        def strip(ty: Any, array: Any) -> Any:
+            out = context.make_array(ty)(context, builder, value=array)
+            out.meminfo = cgutils.get_null_value(out.meminfo.type)
+            out.parent = cgutils.get_null_value(out.parent.type)
+            return out._getvalue()
+
+        if isinstance(value, types.Array):
+            return strip(value, args[0])
+        out = args[0]
+        for i, (ty, array) in enumerate(zip(cast(Any, value).types, is_array, strict=True)):
+            if array:
+                out = builder.insert_value(out, strip(ty, builder.extract_value(out, i)), i)
+        return out
+
+    return value(value), codegen
+
+
 #: ``generator_at(address)`` inside a kernel (see :func:`_generator_at`).
 generator_at = cast(Callable[[int], Any], _generator_at)
 
 #: ``float_bits(x)`` inside a kernel (see :func:`_float_bits`).
 float_bits = cast(Callable[[float], int], _float_bits)
+
+#: ``borrowed(value)`` inside a kernel (see :func:`_borrowed`).
+borrowed = cast(Callable[[Any], Any], _borrowed)
 
 
 # -- a call by address: a kernel calls another without linking (and optimising again) its code
