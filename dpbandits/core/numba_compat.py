@@ -400,35 +400,34 @@ def _float_bits(typingctx: Any, x: Any) -> Any:
     return sig, codegen
 
 
+def _strip_owners(context: Any, builder: Any, typ: Any, value: Any) -> Any:
+    """``value`` with the owner of each of its arrays (numba's meminfo, the Python array) set to
+    null: numba then neither counts references to it nor frees it, as for a constant array."""
+    if isinstance(typ, types.Array):
+        array = context.make_array(typ)(context, builder, value=value)
+        array.meminfo = cgutils.get_null_value(array.meminfo.type)
+        array.parent = cgutils.get_null_value(array.parent.type)
+        return array._getvalue()
+    if isinstance(typ, types.BaseTuple):
+        for i, item in enumerate(typ.types):
+            part = _strip_owners(context, builder, item, builder.extract_value(value, i))
+            value = builder.insert_value(value, part, i)
+    return value
+
+
 @intrinsic
 def _borrowed(typingctx: Any, value: Any) -> Any:
     """Inside a kernel: ``value`` (an array, or a tuple of arrays and scalars) with each array's
     reference left out: the same data, shape and strides, a null ``meminfo`` and ``parent``
-    (numba's array structure), as the bit generator of :func:`_generator_at`. numba counts no
-    references to such an array (an increment or decrement of a null reference compiles to
-    nothing), where it passes the array on to inlined kernels too. Valid while the caller
-    holds ``value``."""
-    if isinstance(value, types.Array):
-        is_array = [True]
-    elif isinstance(value, types.BaseTuple):
-        is_array = [isinstance(t, types.Array) for t in cast(Any, value).types]
-    else:
+    (numba's array structure, :func:`_strip_owners`), as the bit generator of
+    :func:`_generator_at`. numba counts no references to such an array (an increment or
+    decrement of a null reference compiles to nothing), where it passes the array on to inlined
+    kernels too. Valid while the caller holds ``value``."""
+    if not isinstance(value, (types.Array, types.BaseTuple)):
         return None
 
     def codegen(context: Any, builder: Any, signature: Any, args: Any) -> Any:
-        def strip(ty: Any, array: Any) -> Any:
-            out = context.make_array(ty)(context, builder, value=array)
-            out.meminfo = cgutils.get_null_value(out.meminfo.type)
-            out.parent = cgutils.get_null_value(out.parent.type)
-            return out._getvalue()
-
-        if isinstance(value, types.Array):
-            return strip(value, args[0])
-        out = args[0]
-        for i, (ty, array) in enumerate(zip(cast(Any, value).types, is_array, strict=True)):
-            if array:
-                out = builder.insert_value(out, strip(ty, builder.extract_value(out, i)), i)
-        return out
+        return _strip_owners(context, builder, value, args[0])
 
     return value(value), codegen
 
@@ -543,25 +542,10 @@ def native_size(typ: Any) -> int:
     return int(context.get_abi_sizeof(context.data_model_manager[typ].get_data_type()))
 
 
-def _borrowed(context: Any, builder: Any, typ: Any, value: Any) -> Any:
-    """``value`` with the owner of each of its arrays (numba's meminfo, the Python array) set to
-    null: numba then neither counts references to it nor frees it, as for a constant array."""
-    if isinstance(typ, types.Array):
-        array = context.make_array(typ)(context, builder, value=value)
-        array.meminfo = cgutils.get_null_value(array.meminfo.type)
-        array.parent = cgutils.get_null_value(array.parent.type)
-        return array._getvalue()
-    if isinstance(typ, (types.Tuple, types.UniTuple)):
-        for i, item in enumerate(typ.types):
-            part = _borrowed(context, builder, item, builder.extract_value(value, i))
-            value = builder.insert_value(value, part, i)
-    return value
-
-
 @intrinsic
 def _store_borrowed(typingctx: Any, address: Any, value: Any) -> Any:
     """Inside a kernel: write ``value`` (:func:`borrowable`) at ``address``, in numba's data
-    layout, its arrays borrowed (:func:`_borrowed`): whoever reads it must keep the arrays
+    layout, its arrays borrowed (:func:`_strip_owners`): whoever reads it must keep the arrays
     alive (they are the caller's)."""
     if not (isinstance(address, types.Integer) and borrowable(value)):
         return None
@@ -570,7 +554,7 @@ def _store_borrowed(typingctx: Any, address: Any, value: Any) -> Any:
     def codegen(context: Any, builder: Any, signature: Any, args: Any) -> Any:
         at, val = args
         pointer = builder.inttoptr(at, context.get_data_type(value).as_pointer())
-        context.pack_value(builder, value, _borrowed(context, builder, value, val), pointer)
+        context.pack_value(builder, value, _strip_owners(context, builder, value, val), pointer)
         return context.get_dummy_value()
 
     return sig, codegen
