@@ -409,7 +409,7 @@ def _strip_owners(context: Any, builder: Any, typ: Any, value: Any) -> Any:
         array.parent = cgutils.get_null_value(array.parent.type)
         return array._getvalue()
     if isinstance(typ, types.BaseTuple):
-        for i, item in enumerate(typ.types):
+        for i, item in enumerate(cast(Any, typ).types):
             part = _strip_owners(context, builder, item, builder.extract_value(value, i))
             value = builder.insert_value(value, part, i)
     return value
