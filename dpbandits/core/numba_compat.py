@@ -219,6 +219,17 @@ class _KeyNamedCacheFile(caching.IndexDataCacheFile):
         digest = hashlib.sha256((base + repr(key)).encode()).hexdigest()[:16]
         return f"{base[: self.BASE_MAX]}.{digest}.nbc"
 
+    def _load_index(self) -> dict[Any, str]:
+        # numba raises when the index holds a key it cannot unpickle: a signature of a type
+        # whose module this process cannot import (a plug-in selector's parameters, defined in
+        # the user's file or a test module, compiled into the shared private loop by another
+        # process). Every data file is also found by its key's name, so such an index is
+        # read as empty (and rewritten at the next save) rather than failing the run.
+        try:
+            return cast(dict[Any, str], super()._load_index())
+        except Exception:  # noqa: BLE001 (ImportError, AttributeError, a damaged pickle)
+            return {}
+
     def save(self, key: Any, data: Any) -> None:
         data_name = self._key_data_name(key)
         self._save_data(data_name, (self.MARK, self._source_stamp, data))

@@ -130,6 +130,38 @@ def test_a_data_file_of_other_code_or_another_layout_is_never_loaded(tmp_path) -
     assert new.load(("sig", "int64")) is None
 
 
+def test_an_index_with_a_key_of_a_module_gone_loads_by_key(tmp_path, monkeypatch) -> None:
+    """A process that compiled a kernel for a type of its own (a plug-in selector's
+    parameters, from the user's file or a test module) writes that type into the kernel's
+    index; a process that cannot import that module could not read the index (numba raised
+    ModuleNotFoundError and the run failed: the quickstart, after the tests had run). It now
+    finds every data file by its key, and saves a fresh index."""
+    import importlib
+
+    module_dir = tmp_path / "mods"
+    module_dir.mkdir()
+    (module_dir / "ghost_params.py").write_text("class Params:\n    pass\n")
+    monkeypatch.syspath_prepend(str(module_dir))
+    ghost = importlib.import_module("ghost_params")
+    args = {"cache_path": str(tmp_path), "filename_base": "f-1.py3", "source_stamp": ("s", 1)}
+    writer = numba_compat._KeyNamedCacheFile(**args)
+    writer.save(("sig", "float64"), "library code")
+    writer.save(("sig", ghost.Params), "plug-in code")
+    # the other process: no such module
+    monkeypatch.delitem(sys.modules, "ghost_params")
+    (module_dir / "ghost_params.py").unlink()
+    importlib.invalidate_caches()
+    reader = numba_compat._KeyNamedCacheFile(**args)
+    with pytest.raises(ImportError):
+        super(numba_compat._KeyNamedCacheFile, reader)._load_index()  # numba's own reading
+    assert reader._load_index() == {}
+    assert reader.load(("sig", "float64")) == "library code"
+    assert reader.load(("sig", "int64")) is None
+    reader.save(("sig", "int64"), "more library code")
+    assert reader.load(("sig", "int64")) == "more library code"
+    assert list(reader._load_index()) == [("sig", "int64")]
+
+
 def test_a_long_kernel_name_still_fits_a_file_name(tmp_path) -> None:
     """A specialisation's name can use most of the 255 bytes numba's own ``.1.nbc.tmp.<16>``
     leaves; the key's hash must not push the temporary file past the limit."""
