@@ -360,6 +360,7 @@ def variant(*, before: str | None = None, **defaults: Any) -> Callable[[_A], _A]
 
         __init__.__signature__ = new  # type: ignore[attr-defined]
         __init__.__qualname__ = f"{cls.__qualname__}.__init__"
+        __init__.__module__ = cls.__module__  # (where the docs' reference finds it)
         cls.__init__ = __init__  # type: ignore[misc]
         return cls
 

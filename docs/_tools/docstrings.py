@@ -227,6 +227,12 @@ def rewrite(text: str, obj: griffe.Object) -> str:
     return _DOCS_PAGE.sub(page, _ROLE.sub(role, notes_after_parameters(text)))
 
 
+def _init_made_at_runtime(obj: Any) -> bool:
+    """Whether ``obj`` is a class whose ``__init__`` carries the signature it was made with
+    (``__signature__``, set by ``agents.base.variant``), not a written one."""
+    return isinstance(obj, type) and hasattr(getattr(obj, "__init__", None), "__signature__")
+
+
 class Docstrings(griffe.Extension):
     """Rewrites every docstring of the loaded packages once their object tree is complete, and
     adds the classes a module builds with a factory (no class statement for griffe's static
@@ -234,12 +240,27 @@ class Docstrings(griffe.Extension):
 
     def on_module_members(self, *, mod: griffe.Module, **kwargs: Any) -> None:
         info = reference.modules().get(mod.path)
-        if info is None or not reference.made_at_runtime(info):
+        if info is None:
+            return
+        factory_made = reference.made_at_runtime(info)
+        # a class whose constructor is made when the module runs (agents.base.variant, e.g.
+        # AdaP-UCB's alpha): griffe's reading of the source would give it its base class's
+        # signature, so it is read from the imported class, as inspect.signature gives it
+        runtime_init = set()
+        for name in info.members:
+            obj: Any = getattr(info.module, name, None)
+            if _init_made_at_runtime(obj):  # it, and the class of the module it inherits from
+                owner = next(c for c in obj.__mro__ if "__init__" in c.__dict__)
+                runtime_init |= {name, owner.__name__} if owner.__module__ == mod.path else {name}
+        if not (factory_made or runtime_init):
             return
         inspected = griffe.inspect(mod.path)
         for name in info.members:
-            if name not in mod.members and name in inspected.members:
+            missing = factory_made and name not in mod.members
+            if missing and name in inspected.members:
                 mod.set_member(name, inspected.members[name])
+        for name in runtime_init & set(inspected.members):
+            mod.set_member(name, inspected.members[name])
 
     def on_object(self, *, obj: griffe.Object, **kwargs: Any) -> None:
         if obj.docstring is not None:
