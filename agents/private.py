@@ -391,27 +391,28 @@ class PrivateAgent(Agent):
             return done
         spec = self._compiled
         assert spec is not None  # (play checked it)
-        windows, selection = self._calls(spec)
+        windows, selection, means_update = self._calls(spec)
         block = (rows, actions, rewards, self._flat, self._x)
-        means_state = (*_LOOP_CALLS[self][2], *self._means.kernel_args())  # (_calls made it)
+        means_state = (*means_update, *self._means.kernel_args())
         done = int(play_loop(self.t, ready, block, self._bounds, means_state, windows,
                              selection))  # fmt: skip
         self._means.took_steps(min(done, ready))
         self.played(done)
         return done
 
-    def _calls(self, spec: Any) -> tuple[tuple[Any, ...], tuple[Any, ...]]:
-        """The loop's ``windows`` and ``selection`` arguments (``agents.private_loop.play_loop``):
-        the state, the Generators' addresses, the selector's parameters (stored at an address:
-        ``selection_args``) and the addresses of the window update and the selection, which
-        the loop calls by address, as it calls the means' update (its address is kept beside
-        them). Made once per reset, and kept in this process only (:data:`_LOOP_CALLS`: the
-        addresses are its own, and a copy of the agent draws from its own Generators): typing
-        the arguments to find the compiled callees costs ~0.1 ms, which once per noise block
-        slowed the private agents down by up to 2x."""
+    def _calls(self, spec: Any) -> tuple[tuple[Any, ...], tuple[Any, ...], tuple[int, int]]:
+        """The loop's ``windows`` and ``selection`` arguments (``agents.private_loop.play_loop``)
+        and the head of its ``means_state``: the state, the Generators' addresses, the selector's
+        parameters (stored at an address: ``selection_args``) and the addresses of the window
+        update, the selection and the means' update, which the loop calls by address. Made
+        once per reset, and kept in this process only (:data:`_LOOP_CALLS`: the addresses are
+        its own, and a copy of the agent draws from its own Generators): typing the arguments
+        to find the compiled callees costs ~0.1 ms, which once per noise block slowed the
+        private agents down by up to 2x."""
         calls = _LOOP_CALLS.get(self)
         if calls is not None:
-            return calls[0], calls[1]
+            windows, selection, means, _kept = calls
+            return windows, selection, means
         select_address = generator_address(self._rng_select)
         if self._uses_d:
             state: tuple[Any, ...] = self._sens.kernel_args()
@@ -425,7 +426,7 @@ class PrivateAgent(Agent):
         selection = (carrier, select_address, *entry)
         means = means_call(self._means.kernel_args(), self._flat, self._x)
         _LOOP_CALLS[self] = (windows, selection, means, kept)
-        return windows, selection
+        return windows, selection, means
 
     def choose(self) -> NDArray[np.int64]:
         if self._fast:
