@@ -179,7 +179,8 @@ _OPTIONS: dict[str, Any] = {"nogil": True, "error_model": "numpy", "no_cfunc_wra
 
 def _compile(fn: F, **options: Any) -> F:
     """``fn`` compiled with the library's options (module docstring) and ``options``, marked as
-    a kernel (the cache key above)."""
+    a kernel (the cache key above). Other kernels call its twin, compiled without the wrapper
+    through which Python calls it (:func:`~dpbandits.core.numba_compat.called_through`)."""
     setattr(fn, _MARK, True)
     compiled = _dispatcher(fn, {**_OPTIONS, **options})
 

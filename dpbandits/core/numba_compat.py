@@ -320,7 +320,7 @@ def _twin_class(base: type) -> type:
     known = _TWIN_CLASSES.get(base)
     if known is None:
 
-        class Twinned(base):  # type: ignore[valid-type, misc]
+        class Twinned(base):
             @property
             def _numba_type_(self) -> Any:
                 twin = _twin(self)
