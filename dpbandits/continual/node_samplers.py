@@ -28,7 +28,9 @@ def laplace_unit(rng: np.random.Generator, size: int | tuple[int, ...]) -> NDArr
     ``Generator.integers`` draw: same law, another random stream; docs/performance.md.)
     """
     out = np.empty(size)
-    fill_standard_laplace(generator_address(rng), out)
+    # as a flat view, whatever the shape: one compiled version of the kernel, not one per
+    # number of dimensions (the same draws, in C order)
+    fill_standard_laplace(generator_address(rng), out.reshape(-1))
     return out
 
 

@@ -47,6 +47,7 @@ from dpbandits.core.kernel_cache import kernel_cache_dir
 from dpbandits.core.numba_compat import (
     add_compile_listener,
     borrowed,
+    called_through,
     defer_blas_probe,
     float_bits,
     generator_at,
@@ -168,18 +169,44 @@ compile_progress.install(lambda py_func: getattr(py_func, _MARK, False), add_com
 defer_blas_probe()
 
 
+#: numba's options of every kernel (module docstring). No C-ABI wrapper (``cfunc``): numba
+#: makes one beside every compiled function, for numba's first-class function values, which
+#: the library does not use (a kernel passed as one raises ``ValueError``); generating and
+#: compiling it took ~10 % of the compile time of a cold ``dpbandits shift``
+#: (docs/performance.md, "Cold start").
+_OPTIONS: dict[str, Any] = {"nogil": True, "error_model": "numpy", "no_cfunc_wrapper": True}
+
+
 def _compile(fn: F, **options: Any) -> F:
     """``fn`` compiled with the library's options (module docstring) and ``options``, marked as
-    a kernel (the cache key above)."""
+    a kernel (the cache key above). Other kernels call its twin, compiled without the wrapper
+    through which Python calls it (:func:`~dpbandits.core.numba_compat.called_through`)."""
     setattr(fn, _MARK, True)
-    compiled: Any
+    compiled = _dispatcher(fn, {**_OPTIONS, **options})
+
+    def callee() -> Any:
+        # the same function under a name of its own (its own cache files), without the
+        # wrapper Python calls go through: what other kernels call (called_through)
+        twin = types.FunctionType(fn.__code__, fn.__globals__, fn.__name__, fn.__defaults__,
+                                  fn.__closure__)  # fmt: skip
+        twin.__qualname__ = f"{fn.__qualname__}__callee"
+        twin.__module__ = fn.__module__
+        for name in (_MARK, _SOURCES):
+            if hasattr(fn, name):
+                setattr(twin, name, getattr(fn, name))
+        return _dispatcher(twin, {**_OPTIONS, **options, "no_cpython_wrapper": True})
+
+    return cast(F, called_through(compiled, callee))
+
+
+def _dispatcher(fn: Any, options: dict[str, Any]) -> Any:
     try:
-        compiled = numba.njit(cache=True, nogil=True, error_model="numpy", **options)(fn)
+        compiled = numba.njit(cache=True, **options)(fn)
         name_cache_files_by_key(compiled)
     except RuntimeError:  # no source file (code typed in an interpreter), no writable cache
-        compiled = numba.njit(nogil=True, error_model="numpy", **options)(fn)
+        compiled = numba.njit(**options)(fn)
     # compiled per argument type, not per constant value of a call site (no_literal_calls)
-    return cast(F, no_literal_calls(compiled))
+    return no_literal_calls(compiled)
 
 
 def kernel(fn: F) -> F:
@@ -277,7 +304,7 @@ def specialise(template: Callable[..., Any], *, inline: bool = False, **bindings
     clone.__doc__ = template.__doc__
     if "" in sources:  # a bound function without a file: its code cannot be keyed
         setattr(clone, _MARK, True)
-        compiled = no_literal_calls(numba.njit(nogil=True, error_model="numpy", **options)(clone))
+        compiled = no_literal_calls(numba.njit(**{**_OPTIONS, **options})(clone))
     else:
         setattr(clone, _SOURCES, tuple(sources))
         compiled = _compile(clone, **options)

@@ -40,6 +40,7 @@ __all__ = [
     "add_compile_listener",
     "borrowable",
     "borrowed",
+    "called_through",
     "call_bool_at",
     "call_none_at",
     "check_numba_version",
@@ -295,6 +296,80 @@ def add_compile_listener(on_start: Callable[[Any], None], on_end: Callable[[Any]
             on_end(getattr(dispatcher, "py_func", dispatcher))
 
     event.register("numba:compile", Listener())
+
+
+# -- calls between kernels: compiled without the wrappers only Python calls need ------------
+_TWIN, _MAKE_TWIN = "_dpbandits_callee", "_dpbandits_make_callee"
+_TWIN_CLASSES: dict[type, type] = {}
+
+
+def _twin(dispatcher: Any) -> Any:
+    """``dispatcher``'s callee twin (:func:`called_through`), made at the first use."""
+    twin = dispatcher.__dict__.get(_TWIN)
+    if twin is None:
+        make = dispatcher.__dict__.get(_MAKE_TWIN)
+        if make is None:  # (a dispatcher rebuilt from a pickle: no twin)
+            return None
+        twin = dispatcher.__dict__[_TWIN] = _reuse_compiled(dispatcher, make())
+    return twin
+
+
+def _twin_class(base: type) -> type:
+    """``base`` (a dispatcher class) whose instances, as a value inside a kernel, are typed as
+    their callee twin (:func:`called_through`), and list their twin's signatures too."""
+    known = _TWIN_CLASSES.get(base)
+    if known is None:
+
+        class Twinned(base):
+            @property
+            def _numba_type_(self) -> Any:
+                twin = _twin(self)
+                return types.Dispatcher(self if twin is None else twin)
+
+            @property
+            def signatures(self) -> list[Any]:
+                own = list(self.overloads)
+                twin = self.__dict__.get(_TWIN)
+                return own + [s for s in (twin.overloads if twin else ()) if s not in own]
+
+        Twinned.__name__ = Twinned.__qualname__ = f"Twinned{base.__name__}"
+        known = _TWIN_CLASSES[base] = Twinned
+    return known
+
+
+def _reuse_compiled(dispatcher: Any, twin: Any) -> Any:
+    """``twin``, made to take a signature ``dispatcher`` has compiled (or loaded) in this
+    process instead of compiling it again."""
+    from numba.core import sigutils
+
+    base_compile = twin.compile
+
+    def compile(sig: Any) -> Any:
+        args = tuple(sigutils.normalize_signature(sig)[0])
+        done = dispatcher.overloads.get(args)
+        if done is not None and args not in twin.overloads:
+            twin.add_overload(done)
+            return done.entry_point
+        return base_compile(sig)
+
+    twin.compile = compile
+    return twin
+
+
+def called_through(dispatcher: Any, make_twin: Callable[[], Any]) -> Any:
+    """Make every kernel that calls ``dispatcher`` call ``make_twin()`` instead (made at the
+    first such call): the same Python function (a copy under another name, so that it has its
+    own disk cache) compiled with ``no_cpython_wrapper=True``. Returns ``dispatcher``, which
+    Python code still calls, as before.
+
+    numba compiles, beside every function, the wrapper through which Python calls it (unboxing
+    each argument, boxing the result) and generates machine code for it; a kernel that only
+    other kernels call never uses it (numba compiles its own ``@overload`` implementations
+    without it). The twin takes a signature that ``dispatcher`` has already compiled in this
+    process: a kernel called from Python and from kernels is not compiled twice for it."""
+    dispatcher.__class__ = _twin_class(type(dispatcher))
+    dispatcher.__dict__[_MAKE_TWIN] = make_twin
+    return dispatcher
 
 
 # -- calls between kernels: one compiled version per argument type, never per value ----------

@@ -202,6 +202,53 @@ def test_library_kernels_use_key_named_cache_files() -> None:
 
 
 #: the kernel _caller calls: set by the test (numba reads globals when it compiles _caller)
+_twinned: object = None
+
+
+def _twin_callee(x):  # type: ignore[no-untyped-def]
+    return x + 1
+
+
+def _twin_caller(x):  # type: ignore[no-untyped-def]
+    return _twinned(x) * 2
+
+
+def _has_python_wrapper(cres: object) -> bool:
+    fndesc, library = cres.fndesc, cres.library  # type: ignore[attr-defined]
+    return bool(library.get_pointer_to_function(fndesc.llvm_cpython_wrapper_name))
+
+
+def test_kernels_call_the_twin_without_a_python_wrapper_and_python_calls_the_kernel() -> None:
+    """called_through: a kernel calling another links its twin (no CPython wrapper: numba
+    makes and compiles none); Python calls the kernel itself (with its wrapper); the twin
+    takes a signature the kernel compiled first instead of compiling it again."""
+    global _twinned
+    from numba.core import types
+
+    made: list[object] = []
+
+    def make() -> object:
+        made.append(numba.njit(no_cpython_wrapper=True)(_twin_callee))
+        return made[-1]
+
+    _twinned = numba_compat.called_through(numba.njit(_twin_callee), make)
+    assert not made  # made at the first call from a kernel only
+    assert numba.njit(_twin_caller)(3) == 8
+    (twin,) = made
+    assert list(twin.overloads) == [(types.int64,)]  # type: ignore[attr-defined]
+    assert not _has_python_wrapper(twin.overloads[(types.int64,)])  # type: ignore[attr-defined]
+    assert not _twinned.overloads  # type: ignore[attr-defined]
+    assert _twinned.signatures == [(types.int64,)]  # type: ignore[attr-defined]
+    assert _twinned(3) == 4  # type: ignore[operator]
+    assert _has_python_wrapper(_twinned.overloads[(types.int64,)])  # type: ignore[attr-defined]
+    # compiled by the kernel first (a Python call): the twin takes it
+    assert _twinned(2.5) == 3.5  # type: ignore[operator]
+    assert numba.njit(_twin_caller)(2.5) == 7.0
+    f8 = (types.float64,)
+    assert twin.overloads[f8] is _twinned.overloads[f8]  # type: ignore[attr-defined]
+    assert _twinned.signatures == [(types.int64,), f8]  # type: ignore[attr-defined]
+
+
 _compiled_callee: object = None
 
 
