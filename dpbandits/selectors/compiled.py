@@ -38,13 +38,34 @@ from __future__ import annotations
 
 from typing import Any, NamedTuple
 
+import numba
 import numpy as np
 from numba.extending import is_jitted
 from numpy.typing import NDArray
 
-from dpbandits.core.jit import generator_address, generator_at, kernel_template, specialise
+from dpbandits.core.jit import (
+    generator_address,
+    generator_at,
+    kernel,
+    kernel_template,
+    specialise,
+)
+from dpbandits.core.numba_compat import (
+    GENERATOR_TYPE,
+    as_writable,
+    call_bool_at,
+    compiled_address,
+    type_key,
+)
 
-__all__ = ["CompiledKernel", "call_kernel", "compiled_kernel"]
+__all__ = [
+    "CompiledKernel",
+    "call_kernel",
+    "compiled_kernel",
+    "kernel_address",
+    "kernel_callee",
+    "kernel_indices",
+]
 
 
 class CompiledKernel(NamedTuple):
@@ -99,26 +120,97 @@ def compiled_kernel(selector: Any, n_candidates: int) -> CompiledKernel | None:
     return spec
 
 
-def _kernel(params: Any, q: Any, d: Any, rng: Any, out: Any) -> bool:
-    """A selector's kernel, bound in each compiled version of :func:`_kernel_at`."""
+def _select(params: Any, q: Any, d: Any, rng: Any, out: Any) -> bool:
+    """A plug-in's inline kernel, bound in each compiled version of :func:`_selection`."""
     raise NotImplementedError("bound by dpbandits.core.jit.specialise")
 
 
 @kernel_template
-def _kernel_at(params: Any, q: Any, d: Any, address: int, out: Any) -> bool:
-    # the Generator by address: the kernel gets the same Generator type as in a compiled
-    # caller (the private agent's loop), so the kernels it calls are compiled once for both
-    return _kernel(params, q, d, generator_at(address), out)
+def _selection(params: Any, q: Any, d: Any, rng: Any, out: Any) -> bool:
+    """The kernel ``_select``, compiled to be inlined into its callers (an ``inline_kernel``,
+    a plug-in's), as a function of its own: a function marked to be inlined may have no
+    address of its own to be called at."""
+    return _select(params, q, d, rng, out)
+
+
+def kernel_callee(kernel_: Any) -> Any:
+    """The compiled function that callers of ``kernel_`` call by address
+    (:func:`kernel_address`): ``kernel_`` itself, or for a kernel compiled to be inlined into
+    its callers, :func:`_selection` bound to it (one specialisation per kernel)."""
+    forceinline = getattr(kernel_, "targetoptions", {}).get("forceinline", False)
+    return specialise(_selection, _select=kernel_) if forceinline else kernel_
+
+
+#: The argument types every caller hands a kernel, after ``params``: writable C-contiguous
+#: ``q`` and ``d``, numba's Generator, a writable C-contiguous ``out``.
+_F2 = numba.types.Array(numba.types.float64, 2, "C")
+_I1 = numba.types.Array(numba.types.int64, 1, "C")
+_ADDRESSES: dict[tuple[Any, Any], tuple[int, int]] = {}
+
+
+def kernel_address(kernel_: Any, params: tuple[Any, ...]) -> tuple[int, int]:
+    """``(address, token)`` of ``kernel_`` compiled (or loaded from the disk cache) for
+    ``(params, q, d, rng, out)`` with the one set of array types of every caller: ``q``, ``d``
+    writable C-contiguous float64 ``(R, K)`` arrays, ``out`` a writable C-contiguous int64
+    ``(R,)`` array, ``rng`` numba's Generator. The arguments of
+    :func:`dpbandits.core.numba_compat.call_bool_at`: how the private agent's loop and
+    :func:`call_kernel` (hence the built-in selectors' ``select_batch``) call a kernel, so
+    that it is compiled once for all of them (docs/performance.md, "Cold start"). Found
+    once per process, kernel and type of ``params`` (typing ``params`` costs ~0.1 ms)."""
+    key = (kernel_, type_key(params))
+    known = _ADDRESSES.get(key)
+    if known is None:
+        argtypes = (numba.typeof(params), _F2, _F2, GENERATOR_TYPE, _I1)
+        known = _ADDRESSES[key] = compiled_address(kernel_callee(kernel_), argtypes)
+    return known
+
+
+@kernel
+def _run_at(address: int, token: int, params: Any, q: Any, d: Any, generator: int,
+             out: Any) -> bool:  # fmt: skip
+    """The kernel at ``address`` (:func:`kernel_address`) on ``q``, ``d`` (as writable: a
+    kernel never writes into them, and a read-only array is another numba type, which would
+    compile the kernel once more), the Generator by address (:func:`generator_at`, which
+    saves the ~5 µs of passing a Generator object), and ``out``. Compiled per type of
+    ``params`` and writability of ``q``, ``d``: it links none of the kernel's code."""
+    return call_bool_at(
+        address, token, (params, as_writable(q), as_writable(d), generator_at(generator), out)
+    )
+
+
+def _c_float(x: Any) -> NDArray[np.float64]:
+    if type(x) is np.ndarray and x.dtype == _FLOAT and x.flags.c_contiguous:
+        return x
+    return np.ascontiguousarray(x, dtype=np.float64)
+
+
+_FLOAT = np.dtype(np.float64)
 
 
 def call_kernel(
     spec: CompiledKernel, q: NDArray[np.float64], d: NDArray[np.float64], rng: np.random.Generator
 ) -> NDArray[np.int64] | None:
     """Run ``spec``'s kernel on a validated ``(R, K)`` batch from Python, drawing from ``rng``:
-    the ``R`` indices, or ``None`` when the kernel refused the input (for tests and checks:
-    ``dpbandits.testing.check_selector``)."""
-    entry = specialise(_kernel_at, _kernel=spec.kernel)
-    q = np.ascontiguousarray(q, dtype=np.float64)
-    d = np.ascontiguousarray(np.broadcast_to(d, q.shape), dtype=np.float64)
+    the ``R`` indices, or ``None`` when the kernel refused the input. The built-in selectors'
+    ``select_batch`` is this call (the kernel the private agent's loop calls, the same
+    compiled code); ``dpbandits.testing.check_selector`` calls a plug-in's kernel with it.
+    ``d`` may be anything that broadcasts to ``q``'s shape; arrays that are not C-contiguous
+    float64 are copied (the kernel is compiled for those only)."""
+    q = _c_float(q)
+    if type(d) is not np.ndarray or d.shape != q.shape:
+        d = np.broadcast_to(np.asarray(d, dtype=np.float64), q.shape)
+    d = _c_float(d)
     out = np.empty(q.shape[0], dtype=np.int64)
-    return out if entry(spec.params, q, d, generator_address(rng), out) else None
+    address, token = kernel_address(spec.kernel, spec.params)
+    return out if _run_at(address, token, spec.params, q, d, generator_address(rng), out) else None
+
+
+def kernel_indices(
+    spec: CompiledKernel, q: NDArray[np.float64], d: NDArray[np.float64], rng: np.random.Generator
+) -> NDArray[np.int64]:
+    """:func:`call_kernel` for a kernel that never refuses its input (the ``select_batch`` of
+    the built-in selectors whose kernel always returns True)."""
+    out = call_kernel(spec, q, d, rng)
+    if out is None:
+        raise RuntimeError(f"the kernel {spec.kernel} refused an input it always takes")
+    return out
