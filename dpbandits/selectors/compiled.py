@@ -24,9 +24,17 @@ The kernel's contract, ``kernel(params, q, d, rng, out) -> bool``:
   refuse (e.g. a noise scale that overflows): the caller then calls ``select_batch`` for its
   error.
 
-The kernel has the law of ``select_batch`` on the same input: the built-ins call the very
-row functions their ``select_batch`` calls, so they draw the same numbers and select the
-same candidates from the same seed. ``dpbandits.testing.check_selector`` checks it for any
+The kernel has the law of ``select_batch`` on the same input: the built-ins' ``select_batch``
+runs the kernel itself (:func:`run_kernel`), so they draw the same numbers and select the
+same candidates from the same seed.
+
+Every caller runs one compiled version of a kernel per type of its ``params``: the one for
+writable C-contiguous ``q`` and ``d`` (:func:`kernel_address`), which the private agent's loop
+calls by address, and which :func:`run_kernel` and :func:`call_kernel` call by address too,
+through a small trampoline that links none of the kernel's code (read-only arrays, as
+``Selector.select`` hands them, are passed as they are; others are copied). So a selection is
+typed, lowered and optimised once, not once per entry point and array type
+(docs/performance.md, "The test command's cost"). ``dpbandits.testing.check_selector`` checks it for any
 selector (same seed, same indices; else the same law by a two-sample test).
 
 A subclass inherits its parent's kernel; one that overrides ``select_batch`` but not
@@ -65,6 +73,7 @@ __all__ = [
     "kernel_address",
     "kernel_callee",
     "kernel_indices",
+    "run_kernel",
 ]
 
 
@@ -167,42 +176,54 @@ def kernel_address(kernel_: Any, params: tuple[Any, ...]) -> tuple[int, int]:
 
 @kernel
 def _run_at(address: int, token: int, params: Any, q: Any, d: Any, generator: int,
-             out: Any) -> bool:  # fmt: skip
-    """The kernel at ``address`` (:func:`kernel_address`) on ``q``, ``d`` (as writable: a
-    kernel never writes into them, and a read-only array is another numba type, which would
-    compile the kernel once more), the Generator by address (:func:`generator_at`, which
-    saves the ~5 µs of passing a Generator object), and ``out``. Compiled per type of
-    ``params`` and writability of ``q``, ``d``: it links none of the kernel's code."""
-    return call_bool_at(
-        address, token, (params, as_writable(q), as_writable(d), generator_at(generator), out)
-    )
-
-
-def _c_float(x: Any) -> NDArray[np.float64]:
-    if type(x) is np.ndarray and x.dtype == _FLOAT and x.flags.c_contiguous:
-        return x
-    return np.ascontiguousarray(x, dtype=np.float64)
+            out: Any) -> bool:  # fmt: skip
+    """The kernel at ``address`` (:func:`kernel_address`) on ``q``, ``d`` as C-contiguous
+    writable arrays (a strided array copied; a read-only one typed as writable: a kernel never
+    writes into them, and another array type would compile the kernel once more), the
+    Generator by address (:func:`generator_at`, which saves the ~5 µs of passing a Generator
+    object) and ``out``. Compiled per type of ``params``, ``q`` and ``d``, in ~0.15 CPU-s: it
+    links none of the kernel's code."""
+    q = as_writable(np.ascontiguousarray(q))
+    d = as_writable(np.ascontiguousarray(d))
+    return call_bool_at(address, token, (params, q, d, generator_at(generator), out))
 
 
 _FLOAT = np.dtype(np.float64)
+
+
+def run_kernel(
+    kernel_: Any,
+    params: tuple[Any, ...],
+    q: NDArray[np.float64],
+    d: NDArray[np.float64],
+    rng: np.random.Generator,
+) -> NDArray[np.int64] | None:
+    """:func:`call_kernel` of ``CompiledKernel(kernel_, params)`` on arrays ``q``, ``d`` of one
+    shape ``(R, K)``: the built-in selectors' ``select_batch``, ~1.5 µs more than the
+    kernel's own work. Arrays that are not C-contiguous float64 are copied."""
+    if q.dtype is not _FLOAT or d.dtype is not _FLOAT:  # (the layout: in _run_at)
+        q, d = q.astype(np.float64), d.astype(np.float64)
+    known = _ADDRESSES.get((kernel_, type_key(params)))
+    address, token = kernel_address(kernel_, params) if known is None else known
+    out = np.empty(q.shape[0], dtype=np.int64)
+    return out if _run_at(address, token, params, q, d, generator_address(rng), out) else None
 
 
 def call_kernel(
     spec: CompiledKernel, q: NDArray[np.float64], d: NDArray[np.float64], rng: np.random.Generator
 ) -> NDArray[np.int64] | None:
     """Run ``spec``'s kernel on a validated ``(R, K)`` batch from Python, drawing from ``rng``:
-    the ``R`` indices, or ``None`` when the kernel refused the input. The built-in selectors'
-    ``select_batch`` is this call (the kernel the private agent's loop calls, the same
-    compiled code); ``dpbandits.testing.check_selector`` calls a plug-in's kernel with it.
-    ``d`` may be anything that broadcasts to ``q``'s shape; arrays that are not C-contiguous
-    float64 are copied (the kernel is compiled for those only)."""
-    q = _c_float(q)
-    if type(d) is not np.ndarray or d.shape != q.shape:
-        d = np.broadcast_to(np.asarray(d, dtype=np.float64), q.shape)
-    d = _c_float(d)
-    out = np.empty(q.shape[0], dtype=np.int64)
-    address, token = kernel_address(spec.kernel, spec.params)
-    return out if _run_at(address, token, spec.params, q, d, generator_address(rng), out) else None
+    the ``R`` indices, or ``None`` when the kernel refused the input. It calls the very
+    compiled function the private agent's loop calls (:func:`kernel_address`); the built-in
+    selectors' ``select_batch`` is this call (:func:`run_kernel`), and
+    ``dpbandits.testing.check_selector`` calls a plug-in's kernel with it. ``d`` may be
+    anything that broadcasts to ``q``'s shape; arrays that are not C-contiguous float64 are
+    copied (the kernel is compiled for those only)."""
+    q = np.asarray(q, dtype=np.float64)
+    d = np.asarray(d, dtype=np.float64)
+    if d.shape != q.shape:
+        d = np.broadcast_to(d, q.shape)
+    return run_kernel(spec.kernel, spec.params, q, d, rng)
 
 
 def kernel_indices(
@@ -210,7 +231,7 @@ def kernel_indices(
 ) -> NDArray[np.int64]:
     """:func:`call_kernel` for a kernel that never refuses its input (the ``select_batch`` of
     the built-in selectors whose kernel always returns True)."""
-    out = call_kernel(spec, q, d, rng)
+    out = run_kernel(spec.kernel, spec.params, q, d, rng)
     if out is None:
         raise RuntimeError(f"the kernel {spec.kernel} refused an input it always takes")
     return out

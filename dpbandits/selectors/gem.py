@@ -36,7 +36,7 @@ from dpbandits.selectors.base import (
     IntArray,
     Selector,
 )
-from dpbandits.selectors.compiled import CompiledKernel, call_kernel
+from dpbandits.selectors.compiled import CompiledKernel, run_kernel
 from dpbandits.selectors.gem_terms import (
     METHODS,
     gem_front_row,
@@ -472,7 +472,7 @@ class GEM(Selector):
 
     def select_batch(self, q: FloatArray, d: FloatArray, rng: np.random.Generator) -> IntArray:
         spec = self._spec(q.shape[1])
-        out = call_kernel(spec, q, d, rng)
+        out = run_kernel(spec.kernel, spec.params, q, d, rng)
         if out is None:  # some q - t d is not finite (gem_kernel): nothing was drawn
             raise _overflow_error(spec.params[0], d)
         return out
@@ -481,7 +481,7 @@ class GEM(Selector):
         return self._spec(n_candidates)
 
     def _spec(self, n_candidates: int) -> CompiledKernel:
-        # the kernel select_batch runs (call_kernel), whatever a subclass's compiled_kernel says
+        # the kernel select_batch runs (run_kernel), whatever a subclass's compiled_kernel says
         # eps / 2 > 0: check_threshold refuses a smaller eps
         k, method = n_candidates, auto_method(n_candidates)
         return CompiledKernel(gem_pairwise_kernel if method == 0 else gem_kernel,
@@ -544,7 +544,7 @@ class CombinedGEM(Selector):
         # (combined_gem_rows), then one GEM pass with a per-row shift: -t_g for the rows that
         # run mgem (reported 1), +t_g for gem
         spec = self._spec(q.shape[1])
-        out = call_kernel(spec, q, d, rng)
+        out = run_kernel(spec.kernel, spec.params, q, d, rng)
         if out is None:  # some q -+ t_g d is not finite: only the bits' uniforms were drawn
             raise _overflow_error(spec.params[0], d)
         return out
@@ -553,7 +553,7 @@ class CombinedGEM(Selector):
         return self._spec(n_candidates)
 
     def _spec(self, n_candidates: int) -> CompiledKernel:
-        # the kernel select_batch runs (call_kernel), whatever a subclass's compiled_kernel says;
+        # the kernel select_batch runs (run_kernel), whatever a subclass's compiled_kernel says;
         # eps_g checked when built (check_threshold): finite t_g, eps_g > 0
         k, eps_g = n_candidates, self.epsilon_g
         return CompiledKernel(

@@ -31,7 +31,7 @@ import numpy as np
 from dpbandits.core import checks
 from dpbandits.core.jit import inline_kernel, kernel
 from dpbandits.selectors.base import FloatArray, IntArray, Selector
-from dpbandits.selectors.compiled import CompiledKernel, call_kernel, kernel_indices
+from dpbandits.selectors.compiled import CompiledKernel, kernel_indices, run_kernel
 
 __all__ = [
     "NOISES",
@@ -421,7 +421,7 @@ class RNM(Selector):
         return self._spec(n_candidates)
 
     def _spec(self, n_candidates: int) -> CompiledKernel:
-        # the kernel select_batch runs (call_kernel), whatever a subclass's compiled_kernel says
+        # the kernel select_batch runs (run_kernel), whatever a subclass's compiled_kernel says
         return CompiledKernel(rnm_kernel, (float(self.epsilon), self._code))
 
 
@@ -467,7 +467,7 @@ class PermuteAndFlip(Selector):
         return self._spec(n_candidates)
 
     def _spec(self, n_candidates: int) -> CompiledKernel:
-        # the kernel select_batch runs (call_kernel), whatever a subclass's compiled_kernel says
+        # the kernel select_batch runs (run_kernel), whatever a subclass's compiled_kernel says
         return CompiledKernel(permute_and_flip_kernel, (float(self.epsilon),))
 
 
@@ -485,7 +485,8 @@ class RNMH(Selector):
     summary = "argmax(q + z), z[a] ~ Exp(mean 2 d[a]/eps)"
 
     def select_batch(self, q: FloatArray, d: FloatArray, rng: np.random.Generator) -> IntArray:
-        out = call_kernel(self._spec(q.shape[1]), q, d, rng)
+        spec = self._spec(q.shape[1])
+        out = run_kernel(spec.kernel, spec.params, q, d, rng)
         if out is None:  # the noise scale overflows (rnmh_kernel): nothing was drawn
             dmax = float(np.max(d))
             raise ValueError(
@@ -499,5 +500,5 @@ class RNMH(Selector):
         return self._spec(n_candidates)
 
     def _spec(self, n_candidates: int) -> CompiledKernel:
-        # the kernel select_batch runs (call_kernel), whatever a subclass's compiled_kernel says
+        # the kernel select_batch runs (run_kernel), whatever a subclass's compiled_kernel says
         return CompiledKernel(rnmh_kernel, (float(self.epsilon),))

@@ -52,7 +52,7 @@ from dpbandits.selectors.base import (
     Selector,
     prepare_inputs,
 )
-from dpbandits.selectors.compiled import CompiledKernel, call_kernel
+from dpbandits.selectors.compiled import CompiledKernel, run_kernel
 from dpbandits.selectors.max_laplace import (
     max_laplace_bounds,
     max_laplace_value,
@@ -450,13 +450,13 @@ def _rs_select(
     eta: float,
     rng: np.random.Generator,
 ) -> IntArray:
-    # the kernel the private agent's loop calls (call_kernel): one compiled selection
+    # the kernel the private agent's loop calls (run_kernel): one compiled selection
     spec = _rs_kernel(epsilon, gamma, eta)
     if spec is None:  # gamma too small for a table: the scale check comes first
         _check_scale(d, epsilon, eta)
         tnb_method(eta, gamma)  # raises
     assert spec is not None
-    out = call_kernel(spec, q, d, rng)
+    out = run_kernel(spec.kernel, spec.params, q, d, rng)
     if out is None:  # the noise scale overflows (rs_kernel): nothing was drawn
         _check_scale(d, epsilon, eta)
         raise AssertionError("rs_kernel refused a batch with a finite noise scale")

@@ -241,5 +241,5 @@ class KRR(RankingSelector):
         return self._spec(n_candidates)
 
     def _spec(self, n_candidates: int) -> CompiledKernel:
-        # the kernel select_batch runs (call_kernel), whatever a subclass's compiled_kernel says
+        # the kernel select_batch runs (run_kernel), whatever a subclass's compiled_kernel says
         return CompiledKernel(krr_kernel, (self.p_keep(n_candidates),))
