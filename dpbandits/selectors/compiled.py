@@ -34,8 +34,10 @@ calls by address, and which :func:`run_kernel` and :func:`call_kernel` call by a
 through a small trampoline that links none of the kernel's code (read-only arrays, as
 ``Selector.select`` hands them, are passed as they are; others are copied). So a selection is
 typed, lowered and optimised once, not once per entry point and array type
-(docs/performance.md, "The test command's cost"). ``dpbandits.testing.check_selector`` checks it for any
-selector (same seed, same indices; else the same law by a two-sample test).
+(docs/performance.md, "The test command's cost").
+
+``dpbandits.testing.check_selector`` checks the law for any selector (same seed, same
+indices; else the same law by a two-sample test).
 
 A subclass inherits its parent's kernel; one that overrides ``select_batch`` but not
 ``compiled_kernel`` has changed the selection and not the kernel, so :func:`compiled_kernel`
