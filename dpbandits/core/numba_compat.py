@@ -38,6 +38,7 @@ __all__ = [
     "TESTED_NUMBA",
     "GENERATOR_TYPE",
     "add_compile_listener",
+    "as_writable",
     "borrowable",
     "borrowed",
     "call_bool_at",
@@ -55,6 +56,7 @@ __all__ = [
     "native_size",
     "on_compile",
     "store_borrowed",
+    "type_key",
 ]
 
 #: The numba versions this module was tested with: ``(lowest, first untested)``, as
@@ -96,7 +98,9 @@ check_numba_version()
 
 # -- past the check: numba's internals --------------------------------------------------------
 from llvmlite import ir  # noqa: E402
+from numba._dispatcher import compute_fingerprint  # noqa: E402
 from numba.core import caching, cgutils, event, types  # noqa: E402
+from numba.core.imputils import impl_ret_borrowed  # noqa: E402
 from numba.extending import intrinsic  # noqa: E402
 
 # numba's objects the kernels import from here (re-exported, not this module's API)
@@ -443,6 +447,22 @@ def _borrowed(typingctx: Any, value: Any) -> Any:
     return value(value), codegen
 
 
+@intrinsic
+def _as_writable(typingctx: Any, arr: Any) -> Any:
+    """Inside a kernel: the array ``arr`` typed as writable (the same array: a read-only and a
+    writable array have one data model, only numba's type differs). For a caller that hands
+    a read-only array to a function compiled for writable ones and never writes into it: one
+    compiled version of the callee for both (``dpbandits.selectors.compiled``)."""
+    if not isinstance(arr, types.Array):
+        return None
+    sig = arr.copy(readonly=False)(arr)
+
+    def codegen(context: Any, builder: Any, signature: Any, args: Any) -> Any:
+        return impl_ret_borrowed(context, builder, signature.return_type, args[0])
+
+    return sig, codegen
+
+
 #: ``generator_at(address)`` inside a kernel (see :func:`_generator_at`).
 generator_at = cast(Callable[[int], Any], _generator_at)
 
@@ -451,6 +471,9 @@ float_bits = cast(Callable[[float], int], _float_bits)
 
 #: ``borrowed(value)`` inside a kernel (see :func:`_borrowed`).
 borrowed = cast(Callable[[Any], Any], _borrowed)
+
+#: ``as_writable(arr)`` inside a kernel (see :func:`_as_writable`).
+as_writable = cast(Callable[[Any], Any], _as_writable)
 
 
 # -- a call by address: a kernel calls another without linking (and optimising again) its code
@@ -466,6 +489,17 @@ def _signature_token(argtypes: tuple[Any, ...], restype: Any) -> int:
     plain type: the same data model)."""
     text = f"{types.unliteral(restype)}({', '.join(map(str, argtypes))})"
     return int.from_bytes(hashlib.sha256(text.encode()).digest()[:8], "little") >> 1
+
+
+def type_key(value: Any) -> Any:
+    """A hashable key of ``value``'s numba type, in ~0.2 µs: numba's own fingerprint of an
+    argument (what a dispatcher looks its compiled versions up by: one key per type, arrays'
+    dtype, dimensions, layout and writability included), or the type itself (~0.1 ms) for a
+    value without one."""
+    try:
+        return compute_fingerprint(value)
+    except (NotImplementedError, TypeError, ValueError):
+        return numba.typeof(value)
 
 
 def compiled_address(dispatcher: Any, argtypes: tuple[Any, ...]) -> tuple[int, int]:

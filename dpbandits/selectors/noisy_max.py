@@ -29,9 +29,9 @@ from typing import Any, Literal
 import numpy as np
 
 from dpbandits.core import checks
-from dpbandits.core.jit import generator_address, generator_at, inline_kernel, kernel
+from dpbandits.core.jit import inline_kernel, kernel
 from dpbandits.selectors.base import FloatArray, IntArray, Selector
-from dpbandits.selectors.compiled import CompiledKernel
+from dpbandits.selectors.compiled import CompiledKernel, kernel_indices, run_kernel
 
 __all__ = [
     "NOISES",
@@ -378,23 +378,6 @@ def rnmh_kernel(params: Any, q: Any, d: Any, rng: Any, out: Any) -> bool:
     return math.isfinite(2.0 * d_max / epsilon)
 
 
-# entry points of select_batch: the Generator by address (dpbandits.core.jit.generator_at), which
-# saves the ~5 µs of passing a Generator object to a kernel at every step
-@kernel
-def _rnm_rows_at(q: Any, d: Any, epsilon: float, code: int, address: int, out: Any) -> None:
-    rnm_rows(q, d, epsilon, code, generator_at(address), out)
-
-
-@kernel
-def _permute_and_flip_rows_at(q: Any, d: Any, epsilon: float, address: int, out: Any) -> None:
-    permute_and_flip_rows(q, d, epsilon, generator_at(address), out)
-
-
-@kernel
-def _rnmh_rows_at(q: Any, d: Any, epsilon: float, address: int, out: Any) -> float:
-    return rnmh_rows(q, d, epsilon, generator_at(address), out)
-
-
 # -- the numpy-facing helpers ------------------------------------------------------------------
 def _row_lams(lam: FloatArray, r: int) -> FloatArray:
     return np.ascontiguousarray(np.broadcast_to(np.asarray(lam, dtype=np.float64), (r, 1))[:, 0])
@@ -432,11 +415,13 @@ class RNM(Selector):
         self.noise = noise
 
     def select_batch(self, q: FloatArray, d: FloatArray, rng: np.random.Generator) -> IntArray:
-        out = np.empty(q.shape[0], dtype=np.int64)
-        _rnm_rows_at(q, d, self.epsilon, self._code, generator_address(rng), out)
-        return out
+        return kernel_indices(self._spec(q.shape[1]), q, d, rng)
 
     def compiled_kernel(self, n_candidates: int) -> CompiledKernel:
+        return self._spec(n_candidates)
+
+    def _spec(self, n_candidates: int) -> CompiledKernel:
+        # the kernel select_batch runs (run_kernel), whatever a subclass's compiled_kernel says
         return CompiledKernel(rnm_kernel, (float(self.epsilon), self._code))
 
 
@@ -476,11 +461,13 @@ class PermuteAndFlip(Selector):
     summary = "random order, accept a w.p. exp(eps (q[a]-max q)/(2D))"
 
     def select_batch(self, q: FloatArray, d: FloatArray, rng: np.random.Generator) -> IntArray:
-        out = np.empty(q.shape[0], dtype=np.int64)
-        _permute_and_flip_rows_at(q, d, self.epsilon, generator_address(rng), out)
-        return out
+        return kernel_indices(self._spec(q.shape[1]), q, d, rng)
 
     def compiled_kernel(self, n_candidates: int) -> CompiledKernel:
+        return self._spec(n_candidates)
+
+    def _spec(self, n_candidates: int) -> CompiledKernel:
+        # the kernel select_batch runs (run_kernel), whatever a subclass's compiled_kernel says
         return CompiledKernel(permute_and_flip_kernel, (float(self.epsilon),))
 
 
@@ -498,9 +485,10 @@ class RNMH(Selector):
     summary = "argmax(q + z), z[a] ~ Exp(mean 2 d[a]/eps)"
 
     def select_batch(self, q: FloatArray, d: FloatArray, rng: np.random.Generator) -> IntArray:
-        out = np.empty(q.shape[0], dtype=np.int64)
-        dmax = _rnmh_rows_at(q, d, self.epsilon, generator_address(rng), out)
-        if not math.isfinite(2.0 * dmax / self.epsilon):
+        spec = self._spec(q.shape[1])
+        out = run_kernel(spec.kernel, spec.params, q, d, rng)
+        if out is None:  # the noise scale overflows (rnmh_kernel): nothing was drawn
+            dmax = float(np.max(d))
             raise ValueError(
                 f"epsilon={self.epsilon!r} is too small for rnmh with max d = {dmax:.3g}: "
                 f"the noise scale 2 d / epsilon overflows; use epsilon >= "
@@ -509,4 +497,8 @@ class RNMH(Selector):
         return out
 
     def compiled_kernel(self, n_candidates: int) -> CompiledKernel:
+        return self._spec(n_candidates)
+
+    def _spec(self, n_candidates: int) -> CompiledKernel:
+        # the kernel select_batch runs (run_kernel), whatever a subclass's compiled_kernel says
         return CompiledKernel(rnmh_kernel, (float(self.epsilon),))

@@ -52,7 +52,7 @@ from dpbandits.selectors.base import (
     Selector,
     prepare_inputs,
 )
-from dpbandits.selectors.compiled import CompiledKernel
+from dpbandits.selectors.compiled import CompiledKernel, run_kernel
 from dpbandits.selectors.max_laplace import (
     max_laplace_bounds,
     max_laplace_value,
@@ -450,22 +450,17 @@ def _rs_select(
     eta: float,
     rng: np.random.Generator,
 ) -> IntArray:
-    try:
-        method, cdf = tnb_method(eta, gamma)
-    except ValueError:  # gamma too small for a table: the scale check comes first
+    # the kernel the private agent's loop calls (run_kernel): one compiled selection
+    spec = _rs_kernel(epsilon, gamma, eta)
+    if spec is None:  # gamma too small for a table: the scale check comes first
         _check_scale(d, epsilon, eta)
-        raise
-    out = np.empty(q.shape[0], dtype=np.int64)
-    if not _rs_select_rows(q, d, epsilon, eta, method, gamma, cdf, generator_address(rng), out):
+        tnb_method(eta, gamma)  # raises
+    assert spec is not None
+    out = run_kernel(spec.kernel, spec.params, q, d, rng)
+    if out is None:  # the noise scale overflows (rs_kernel): nothing was drawn
         _check_scale(d, epsilon, eta)
+        raise AssertionError("rs_kernel refused a batch with a finite noise scale")
     return out
-
-
-@kernel
-def _rs_select_rows(q: Any, d: Any, epsilon: float, eta: float, method: int, gamma: float,
-                    cdf: Any, pointers: Any, out: Any) -> bool:  # fmt: skip
-    # the entry from Python: the generator by address (see dpbandits.core.jit.generator_at)
-    return rs_select_rows(q, d, epsilon, eta, method, gamma, cdf, generator_at(pointers), out)
 
 
 @kernel

@@ -17,7 +17,7 @@ from dpbandits.core.jit import (
     kernel,
 )
 from dpbandits.selectors.base import FloatArray, IntArray, Selector
-from dpbandits.selectors.compiled import CompiledKernel
+from dpbandits.selectors.compiled import CompiledKernel, kernel_indices
 
 __all__ = [
     "KRR",
@@ -140,16 +140,6 @@ def _argmax_ties_rows(q: Any, pointers: Any, out: Any) -> None:
     argmax_ties_rows(q, generator_at(pointers), out)
 
 
-@kernel
-def _uniform_rows(k: int, pointers: Any, out: Any) -> None:
-    uniform_rows(k, generator_at(pointers), out)
-
-
-@kernel
-def _krr_select_rows(q: Any, p_keep: float, pointers: Any, out: Any) -> None:
-    krr_select_rows(q, p_keep, generator_at(pointers), out)
-
-
 # -- the compiled-selector kernels (dpbandits.selectors.compiled): kernel(params, q, d, rng, out)
 @kernel
 def uniform_kernel(params: Any, q: Any, d: Any, rng: Any, out: Any) -> bool:
@@ -172,6 +162,11 @@ def krr_kernel(params: Any, q: Any, d: Any, rng: Any, out: Any) -> bool:
     return True
 
 
+#: The kernels of the selectors without parameters (built once).
+_UNIFORM = CompiledKernel(uniform_kernel, ())
+_GREEDY = CompiledKernel(greedy_kernel, ())
+
+
 class RankingSelector(Selector):
     """A selector that reads at most the ranking of the scores, never the sensitivities ``d``
     (the three of this module)."""
@@ -190,12 +185,10 @@ class Uniform(RankingSelector):
     summary = "uniform over the K candidates"
 
     def select_batch(self, q: FloatArray, d: FloatArray, rng: np.random.Generator) -> IntArray:
-        out = np.empty(q.shape[0], dtype=np.int64)
-        _uniform_rows(q.shape[1], generator_address(rng), out)
-        return out
+        return kernel_indices(_UNIFORM, q, d, rng)
 
     def compiled_kernel(self, n_candidates: int) -> CompiledKernel:
-        return CompiledKernel(uniform_kernel, ())
+        return _UNIFORM
 
 
 class Greedy(RankingSelector):
@@ -210,10 +203,10 @@ class Greedy(RankingSelector):
     summary = "argmax q, ties uniformly at random"
 
     def select_batch(self, q: FloatArray, d: FloatArray, rng: np.random.Generator) -> IntArray:
-        return argmax_random_ties(q, rng)
+        return kernel_indices(_GREEDY, q, d, rng)
 
     def compiled_kernel(self, n_candidates: int) -> CompiledKernel:
-        return CompiledKernel(greedy_kernel, ())
+        return _GREEDY
 
 
 class KRR(RankingSelector):
@@ -242,9 +235,11 @@ class KRR(RankingSelector):
         return p_keep
 
     def select_batch(self, q: FloatArray, d: FloatArray, rng: np.random.Generator) -> IntArray:
-        out = np.empty(q.shape[0], dtype=np.int64)
-        _krr_select_rows(q, self.p_keep(q.shape[1]), generator_address(rng), out)
-        return out
+        return kernel_indices(self._spec(q.shape[1]), q, d, rng)
 
     def compiled_kernel(self, n_candidates: int) -> CompiledKernel:
+        return self._spec(n_candidates)
+
+    def _spec(self, n_candidates: int) -> CompiledKernel:
+        # the kernel select_batch runs (run_kernel), whatever a subclass's compiled_kernel says
         return CompiledKernel(krr_kernel, (self.p_keep(n_candidates),))

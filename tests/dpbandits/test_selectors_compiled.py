@@ -10,7 +10,12 @@ import pytest
 from dpbandits import selectors
 from dpbandits.core.arms import read_only
 from dpbandits.core.jit import kernel
-from dpbandits.selectors.compiled import CompiledKernel, call_kernel, compiled_kernel
+from dpbandits.selectors.compiled import (
+    CompiledKernel,
+    call_kernel,
+    compiled_kernel,
+    kernel_address,
+)
 from dpbandits.selectors.noisy_max import RNM
 from tests.marks import slow_except
 
@@ -125,3 +130,40 @@ def test_a_bad_compiled_kernel_is_refused_naming_the_selector(returned, fragment
     with pytest.raises(TypeError, match="bad_kernel_for_tests") as info:
         compiled_kernel(Bad(), 3)
     assert fragment in str(info.value)
+
+
+@pytest.mark.parametrize("name", ["krr", "rnm"])
+def test_every_entry_point_runs_the_one_kernel_the_private_loop_calls(name) -> None:
+    """``select`` (read-only arrays, as the private agent's steps hand them), ``select_batch``
+    with writable or strided arrays and ``call_kernel`` with a broadcast ``d`` all run the kernel
+    compiled for the private agent's loop's argument types (``kernel_address``: writable
+    C-contiguous arrays): one compiled version per kernel and type of ``params``, where each
+    entry point compiled its own before. (Loading from a warm disk cache adds versions as
+    compiling does: the check holds either way.)"""
+    import numba
+
+    from dpbandits.core.numba_compat import GENERATOR_TYPE
+
+    sel = selectors.make(name, epsilon=0.8)
+    spec = compiled_kernel(sel, 3)
+    assert spec is not None
+    gen = np.random.default_rng(0)
+    q = gen.standard_normal((4, 6))
+    d = gen.uniform(0.5, 2.0, (4, 6))
+    frozen = q[:, :3].copy()
+    frozen.flags.writeable = False
+    for qq, dd in [(q[:, :3], d[:, :3]), (q[:, ::2], 0.5), (frozen, None)]:
+        sel.select(qq, dd, gen)
+    sel.select_batch(q[:, :3].copy(), d[:, 3:].copy(), gen)
+    sel.select_batch(q[:, ::2], d[:, 1::2], gen)
+    assert call_kernel(spec, q[:, :3], np.ones(3), gen) is not None
+    params = numba.typeof(spec.params)
+    f2 = numba.types.Array(numba.types.float64, 2, "C")
+    i1 = numba.types.Array(numba.types.int64, 1, "C")
+    assert [s for s in spec.kernel.signatures if s[0] == params] == [
+        (params, f2, f2, GENERATOR_TYPE, i1)
+    ]
+    # the very function the private agent's loop calls
+    from agents.private_loop import selection_call
+
+    assert kernel_address(spec.kernel, spec.params) == selection_call(spec.kernel, spec.params)
