@@ -36,7 +36,7 @@ from dpbandits.selectors.base import (
     IntArray,
     Selector,
 )
-from dpbandits.selectors.compiled import CompiledKernel, run_kernel
+from dpbandits.selectors.compiled import CompiledKernel, KernelBacked
 from dpbandits.selectors.gem_terms import (
     METHODS,
     gem_front_row,
@@ -441,7 +441,7 @@ def gem_select(
     return out
 
 
-class GEM(Selector):
+class GEM(KernelBacked, Selector):
     """Generalised Exponential Mechanism (§IV-C, eq. (6)), ``t = 2 ln(K/beta)/eps``.
 
     Output: RNM on ``q'`` with ``D = 1`` and the same eps (exponential noise by default, as in
@@ -471,17 +471,15 @@ class GEM(Selector):
         return gem_scores(q, d, self.t(q.shape[1]))
 
     def select_batch(self, q: FloatArray, d: FloatArray, rng: np.random.Generator) -> IntArray:
-        spec = self._spec(q.shape[1])
-        out = run_kernel(spec.kernel, spec.params, q, d, rng)
+        out = self.run_kernel(q, d, rng)
         if out is None:  # some q - t d is not finite (gem_kernel): nothing was drawn
-            raise _overflow_error(spec.params[0], d)
+            raise _overflow_error(self.t(q.shape[1]), d)
         return out
 
     def compiled_kernel(self, n_candidates: int) -> CompiledKernel:
-        return self._spec(n_candidates)
+        return self.kernel_for(n_candidates)
 
-    def _spec(self, n_candidates: int) -> CompiledKernel:
-        # the kernel select_batch runs (run_kernel), whatever a subclass's compiled_kernel says
+    def kernel_for(self, n_candidates: int) -> CompiledKernel:
         # eps / 2 > 0: check_threshold refuses a smaller eps
         k, method = n_candidates, auto_method(n_candidates)
         return CompiledKernel(gem_pairwise_kernel if method == 0 else gem_kernel,
@@ -496,7 +494,7 @@ class MGEM(GEM):
     _sign = -1.0
 
 
-class CombinedGEM(Selector):
+class CombinedGEM(KernelBacked, Selector):
     """Combined GEM, Alg. 2 (§VII).
 
     ``eps_c = c * eps``; the bit ``b = [spearman(q, d) >= 0]`` (a NaN correlation, e.g. constant
@@ -543,17 +541,15 @@ class CombinedGEM(Selector):
         # the bit of each row (exact sign of the rank correlation of q and d) in the kernel
         # (combined_gem_rows), then one GEM pass with a per-row shift: -t_g for the rows that
         # run mgem (reported 1), +t_g for gem
-        spec = self._spec(q.shape[1])
-        out = run_kernel(spec.kernel, spec.params, q, d, rng)
+        out = self.run_kernel(q, d, rng)
         if out is None:  # some q -+ t_g d is not finite: only the bits' uniforms were drawn
-            raise _overflow_error(spec.params[0], d)
+            raise _overflow_error(gem_t(q.shape[1], self.epsilon_g, self.beta), d)
         return out
 
     def compiled_kernel(self, n_candidates: int) -> CompiledKernel:
-        return self._spec(n_candidates)
+        return self.kernel_for(n_candidates)
 
-    def _spec(self, n_candidates: int) -> CompiledKernel:
-        # the kernel select_batch runs (run_kernel), whatever a subclass's compiled_kernel says;
+    def kernel_for(self, n_candidates: int) -> CompiledKernel:
         # eps_g checked when built (check_threshold): finite t_g, eps_g > 0
         k, eps_g = n_candidates, self.epsilon_g
         return CompiledKernel(

@@ -31,7 +31,7 @@ import numpy as np
 from dpbandits.core import checks
 from dpbandits.core.jit import inline_kernel, kernel
 from dpbandits.selectors.base import FloatArray, IntArray, Selector
-from dpbandits.selectors.compiled import CompiledKernel, kernel_indices, run_kernel
+from dpbandits.selectors.compiled import CompiledKernel, KernelBacked
 
 __all__ = [
     "NOISES",
@@ -396,7 +396,7 @@ def rnm_select(q: FloatArray, scale: FloatArray, noise: str, rng: np.random.Gene
     return out
 
 
-class RNM(Selector):
+class RNM(KernelBacked, Selector):
     """Report Noisy Max, eq. (3) (Dwork et al. 2006): ``argmax(q + z)``.
 
     ``z[a]`` i.i.d. with scale ``2D/eps``, ``D = max_a d[a]`` the global sensitivity (eq. (2)),
@@ -414,14 +414,10 @@ class RNM(Selector):
         self._code = noise_code(noise)
         self.noise = noise
 
-    def select_batch(self, q: FloatArray, d: FloatArray, rng: np.random.Generator) -> IntArray:
-        return kernel_indices(self._spec(q.shape[1]), q, d, rng)
-
     def compiled_kernel(self, n_candidates: int) -> CompiledKernel:
-        return self._spec(n_candidates)
+        return self.kernel_for(n_candidates)
 
-    def _spec(self, n_candidates: int) -> CompiledKernel:
-        # the kernel select_batch runs (run_kernel), whatever a subclass's compiled_kernel says
+    def kernel_for(self, n_candidates: int) -> CompiledKernel:
         return CompiledKernel(rnm_kernel, (float(self.epsilon), self._code))
 
 
@@ -439,7 +435,7 @@ class ExponentialMechanism(RNM):
         super().__init__(epsilon, noise="gumbel")
 
 
-class PermuteAndFlip(Selector):
+class PermuteAndFlip(KernelBacked, Selector):
     """Permute-and-flip (McKenna & Sheldon 2020).
 
     Visit the candidates in a uniformly random order and accept ``a`` with probability
@@ -460,18 +456,14 @@ class PermuteAndFlip(Selector):
     guarantee = "eps-DP"
     summary = "random order, accept a w.p. exp(eps (q[a]-max q)/(2D))"
 
-    def select_batch(self, q: FloatArray, d: FloatArray, rng: np.random.Generator) -> IntArray:
-        return kernel_indices(self._spec(q.shape[1]), q, d, rng)
-
     def compiled_kernel(self, n_candidates: int) -> CompiledKernel:
-        return self._spec(n_candidates)
+        return self.kernel_for(n_candidates)
 
-    def _spec(self, n_candidates: int) -> CompiledKernel:
-        # the kernel select_batch runs (run_kernel), whatever a subclass's compiled_kernel says
+    def kernel_for(self, n_candidates: int) -> CompiledKernel:
         return CompiledKernel(permute_and_flip_kernel, (float(self.epsilon),))
 
 
-class RNMH(Selector):
+class RNMH(KernelBacked, Selector):
     """RNM with heterogeneous noise, eq. (4): ``argmax(q + z)``, ``z[a] ~ Exp(mean 2 d[a]/eps)``.
 
     **Not differentially private** (§IV-A): with ``d = (0, 1)``, ``q = (0, 1/2)`` and
@@ -485,8 +477,7 @@ class RNMH(Selector):
     summary = "argmax(q + z), z[a] ~ Exp(mean 2 d[a]/eps)"
 
     def select_batch(self, q: FloatArray, d: FloatArray, rng: np.random.Generator) -> IntArray:
-        spec = self._spec(q.shape[1])
-        out = run_kernel(spec.kernel, spec.params, q, d, rng)
+        out = self.run_kernel(q, d, rng)
         if out is None:  # the noise scale overflows (rnmh_kernel): nothing was drawn
             dmax = float(np.max(d))
             raise ValueError(
@@ -497,8 +488,7 @@ class RNMH(Selector):
         return out
 
     def compiled_kernel(self, n_candidates: int) -> CompiledKernel:
-        return self._spec(n_candidates)
+        return self.kernel_for(n_candidates)
 
-    def _spec(self, n_candidates: int) -> CompiledKernel:
-        # the kernel select_batch runs (run_kernel), whatever a subclass's compiled_kernel says
+    def kernel_for(self, n_candidates: int) -> CompiledKernel:
         return CompiledKernel(rnmh_kernel, (float(self.epsilon),))

@@ -17,7 +17,7 @@ from dpbandits.core.jit import (
     kernel,
 )
 from dpbandits.selectors.base import FloatArray, IntArray, Selector
-from dpbandits.selectors.compiled import CompiledKernel, kernel_indices
+from dpbandits.selectors.compiled import CompiledKernel, KernelBacked
 
 __all__ = [
     "KRR",
@@ -167,9 +167,9 @@ _UNIFORM = CompiledKernel(uniform_kernel, ())
 _GREEDY = CompiledKernel(greedy_kernel, ())
 
 
-class RankingSelector(Selector):
+class RankingSelector(KernelBacked, Selector):
     """A selector that reads at most the ranking of the scores, never the sensitivities ``d``
-    (the three of this module)."""
+    (the three of this module), with a compiled kernel that ``select_batch`` runs."""
 
     uses_sensitivities = False
 
@@ -184,10 +184,10 @@ class Uniform(RankingSelector):
     guarantee = "0-DP (output independent of the data)"
     summary = "uniform over the K candidates"
 
-    def select_batch(self, q: FloatArray, d: FloatArray, rng: np.random.Generator) -> IntArray:
-        return kernel_indices(_UNIFORM, q, d, rng)
-
     def compiled_kernel(self, n_candidates: int) -> CompiledKernel:
+        return self.kernel_for(n_candidates)
+
+    def kernel_for(self, n_candidates: int) -> CompiledKernel:
         return _UNIFORM
 
 
@@ -202,10 +202,10 @@ class Greedy(RankingSelector):
     guarantee = "not private (reference)"
     summary = "argmax q, ties uniformly at random"
 
-    def select_batch(self, q: FloatArray, d: FloatArray, rng: np.random.Generator) -> IntArray:
-        return kernel_indices(_GREEDY, q, d, rng)
-
     def compiled_kernel(self, n_candidates: int) -> CompiledKernel:
+        return self.kernel_for(n_candidates)
+
+    def kernel_for(self, n_candidates: int) -> CompiledKernel:
         return _GREEDY
 
 
@@ -234,12 +234,8 @@ class KRR(RankingSelector):
             self._p_keep[(k, self.epsilon)] = p_keep
         return p_keep
 
-    def select_batch(self, q: FloatArray, d: FloatArray, rng: np.random.Generator) -> IntArray:
-        return kernel_indices(self._spec(q.shape[1]), q, d, rng)
-
     def compiled_kernel(self, n_candidates: int) -> CompiledKernel:
-        return self._spec(n_candidates)
+        return self.kernel_for(n_candidates)
 
-    def _spec(self, n_candidates: int) -> CompiledKernel:
-        # the kernel select_batch runs (run_kernel), whatever a subclass's compiled_kernel says
+    def kernel_for(self, n_candidates: int) -> CompiledKernel:
         return CompiledKernel(krr_kernel, (self.p_keep(n_candidates),))

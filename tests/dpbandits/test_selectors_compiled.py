@@ -4,6 +4,8 @@ compiled_kernel; a bad kernel is refused with a message naming the selector."""
 
 from __future__ import annotations
 
+import ctypes
+
 import numpy as np
 import pytest
 
@@ -14,7 +16,7 @@ from dpbandits.selectors.compiled import (
     CompiledKernel,
     call_kernel,
     compiled_kernel,
-    kernel_address,
+    selection_args,
 )
 from dpbandits.selectors.noisy_max import RNM
 from tests.marks import slow_except
@@ -34,7 +36,15 @@ BUILTIN = [
     # the kernels that compile fast run every day; the rest (minutes of compiling) in CI's slow step
     slow_except(BUILTIN, fast=[("rnm", {}), ("krr", {}), ("greedy", {}), ("uniform", {})]),
 )
-def test_every_builtin_kernel_draws_what_select_batch_draws(name, params, k) -> None:
+def test_every_builtin_selection_draws_what_its_kernel_called_by_numba_draws(name, params, k):
+    """``select`` (read-only rows), ``select_batch`` (writable and strided rows) and
+    ``call_kernel`` reach the kernel through the library's own plumbing (parameters stored at an
+    address, the call values read from memory, calls by address, the Generator by address,
+    ``selectors.compiled._run_at``); the reference calls the same kernel through numba's own
+    dispatcher (parameters typed and passed by value, numpy's Generator object unboxed by
+    numba): the same indices and the same Generator state after, or the plumbing passes
+    something else. The kernel's law itself is checked against closed forms by each
+    selector's tests (test_selectors_noisy_max, _gem, _random_stopping, _simple)."""
     sel = selectors.make(name, epsilon=0.8, **params)
     spec = compiled_kernel(sel, k)
     assert isinstance(spec, CompiledKernel) and isinstance(spec.params, tuple)
@@ -44,10 +54,20 @@ def test_every_builtin_kernel_draws_what_select_batch_draws(name, params, k) -> 
     q = gen.standard_normal((300, k)) * 3.0
     q[::7, 0] = q[::7, 1]  # ties
     d = gen.uniform(0.1, 2.0, (300, k))
-    # select_batch gets read-only rows, as select hands them (its row kernels' one type)
-    expected = sel.select_batch(read_only(q), read_only(d), np.random.default_rng(11))
-    got = call_kernel(spec, q, d, np.random.default_rng(11))
-    np.testing.assert_array_equal(got, expected)
+    reference, rng = np.empty(300, dtype=np.int64), np.random.default_rng(11)
+    assert spec.kernel(spec.params, q, d, rng, reference)
+    after = rng.random()
+    assert len(np.unique(reference)) > 1  # (a selection that says something)
+    wide_q, wide_d = np.repeat(q, 2, axis=1), np.repeat(d, 2, axis=1)
+    for how, draw in [
+        ("select", lambda rng: sel.select(read_only(q), read_only(d), rng)),
+        ("select_batch", lambda rng: sel.select_batch(q.copy(), d.copy(), rng)),
+        ("strided", lambda rng: sel.select_batch(wide_q[:, ::2], wide_d[:, ::2], rng)),
+        ("call_kernel", lambda rng: call_kernel(spec, q, d, rng)),
+    ]:
+        rng = np.random.default_rng(11)
+        np.testing.assert_array_equal(draw(rng), reference, err_msg=how)
+        assert rng.random() == after, how
 
 
 def test_a_kernel_refuses_what_select_batch_refuses_and_draws_nothing() -> None:
@@ -136,7 +156,7 @@ def test_a_bad_compiled_kernel_is_refused_naming_the_selector(returned, fragment
 def test_every_entry_point_runs_the_one_kernel_the_private_loop_calls(name) -> None:
     """``select`` (read-only arrays, as the private agent's steps hand them), ``select_batch``
     with writable or strided arrays and ``call_kernel`` with a broadcast ``d`` all run the kernel
-    compiled for the private agent's loop's argument types (``kernel_address``: writable
+    compiled for the private agent's loop's argument types (``selection_args``: writable
     C-contiguous arrays): one compiled version per kernel and type of ``params``, where each
     entry point compiled its own before. (Loading from a warm disk cache adds versions as
     compiling does: the check holds either way.)"""
@@ -163,7 +183,28 @@ def test_every_entry_point_runs_the_one_kernel_the_private_loop_calls(name) -> N
     assert [s for s in spec.kernel.signatures if s[0] == params] == [
         (params, f2, f2, GENERATOR_TYPE, i1)
     ]
-    # the very function the private agent's loop calls
-    from agents.private_loop import selection_call
+    # the very function (and entry) the private agent's loop calls: the addresses it holds
+    (_, *calls), _kept = selection_args(spec.kernel, spec.params)
+    (carrier, head_at, _) = sel._kernel_calls[3]
+    np.testing.assert_array_equal(np.ctypeslib.as_array((ctypes.c_int64 * 4).from_address(
+        head_at)), calls)  # fmt: skip
+    assert isinstance(carrier, int)  # (the parameters, stored at an address)
 
-    assert kernel_address(spec.kernel, spec.params) == selection_call(spec.kernel, spec.params)
+
+def test_a_parameter_set_after_selecting_is_used_and_copies_select_alike() -> None:
+    """The stored parameters and addresses (``KernelBacked``) are dropped when an attribute is
+    set, and left out of copies and pickles (they are this process's)."""
+    import copy
+    import pickle
+
+    q = np.random.default_rng(0).standard_normal((500, 4))
+    sel = selectors.make("rnm", epsilon=0.1)
+    sel.select(q, None, 0)  # (stores epsilon = 0.1)
+    sel.epsilon = 50.0
+    fresh = selectors.make("rnm", epsilon=50.0)
+    np.testing.assert_array_equal(sel.select(q, None, 1), fresh.select(q, None, 1))
+    for twin in (copy.copy(sel), copy.deepcopy(sel), pickle.loads(pickle.dumps(sel))):
+        assert "_kernel_calls" not in vars(twin) and "_generator" not in vars(twin)
+        np.testing.assert_array_equal(twin.select(q, None, 2), sel.select(q, None, 2))
+
+
