@@ -56,7 +56,6 @@ __all__ = [
     "native_size",
     "on_compile",
     "store_borrowed",
-    "type_key",
 ]
 
 #: The numba versions this module was tested with: ``(lowest, first untested)``, as
@@ -98,7 +97,6 @@ check_numba_version()
 
 # -- past the check: numba's internals --------------------------------------------------------
 from llvmlite import ir  # noqa: E402
-from numba._dispatcher import compute_fingerprint  # noqa: E402
 from numba.core import caching, cgutils, event, types  # noqa: E402
 from numba.core.imputils import impl_ret_borrowed  # noqa: E402
 from numba.extending import intrinsic  # noqa: E402
@@ -489,17 +487,6 @@ def _signature_token(argtypes: tuple[Any, ...], restype: Any) -> int:
     plain type: the same data model)."""
     text = f"{types.unliteral(restype)}({', '.join(map(str, argtypes))})"
     return int.from_bytes(hashlib.sha256(text.encode()).digest()[:8], "little") >> 1
-
-
-def type_key(value: Any) -> Any:
-    """A hashable key of ``value``'s numba type, in ~0.2 µs: numba's own fingerprint of an
-    argument (what a dispatcher looks its compiled versions up by: one key per type, arrays'
-    dtype, dimensions, layout and writability included), or the type itself (~0.1 ms) for a
-    value without one."""
-    try:
-        return compute_fingerprint(value)
-    except (NotImplementedError, TypeError, ValueError):
-        return numba.typeof(value)
 
 
 def compiled_address(dispatcher: Any, argtypes: tuple[Any, ...]) -> tuple[int, int]:

@@ -233,6 +233,10 @@ def selection_args(selector_kernel: Any, params: tuple[Any, ...]) -> tuple[tuple
 
 
 # -- the selection from Python
+#: The indices' dtype, as an object: ``np.empty(r, _INDEX)`` is ~0.1 µs faster than with
+#: ``dtype=np.int64`` (a tenth of a one-row selection's Python side)
+_INDEX = np.dtype(np.int64)
+
 #: The numba type of a call's head (:func:`_call_head`): the entry's address and token, the
 #: kernel's address and token, four int64s.
 _HEAD = numba.types.UniTuple(numba.types.int64, 4)
@@ -278,7 +282,7 @@ def call_kernel(
     d = np.asarray(d, dtype=np.float64)
     if d.shape != q.shape:
         d = np.broadcast_to(d, q.shape)
-    out = np.empty(q.shape[0], dtype=np.int64)
+    out = np.empty(q.shape[0], _INDEX)
     return out if _run_at(carrier, head_at, q, d, generator_address(rng), out) else None
 
 
@@ -321,7 +325,7 @@ class KernelBacked:
             return None
         held = self._generator
         address = held[1] if held[0] is rng else self._hold(rng)
-        out = np.empty(q.shape[0], dtype=np.int64)
+        out = np.empty(q.shape[0], _INDEX)
         return out if _run_at(known[0], known[1], q, d, address, out) else None
 
     def select_batch(
@@ -332,7 +336,7 @@ class KernelBacked:
         known = self._kernel_calls.get(q.shape[1]) or self._remember_calls(q.shape[1])
         held = self._generator
         address = held[1] if held[0] is rng else self._hold(rng)
-        out = np.empty(q.shape[0], dtype=np.int64)
+        out = np.empty(q.shape[0], _INDEX)
         if known is not None and _run_at(known[0], known[1], q, d, address, out):
             return out
         name = getattr(self, "name", type(self).__name__)

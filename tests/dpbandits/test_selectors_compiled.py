@@ -14,6 +14,7 @@ from dpbandits.core.arms import read_only
 from dpbandits.core.jit import kernel
 from dpbandits.selectors.compiled import (
     CompiledKernel,
+    KernelBacked,
     call_kernel,
     compiled_kernel,
     selection_args,
@@ -104,6 +105,25 @@ class First(selectors.Selector):
 
     def compiled_kernel(self, n_candidates):
         return CompiledKernel(_first_kernel, (self.index,))
+
+
+class FirstBacked(KernelBacked, First):
+    """:class:`First` whose ``select_batch`` runs its kernel (docs/selectors.md)."""
+
+    name = "first_backed_for_tests"
+
+    def kernel_for(self, n_candidates):
+        return CompiledKernel(_first_kernel, (self.index,))
+
+    compiled_kernel = kernel_for
+
+
+def test_a_plugin_backed_by_its_kernel_selects_with_it() -> None:
+    sel = FirstBacked(index=1)
+    np.testing.assert_array_equal(sel.select(np.zeros((2, 3, 4)), None, 0), np.ones((2, 3)))
+    assert compiled_kernel(sel, 4).kernel is _first_kernel  # (select_batch: the mixin's)
+    sel.index = 3
+    np.testing.assert_array_equal(sel.select(np.zeros((5, 4)), 2.0, 0), np.full(5, 3))
 
 
 def test_subclasses_keep_the_kernel_unless_they_change_select_batch() -> None:
