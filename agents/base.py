@@ -295,21 +295,6 @@ class Agent:
 _A = TypeVar("_A", bound=type)
 
 
-def _call_error(text: str, signature: inspect.Signature, n_args: int) -> str:
-    """``inspect.Signature.bind``'s refusal ``text`` of a call with ``n_args`` positional
-    arguments, worded as Python words it for a written function of that ``signature``."""
-    if text == "too many positional arguments":
-        kinds = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
-        positional = [p for p in signature.parameters.values() if p.kind in kinds]
-        most = len(positional)
-        least = sum(p.default is p.empty for p in positional)
-        span = str(most) if least == most else f"from {least} to {most}"
-        return f"takes {span} positional argument{'s' * (most != 1)} but {n_args} were given"
-    if text.startswith("multiple values"):
-        return f"got {text}"
-    return text
-
-
 def variant(*, before: str | None = None, **defaults: Any) -> Callable[[_A], _A]:
     """A class decorator for an agent that is its base class with other constructor defaults
     (e.g. DP-UCB-BOUND: DP-UCB with ``mechanism="hybrid"``) and, optionally, parameters of its
@@ -348,11 +333,8 @@ def variant(*, before: str | None = None, **defaults: Any) -> Callable[[_A], _A]
         new = signature.replace(parameters=kept)
 
         def __init__(self: Any, *args: Any, **kwargs: Any) -> None:
-            try:
-                bound = new.bind(self, *args, **kwargs)
-            except TypeError as exc:  # worded as a written __init__'s, naming the class
-                text = _call_error(str(exc), new, 1 + len(args))
-                raise TypeError(f"{__init__.__qualname__}() {text}") from None
+            # (refused as a written __init__ is, naming the class)
+            bound = checks.bind(new, (self, *args), kwargs, __init__.__qualname__)
             bound.apply_defaults()
             for name in added:  # (the base's parameters after it then go by keyword)
                 setattr(self, name, bound.arguments.pop(name))

@@ -32,7 +32,6 @@ __all__ = ["ThompsonSampling"]
 # arm's are recomputed after each pull: the same operations on the same numbers, done once per
 # pull instead of once per draw.
 ARM = fields("sum", "count", "mean", "root", "b_success", "c_success", "b_failure", "c_failure")
-RUN = fields("arm")  # the arm chosen at this step (_prepare)
 PAR = fields("gaussian")
 
 
@@ -90,45 +89,33 @@ def _beta_shape(s: float, n: float, success: bool) -> float:
     return s + 1.0 if success else (n - s) + 1.0
 
 
-@kernel
-def _prepare(arms: Any, runs: Any, par: Any, t: int, f: float, bits: Any) -> None:
-    """Every replication's arm, in replication order, into its ``arm`` field: the arm of the
-    largest posterior draw (``numpy.argmax``'s rule), the draws made arm by arm. Arm ``a``'s
-    draw is ``theta_a = S_a / (N_a + 1) + z / sqrt(N_a + 1)``, or ``Beta(successes + 1,
-    failures + 1)`` as numpy draws it when ``a + b >= 3`` (every arm pulled once): ``Ga / (Ga +
-    Gb)``, ``Ga`` drawn before ``Gb``. The skeleton's ``prepare_kernel``: the samplers' rare
-    paths are calls (``dpbandits.core.samplers``), which inside the per-replication loop keep
-    numba's reference counts of ``arms`` and ``runs``; here the loop reads ``arms`` in this
-    kernel's own body and passes the inlined samplers only the bit generator, so there are
-    none (docs/agents.md, "Choosing a whole step at once")."""
-    n_runs, n_arms = arms.shape[0], arms.shape[1]
-    if par[PAR.gaussian] != 0.0:
-        for r in range(n_runs):
-            best_a = 0
-            best = 0.0
-            for a in range(n_arms):
-                z = standard_normal(bits)
-                v = _gaussian_draw(arms[r, a, ARM.mean], arms[r, a, ARM.root], z)
-                if a == 0 or beats(v, best):
-                    best_a, best = a, v
-            runs[r, RUN.arm] = best_a
-        return
-    for r in range(n_runs):
-        best_a = 0
-        best = 0.0
-        for a in range(n_arms):
+@inline_kernel
+def _draw(arms: Any, runs: Any, par: Any, r: int, t: int, f: float, bits: Any) -> int:
+    """Replication ``r``'s arm: the arm of the largest posterior draw (``numpy.argmax``'s rule),
+    the draws made arm by arm. Arm ``a``'s draw is ``theta_a = S_a / (N_a + 1) + z / sqrt(N_a +
+    1)``, or ``Beta(successes + 1, failures + 1)`` as numpy draws it when ``a + b >= 3`` (every
+    arm pulled once): ``Ga / (Ga + Gb)``, ``Ga`` drawn before ``Gb``.
+
+    The skeleton's ``arm_kernel``, inlined into its loop with the state borrowed: no call and
+    no reference count per step or replication, so the samplers' rare paths may be calls. As
+    a ``prepare_kernel`` (a call per step holding counts of ``arms`` and ``runs``, and a pass
+    copying the arms back) the loop took 1.6-1.7x the time of the loop before the skeleton
+    at R = 1 (docs/performance.md, "Thompson sampling's draws"). One loop serves both models:
+    LLVM moves the model's test out of it, the same machine code as a loop per model."""
+    gaussian = par[PAR.gaussian] != 0.0
+    best_a = 0
+    best = 0.0
+    for a in range(arms.shape[1]):
+        if gaussian:
+            z = standard_normal(bits)
+            v = _gaussian_draw(arms[r, a, ARM.mean], arms[r, a, ARM.root], z)
+        else:
             ga = _gamma(bits, arms[r, a, ARM.b_success], arms[r, a, ARM.c_success])
             gb = _gamma(bits, arms[r, a, ARM.b_failure], arms[r, a, ARM.c_failure])
             v = _beta_draw(ga, gb)
-            if a == 0 or beats(v, best):
-                best_a, best = a, v
-        runs[r, RUN.arm] = best_a
-
-
-@inline_kernel
-def _drawn(arms: Any, runs: Any, par: Any, r: int, t: int, f: float, bits: Any) -> int:
-    """Replication ``r``'s arm, chosen by :func:`_prepare`."""
-    return int(runs[r, RUN.arm])
+        if a == 0 or beats(v, best):
+            best_a, best = a, v
+    return best_a
 
 
 @inline_kernel
@@ -173,10 +160,10 @@ class ThompsonSampling(CompiledAgent):
 
     name = "thompson"
     traits = AgentTraits(compiled=True)  # (rewards in [0, 1] with model="bernoulli")
-    ARM, RUN, PAR = ARM, RUN, PAR
+    ARM, PAR = ARM, PAR
     # the posterior constants of 0 pulls: N(0, 1), and Beta(1, 1)'s Gamma(1) (c = 0: exponential)
     ARM_START = {"root": 1.0, "b_success": 1.0, "b_failure": 1.0}
-    prepare_kernel, arm_kernel, learn_kernel = _prepare, _drawn, _learn
+    arm_kernel, learn_kernel = _draw, _learn
     #: Relative cost of a step (UCB ~ 1), for the engine's scheduling (docs/performance.md).
     cost_hint = 1.5
 

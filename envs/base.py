@@ -222,10 +222,7 @@ class BanditEnv(_ScheduleMixin, gym.Env[Any, Any]):
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         """The arguments of :attr:`build_schedule`, then ``render_mode`` (None or "ansi")."""
-        try:
-            arguments = self.arguments.bind(*args, **kwargs).arguments
-        except TypeError as exc:
-            raise TypeError(f"{type(self).__name__}() {exc}") from None
+        arguments = checks.bind(self.arguments, args, kwargs, type(self).__name__).arguments
         render_mode = arguments.pop("render_mode", None)
         schedule = self.build_schedule(**arguments)
         checks.one_of(render_mode, (None, *RENDER_MODES), "render_mode")

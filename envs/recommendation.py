@@ -30,7 +30,6 @@ The vector form draws all copies' requests in one batch and autoresets like
 
 from __future__ import annotations
 
-import inspect
 from typing import Any
 
 import gymnasium as gym
@@ -41,6 +40,7 @@ from gymnasium.error import ResetNeeded
 from gymnasium.vector import AutoresetMode, VectorEnv
 from gymnasium.vector.utils import batch_space
 
+from dpbandits.core import checks
 from dpbandits.recommendation.synthetic import Requests, generate_requests
 from envs.base import vector_signature
 from envs.core import check_int, check_seed
@@ -200,11 +200,10 @@ class RecommendationVectorEnv(_RequestsMixin, VectorEnv[Any, Any, Any]):
 
     def __init__(self, num_envs: int = 1, *args: Any, **kwargs: Any) -> None:
         """``num_envs`` streams; the other arguments are :class:`RecommendationEnv`'s."""
-        try:
-            arguments = inspect.signature(RecommendationEnv).bind(*args, **kwargs)
-        except TypeError as exc:
-            raise TypeError(f"{type(self).__name__}() {exc}") from None
+        name = type(self).__name__
+        arguments = checks.bind(self.__signature__, (num_envs, *args), kwargs, name)
         arguments.apply_defaults()
+        del arguments.arguments["num_envs"]
         self._init_params(**arguments.arguments)
         self.num_envs = check_int("num_envs", num_envs, minimum=1)
         self.single_action_space, self.single_observation_space = self._single_spaces()

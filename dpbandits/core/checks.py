@@ -23,10 +23,11 @@ with the smallest accepted value, instead of producing ``inf`` and ``NaN`` later
 
 from __future__ import annotations
 
+import inspect
 import math
 import numbers
 import os
-from collections.abc import Collection
+from collections.abc import Collection, Mapping
 from collections.abc import Set as AbstractSet
 from typing import Any
 
@@ -39,6 +40,7 @@ __all__ = [
     "ParameterError",
     "ParameterTypeError",
     "available_memory",
+    "bind",
     "bounds",
     "flag",
     "format_bytes",
@@ -193,6 +195,35 @@ def real_array(x: Any, name: str, *, finite: bool = True) -> NDArray[np.float64]
         where = ", ".join(str(int(i)) for i in bad)
         raise ValueError(f"{name} must be finite; {name}[{where}] = {out[tuple(bad)]!r}")
     return out
+
+
+def bind(
+    signature: inspect.Signature, args: tuple[Any, ...], kwargs: Mapping[str, Any], caller: str
+) -> inspect.BoundArguments:
+    """``signature.bind(*args, **kwargs)`` for a constructor made from a signature (an agent
+    :func:`~agents.base.variant`, an environment built from its schedule function): a call it
+    refuses raises the ``TypeError`` Python raises for a written function of that signature,
+    named ``caller`` (``TwoArmedShift() takes from 0 to 7 positional arguments but 8 were
+    given``), not :mod:`inspect`'s own wording (``too many positional arguments``)."""
+    try:
+        return signature.bind(*args, **kwargs)
+    except TypeError as exc:
+        raise TypeError(f"{caller}() {_call_error(str(exc), signature, len(args))}") from None
+
+
+def _call_error(text: str, signature: inspect.Signature, n_args: int) -> str:
+    """:meth:`inspect.Signature.bind`'s refusal ``text`` of a call with ``n_args`` positional
+    arguments, worded as Python words it for a written function of that ``signature``."""
+    if text == "too many positional arguments":
+        kinds = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
+        positional = [p for p in signature.parameters.values() if p.kind in kinds]
+        most = len(positional)
+        least = sum(p.default is p.empty for p in positional)
+        span = str(most) if least == most else f"from {least} to {most}"
+        return f"takes {span} positional argument{'s' * (most != 1)} but {n_args} were given"
+    if text.startswith("multiple values"):
+        return f"got {text}"
+    return text
 
 
 def flag(value: Any, name: str) -> bool:
