@@ -33,8 +33,6 @@ from agents.private_loop import (
     compile_windows,
     means_call,
     play_loop,
-    selection_args,
-    selection_key,
     windows_call,
 )
 from dpbandits import selectors
@@ -55,7 +53,7 @@ from dpbandits.quantiles import (
     mechanism_options,
 )
 from dpbandits.selectors import Selector
-from dpbandits.selectors.compiled import compiled_kernel
+from dpbandits.selectors.compiled import compiled_kernel, selection_args, selection_key
 from dpbandits.selectors.spec import parse_selector_spec, resolve_selector
 
 __all__ = ["PrivateAgent"]

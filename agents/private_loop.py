@@ -4,10 +4,10 @@ One loop, :func:`play_loop`, compiled once for every selector and quantile metho
 for all replications it updates the private means (the hybrid mechanism's kernels), the windows
 of the sensitivity estimates (the quantile method's update) and selects (the selector's
 kernel), until the private means' noise block runs out. It calls its selection and its window
-update by address (:func:`selection_args`, :func:`windows_call`), and receives the selector's
-parameters (``CompiledKernel.params``, whose types differ from selector to selector) stored at
-an address, read back by a small entry kernel per parameter types (:func:`_selection_packed`):
-so none of its argument types depends on the selector, and it is compiled once, not once per
+update by address (``dpbandits.selectors.compiled.selection_args``, :func:`windows_call`), and
+receives the selector's parameters (``CompiledKernel.params``, whose types differ from selector
+to selector) stored at an address, read back by a small entry kernel per parameter types: so
+none of its argument types depends on the selector, and it is compiled once, not once per
 selector and quantile method (docs/performance.md, "Cold start"). :func:`compile_loop` and
 :func:`compile_windows` compile the loop and the window update that all private agents share
 (``dpbandits.experiments.warmup``). The agent, its checks and its privacy report stay in
@@ -23,21 +23,12 @@ import numpy as np
 
 from dpbandits.continual.kernels import means_clipped, means_update
 from dpbandits.core.arms import read_only
-from dpbandits.core.jit import (
-    generator_at,
-    kernel,
-    kernel_template,
-    specialise,
-)
+from dpbandits.core.jit import generator_at, kernel
 from dpbandits.core.numba_compat import (
     GENERATOR_TYPE,
-    borrowable,
     call_bool_at,
     call_none_at,
     compiled_address,
-    load_borrowed,
-    native_size,
-    store_borrowed,
 )
 from dpbandits.quantiles import WindowedSensitivity
 from dpbandits.quantiles.kernels import window_update_grid, window_update_smith
@@ -48,8 +39,6 @@ __all__ = [
     "compile_windows",
     "means_call",
     "play_loop",
-    "selection_args",
-    "selection_key",
     "windows_call",
 ]
 
@@ -58,51 +47,6 @@ __all__ = [
 NO_WINDOWS = (np.empty((0, 0)), np.empty(0, dtype=np.int64), np.empty(0),
               np.empty(0, dtype=np.int64), False, np.empty(0), 1.0, 1, 0.0, 1.0,
               np.empty((0, 0)), np.empty((0, 0)))  # fmt: skip
-
-
-def _select(params: Any, q: Any, d: Any, rng: Any, out: Any) -> bool:
-    """The selector's kernel (``dpbandits.selectors.compiled``), bound in :func:`_selection`."""
-    raise NotImplementedError("bound by dpbandits.core.jit.specialise")
-
-
-@kernel_template
-def _selection(params: Any, q: Any, d: Any, rng: Any, out: Any) -> bool:
-    """The selector's kernel ``_select``, an ``inline_kernel`` (a plug-in's), inlined here, as
-    a kernel that can be called by address (:func:`selection_args`); the built-in kernels are
-    plain kernels, called by address themselves."""
-    return _select(params, q, d, rng, out)
-
-
-# -- the selection's entry: the loop calls it by address with the same argument types for every
-# selector, the selector's parameters as the address where _pack stored them
-#: The numba type of the selector's parameters, bound in :func:`_selection_packed`.
-_PARAMS: Any = None
-
-
-@kernel
-def _pack(params: Any, address: int) -> None:
-    """Store ``params`` (``CompiledKernel.params``, :func:`~dpbandits.core.numba_compat.borrowable`
-    types) at ``address``, for :func:`_selection_packed`; the caller keeps its arrays alive."""
-    store_borrowed(address, params)
-
-
-@kernel_template
-def _selection_packed(params_at: int, select_fn: int, select_token: int, q: Any, d: Any,
-                      rng: Any, out: Any) -> bool:  # fmt: skip
-    """The selection called by the loop: the parameters of type ``_PARAMS`` stored at
-    ``params_at`` (:func:`_pack`), passed to the selector's kernel at ``select_fn``. Compiled
-    once per parameter types (a few lines), not per selector: kRR and permute-and-flip share
-    one, as do GEM and mGEM."""
-    params = load_borrowed(params_at, _PARAMS)
-    return call_bool_at(select_fn, select_token, (params, q, d, rng, out))
-
-
-@kernel
-def _selection_direct(params: Any, select_fn: int, select_token: int, q: Any, d: Any, rng: Any,
-                      out: Any) -> bool:  # fmt: skip
-    """The same for parameters that cannot be stored at an address (a plug-in's typed list, a
-    record...): passed by value, so the loop is compiled for their types too."""
-    return call_bool_at(select_fn, select_token, (params, q, d, rng, out))
 
 
 # -- the window update of each quantile method, one signature: called by address by _play
@@ -156,7 +100,8 @@ def play_loop(t0: int, n_ready: int, block: Any, bounds: Any, means_state: Any, 
     - ``selection = (params, selection generator address, entry address, entry token, kernel
       address, kernel token)``: the selector's ``CompiledKernel.params`` (the address where
       they are stored, for parameters of numbers and arrays) and the entry that passes them to
-      the selector's kernel, both by address (:func:`selection_args`).
+      the selector's kernel, both by address (``dpbandits.selectors.compiled.selection_args``:
+      the selection every caller of a selector's kernel calls).
 
     It calls those by address, not by name, so that compiling it does not link and optimise
     their code again, and none of its argument types depends on the selector or the quantile
@@ -211,45 +156,7 @@ def play_loop(t0: int, n_ready: int, block: Any, bounds: Any, means_state: Any, 
 _WINDOWS = {"smith": _windows_smith, "grid": _windows_grid}
 
 
-def _callee(selector_kernel: Any) -> Any:
-    # a kernel compiled to be inlined into its callers (an inline_kernel) is called through
-    # _selection, compiled once per kernel; any other is called itself
-    forceinline = getattr(selector_kernel, "targetoptions", {}).get("forceinline", False)
-    return specialise(_selection, _select=selector_kernel) if forceinline else selector_kernel
-
-
-_F2 = numba.types.Array(numba.types.float64, 2, "C")
 _I1 = numba.types.Array(numba.types.int64, 1, "C")
-_CALLS = (numba.types.int64, numba.types.int64)  # (select_fn, select_token)
-_STEP = (_F2, _F2, GENERATOR_TYPE, _I1)  # (q, d, rng, out)
-
-
-def selection_key(selector_kernel: Any, params: tuple[Any, ...]) -> tuple[Any, str]:
-    """What :func:`selection_args` compiles for: the selector's kernel and the numba type of
-    its parameters (by name: the same in every process)."""
-    return selector_kernel, str(numba.typeof(params))
-
-
-def selection_args(selector_kernel: Any, params: tuple[Any, ...]) -> tuple[tuple[Any, ...], Any]:
-    """``(params or their address, entry address, entry token, kernel address, kernel token)``
-    of the loop's ``selection`` argument (:func:`play_loop`, after the Generator's address),
-    and what the caller must keep alive as long as it uses them (the stored parameters).
-
-    The selector's kernel is compiled (or loaded) for ``params`` and the loop's step arguments
-    ``(q, d, rng, out)`` (:func:`dpbandits.core.numba_compat.compiled_address`). Parameters of
-    numbers and arrays (every built-in selector's) are stored at an address (:func:`_pack`, their
-    arrays borrowed from ``params``) and read by :func:`_selection_packed`, compiled per
-    parameter types; any other parameters go by value through :func:`_selection_direct`."""
-    params_type = numba.typeof(params)
-    select = compiled_address(_callee(selector_kernel), (params_type, *_STEP))
-    if not borrowable(params_type):
-        entry = compiled_address(_selection_direct, (params_type, *_CALLS, *_STEP))
-        return (params, *entry, *select), params
-    stored = np.zeros(-(-native_size(params_type) // 8), dtype=np.int64)
-    _pack(params, stored.ctypes.data)
-    entry = compiled_address(specialise(_selection_packed, _PARAMS=params_type),
-                             (numba.types.int64, *_CALLS, *_STEP))  # fmt: skip
-    return (stored.ctypes.data, *entry, *select), (stored, params)
 
 
 def means_call(means_args: tuple[Any, ...], flat: Any, x: Any) -> tuple[int, int]:

@@ -38,6 +38,7 @@ __all__ = [
     "TESTED_NUMBA",
     "GENERATOR_TYPE",
     "add_compile_listener",
+    "as_writable",
     "borrowable",
     "borrowed",
     "called_through",
@@ -98,6 +99,7 @@ check_numba_version()
 # -- past the check: numba's internals --------------------------------------------------------
 from llvmlite import ir  # noqa: E402
 from numba.core import caching, cgutils, event, types  # noqa: E402
+from numba.core.imputils import impl_ret_borrowed  # noqa: E402
 from numba.extending import intrinsic  # noqa: E402
 
 # numba's objects the kernels import from here (re-exported, not this module's API)
@@ -518,6 +520,22 @@ def _borrowed(typingctx: Any, value: Any) -> Any:
     return value(value), codegen
 
 
+@intrinsic
+def _as_writable(typingctx: Any, arr: Any) -> Any:
+    """Inside a kernel: the array ``arr`` typed as writable (the same array: a read-only and a
+    writable array have one data model, only numba's type differs). For a caller that hands
+    a read-only array to a function compiled for writable ones and never writes into it: one
+    compiled version of the callee for both (``dpbandits.selectors.compiled``)."""
+    if not isinstance(arr, types.Array):
+        return None
+    sig = arr.copy(readonly=False)(arr)
+
+    def codegen(context: Any, builder: Any, signature: Any, args: Any) -> Any:
+        return impl_ret_borrowed(context, builder, signature.return_type, args[0])
+
+    return sig, codegen
+
+
 #: ``generator_at(address)`` inside a kernel (see :func:`_generator_at`).
 generator_at = cast(Callable[[int], Any], _generator_at)
 
@@ -526,6 +544,9 @@ float_bits = cast(Callable[[float], int], _float_bits)
 
 #: ``borrowed(value)`` inside a kernel (see :func:`_borrowed`).
 borrowed = cast(Callable[[Any], Any], _borrowed)
+
+#: ``as_writable(arr)`` inside a kernel (see :func:`_as_writable`).
+as_writable = cast(Callable[[Any], Any], _as_writable)
 
 
 # -- a call by address: a kernel calls another without linking (and optimising again) its code

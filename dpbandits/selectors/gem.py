@@ -36,7 +36,7 @@ from dpbandits.selectors.base import (
     IntArray,
     Selector,
 )
-from dpbandits.selectors.compiled import CompiledKernel
+from dpbandits.selectors.compiled import CompiledKernel, KernelBacked
 from dpbandits.selectors.gem_terms import (
     METHODS,
     gem_front_row,
@@ -342,18 +342,12 @@ def combined_gem_kernel(params: Any, q: Any, d: Any, rng: Any, out: Any) -> bool
     return combined_gem_rows(q, d, t, p_keep, lam, code, method, rng, out)
 
 
-# entry points of select_batch: the Generator by address (dpbandits.core.jit.generator_at), which
-# saves the ~5 µs of passing a Generator object to a kernel at every step
+# the entry of gem_select: the Generator by address (dpbandits.core.jit.generator_at), which
+# saves the ~5 µs of passing a Generator object to a kernel
 @kernel
 def _gem_rows_at(q: Any, d: Any, t: float, ts: Any, lam: float, code: int, method: int,
                  address: int, out: Any) -> bool:  # fmt: skip
     return gem_rows(q, d, t, ts, lam, code, method, generator_at(address), out)
-
-
-@kernel
-def _combined_gem_rows_at(q: Any, d: Any, t: float, p_keep: float, lam: float, code: int,
-                          method: int, address: int, out: Any) -> bool:  # fmt: skip
-    return combined_gem_rows(q, d, t, p_keep, lam, code, method, generator_at(address), out)
 
 
 # -- the numpy-facing functions ----------------------------------------------------------------
@@ -447,7 +441,7 @@ def gem_select(
     return out
 
 
-class GEM(Selector):
+class GEM(KernelBacked, Selector):
     """Generalised Exponential Mechanism (§IV-C, eq. (6)), ``t = 2 ln(K/beta)/eps``.
 
     Output: RNM on ``q'`` with ``D = 1`` and the same eps (exponential noise by default, as in
@@ -477,16 +471,16 @@ class GEM(Selector):
         return gem_scores(q, d, self.t(q.shape[1]))
 
     def select_batch(self, q: FloatArray, d: FloatArray, rng: np.random.Generator) -> IntArray:
-        k = q.shape[1]
-        lam = self.epsilon / 2.0  # > 0 (check_threshold refuses a smaller eps)
-        out = np.empty(q.shape[0], dtype=np.int64)
-        address = generator_address(rng)
-        if not _gem_rows_at(q, d, self.t(k), _EMPTY, lam, self._code, auto_method(k), address,
-                            out):  # fmt: skip
-            raise _overflow_error(self.t(k), d)
+        out = self.run_kernel(q, d, rng)
+        if out is None:  # some q - t d is not finite (gem_kernel): nothing was drawn
+            raise _overflow_error(self.t(q.shape[1]), d)
         return out
 
     def compiled_kernel(self, n_candidates: int) -> CompiledKernel:
+        return self.kernel_for(n_candidates)
+
+    def kernel_for(self, n_candidates: int) -> CompiledKernel:
+        # eps / 2 > 0: check_threshold refuses a smaller eps
         k, method = n_candidates, auto_method(n_candidates)
         return CompiledKernel(gem_pairwise_kernel if method == 0 else gem_kernel,
                               (self.t(k), self.epsilon / 2.0, self._code, method))  # fmt: skip
@@ -500,7 +494,7 @@ class MGEM(GEM):
     _sign = -1.0
 
 
-class CombinedGEM(Selector):
+class CombinedGEM(KernelBacked, Selector):
     """Combined GEM, Alg. 2 (§VII).
 
     ``eps_c = c * eps``; the bit ``b = [spearman(q, d) >= 0]`` (a NaN correlation, e.g. constant
@@ -547,17 +541,18 @@ class CombinedGEM(Selector):
         # the bit of each row (exact sign of the rank correlation of q and d) in the kernel
         # (combined_gem_rows), then one GEM pass with a per-row shift: -t_g for the rows that
         # run mgem (reported 1), +t_g for gem
-        k = q.shape[1]
-        p_keep = self.p_keep
-        eps_g = self.epsilon_g  # checked when built (check_threshold): finite t_g, eps_g > 0
-        t_g = gem_t(k, eps_g, self.beta)
-        out = np.empty(q.shape[0], dtype=np.int64)
-        if not _combined_gem_rows_at(q, d, t_g, p_keep, eps_g / 2.0, self._code,
-                                     auto_method(k), generator_address(rng), out):  # fmt: skip
-            raise _overflow_error(t_g, d)
+        out = self.run_kernel(q, d, rng)
+        if out is None:  # some q -+ t_g d is not finite: only the bits' uniforms were drawn
+            raise _overflow_error(gem_t(q.shape[1], self.epsilon_g, self.beta), d)
         return out
 
     def compiled_kernel(self, n_candidates: int) -> CompiledKernel:
+        return self.kernel_for(n_candidates)
+
+    def kernel_for(self, n_candidates: int) -> CompiledKernel:
+        # eps_g checked when built (check_threshold): finite t_g, eps_g > 0
         k, eps_g = n_candidates, self.epsilon_g
-        return CompiledKernel(combined_gem_kernel, (gem_t(k, eps_g, self.beta), self.p_keep,
-                                                    eps_g / 2.0, self._code, auto_method(k)))
+        return CompiledKernel(
+            combined_gem_kernel,
+            (gem_t(k, eps_g, self.beta), self.p_keep, eps_g / 2.0, self._code, auto_method(k)),
+        )

@@ -29,9 +29,9 @@ from typing import Any, Literal
 import numpy as np
 
 from dpbandits.core import checks
-from dpbandits.core.jit import generator_address, generator_at, inline_kernel, kernel
+from dpbandits.core.jit import inline_kernel, kernel
 from dpbandits.selectors.base import FloatArray, IntArray, Selector
-from dpbandits.selectors.compiled import CompiledKernel
+from dpbandits.selectors.compiled import CompiledKernel, KernelBacked
 
 __all__ = [
     "NOISES",
@@ -378,23 +378,6 @@ def rnmh_kernel(params: Any, q: Any, d: Any, rng: Any, out: Any) -> bool:
     return math.isfinite(2.0 * d_max / epsilon)
 
 
-# entry points of select_batch: the Generator by address (dpbandits.core.jit.generator_at), which
-# saves the ~5 µs of passing a Generator object to a kernel at every step
-@kernel
-def _rnm_rows_at(q: Any, d: Any, epsilon: float, code: int, address: int, out: Any) -> None:
-    rnm_rows(q, d, epsilon, code, generator_at(address), out)
-
-
-@kernel
-def _permute_and_flip_rows_at(q: Any, d: Any, epsilon: float, address: int, out: Any) -> None:
-    permute_and_flip_rows(q, d, epsilon, generator_at(address), out)
-
-
-@kernel
-def _rnmh_rows_at(q: Any, d: Any, epsilon: float, address: int, out: Any) -> float:
-    return rnmh_rows(q, d, epsilon, generator_at(address), out)
-
-
 # -- the numpy-facing helpers ------------------------------------------------------------------
 def _row_lams(lam: FloatArray, r: int) -> FloatArray:
     return np.ascontiguousarray(np.broadcast_to(np.asarray(lam, dtype=np.float64), (r, 1))[:, 0])
@@ -413,7 +396,7 @@ def rnm_select(q: FloatArray, scale: FloatArray, noise: str, rng: np.random.Gene
     return out
 
 
-class RNM(Selector):
+class RNM(KernelBacked, Selector):
     """Report Noisy Max, eq. (3) (Dwork et al. 2006): ``argmax(q + z)``.
 
     ``z[a]`` i.i.d. with scale ``2D/eps``, ``D = max_a d[a]`` the global sensitivity (eq. (2)),
@@ -431,12 +414,10 @@ class RNM(Selector):
         self._code = noise_code(noise)
         self.noise = noise
 
-    def select_batch(self, q: FloatArray, d: FloatArray, rng: np.random.Generator) -> IntArray:
-        out = np.empty(q.shape[0], dtype=np.int64)
-        _rnm_rows_at(q, d, self.epsilon, self._code, generator_address(rng), out)
-        return out
-
     def compiled_kernel(self, n_candidates: int) -> CompiledKernel:
+        return self.kernel_for(n_candidates)
+
+    def kernel_for(self, n_candidates: int) -> CompiledKernel:
         return CompiledKernel(rnm_kernel, (float(self.epsilon), self._code))
 
 
@@ -454,7 +435,7 @@ class ExponentialMechanism(RNM):
         super().__init__(epsilon, noise="gumbel")
 
 
-class PermuteAndFlip(Selector):
+class PermuteAndFlip(KernelBacked, Selector):
     """Permute-and-flip (McKenna & Sheldon 2020).
 
     Visit the candidates in a uniformly random order and accept ``a`` with probability
@@ -475,16 +456,14 @@ class PermuteAndFlip(Selector):
     guarantee = "eps-DP"
     summary = "random order, accept a w.p. exp(eps (q[a]-max q)/(2D))"
 
-    def select_batch(self, q: FloatArray, d: FloatArray, rng: np.random.Generator) -> IntArray:
-        out = np.empty(q.shape[0], dtype=np.int64)
-        _permute_and_flip_rows_at(q, d, self.epsilon, generator_address(rng), out)
-        return out
-
     def compiled_kernel(self, n_candidates: int) -> CompiledKernel:
+        return self.kernel_for(n_candidates)
+
+    def kernel_for(self, n_candidates: int) -> CompiledKernel:
         return CompiledKernel(permute_and_flip_kernel, (float(self.epsilon),))
 
 
-class RNMH(Selector):
+class RNMH(KernelBacked, Selector):
     """RNM with heterogeneous noise, eq. (4): ``argmax(q + z)``, ``z[a] ~ Exp(mean 2 d[a]/eps)``.
 
     **Not differentially private** (§IV-A): with ``d = (0, 1)``, ``q = (0, 1/2)`` and
@@ -498,9 +477,9 @@ class RNMH(Selector):
     summary = "argmax(q + z), z[a] ~ Exp(mean 2 d[a]/eps)"
 
     def select_batch(self, q: FloatArray, d: FloatArray, rng: np.random.Generator) -> IntArray:
-        out = np.empty(q.shape[0], dtype=np.int64)
-        dmax = _rnmh_rows_at(q, d, self.epsilon, generator_address(rng), out)
-        if not math.isfinite(2.0 * dmax / self.epsilon):
+        out = self.run_kernel(q, d, rng)
+        if out is None:  # the noise scale overflows (rnmh_kernel): nothing was drawn
+            dmax = float(np.max(d))
             raise ValueError(
                 f"epsilon={self.epsilon!r} is too small for rnmh with max d = {dmax:.3g}: "
                 f"the noise scale 2 d / epsilon overflows; use epsilon >= "
@@ -509,4 +488,7 @@ class RNMH(Selector):
         return out
 
     def compiled_kernel(self, n_candidates: int) -> CompiledKernel:
+        return self.kernel_for(n_candidates)
+
+    def kernel_for(self, n_candidates: int) -> CompiledKernel:
         return CompiledKernel(rnmh_kernel, (float(self.epsilon),))

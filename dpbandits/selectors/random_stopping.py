@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import functools
 import math
-from typing import Any
+from typing import Any, NoReturn
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
@@ -52,7 +52,7 @@ from dpbandits.selectors.base import (
     Selector,
     prepare_inputs,
 )
-from dpbandits.selectors.compiled import CompiledKernel
+from dpbandits.selectors.compiled import CompiledKernel, KernelBacked
 from dpbandits.selectors.max_laplace import (
     max_laplace_bounds,
     max_laplace_value,
@@ -442,32 +442,6 @@ rs_select_rows = specialise(_rs_rows, _other_rounds=tnb_draw)
 rs_geometric_rows = specialise(_rs_rows, _other_rounds=_geometric_only)
 
 
-def _rs_select(
-    q: FloatArray,
-    d: FloatArray,
-    epsilon: float,
-    gamma: float,
-    eta: float,
-    rng: np.random.Generator,
-) -> IntArray:
-    try:
-        method, cdf = tnb_method(eta, gamma)
-    except ValueError:  # gamma too small for a table: the scale check comes first
-        _check_scale(d, epsilon, eta)
-        raise
-    out = np.empty(q.shape[0], dtype=np.int64)
-    if not _rs_select_rows(q, d, epsilon, eta, method, gamma, cdf, generator_address(rng), out):
-        _check_scale(d, epsilon, eta)
-    return out
-
-
-@kernel
-def _rs_select_rows(q: Any, d: Any, epsilon: float, eta: float, method: int, gamma: float,
-                    cdf: Any, pointers: Any, out: Any) -> bool:  # fmt: skip
-    # the entry from Python: the generator by address (see dpbandits.core.jit.generator_at)
-    return rs_select_rows(q, d, epsilon, eta, method, gamma, cdf, generator_at(pointers), out)
-
-
 @kernel
 def rs_kernel(params: Any, q: Any, d: Any, rng: Any, out: Any) -> bool:
     """The compiled kernel of :class:`RandomStoppingTNB` (:mod:`dpbandits.selectors.compiled`),
@@ -495,6 +469,15 @@ def _rs_kernel(epsilon: float, gamma: float, eta: float) -> CompiledKernel | Non
     return CompiledKernel(kernel_, (float(epsilon), float(eta), float(gamma), method, cdf))
 
 
+def _refused(d: FloatArray, epsilon: float, gamma: float, eta: float) -> NoReturn:
+    """The error of a selection that :func:`_rs_kernel` gives no kernel for (a gamma too
+    small to sample) or whose kernel refused its input (a noise scale that overflows): the
+    scale first, as the kernel checks it before drawing."""
+    _check_scale(d, epsilon, eta)
+    tnb_method(eta, gamma)  # raises for a gamma too small to sample
+    raise AssertionError("rs_kernel refused a batch with a finite noise scale")
+
+
 def _check_scale(d: FloatArray, epsilon: float, eta: float) -> None:
     # (2 + eta) d / eps is increasing in d: it overflows somewhere iff it does at max d
     d_max = float(_umax(d, None))
@@ -507,7 +490,7 @@ def _check_scale(d: FloatArray, epsilon: float, eta: float) -> None:
         )
 
 
-class RandomStoppingTNB(Selector):
+class RandomStoppingTNB(KernelBacked, Selector):
     """Random stopping whose number of draws is truncated negative binomial (TNB),
     ``N ~ D_{eta,gamma}`` (Papernot & Steinke 2022; App. C).
 
@@ -528,13 +511,19 @@ class RandomStoppingTNB(Selector):
         tnb_method(self.eta, self.gamma)  # a gamma too small to sample is refused here
 
     def select_batch(self, q: FloatArray, d: FloatArray, rng: np.random.Generator) -> IntArray:
-        return _rs_select(q, d, self.epsilon, self.gamma, self.eta, rng)
+        out = self.run_kernel(q, d, rng)
+        if out is None:  # a gamma too small to sample, or a noise scale that overflows
+            _refused(d, self.epsilon, self.gamma, self.eta)
+        return out
 
     def compiled_kernel(self, n_candidates: int) -> CompiledKernel | None:
+        return self.kernel_for(n_candidates)
+
+    def kernel_for(self, n_candidates: int) -> CompiledKernel | None:
         return _rs_kernel(self.epsilon, self.gamma, self.eta)
 
 
-class RS(Selector):
+class RS(KernelBacked, Selector):
     """RS_gamma, Alg. 1 (Liu & Talwar 2019, §IV-B): Geometric(gamma) rounds, ``Lap(3 d/eps)``.
 
     Identical in law to ``rs_tnb`` with ``eta = 1``. eps-DP for any ``0 < gamma < 1``.
@@ -550,9 +539,15 @@ class RS(Selector):
         tnb_method(1.0, self.gamma)  # a gamma too small to sample is refused here
 
     def select_batch(self, q: FloatArray, d: FloatArray, rng: np.random.Generator) -> IntArray:
-        return _rs_select(q, d, self.epsilon, self.gamma, 1.0, rng)
+        out = self.run_kernel(q, d, rng)
+        if out is None:  # a gamma too small to sample, or a noise scale that overflows
+            _refused(d, self.epsilon, self.gamma, 1.0)
+        return out
 
     def compiled_kernel(self, n_candidates: int) -> CompiledKernel | None:
+        return self.kernel_for(n_candidates)
+
+    def kernel_for(self, n_candidates: int) -> CompiledKernel | None:
         return _rs_kernel(self.epsilon, self.gamma, 1.0)
 
 

@@ -17,7 +17,7 @@ from dpbandits.core.jit import (
     kernel,
 )
 from dpbandits.selectors.base import FloatArray, IntArray, Selector
-from dpbandits.selectors.compiled import CompiledKernel
+from dpbandits.selectors.compiled import CompiledKernel, KernelBacked
 
 __all__ = [
     "KRR",
@@ -140,16 +140,6 @@ def _argmax_ties_rows(q: Any, pointers: Any, out: Any) -> None:
     argmax_ties_rows(q, generator_at(pointers), out)
 
 
-@kernel
-def _uniform_rows(k: int, pointers: Any, out: Any) -> None:
-    uniform_rows(k, generator_at(pointers), out)
-
-
-@kernel
-def _krr_select_rows(q: Any, p_keep: float, pointers: Any, out: Any) -> None:
-    krr_select_rows(q, p_keep, generator_at(pointers), out)
-
-
 # -- the compiled-selector kernels (dpbandits.selectors.compiled): kernel(params, q, d, rng, out)
 @kernel
 def uniform_kernel(params: Any, q: Any, d: Any, rng: Any, out: Any) -> bool:
@@ -172,9 +162,14 @@ def krr_kernel(params: Any, q: Any, d: Any, rng: Any, out: Any) -> bool:
     return True
 
 
-class RankingSelector(Selector):
+#: The kernels of the selectors without parameters (built once).
+_UNIFORM = CompiledKernel(uniform_kernel, ())
+_GREEDY = CompiledKernel(greedy_kernel, ())
+
+
+class RankingSelector(KernelBacked, Selector):
     """A selector that reads at most the ranking of the scores, never the sensitivities ``d``
-    (the three of this module)."""
+    (the three of this module), with a compiled kernel that ``select_batch`` runs."""
 
     uses_sensitivities = False
 
@@ -189,13 +184,11 @@ class Uniform(RankingSelector):
     guarantee = "0-DP (output independent of the data)"
     summary = "uniform over the K candidates"
 
-    def select_batch(self, q: FloatArray, d: FloatArray, rng: np.random.Generator) -> IntArray:
-        out = np.empty(q.shape[0], dtype=np.int64)
-        _uniform_rows(q.shape[1], generator_address(rng), out)
-        return out
-
     def compiled_kernel(self, n_candidates: int) -> CompiledKernel:
-        return CompiledKernel(uniform_kernel, ())
+        return self.kernel_for(n_candidates)
+
+    def kernel_for(self, n_candidates: int) -> CompiledKernel:
+        return _UNIFORM
 
 
 class Greedy(RankingSelector):
@@ -209,11 +202,11 @@ class Greedy(RankingSelector):
     guarantee = "not private (reference)"
     summary = "argmax q, ties uniformly at random"
 
-    def select_batch(self, q: FloatArray, d: FloatArray, rng: np.random.Generator) -> IntArray:
-        return argmax_random_ties(q, rng)
-
     def compiled_kernel(self, n_candidates: int) -> CompiledKernel:
-        return CompiledKernel(greedy_kernel, ())
+        return self.kernel_for(n_candidates)
+
+    def kernel_for(self, n_candidates: int) -> CompiledKernel:
+        return _GREEDY
 
 
 class KRR(RankingSelector):
@@ -241,10 +234,8 @@ class KRR(RankingSelector):
             self._p_keep[(k, self.epsilon)] = p_keep
         return p_keep
 
-    def select_batch(self, q: FloatArray, d: FloatArray, rng: np.random.Generator) -> IntArray:
-        out = np.empty(q.shape[0], dtype=np.int64)
-        _krr_select_rows(q, self.p_keep(q.shape[1]), generator_address(rng), out)
-        return out
-
     def compiled_kernel(self, n_candidates: int) -> CompiledKernel:
+        return self.kernel_for(n_candidates)
+
+    def kernel_for(self, n_candidates: int) -> CompiledKernel:
         return CompiledKernel(krr_kernel, (self.p_keep(n_candidates),))

@@ -277,9 +277,10 @@ def test_every_private_agent_plays_the_one_loop_compile_loop_compiles() -> None:
 
 def test_the_selection_entry_is_compiled_per_parameter_types_not_per_selector() -> None:
     """The loop reaches a selector's kernel through an entry that reads its parameters from
-    where they are stored (agents.private_loop.selection_args): one entry per parameter types,
-    shared by kRR and permute-and-flip (a float each), another for RNM (a float, an int)."""
-    from agents.private_loop import selection_args
+    where they are stored (dpbandits.selectors.compiled.selection_args): one entry per parameter
+    types, shared by kRR and permute-and-flip (a float each), another for RNM (a float, an
+    int)."""
+    from dpbandits.selectors.compiled import selection_args
     from dpbandits.selectors.noisy_max import permute_and_flip_kernel, rnm_kernel
     from dpbandits.selectors.simple import krr_kernel
 

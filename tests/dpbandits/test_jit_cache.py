@@ -231,9 +231,9 @@ def test_one_file_under_two_module_names_does_not_share_cached_code(tmp_path):
     example = Path(__file__).resolve().parents[2] / "examples" / "custom_selector.py"
     cache = tmp_path / "cache"
     if kernel_cache_dir().is_dir():
-        # without the plug-in's kernels and the library's specialisations bound to them
-        # (``compiled._kernel_at__custom_selector_example_...``): a cached specialisation
-        # would spare the first process the plug-in's compile, and the test would check nothing
+        # without the plug-in's kernels and any library specialisation bound to them (named
+        # after the plug-in's file): a cached one would spare the first process the plug-in's
+        # compile, and the test would check nothing
         shutil.copytree(kernel_cache_dir(), cache, ignore=lambda folder, names: [
             n for n in names if example.stem in n])  # fmt: skip
     env = {**os.environ, "NUMBA_CACHE_DIR": str(cache), "MPLBACKEND": "Agg"}

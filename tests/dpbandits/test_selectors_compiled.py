@@ -4,13 +4,21 @@ compiled_kernel; a bad kernel is refused with a message naming the selector."""
 
 from __future__ import annotations
 
+import ctypes
+
 import numpy as np
 import pytest
 
 from dpbandits import selectors
 from dpbandits.core.arms import read_only
 from dpbandits.core.jit import kernel
-from dpbandits.selectors.compiled import CompiledKernel, call_kernel, compiled_kernel
+from dpbandits.selectors.compiled import (
+    CompiledKernel,
+    KernelBacked,
+    call_kernel,
+    compiled_kernel,
+    selection_args,
+)
 from dpbandits.selectors.noisy_max import RNM
 from tests.marks import slow_except
 
@@ -29,7 +37,15 @@ BUILTIN = [
     # the kernels that compile fast run every day; the rest (minutes of compiling) in CI's slow step
     slow_except(BUILTIN, fast=[("rnm", {}), ("krr", {}), ("greedy", {}), ("uniform", {})]),
 )
-def test_every_builtin_kernel_draws_what_select_batch_draws(name, params, k) -> None:
+def test_every_builtin_selection_draws_what_its_kernel_called_by_numba_draws(name, params, k):
+    """``select`` (read-only rows), ``select_batch`` (writable and strided rows) and
+    ``call_kernel`` reach the kernel through the library's own plumbing (parameters stored at an
+    address, the call values read from memory, calls by address, the Generator by address,
+    ``selectors.compiled._run_at``); the reference calls the same kernel through numba's own
+    dispatcher (parameters typed and passed by value, numpy's Generator object unboxed by
+    numba): the same indices and the same Generator state after, or the plumbing passes
+    something else. The kernel's law itself is checked against closed forms by each
+    selector's tests (test_selectors_noisy_max, _gem, _random_stopping, _simple)."""
     sel = selectors.make(name, epsilon=0.8, **params)
     spec = compiled_kernel(sel, k)
     assert isinstance(spec, CompiledKernel) and isinstance(spec.params, tuple)
@@ -39,10 +55,20 @@ def test_every_builtin_kernel_draws_what_select_batch_draws(name, params, k) -> 
     q = gen.standard_normal((300, k)) * 3.0
     q[::7, 0] = q[::7, 1]  # ties
     d = gen.uniform(0.1, 2.0, (300, k))
-    # select_batch gets read-only rows, as select hands them (its row kernels' one type)
-    expected = sel.select_batch(read_only(q), read_only(d), np.random.default_rng(11))
-    got = call_kernel(spec, q, d, np.random.default_rng(11))
-    np.testing.assert_array_equal(got, expected)
+    reference, rng = np.empty(300, dtype=np.int64), np.random.default_rng(11)
+    assert spec.kernel(spec.params, q, d, rng, reference)
+    after = rng.random()
+    assert len(np.unique(reference)) > 1  # (a selection that says something)
+    wide_q, wide_d = np.repeat(q, 2, axis=1), np.repeat(d, 2, axis=1)
+    for how, draw in [
+        ("select", lambda rng: sel.select(read_only(q), read_only(d), rng)),
+        ("select_batch", lambda rng: sel.select_batch(q.copy(), d.copy(), rng)),
+        ("strided", lambda rng: sel.select_batch(wide_q[:, ::2], wide_d[:, ::2], rng)),
+        ("call_kernel", lambda rng: call_kernel(spec, q, d, rng)),
+    ]:
+        rng = np.random.default_rng(11)
+        np.testing.assert_array_equal(draw(rng), reference, err_msg=how)
+        assert rng.random() == after, how
 
 
 def test_a_kernel_refuses_what_select_batch_refuses_and_draws_nothing() -> None:
@@ -79,6 +105,25 @@ class First(selectors.Selector):
 
     def compiled_kernel(self, n_candidates):
         return CompiledKernel(_first_kernel, (self.index,))
+
+
+class FirstBacked(KernelBacked, First):
+    """:class:`First` whose ``select_batch`` runs its kernel (docs/selectors.md)."""
+
+    name = "first_backed_for_tests"
+
+    def kernel_for(self, n_candidates):
+        return CompiledKernel(_first_kernel, (self.index,))
+
+    compiled_kernel = kernel_for
+
+
+def test_a_plugin_backed_by_its_kernel_selects_with_it() -> None:
+    sel = FirstBacked(index=1)
+    np.testing.assert_array_equal(sel.select(np.zeros((2, 3, 4)), None, 0), np.ones((2, 3)))
+    assert compiled_kernel(sel, 4).kernel is _first_kernel  # (select_batch: the mixin's)
+    sel.index = 3
+    np.testing.assert_array_equal(sel.select(np.zeros((5, 4)), 2.0, 0), np.full(5, 3))
 
 
 def test_subclasses_keep_the_kernel_unless_they_change_select_batch() -> None:
@@ -125,3 +170,61 @@ def test_a_bad_compiled_kernel_is_refused_naming_the_selector(returned, fragment
     with pytest.raises(TypeError, match="bad_kernel_for_tests") as info:
         compiled_kernel(Bad(), 3)
     assert fragment in str(info.value)
+
+
+@pytest.mark.parametrize("name", ["krr", "rnm"])
+def test_every_entry_point_runs_the_one_kernel_the_private_loop_calls(name) -> None:
+    """``select`` (read-only arrays, as the private agent's steps hand them), ``select_batch``
+    with writable or strided arrays and ``call_kernel`` with a broadcast ``d`` all run the kernel
+    compiled for the private agent's loop's argument types (``selection_args``: writable
+    C-contiguous arrays): one compiled version per kernel and type of ``params``, where each
+    entry point compiled its own before. (Loading from a warm disk cache adds versions as
+    compiling does: the check holds either way.)"""
+    import numba
+
+    from dpbandits.core.numba_compat import GENERATOR_TYPE
+
+    sel = selectors.make(name, epsilon=0.8)
+    spec = compiled_kernel(sel, 3)
+    assert spec is not None
+    gen = np.random.default_rng(0)
+    q = gen.standard_normal((4, 6))
+    d = gen.uniform(0.5, 2.0, (4, 6))
+    frozen = q[:, :3].copy()
+    frozen.flags.writeable = False
+    for qq, dd in [(q[:, :3], d[:, :3]), (q[:, ::2], 0.5), (frozen, None)]:
+        sel.select(qq, dd, gen)
+    sel.select_batch(q[:, :3].copy(), d[:, 3:].copy(), gen)
+    sel.select_batch(q[:, ::2], d[:, 1::2], gen)
+    assert call_kernel(spec, q[:, :3], np.ones(3), gen) is not None
+    params = numba.typeof(spec.params)
+    f2 = numba.types.Array(numba.types.float64, 2, "C")
+    i1 = numba.types.Array(numba.types.int64, 1, "C")
+    assert [s for s in spec.kernel.signatures if s[0] == params] == [
+        (params, f2, f2, GENERATOR_TYPE, i1)
+    ]
+    # the very function (and entry) the private agent's loop calls: the addresses it holds
+    (_, *calls), _kept = selection_args(spec.kernel, spec.params)
+    (carrier, head_at, _) = sel._kernel_calls[3]
+    np.testing.assert_array_equal(np.ctypeslib.as_array((ctypes.c_int64 * 4).from_address(
+        head_at)), calls)  # fmt: skip
+    assert isinstance(carrier, int)  # (the parameters, stored at an address)
+
+
+def test_a_parameter_set_after_selecting_is_used_and_copies_select_alike() -> None:
+    """The stored parameters and addresses (``KernelBacked``) are dropped when an attribute is
+    set, and left out of copies and pickles (they are this process's)."""
+    import copy
+    import pickle
+
+    q = np.random.default_rng(0).standard_normal((500, 4))
+    sel = selectors.make("rnm", epsilon=0.1)
+    sel.select(q, None, 0)  # (stores epsilon = 0.1)
+    sel.epsilon = 50.0
+    fresh = selectors.make("rnm", epsilon=50.0)
+    np.testing.assert_array_equal(sel.select(q, None, 1), fresh.select(q, None, 1))
+    for twin in (copy.copy(sel), copy.deepcopy(sel), pickle.loads(pickle.dumps(sel))):
+        assert "_kernel_calls" not in vars(twin) and "_generator" not in vars(twin)
+        np.testing.assert_array_equal(twin.select(q, None, 2), sel.select(q, None, 2))
+
+

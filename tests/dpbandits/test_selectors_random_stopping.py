@@ -450,16 +450,8 @@ def test_the_geometric_only_kernel_draws_as_the_general_one(k):
     """RS's loop compiles rs_geometric_kernel, which leaves out the other methods' samplers:
     on Alg. 1's rounds it draws what rs_kernel draws, bit for bit, and leaves the generator in
     the same state (rows with many rounds included: gamma 0.001, up to the binomial split)."""
-    from dpbandits.core.jit import generator_address, generator_at, kernel
+    from dpbandits.selectors.compiled import CompiledKernel, call_kernel
     from dpbandits.selectors.random_stopping import GEOMETRIC, rs_geometric_kernel, rs_kernel
-
-    @kernel
-    def general(params, q, d, address, out):  # type: ignore[no-untyped-def]
-        return rs_kernel(params, q, d, generator_at(address), out)
-
-    @kernel
-    def geometric(params, q, d, address, out):  # type: ignore[no-untyped-def]
-        return rs_geometric_kernel(params, q, d, generator_at(address), out)
 
     data = np.random.default_rng(k)
     q, d = data.random((3000, k)), data.uniform(0.05, 1.0, (3000, k))
@@ -467,9 +459,10 @@ def test_the_geometric_only_kernel_draws_as_the_general_one(k):
         spec = selectors.make("rs", epsilon=1.0, gamma=gamma).compiled_kernel(k)
         assert spec.kernel is rs_geometric_kernel and spec.params[3] == GEOMETRIC
         results = []
-        for fn in (general, geometric):
-            rng, out = np.random.default_rng(5), np.empty(3000, dtype=np.int64)
-            assert fn(spec.params, q, d, generator_address(rng), out)
+        for fn in (rs_kernel, rs_geometric_kernel):
+            rng = np.random.default_rng(5)
+            out = call_kernel(CompiledKernel(fn, spec.params), q, d, rng)
+            assert out is not None
             results.append((out, rng.random()))
         np.testing.assert_array_equal(results[0][0], results[1][0])
         assert results[0][1] == results[1][1]
