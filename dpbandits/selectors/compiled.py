@@ -98,8 +98,8 @@ class CompiledKernel(NamedTuple):
     params: tuple[Any, ...]
 
 
-def _defining_class(cls: type, attribute: str) -> type | None:
-    return next((c for c in cls.__mro__ if attribute in c.__dict__), None)
+def _defining_class(cls: type, *attributes: str) -> type | None:
+    return next((c for c in cls.__mro__ if any(a in c.__dict__ for a in attributes)), None)
 
 
 def compiled_kernel(selector: Any, n_candidates: int) -> CompiledKernel | None:
@@ -114,7 +114,9 @@ def compiled_kernel(selector: Any, n_candidates: int) -> CompiledKernel | None:
     if not callable(method):
         return None
     cls = type(selector)
-    owner, select = _defining_class(cls, "compiled_kernel"), _defining_class(cls, "select_batch")
+    # (a KernelBacked selector's kernel is its kernel_for's, which compiled_kernel returns)
+    owner = _defining_class(cls, "compiled_kernel", "kernel_for")
+    select = _defining_class(cls, "select_batch")
     if owner is not None and select is not None and select is not owner:
         if issubclass(select, owner):  # select_batch changed below the kernel's class
             return None
@@ -308,6 +310,12 @@ class KernelBacked:
     #: the last Generator drawn from and its bit generator's address (``generator_address``,
     #: ~0.2 µs, a tenth of a one-row selection): a private agent draws from one at every step
     _generator: tuple[Any, int] = (None, 0)
+
+    def compiled_kernel(self, n_candidates: int) -> CompiledKernel | None:
+        """:meth:`kernel_for`'s kernel: what the private loop runs (``Selector.compiled_kernel``;
+        a subclass that overrides it to return ``None`` is played through its ``select_batch``,
+        which still runs :meth:`kernel_for`'s)."""
+        return self.kernel_for(n_candidates)
 
     def kernel_for(self, n_candidates: int) -> CompiledKernel | None:
         """The kernel ``select_batch`` runs for ``n_candidates`` candidates, whatever a

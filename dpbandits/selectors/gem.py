@@ -476,9 +476,6 @@ class GEM(KernelBacked, Selector):
             raise _overflow_error(self.t(q.shape[1]), d)
         return out
 
-    def compiled_kernel(self, n_candidates: int) -> CompiledKernel:
-        return self.kernel_for(n_candidates)
-
     def kernel_for(self, n_candidates: int) -> CompiledKernel:
         # eps / 2 > 0: check_threshold refuses a smaller eps
         k, method = n_candidates, auto_method(n_candidates)
@@ -545,9 +542,6 @@ class CombinedGEM(KernelBacked, Selector):
         if out is None:  # some q -+ t_g d is not finite: only the bits' uniforms were drawn
             raise _overflow_error(gem_t(q.shape[1], self.epsilon_g, self.beta), d)
         return out
-
-    def compiled_kernel(self, n_candidates: int) -> CompiledKernel:
-        return self.kernel_for(n_candidates)
 
     def kernel_for(self, n_candidates: int) -> CompiledKernel:
         # eps_g checked when built (check_threshold): finite t_g, eps_g > 0

@@ -414,9 +414,6 @@ class RNM(KernelBacked, Selector):
         self._code = noise_code(noise)
         self.noise = noise
 
-    def compiled_kernel(self, n_candidates: int) -> CompiledKernel:
-        return self.kernel_for(n_candidates)
-
     def kernel_for(self, n_candidates: int) -> CompiledKernel:
         return CompiledKernel(rnm_kernel, (float(self.epsilon), self._code))
 
@@ -456,9 +453,6 @@ class PermuteAndFlip(KernelBacked, Selector):
     guarantee = "eps-DP"
     summary = "random order, accept a w.p. exp(eps (q[a]-max q)/(2D))"
 
-    def compiled_kernel(self, n_candidates: int) -> CompiledKernel:
-        return self.kernel_for(n_candidates)
-
     def kernel_for(self, n_candidates: int) -> CompiledKernel:
         return CompiledKernel(permute_and_flip_kernel, (float(self.epsilon),))
 
@@ -486,9 +480,6 @@ class RNMH(KernelBacked, Selector):
                 f"{2.0 * dmax / checks.MAX_NOISE_SCALE:.3g}"
             )
         return out
-
-    def compiled_kernel(self, n_candidates: int) -> CompiledKernel:
-        return self.kernel_for(n_candidates)
 
     def kernel_for(self, n_candidates: int) -> CompiledKernel:
         return CompiledKernel(rnmh_kernel, (float(self.epsilon),))

@@ -516,9 +516,6 @@ class RandomStoppingTNB(KernelBacked, Selector):
             _refused(d, self.epsilon, self.gamma, self.eta)
         return out
 
-    def compiled_kernel(self, n_candidates: int) -> CompiledKernel | None:
-        return self.kernel_for(n_candidates)
-
     def kernel_for(self, n_candidates: int) -> CompiledKernel | None:
         return _rs_kernel(self.epsilon, self.gamma, self.eta)
 
@@ -543,9 +540,6 @@ class RS(KernelBacked, Selector):
         if out is None:  # a gamma too small to sample, or a noise scale that overflows
             _refused(d, self.epsilon, self.gamma, 1.0)
         return out
-
-    def compiled_kernel(self, n_candidates: int) -> CompiledKernel | None:
-        return self.kernel_for(n_candidates)
 
     def kernel_for(self, n_candidates: int) -> CompiledKernel | None:
         return _rs_kernel(self.epsilon, self.gamma, 1.0)

@@ -184,9 +184,6 @@ class Uniform(RankingSelector):
     guarantee = "0-DP (output independent of the data)"
     summary = "uniform over the K candidates"
 
-    def compiled_kernel(self, n_candidates: int) -> CompiledKernel:
-        return self.kernel_for(n_candidates)
-
     def kernel_for(self, n_candidates: int) -> CompiledKernel:
         return _UNIFORM
 
@@ -201,9 +198,6 @@ class Greedy(RankingSelector):
     private = False
     guarantee = "not private (reference)"
     summary = "argmax q, ties uniformly at random"
-
-    def compiled_kernel(self, n_candidates: int) -> CompiledKernel:
-        return self.kernel_for(n_candidates)
 
     def kernel_for(self, n_candidates: int) -> CompiledKernel:
         return _GREEDY
@@ -233,9 +227,6 @@ class KRR(RankingSelector):
             p_keep = float(1.0 / (1.0 + (k - 1) * np.exp(-self.epsilon)))
             self._p_keep[(k, self.epsilon)] = p_keep
         return p_keep
-
-    def compiled_kernel(self, n_candidates: int) -> CompiledKernel:
-        return self.kernel_for(n_candidates)
 
     def kernel_for(self, n_candidates: int) -> CompiledKernel:
         return CompiledKernel(krr_kernel, (self.p_keep(n_candidates),))
