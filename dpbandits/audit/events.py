@@ -252,6 +252,8 @@ class Layout:
                             key=lambda i: FAMILIES.index(self.skeleton[i].family))  # fmt: skip
         parts: list[list[NDArray[np.int64]]] = [[], [], [], []]
         self.ranges: dict[str, tuple[int, int]] = {}
+        #: per block (in the order of ``skeleton``), its first cell
+        self.offset = np.zeros(len(self.skeleton), dtype=np.int64)
         at = 0
         for i in self.order:
             bl = self.skeleton[i]
@@ -260,11 +262,16 @@ class Layout:
             for part, arr in zip(parts, (np.full(f.size, i), f, v, bl.last[f]), strict=True):
                 part.append(arr)
             lo, _ = self.ranges.get(bl.family, (at, at))
+            self.offset[i] = at
             at += f.size
             self.ranges[bl.family] = (lo, at)
         self.block, self.feature, self.value, self.last = (np.concatenate(p) for p in parts)
         #: features per run (all blocks)
         self.n_features = sum(b.codes.shape[1] for b in self.skeleton)
+        #: per feature (the blocks' features side by side, in the order of ``skeleton``), the
+        #: cell of its value 0: a run's feature of code ``v`` falls in cell ``first + v``
+        self.first = np.concatenate([self.offset[i] + bl.size * np.arange(bl.codes.shape[1])
+                                     for i, bl in enumerate(self.skeleton)])  # fmt: skip
 
     def counts(self, hists: list[NDArray[np.int64]]) -> NDArray[np.int64]:
         """``(G, C)`` cell counts from per-block histograms ``(G, F, size)``
@@ -282,6 +289,31 @@ class Layout:
             else:
                 cells[...] = h
             at += width
+        return out
+
+    def group_counts(self, bls: list[Block], local: NDArray[np.int64], n_groups: int
+                     ) -> NDArray[np.int64]:  # fmt: skip
+        """``(G, C)``: the cell counts of each group ``local[r]`` of the runs whose blocks are
+        ``bls`` (:func:`blocks`): :meth:`counts` of :func:`group_hists`, counted in one pass
+        into the cells (no per-block histograms: at a few runs per group, ``G x C`` is much
+        larger than the runs' codes, and each pass over it cost as much as the counting)."""
+        n = local.size
+        n_cells = self.block.size
+        flat = np.empty((n, self.n_features), dtype=np.int64)
+        at = 0
+        for bl in bls:
+            width = bl.codes.shape[1]
+            np.add(bl.codes, self.first[at : at + width], out=flat[:, at : at + width])
+            at += width
+        flat += (local * n_cells)[:, None]
+        out = np.bincount(flat.ravel(), minlength=n_groups * n_cells).reshape(n_groups, n_cells)
+        for i in self.order:  # ordinal blocks: a cell counts the runs with ``<= value``
+            bl = self.skeleton[i]
+            if bl.ordinal:
+                lo = int(self.offset[i])
+                cells = out[:, lo : lo + bl.codes.shape[1] * bl.size]
+                cells = cells.reshape(n_groups, bl.codes.shape[1], bl.size)  # a view
+                np.cumsum(cells, axis=2, out=cells)
         return out
 
     def event(self, c: int, kind: int, score: float) -> Event:
@@ -341,37 +373,89 @@ def _plugin(p_b: Any, p_n: Any, q_b: Any, q_n: Any, delta: float) -> list[Any]:
                 less(q_b) - np.log(q_n), less(q_n) - np.log(q_b)]  # fmt: skip
 
 
-def _best_kind(layout: Layout, base: NDArray[np.int64], n_base: int, nb: NDArray[np.int64],
-               n_nb: NDArray[np.int64], steps: NDArray[np.int64], delta: float = 0.0
-               ) -> tuple[NDArray[np.float32], NDArray[np.int8]]:  # fmt: skip
-    """``(G, C)``: the best plug-in log-ratio (of ``(P - delta) / P'``) of each cell over its
-    four events (kinds 0/1: the cell's set, direction ``P/P'``/``P'/P``; 2/3: its complement),
-    and that kind."""
+def _best_kind_direct(base: NDArray[np.int64], n_base: int, nb: NDArray[np.int64],
+                      n_nb: NDArray[np.int64], live: Any, delta: float
+                      ) -> tuple[NDArray[np.float32], NDArray[np.int8]]:  # fmt: skip
+    """:func:`_best_kind` cell by cell: the plug-in log-ratios of the four events of each cell
+    (``base`` ``(C,)`` or ``(B, 1)``, ``nb`` ``(G, C)`` or ``(1, N)``), the best that is live
+    and has two runs in its set, and its kind (ties: the smaller kind)."""
     n_b = np.float32(n_base)
     kb = base.astype(np.float32)
     n_n = n_nb.astype(np.float32)[:, None]
     kn = nb.astype(np.float32)
     v0, v1, v2, v3 = _plugin((kb + 0.5) / n_b, (kn + 0.5) / n_n, (n_b - kb + 0.5) / n_b,
                              (n_n - kn + 0.5) / n_n, delta)  # fmt: skip
-    live = layout.last[None, :] > steps[:, None]
+    shape = np.broadcast_shapes(kb.shape, kn.shape)
     best = np.where(live & (kb >= 2), v0, -np.inf).astype(np.float32)
-    kind = np.zeros(best.shape, dtype=np.int8)
+    if best.shape != shape:
+        best = np.broadcast_to(best, shape).copy()
+    kind = np.zeros(shape, dtype=np.int8)
     for k, (val, ok) in enumerate([(v1, kn >= 2), (v2, n_b - kb >= 2), (v3, n_n - kn >= 2)]):
         better = live & ok & (val > best)
-        best[better] = val[better]
+        best[better] = np.broadcast_to(val, shape)[better]
         kind[better] = k + 1
     return best, kind
+
+
+#: The largest table of :func:`_kind_table` (entries): larger ones (many runs per neighbour,
+#: few neighbours) are not worth it, their cells are scored one by one.
+KIND_TABLE_MAX = 1 << 19
+
+
+@functools.lru_cache(maxsize=4)
+def _kind_table(n_base: int, n_nb: int, delta: float
+                ) -> tuple[NDArray[np.float32], NDArray[np.int8]]:  # fmt: skip
+    """The negated best plug-in log-ratio and its kind (:func:`_best_kind`) of a live cell
+    counted in ``k`` of the base table's ``n_base`` pilot runs and ``k'`` of the neighbour's
+    ``n_nb``, at ``k * (n_nb + 1) + k'``; and of a cell that is not live (``+inf``, kind 0)
+    after them, at ``(n_base + 1) * (n_nb + 1) + k'``. A cell's score is a function of its two
+    counts alone, and a neighbour with a few runs has a few counts: looking them up is a
+    fraction of the arithmetic and logarithms of every cell (the same float32 operations on
+    the same numbers, so the same bits)."""
+    kb = np.arange(n_base + 1)[:, None]
+    kn = np.arange(n_nb + 1)[None, :]
+    best, kind = _best_kind_direct(kb, n_base, kn, np.array([n_nb]), True, delta)
+    neg = np.append(-best.ravel(), np.full(n_nb + 1, np.inf, dtype=np.float32))
+    return _frozen(neg), _frozen(np.append(kind.ravel(), np.zeros(n_nb + 1, dtype=np.int8)))
+
+
+def _best_kind(layout: Layout, base: NDArray[np.int64], n_base: int, nb: NDArray[np.int64],
+               n_nb: NDArray[np.int64], steps: NDArray[np.int64], delta: float = 0.0
+               ) -> tuple[NDArray[np.float32], NDArray[np.int8]]:  # fmt: skip
+    """``(G, C)``: the best plug-in log-ratio (of ``(P - delta) / P'``) of each cell over its
+    four events (kinds 0/1: the cell's set, direction ``P/P'``/``P'/P``; 2/3: its complement),
+    negated (the order :func:`_scored` ranks in), and that kind; ``+inf`` (kind 0) for a cell
+    that reads no step after the changed one or has fewer than two runs in each event."""
+    neg = np.empty(nb.shape, dtype=np.float32)
+    kind = np.empty(nb.shape, dtype=np.int8)
+    idx = np.empty(nb.shape[1], dtype=np.int64)
+    for n in np.unique(n_nb):
+        rows = np.flatnonzero(n_nb == n)
+        n = int(n)
+        if (n_base + 2) * (n + 1) > KIND_TABLE_MAX:
+            live = layout.last[None, :] > steps[rows, None]
+            best, kind[rows] = _best_kind_direct(base, n_base, nb[rows], n_nb[rows], live, delta)
+            neg[rows] = -best
+            continue
+        table, kinds = _kind_table(n_base, n, float(delta))
+        at_base = base * (n + 1)
+        dead = (n_base + 1) * (n + 1)
+        for g in rows:
+            np.add(np.where(layout.last > steps[g], at_base, dead), nb[g], out=idx)
+            np.take(table, idx, out=neg[g])
+            np.take(kinds, idx, out=kind[g])
+    return neg, kind
 
 
 def _scored(layout: Layout, base: NDArray[np.int64], n_base: int, nb: NDArray[np.int64],
             n_nb: NDArray[np.int64], steps: NDArray[np.int64], alpha: float, per_family: int,
             delta: float = 0.0) -> list[list[Event]]:  # fmt: skip
     """:func:`scored_events` for a few neighbours."""
-    best, kind = _best_kind(layout, base, n_base, nb, n_nb, steps, delta)
+    neg, kind = _best_kind(layout, base, n_base, nb, n_nb, steps, delta)
     picks = []
     for lo, hi in layout.ranges.values():
         m = min(per_family * 4, hi - lo)
-        picks.append(np.argpartition(-best[:, lo:hi], m - 1, axis=1)[:, :m] + lo)
+        picks.append(np.argpartition(neg[:, lo:hi], m - 1, axis=1)[:, :m] + lo)
     cells = np.hstack(picks)  # (G, M)
     g_idx = np.broadcast_to(np.arange(nb.shape[0])[:, None], cells.shape)
     k = kind[g_idx, cells].astype(np.int64)
@@ -383,7 +467,7 @@ def _scored(layout: Layout, base: NDArray[np.int64], n_base: int, nb: NDArray[np
     den = np.choose(k, [knc, kbc, nn - knc, nb_ - kbc])
     n_num = np.choose(k, [nb_, nn, nb_, nn])
     n_den = np.choose(k, [nn, nb_, nn, nb_])
-    ok = best[g_idx, cells] > 0
+    ok = neg[g_idx, cells] < 0
     score = np.where(ok, log_ratio_lower(num, n_num, den, n_den, alpha, delta), -np.inf)
     out = []
     for g in range(nb.shape[0]):
