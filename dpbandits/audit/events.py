@@ -272,6 +272,21 @@ class Layout:
         #: cell of its value 0: a run's feature of code ``v`` falls in cell ``first + v``
         self.first = np.concatenate([self.offset[i] + bl.size * np.arange(bl.codes.shape[1])
                                      for i, bl in enumerate(self.skeleton)])  # fmt: skip
+        #: the ordinal blocks' cells, as contiguous ranges ``(lo, hi)``, and the first cell
+        #: of each of their features but the range's first (:meth:`group_counts`)
+        self.ordinal: list[tuple[int, int, NDArray[np.int64]]] = []
+        for i in self.order:
+            bl = self.skeleton[i]
+            if not bl.ordinal:
+                continue
+            lo = int(self.offset[i])
+            hi = lo + bl.codes.shape[1] * bl.size
+            firsts = np.arange(lo, hi, bl.size)
+            if self.ordinal and self.ordinal[-1][1] == lo:  # the range goes on
+                lo0, _, before = self.ordinal.pop()
+                self.ordinal.append((lo0, hi, np.concatenate([before, firsts])))
+            else:
+                self.ordinal.append((lo, hi, firsts[1:]))
 
     def counts(self, hists: list[NDArray[np.int64]]) -> NDArray[np.int64]:
         """``(G, C)`` cell counts from per-block histograms ``(G, F, size)``
@@ -307,13 +322,14 @@ class Layout:
             at += width
         flat += (local * n_cells)[:, None]
         out = np.bincount(flat.ravel(), minlength=n_groups * n_cells).reshape(n_groups, n_cells)
-        for i in self.order:  # ordinal blocks: a cell counts the runs with ``<= value``
-            bl = self.skeleton[i]
-            if bl.ordinal:
-                lo = int(self.offset[i])
-                cells = out[:, lo : lo + bl.codes.shape[1] * bl.size]
-                cells = cells.reshape(n_groups, bl.codes.shape[1], bl.size)  # a view
-                np.cumsum(cells, axis=2, out=cells)
+        # ordinal cells count the runs with ``<= value``: the histogram's running sum along a
+        # whole range of features at once (a long axis: summing each feature's few values
+        # apart cost more than the counting), less the group's runs at each feature's first
+        # cell but the first (every run has one value of each feature)
+        runs = np.bincount(local, minlength=n_groups)[:, None]
+        for lo, hi, firsts in self.ordinal:
+            out[:, firsts] -= runs
+            np.cumsum(out[:, lo:hi], axis=1, out=out[:, lo:hi])
         return out
 
     def event(self, c: int, kind: int, score: float) -> Event:
@@ -468,7 +484,8 @@ def _scored(layout: Layout, base: NDArray[np.int64], n_base: int, nb: NDArray[np
     n_num = np.choose(k, [nb_, nn, nb_, nn])
     n_den = np.choose(k, [nn, nb_, nn, nb_])
     ok = neg[g_idx, cells] < 0
-    score = np.where(ok, log_ratio_lower(num, n_num, den, n_den, alpha, delta), -np.inf)
+    score = np.full(cells.shape, -np.inf)  # the exact bound of the cells screened in only
+    score[ok] = log_ratio_lower(num[ok], n_num[ok], den[ok], n_den[ok], alpha, delta)
     out = []
     for g in range(nb.shape[0]):
         events, at = [], 0
