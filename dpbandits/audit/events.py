@@ -41,6 +41,7 @@ __all__ = [
     "Event",
     "Layout",
     "blocks",
+    "feature_codes",
     "group_hists",
     "log_ratio_lower",
     "scored_events",
@@ -122,68 +123,86 @@ def _names(horizon: int, n_arms: int) -> tuple[tuple[str, ...], tuple[str, ...],
                   for j in range(horizon)))  # fmt: skip
 
 
-def _count_blocks(acts: NDArray[np.integer[Any]], n_arms: int) -> list[Block]:
-    """Families ``counts`` and ``switches``: one block per window length."""
-    n, horizon = acts.shape
-    cum = [np.zeros((n, horizon + 1), dtype=np.int32) for _ in range(n_arms)]
-    for a in range(n_arms):
-        np.cumsum(acts == a, axis=1, out=cum[a][:, 1:])
-    sw = np.zeros((n, horizon + 1), dtype=np.int32)
-    np.cumsum(np.concatenate([np.zeros((n, 1), bool), acts[:, 1:] != acts[:, :-1]], axis=1),
-              axis=1, out=sw[:, 1:])  # fmt: skip
-    out = []
+@functools.lru_cache(maxsize=16)
+def _feature_plan(horizon: int, n_arms: int) -> tuple[Any, ...]:
+    """The blocks of :func:`blocks`, in order, as ``(family, names, size, ordinal, last)``
+    (their features side by side are the columns of :func:`feature_codes`); the running-sum
+    columns (:func:`feature_codes`) whose differences are families ``counts`` and
+    ``switches``; the switch times and the last actions recorded (cached, as above)."""
+    width = horizon + 1  # a running sum: its value before each step, and after the last
+    names_actions, names_timing, names_pulls = _names(horizon, n_arms)
+    specs: list[tuple[Any, ...]] = [("actions", names_actions, n_arms, False,
+                                     np.arange(horizon))]  # fmt: skip
+    ends_at, starts_at = [], []
     for h, starts, ends, names, lasts, names_sw, last_sw in _count_layout(horizon, n_arms):
-        codes = [cum[a][:, ends] - cum[a][:, starts] for a in range(n_arms)]
-        out.append(Block("counts", names, np.hstack(codes).astype(np.int64), h + 1, True, lasts))
+        specs.append(("counts", names, h + 1, True, lasts))
+        ends_at += [a * width + ends for a in range(n_arms)]
+        starts_at += [a * width + starts for a in range(n_arms)]
         # switches inside the window: between its steps, not into its first one
-        codes_sw = sw[:, ends] - sw[:, starts + 1]
-        out.append(Block("switches", names_sw, codes_sw.astype(np.int64), h, True, last_sw))
-    return out
+        specs.append(("switches", names_sw, h, True, last_sw))
+        ends_at.append(n_arms * width + ends)
+        starts_at.append(n_arms * width + starts + 1)
+    j_max = min(SWITCHES, horizon - 1)
+    specs.append(("timing", names_timing, horizon + 1, True, np.full(j_max, horizon - 1)))
+    m = 1
+    while m < horizon and n_arms ** (m + 1) <= PATTERN_VALUES:
+        m += 1
+    specs.append(("last", (f"a[{horizon - m}..{horizon - 1}]",), n_arms**m, False,
+                  np.array([horizon - 1])))  # fmt: skip
+    # pulls: it may read any step, so every feature counts for every changed step
+    specs.append(("pulls", names_pulls, n_arms + 1, False, np.full(n_arms * horizon,
+                                                                   horizon - 1)))  # fmt: skip
+    return (tuple(specs), _frozen(np.concatenate(ends_at)), _frozen(np.concatenate(starts_at)),
+            j_max, m)  # fmt: skip
+
+
+def feature_codes(acts: NDArray[np.integer[Any]], n_arms: int) -> NDArray[np.int64]:
+    """``(n, F)``: every feature of the runs ``acts`` ``(n, T)``, the blocks of :func:`blocks`
+    side by side (one matrix: the search counts them into cells at once)."""
+    n, horizon = acts.shape
+    specs, ends_at, starts_at, j_max, m = _feature_plan(horizon, n_arms)
+    codes = np.empty((n, sum(len(spec[1]) for spec in specs)), dtype=np.int64)
+    codes[:, :horizon] = acts
+    at = horizon
+    # running sums, before each step: every arm's pulls, then the switches a[t] != a[t - 1]
+    width = horizon + 1
+    cum = np.zeros((n, (n_arms + 1) * width), dtype=np.int32)
+    for a in range(n_arms):
+        np.cumsum(acts == a, axis=1, out=cum[:, a * width + 1 : (a + 1) * width])
+    switched = acts[:, 1:] != acts[:, :-1]
+    order = cum[:, n_arms * width + 2 :]  # the switches up to each step (from step 1)
+    np.cumsum(switched, axis=1, out=order)
+    np.subtract(cum[:, ends_at], cum[:, starts_at], out=codes[:, at : at + ends_at.size])
+    at += ends_at.size
+    # timing: the step of the j-th switch (horizon: none)
+    times = codes[:, at : at + j_max]
+    times[...] = horizon
+    rows, cols = np.nonzero(switched & (order <= j_max))
+    times[rows, order[rows, cols] - 1] = cols + 1
+    at += j_max
+    code = np.zeros(n, dtype=np.int64)
+    for t in range(horizon - m, horizon):
+        code = code * n_arms + acts[:, t]
+    codes[:, at] = code
+    at += 1
+    # pulls: feature a * T + k - 1 is the action right after arm a's k-th pull (K: none, or
+    # that pull was the last step); the pull at step t is its arm's number (pulls before t) + 1
+    pulls = codes[:, at:].reshape(n, n_arms, horizon)  # a view
+    pulls[...] = n_arms
+    before = np.take_along_axis(cum, acts[:, :-1].astype(np.intp) * width + np.arange(horizon - 1),
+                                axis=1)  # fmt: skip
+    pulls[np.arange(n)[:, None], acts[:, :-1], before] = acts[:, 1:]
+    return codes
 
 
 def blocks(acts: NDArray[np.integer[Any]], n_arms: int) -> list[Block]:
     """Every feature block of the runs ``acts`` ``(n, T)`` (module docstring)."""
-    n, horizon = acts.shape
-    a64 = acts.astype(np.int64)
-    steps = np.arange(horizon)
-    names_actions, names_timing, names_pulls = _names(horizon, n_arms)
-    out = [Block("actions", names_actions, a64, n_arms, False, steps)]
-    out += _count_blocks(acts, n_arms)
-    # timing: the step of the j-th switch (horizon: none)
-    switched = acts[:, 1:] != acts[:, :-1]
-    order = np.cumsum(switched, axis=1)
-    j_max = min(SWITCHES, horizon - 1)
-    times = np.full((n, j_max), horizon, dtype=np.int64)
-    rows, cols = np.nonzero(switched & (order <= j_max))
-    times[rows, order[rows, cols] - 1] = cols + 1
-    out.append(Block("timing", names_timing, times, horizon + 1, True,
-                     np.full(j_max, horizon - 1)))  # fmt: skip
-    m = 1
-    while m < horizon and n_arms ** (m + 1) <= PATTERN_VALUES:
-        m += 1
-    code = np.zeros(n, dtype=np.int64)
-    for t in range(horizon - m, horizon):
-        code = code * n_arms + a64[:, t]
-    out.append(Block("last", (f"a[{horizon - m}..{horizon - 1}]",), code[:, None], n_arms**m,
-                     False, np.array([horizon - 1])))  # fmt: skip
-    out.append(_pull_block(a64, n_arms, names_pulls))
+    codes = feature_codes(acts, n_arms)
+    out, at = [], 0
+    for family, names, size, ordinal, last in _feature_plan(acts.shape[1], n_arms)[0]:
+        out.append(Block(family, names, codes[:, at : at + len(names)], size, ordinal, last))
+        at += len(names)
     return out
-
-
-def _pull_block(a64: NDArray[np.int64], n_arms: int, names: tuple[str, ...]) -> Block:
-    """Family ``pulls``: feature ``a * T + n - 1`` is the action right after arm ``a``'s
-    ``n``-th pull (``K``: none, or that pull was the last step). It may read any step, so
-    every feature counts for every changed step."""
-    n, horizon = a64.shape
-    nxt = np.concatenate([a64[:, 1:], np.full((n, 1), n_arms, dtype=np.int64)], axis=1)
-    codes = np.full((n, n_arms, horizon), n_arms, dtype=np.int64)
-    for a in range(n_arms):
-        hit = a64 == a
-        rows, cols = np.nonzero(hit)
-        rank = np.cumsum(hit, axis=1)[rows, cols] - 1
-        codes[rows, a, rank] = nxt[rows, cols]
-    return Block("pulls", names, codes.reshape(n, n_arms * horizon), n_arms + 1, False,
-                 np.full(n_arms * horizon, horizon - 1))  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -306,20 +325,16 @@ class Layout:
             at += width
         return out
 
-    def group_counts(self, bls: list[Block], local: NDArray[np.int64], n_groups: int
+    def group_counts(self, codes: NDArray[np.int64], local: NDArray[np.int64], n_groups: int
                      ) -> NDArray[np.int64]:  # fmt: skip
-        """``(G, C)``: the cell counts of each group ``local[r]`` of the runs whose blocks are
-        ``bls`` (:func:`blocks`): :meth:`counts` of :func:`group_hists`, counted in one pass
-        into the cells (no per-block histograms: at a few runs per group, ``G x C`` is much
-        larger than the runs' codes, and each pass over it cost as much as the counting)."""
-        n = local.size
+        """``(G, C)``: the cell counts of each group ``local[r]`` of the runs whose features are
+        ``codes`` (:func:`feature_codes`; overwritten): :meth:`counts` of :func:`group_hists`,
+        counted in one pass into the cells (no per-block histograms: at a few runs per group,
+        ``G x C`` is much larger than the runs' codes, and each pass over it cost as much as
+        the counting)."""
         n_cells = self.block.size
-        flat = np.empty((n, self.n_features), dtype=np.int64)
-        at = 0
-        for bl in bls:
-            width = bl.codes.shape[1]
-            np.add(bl.codes, self.first[at : at + width], out=flat[:, at : at + width])
-            at += width
+        flat = codes
+        flat += self.first
         flat += (local * n_cells)[:, None]
         out = np.bincount(flat.ravel(), minlength=n_groups * n_cells).reshape(n_groups, n_cells)
         # ordinal cells count the runs with ``<= value``: the histogram's running sum along a

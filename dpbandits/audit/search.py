@@ -32,6 +32,7 @@ from dpbandits.audit.events import (
     Event,
     Layout,
     blocks,
+    feature_codes,
     log_ratio_lower,
     scored_events,
 )
@@ -165,7 +166,8 @@ def _cell_counts(layout: Layout, acts: NDArray[np.integer[Any]], local: NDArray[
     total = np.zeros((n_groups, layout.block.size), dtype=np.int64)
     for sl in _slices(acts.shape[0], layout):
         used, inv = np.unique(local[sl], return_inverse=True)
-        total[used] += layout.group_counts(blocks(acts[sl], layout.n_arms), inv, used.size)
+        total[used] += layout.group_counts(feature_codes(acts[sl], layout.n_arms), inv,
+                                           used.size)  # fmt: skip
     return total
 
 
@@ -222,7 +224,7 @@ def pilot(runner: Runner, spec: str, table: NDArray[np.float64], lo: float, hi: 
     for groups_all, acts_all in runner.batches(tables, sizes.tolist()):
         for sl in _slices(acts_all.shape[0], layout):
             used, local = np.unique(groups_all[sl], return_inverse=True)
-            counts = layout.group_counts(blocks(acts_all[sl], n_arms), local, used.size)
+            counts = layout.group_counts(feature_codes(acts_all[sl], n_arms), local, used.size)
             done[used] += np.bincount(local, minlength=used.size)
             for j, g in enumerate(used.tolist()):
                 if g in partial:
