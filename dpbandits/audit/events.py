@@ -172,7 +172,8 @@ def feature_codes(acts: NDArray[np.integer[Any]], n_arms: int) -> NDArray[np.int
     switched = acts[:, 1:] != acts[:, :-1]
     order = cum[:, n_arms * width + 2 :]  # the switches up to each step (from step 1)
     np.cumsum(switched, axis=1, out=order)
-    np.subtract(cum[:, ends_at], cum[:, starts_at], out=codes[:, at : at + ends_at.size])
+    np.subtract(cum.take(ends_at, axis=1), cum.take(starts_at, axis=1),
+                out=codes[:, at : at + ends_at.size])  # fmt: skip
     at += ends_at.size
     # timing: the step of the j-th switch (horizon: none)
     times = codes[:, at : at + j_max]
@@ -187,11 +188,12 @@ def feature_codes(acts: NDArray[np.integer[Any]], n_arms: int) -> NDArray[np.int
     at += 1
     # pulls: feature a * T + k - 1 is the action right after arm a's k-th pull (K: none, or
     # that pull was the last step); the pull at step t is its arm's number (pulls before t) + 1
-    pulls = codes[:, at:].reshape(n, n_arms, horizon)  # a view
-    pulls[...] = n_arms
-    before = np.take_along_axis(cum, acts[:, :-1].astype(np.intp) * width + np.arange(horizon - 1),
-                                axis=1)  # fmt: skip
-    pulls[np.arange(n)[:, None], acts[:, :-1], before] = acts[:, 1:]
+    codes[:, at:] = n_arms
+    a = acts[:, :-1].astype(np.intp)
+    before = np.take_along_axis(cum.reshape(n, n_arms + 1, width)[:, :, : horizon - 1],
+                                a[:, None, :], axis=1)[:, 0]  # fmt: skip
+    codes.ravel()[(np.arange(n) * codes.shape[1] + at)[:, None] + a * horizon + before] = (
+        acts[:, 1:])  # fmt: skip
     return codes
 
 
