@@ -287,6 +287,10 @@ class Layout:
             at += f.size
             self.ranges[bl.family] = (lo, at)
         self.block, self.feature, self.value, self.last = (np.concatenate(p) for p in parts)
+        #: the cells by their last step read, and those steps (the cells of a changed step
+        #: that read no step after it are a prefix)
+        self.by_last = np.argsort(self.last, kind="stable")
+        self.last_sorted = self.last[self.by_last]
         #: features per run (all blocks)
         self.n_features = sum(b.codes.shape[1] for b in self.skeleton)
         #: per feature (the blocks' features side by side, in the order of ``skeleton``), the
@@ -440,16 +444,14 @@ def _kind_table(n_base: int, n_nb: int, delta: float
                 ) -> tuple[NDArray[np.float32], NDArray[np.int8]]:  # fmt: skip
     """The negated best plug-in log-ratio and its kind (:func:`_best_kind`) of a live cell
     counted in ``k`` of the base table's ``n_base`` pilot runs and ``k'`` of the neighbour's
-    ``n_nb``, at ``k * (n_nb + 1) + k'``; and of a cell that is not live (``+inf``, kind 0)
-    after them, at ``(n_base + 1) * (n_nb + 1) + k'``. A cell's score is a function of its two
+    ``n_nb``, at ``k * (n_nb + 1) + k'``. A cell's score is a function of its two
     counts alone, and a neighbour with a few runs has a few counts: looking them up is a
     fraction of the arithmetic and logarithms of every cell (the same float32 operations on
     the same numbers, so the same bits)."""
     kb = np.arange(n_base + 1)[:, None]
     kn = np.arange(n_nb + 1)[None, :]
     best, kind = _best_kind_direct(kb, n_base, kn, np.array([n_nb]), True, delta)
-    neg = np.append(-best.ravel(), np.full(n_nb + 1, np.inf, dtype=np.float32))
-    return _frozen(neg), _frozen(np.append(kind.ravel(), np.zeros(n_nb + 1, dtype=np.int8)))
+    return _frozen(-best.ravel()), _frozen(kind.ravel())
 
 
 def _best_kind(layout: Layout, base: NDArray[np.int64], n_base: int, nb: NDArray[np.int64],
@@ -465,18 +467,20 @@ def _best_kind(layout: Layout, base: NDArray[np.int64], n_base: int, nb: NDArray
     for n in np.unique(n_nb):
         rows = np.flatnonzero(n_nb == n)
         n = int(n)
-        if (n_base + 2) * (n + 1) > KIND_TABLE_MAX:
+        if (n_base + 1) * (n + 1) > KIND_TABLE_MAX:
             live = layout.last[None, :] > steps[rows, None]
             best, kind[rows] = _best_kind_direct(base, n_base, nb[rows], n_nb[rows], live, delta)
             neg[rows] = -best
             continue
         table, kinds = _kind_table(n_base, n, float(delta))
         at_base = base * (n + 1)
-        dead = (n_base + 1) * (n + 1)
         for g in rows:
-            np.add(np.where(layout.last > steps[g], at_base, dead), nb[g], out=idx)
+            np.add(at_base, nb[g], out=idx)
             np.take(table, idx, out=neg[g])
             np.take(kinds, idx, out=kind[g])
+            dead = layout.by_last[: np.searchsorted(layout.last_sorted, steps[g], "right")]
+            neg[g, dead] = np.inf
+            kind[g, dead] = 0
     return neg, kind
 
 
