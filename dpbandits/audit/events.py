@@ -189,10 +189,10 @@ def feature_codes(acts: NDArray[np.integer[Any]], n_arms: int) -> NDArray[np.int
     # pulls: feature a * T + k - 1 is the action right after arm a's k-th pull (K: none, or
     # that pull was the last step); the pull at step t is its arm's number (pulls before t) + 1
     codes[:, at:] = n_arms
-    a = acts[:, :-1].astype(np.intp)
+    arm = acts[:, :-1].astype(np.intp)
     before = np.take_along_axis(cum.reshape(n, n_arms + 1, width)[:, :, : horizon - 1],
-                                a[:, None, :], axis=1)[:, 0]  # fmt: skip
-    codes.ravel()[(np.arange(n) * codes.shape[1] + at)[:, None] + a * horizon + before] = (
+                                arm[:, None, :], axis=1)[:, 0]  # fmt: skip
+    codes.ravel()[(np.arange(n) * codes.shape[1] + at)[:, None] + arm * horizon + before] = (
         acts[:, 1:])  # fmt: skip
     return codes
 
