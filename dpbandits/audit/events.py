@@ -41,6 +41,7 @@ __all__ = [
     "Event",
     "Layout",
     "blocks",
+    "feature_codes",
     "group_hists",
     "log_ratio_lower",
     "scored_events",
@@ -122,68 +123,88 @@ def _names(horizon: int, n_arms: int) -> tuple[tuple[str, ...], tuple[str, ...],
                   for j in range(horizon)))  # fmt: skip
 
 
-def _count_blocks(acts: NDArray[np.integer[Any]], n_arms: int) -> list[Block]:
-    """Families ``counts`` and ``switches``: one block per window length."""
-    n, horizon = acts.shape
-    cum = [np.zeros((n, horizon + 1), dtype=np.int32) for _ in range(n_arms)]
-    for a in range(n_arms):
-        np.cumsum(acts == a, axis=1, out=cum[a][:, 1:])
-    sw = np.zeros((n, horizon + 1), dtype=np.int32)
-    np.cumsum(np.concatenate([np.zeros((n, 1), bool), acts[:, 1:] != acts[:, :-1]], axis=1),
-              axis=1, out=sw[:, 1:])  # fmt: skip
-    out = []
+@functools.lru_cache(maxsize=16)
+def _feature_plan(horizon: int, n_arms: int) -> tuple[Any, ...]:
+    """The blocks of :func:`blocks`, in order, as ``(family, names, size, ordinal, last)``
+    (their features side by side are the columns of :func:`feature_codes`); the running-sum
+    columns (:func:`feature_codes`) whose differences are families ``counts`` and
+    ``switches``; the switch times and the last actions recorded (cached, as above)."""
+    width = horizon + 1  # a running sum: its value before each step, and after the last
+    names_actions, names_timing, names_pulls = _names(horizon, n_arms)
+    specs: list[tuple[Any, ...]] = [("actions", names_actions, n_arms, False,
+                                     np.arange(horizon))]  # fmt: skip
+    ends_at, starts_at = [], []
     for h, starts, ends, names, lasts, names_sw, last_sw in _count_layout(horizon, n_arms):
-        codes = [cum[a][:, ends] - cum[a][:, starts] for a in range(n_arms)]
-        out.append(Block("counts", names, np.hstack(codes).astype(np.int64), h + 1, True, lasts))
+        specs.append(("counts", names, h + 1, True, lasts))
+        ends_at += [a * width + ends for a in range(n_arms)]
+        starts_at += [a * width + starts for a in range(n_arms)]
         # switches inside the window: between its steps, not into its first one
-        codes_sw = sw[:, ends] - sw[:, starts + 1]
-        out.append(Block("switches", names_sw, codes_sw.astype(np.int64), h, True, last_sw))
-    return out
+        specs.append(("switches", names_sw, h, True, last_sw))
+        ends_at.append(n_arms * width + ends)
+        starts_at.append(n_arms * width + starts + 1)
+    j_max = min(SWITCHES, horizon - 1)
+    specs.append(("timing", names_timing, horizon + 1, True, np.full(j_max, horizon - 1)))
+    m = 1
+    while m < horizon and n_arms ** (m + 1) <= PATTERN_VALUES:
+        m += 1
+    specs.append(("last", (f"a[{horizon - m}..{horizon - 1}]",), n_arms**m, False,
+                  np.array([horizon - 1])))  # fmt: skip
+    # pulls: it may read any step, so every feature counts for every changed step
+    specs.append(("pulls", names_pulls, n_arms + 1, False, np.full(n_arms * horizon,
+                                                                   horizon - 1)))  # fmt: skip
+    return (tuple(specs), _frozen(np.concatenate(ends_at)), _frozen(np.concatenate(starts_at)),
+            j_max, m)  # fmt: skip
+
+
+def feature_codes(acts: NDArray[np.integer[Any]], n_arms: int) -> NDArray[np.int64]:
+    """``(n, F)``: every feature of the runs ``acts`` ``(n, T)``, the blocks of :func:`blocks`
+    side by side (one matrix: the search counts them into cells at once)."""
+    n, horizon = acts.shape
+    specs, ends_at, starts_at, j_max, m = _feature_plan(horizon, n_arms)
+    codes = np.empty((n, sum(len(spec[1]) for spec in specs)), dtype=np.int64)
+    codes[:, :horizon] = acts
+    at = horizon
+    # running sums, before each step: every arm's pulls, then the switches a[t] != a[t - 1]
+    width = horizon + 1
+    cum = np.zeros((n, (n_arms + 1) * width), dtype=np.int32)
+    for a in range(n_arms):
+        np.cumsum(acts == a, axis=1, out=cum[:, a * width + 1 : (a + 1) * width])
+    switched = acts[:, 1:] != acts[:, :-1]
+    order = cum[:, n_arms * width + 2 :]  # the switches up to each step (from step 1)
+    np.cumsum(switched, axis=1, out=order)
+    np.subtract(cum.take(ends_at, axis=1), cum.take(starts_at, axis=1),
+                out=codes[:, at : at + ends_at.size])  # fmt: skip
+    at += ends_at.size
+    # timing: the step of the j-th switch (horizon: none)
+    times = codes[:, at : at + j_max]
+    times[...] = horizon
+    rows, cols = np.nonzero(switched & (order <= j_max))
+    times[rows, order[rows, cols] - 1] = cols + 1
+    at += j_max
+    code = np.zeros(n, dtype=np.int64)
+    for t in range(horizon - m, horizon):
+        code = code * n_arms + acts[:, t]
+    codes[:, at] = code
+    at += 1
+    # pulls: feature a * T + k - 1 is the action right after arm a's k-th pull (K: none, or
+    # that pull was the last step); the pull at step t is its arm's number (pulls before t) + 1
+    codes[:, at:] = n_arms
+    arm = acts[:, :-1].astype(np.intp)
+    before = np.take_along_axis(cum.reshape(n, n_arms + 1, width)[:, :, : horizon - 1],
+                                arm[:, None, :], axis=1)[:, 0]  # fmt: skip
+    codes.ravel()[(np.arange(n) * codes.shape[1] + at)[:, None] + arm * horizon + before] = (
+        acts[:, 1:])  # fmt: skip
+    return codes
 
 
 def blocks(acts: NDArray[np.integer[Any]], n_arms: int) -> list[Block]:
     """Every feature block of the runs ``acts`` ``(n, T)`` (module docstring)."""
-    n, horizon = acts.shape
-    a64 = acts.astype(np.int64)
-    steps = np.arange(horizon)
-    names_actions, names_timing, names_pulls = _names(horizon, n_arms)
-    out = [Block("actions", names_actions, a64, n_arms, False, steps)]
-    out += _count_blocks(acts, n_arms)
-    # timing: the step of the j-th switch (horizon: none)
-    switched = acts[:, 1:] != acts[:, :-1]
-    order = np.cumsum(switched, axis=1)
-    j_max = min(SWITCHES, horizon - 1)
-    times = np.full((n, j_max), horizon, dtype=np.int64)
-    rows, cols = np.nonzero(switched & (order <= j_max))
-    times[rows, order[rows, cols] - 1] = cols + 1
-    out.append(Block("timing", names_timing, times, horizon + 1, True,
-                     np.full(j_max, horizon - 1)))  # fmt: skip
-    m = 1
-    while m < horizon and n_arms ** (m + 1) <= PATTERN_VALUES:
-        m += 1
-    code = np.zeros(n, dtype=np.int64)
-    for t in range(horizon - m, horizon):
-        code = code * n_arms + a64[:, t]
-    out.append(Block("last", (f"a[{horizon - m}..{horizon - 1}]",), code[:, None], n_arms**m,
-                     False, np.array([horizon - 1])))  # fmt: skip
-    out.append(_pull_block(a64, n_arms, names_pulls))
+    codes = feature_codes(acts, n_arms)
+    out, at = [], 0
+    for family, names, size, ordinal, last in _feature_plan(acts.shape[1], n_arms)[0]:
+        out.append(Block(family, names, codes[:, at : at + len(names)], size, ordinal, last))
+        at += len(names)
     return out
-
-
-def _pull_block(a64: NDArray[np.int64], n_arms: int, names: tuple[str, ...]) -> Block:
-    """Family ``pulls``: feature ``a * T + n - 1`` is the action right after arm ``a``'s
-    ``n``-th pull (``K``: none, or that pull was the last step). It may read any step, so
-    every feature counts for every changed step."""
-    n, horizon = a64.shape
-    nxt = np.concatenate([a64[:, 1:], np.full((n, 1), n_arms, dtype=np.int64)], axis=1)
-    codes = np.full((n, n_arms, horizon), n_arms, dtype=np.int64)
-    for a in range(n_arms):
-        hit = a64 == a
-        rows, cols = np.nonzero(hit)
-        rank = np.cumsum(hit, axis=1)[rows, cols] - 1
-        codes[rows, a, rank] = nxt[rows, cols]
-    return Block("pulls", names, codes.reshape(n, n_arms * horizon), n_arms + 1, False,
-                 np.full(n_arms * horizon, horizon - 1))  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -252,6 +273,8 @@ class Layout:
                             key=lambda i: FAMILIES.index(self.skeleton[i].family))  # fmt: skip
         parts: list[list[NDArray[np.int64]]] = [[], [], [], []]
         self.ranges: dict[str, tuple[int, int]] = {}
+        #: per block (in the order of ``skeleton``), its first cell
+        self.offset = np.zeros(len(self.skeleton), dtype=np.int64)
         at = 0
         for i in self.order:
             bl = self.skeleton[i]
@@ -260,11 +283,35 @@ class Layout:
             for part, arr in zip(parts, (np.full(f.size, i), f, v, bl.last[f]), strict=True):
                 part.append(arr)
             lo, _ = self.ranges.get(bl.family, (at, at))
+            self.offset[i] = at
             at += f.size
             self.ranges[bl.family] = (lo, at)
         self.block, self.feature, self.value, self.last = (np.concatenate(p) for p in parts)
+        #: the cells by their last step read, and those steps (the cells of a changed step
+        #: that read no step after it are a prefix)
+        self.by_last = np.argsort(self.last, kind="stable")
+        self.last_sorted = self.last[self.by_last]
         #: features per run (all blocks)
         self.n_features = sum(b.codes.shape[1] for b in self.skeleton)
+        #: per feature (the blocks' features side by side, in the order of ``skeleton``), the
+        #: cell of its value 0: a run's feature of code ``v`` falls in cell ``first + v``
+        self.first = np.concatenate([self.offset[i] + bl.size * np.arange(bl.codes.shape[1])
+                                     for i, bl in enumerate(self.skeleton)])  # fmt: skip
+        #: the ordinal blocks' cells, as contiguous ranges ``(lo, hi)``, and the first cell
+        #: of each of their features but the range's first (:meth:`group_counts`)
+        self.ordinal: list[tuple[int, int, NDArray[np.int64]]] = []
+        for i in self.order:
+            bl = self.skeleton[i]
+            if not bl.ordinal:
+                continue
+            lo = int(self.offset[i])
+            hi = lo + bl.codes.shape[1] * bl.size
+            firsts = np.arange(lo, hi, bl.size)
+            if self.ordinal and self.ordinal[-1][1] == lo:  # the range goes on
+                lo0, _, before = self.ordinal.pop()
+                self.ordinal.append((lo0, hi, np.concatenate([before, firsts])))
+            else:
+                self.ordinal.append((lo, hi, firsts[1:]))
 
     def counts(self, hists: list[NDArray[np.int64]]) -> NDArray[np.int64]:
         """``(G, C)`` cell counts from per-block histograms ``(G, F, size)``
@@ -282,6 +329,28 @@ class Layout:
             else:
                 cells[...] = h
             at += width
+        return out
+
+    def group_counts(self, codes: NDArray[np.int64], local: NDArray[np.int64], n_groups: int
+                     ) -> NDArray[np.int64]:  # fmt: skip
+        """``(G, C)``: the cell counts of each group ``local[r]`` of the runs whose features are
+        ``codes`` (:func:`feature_codes`; overwritten): :meth:`counts` of :func:`group_hists`,
+        counted in one pass into the cells (no per-block histograms: at a few runs per group,
+        ``G x C`` is much larger than the runs' codes, and each pass over it cost as much as
+        the counting)."""
+        n_cells = self.block.size
+        flat = codes
+        flat += self.first
+        flat += (local * n_cells)[:, None]
+        out = np.bincount(flat.ravel(), minlength=n_groups * n_cells).reshape(n_groups, n_cells)
+        # ordinal cells count the runs with ``<= value``: the histogram's running sum along a
+        # whole range of features at once (a long axis: summing each feature's few values
+        # apart cost more than the counting), less the group's runs at each feature's first
+        # cell but the first (every run has one value of each feature)
+        runs = np.bincount(local, minlength=n_groups)[:, None]
+        for lo, hi, firsts in self.ordinal:
+            out[:, firsts] -= runs
+            np.cumsum(out[:, lo:hi], axis=1, out=out[:, lo:hi])
         return out
 
     def event(self, c: int, kind: int, score: float) -> Event:
@@ -341,37 +410,89 @@ def _plugin(p_b: Any, p_n: Any, q_b: Any, q_n: Any, delta: float) -> list[Any]:
                 less(q_b) - np.log(q_n), less(q_n) - np.log(q_b)]  # fmt: skip
 
 
-def _best_kind(layout: Layout, base: NDArray[np.int64], n_base: int, nb: NDArray[np.int64],
-               n_nb: NDArray[np.int64], steps: NDArray[np.int64], delta: float = 0.0
-               ) -> tuple[NDArray[np.float32], NDArray[np.int8]]:  # fmt: skip
-    """``(G, C)``: the best plug-in log-ratio (of ``(P - delta) / P'``) of each cell over its
-    four events (kinds 0/1: the cell's set, direction ``P/P'``/``P'/P``; 2/3: its complement),
-    and that kind."""
+def _best_kind_direct(base: NDArray[np.int64], n_base: int, nb: NDArray[np.int64],
+                      n_nb: NDArray[np.int64], live: Any, delta: float
+                      ) -> tuple[NDArray[np.float32], NDArray[np.int8]]:  # fmt: skip
+    """:func:`_best_kind` cell by cell: the plug-in log-ratios of the four events of each cell
+    (``base`` ``(C,)`` or ``(B, 1)``, ``nb`` ``(G, C)`` or ``(1, N)``), the best that is live
+    and has two runs in its set, and its kind (ties: the smaller kind)."""
     n_b = np.float32(n_base)
     kb = base.astype(np.float32)
     n_n = n_nb.astype(np.float32)[:, None]
     kn = nb.astype(np.float32)
     v0, v1, v2, v3 = _plugin((kb + 0.5) / n_b, (kn + 0.5) / n_n, (n_b - kb + 0.5) / n_b,
                              (n_n - kn + 0.5) / n_n, delta)  # fmt: skip
-    live = layout.last[None, :] > steps[:, None]
+    shape = np.broadcast_shapes(kb.shape, kn.shape)
     best = np.where(live & (kb >= 2), v0, -np.inf).astype(np.float32)
-    kind = np.zeros(best.shape, dtype=np.int8)
+    if best.shape != shape:
+        best = np.broadcast_to(best, shape).copy()
+    kind = np.zeros(shape, dtype=np.int8)
     for k, (val, ok) in enumerate([(v1, kn >= 2), (v2, n_b - kb >= 2), (v3, n_n - kn >= 2)]):
         better = live & ok & (val > best)
-        best[better] = val[better]
+        best[better] = np.broadcast_to(val, shape)[better]
         kind[better] = k + 1
     return best, kind
+
+
+#: The largest table of :func:`_kind_table` (entries): larger ones (many runs per neighbour,
+#: few neighbours) are not worth it, their cells are scored one by one.
+KIND_TABLE_MAX = 1 << 19
+
+
+@functools.lru_cache(maxsize=4)
+def _kind_table(n_base: int, n_nb: int, delta: float
+                ) -> tuple[NDArray[np.float32], NDArray[np.int8]]:  # fmt: skip
+    """The negated best plug-in log-ratio and its kind (:func:`_best_kind`) of a live cell
+    counted in ``k`` of the base table's ``n_base`` pilot runs and ``k'`` of the neighbour's
+    ``n_nb``, at ``k * (n_nb + 1) + k'``. A cell's score is a function of its two
+    counts alone, and a neighbour with a few runs has a few counts: looking them up is a
+    fraction of the arithmetic and logarithms of every cell (the same float32 operations on
+    the same numbers, so the same bits)."""
+    kb = np.arange(n_base + 1)[:, None]
+    kn = np.arange(n_nb + 1)[None, :]
+    best, kind = _best_kind_direct(kb, n_base, kn, np.array([n_nb]), True, delta)
+    return _frozen(-best.ravel()), _frozen(kind.ravel())
+
+
+def _best_kind(layout: Layout, base: NDArray[np.int64], n_base: int, nb: NDArray[np.int64],
+               n_nb: NDArray[np.int64], steps: NDArray[np.int64], delta: float = 0.0
+               ) -> tuple[NDArray[np.float32], NDArray[np.int8]]:  # fmt: skip
+    """``(G, C)``: the best plug-in log-ratio (of ``(P - delta) / P'``) of each cell over its
+    four events (kinds 0/1: the cell's set, direction ``P/P'``/``P'/P``; 2/3: its complement),
+    negated (the order :func:`_scored` ranks in), and that kind; ``+inf`` (kind 0) for a cell
+    that reads no step after the changed one or has fewer than two runs in each event."""
+    neg = np.empty(nb.shape, dtype=np.float32)
+    kind = np.empty(nb.shape, dtype=np.int8)
+    idx = np.empty(nb.shape[1], dtype=np.int64)
+    for n in np.unique(n_nb):
+        rows = np.flatnonzero(n_nb == n)
+        n = int(n)
+        if (n_base + 1) * (n + 1) > KIND_TABLE_MAX:
+            live = layout.last[None, :] > steps[rows, None]
+            best, kind[rows] = _best_kind_direct(base, n_base, nb[rows], n_nb[rows], live, delta)
+            neg[rows] = -best
+            continue
+        table, kinds = _kind_table(n_base, n, float(delta))
+        at_base = base * (n + 1)
+        for g in rows:
+            np.add(at_base, nb[g], out=idx)
+            np.take(table, idx, out=neg[g])
+            np.take(kinds, idx, out=kind[g])
+            dead = layout.by_last[: np.searchsorted(layout.last_sorted, steps[g], "right")]
+            neg[g, dead] = np.inf
+            kind[g, dead] = 0
+    return neg, kind
 
 
 def _scored(layout: Layout, base: NDArray[np.int64], n_base: int, nb: NDArray[np.int64],
             n_nb: NDArray[np.int64], steps: NDArray[np.int64], alpha: float, per_family: int,
             delta: float = 0.0) -> list[list[Event]]:  # fmt: skip
     """:func:`scored_events` for a few neighbours."""
-    best, kind = _best_kind(layout, base, n_base, nb, n_nb, steps, delta)
+    neg, kind = _best_kind(layout, base, n_base, nb, n_nb, steps, delta)
     picks = []
     for lo, hi in layout.ranges.values():
         m = min(per_family * 4, hi - lo)
-        picks.append(np.argpartition(-best[:, lo:hi], m - 1, axis=1)[:, :m] + lo)
+        picks.append(np.argpartition(neg[:, lo:hi], m - 1, axis=1)[:, :m] + lo)
     cells = np.hstack(picks)  # (G, M)
     g_idx = np.broadcast_to(np.arange(nb.shape[0])[:, None], cells.shape)
     k = kind[g_idx, cells].astype(np.int64)
@@ -383,8 +504,9 @@ def _scored(layout: Layout, base: NDArray[np.int64], n_base: int, nb: NDArray[np
     den = np.choose(k, [knc, kbc, nn - knc, nb_ - kbc])
     n_num = np.choose(k, [nb_, nn, nb_, nn])
     n_den = np.choose(k, [nn, nb_, nn, nb_])
-    ok = best[g_idx, cells] > 0
-    score = np.where(ok, log_ratio_lower(num, n_num, den, n_den, alpha, delta), -np.inf)
+    ok = neg[g_idx, cells] < 0
+    score = np.full(cells.shape, -np.inf)  # the exact bound of the cells screened in only
+    score[ok] = log_ratio_lower(num[ok], n_num[ok], den[ok], n_den[ok], alpha, delta)
     out = []
     for g in range(nb.shape[0]):
         events, at = [], 0

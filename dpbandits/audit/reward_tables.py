@@ -250,15 +250,17 @@ def play_tables(
     play = block_player() if callable(block_player) else None
     rewards = np.empty((BLOCK, n_runs))
     one = tables.shape[0] == 1
+    # (T, K, G): a block's tape is one gather along the last axis (column a * R + r)
+    by_step = None if one or play is None else np.ascontiguousarray(tables.transpose(1, 2, 0))
     t = 0
     while t < horizon:
         m = min(BLOCK, horizon - t)
         if play is not None:
             if one:
                 rows = reward_tape(tables[0, t : t + m], n_runs)
-            else:  # (R, m, K) -> (m, K, R): column a * R + r
-                rows = np.ascontiguousarray(tables[groups, t : t + m].transpose(1, 2, 0))
-                rows = rows.reshape(m, n_arms * n_runs)
+            else:
+                assert by_step is not None
+                rows = by_step[t : t + m].take(groups, axis=2).reshape(m, n_arms * n_runs)
             if randomizer is not None:
                 rows = randomizer.privatize(rows, user)
             rows.flags.writeable = False  # as the engine hands them: the same compiled loop

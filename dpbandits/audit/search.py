@@ -32,7 +32,7 @@ from dpbandits.audit.events import (
     Event,
     Layout,
     blocks,
-    group_hists,
+    feature_codes,
     log_ratio_lower,
     scored_events,
 )
@@ -160,26 +160,15 @@ def _slices(n_runs: int, layout: Layout) -> list[slice]:
     return [slice(i, i + step) for i in range(0, n_runs, step)]
 
 
-def _hists(layout: Layout, acts: NDArray[np.integer[Any]], local: NDArray[np.int64],
-           n_groups: int) -> list[NDArray[np.int64]]:  # fmt: skip
-    """Per block, ``(G, F, size)``: the feature histograms of each group ``local[r]`` of the
-    runs ``acts``. Each slice of runs is histogrammed over the groups it holds only, and the
-    cells (:meth:`Layout.counts`) are left to the caller: both cost ``G x C`` (C: ~45 000 cells
-    at T = 500), the search's largest cost after the runs."""
-    total = [np.zeros((n_groups, *bl.codes.shape[1:], bl.size), dtype=np.int64)
-             for bl in layout.skeleton]  # fmt: skip
-    for sl in _slices(acts.shape[0], layout):
-        used, inv = np.unique(local[sl], return_inverse=True)
-        for t, h in zip(total, group_hists(blocks(acts[sl], layout.n_arms), inv, used.size),
-                        strict=True):  # fmt: skip
-            t[used] += h
-    return total
-
-
 def _cell_counts(layout: Layout, acts: NDArray[np.integer[Any]], local: NDArray[np.int64],
                  n_groups: int) -> NDArray[np.int64]:  # fmt: skip
     """``(G, C)``: the cell counts of each group ``local[r]`` of the runs ``acts``."""
-    return layout.counts(_hists(layout, acts, local, n_groups))
+    total = np.zeros((n_groups, layout.block.size), dtype=np.int64)
+    for sl in _slices(acts.shape[0], layout):
+        used, inv = np.unique(local[sl], return_inverse=True)
+        total[used] += layout.group_counts(feature_codes(acts[sl], layout.n_arms), inv,
+                                           used.size)  # fmt: skip
+    return total
 
 
 def _base_pilot(runner: Runner, layout: Layout, table: NDArray[np.float64], n: int
@@ -228,36 +217,34 @@ def pilot(runner: Runner, spec: str, table: NDArray[np.float64], lo: float, hi: 
     plan_steps += [(s, "screen", plan.screen_runs) for s in screen]
     tables = np.stack([neighbour_table(table, s, lo, hi) for s, _, _ in plan_steps])
     sizes = np.array([n for _, _, n in plan_steps])
-    # per neighbour, its histograms so far; its cells once all its runs are in
-    totals: dict[int, list[NDArray[np.int64]]] = {}
+    # per neighbour whose runs began in an earlier slice, its cell counts so far
+    partial: dict[int, NDArray[np.int64]] = {}
     done = np.zeros(len(sizes), dtype=np.int64)
     out = []
-    for groups, acts in runner.batches(tables, sizes.tolist()):
-        used, local = np.unique(groups, return_inverse=True)
-        hists = _hists(layout, acts, local, used.size)
-        fresh = not any(int(g) in totals for g in used)  # no neighbour's runs began earlier
-        for j, g in enumerate(used):
-            mine = [h[j] for h in hists]
-            if g in totals:
-                mine = [a + b for a, b in zip(totals[g], mine, strict=True)]
-            totals[g] = mine
-        done[used] += np.bincount(local, minlength=used.size)
-        complete = [int(g) for g in used if done[g] == sizes[g]]
-        if not complete:
-            continue
-        popped = [totals.pop(g) for g in complete]
-        if fresh and len(complete) == used.size:  # the batch's histograms are the totals
-            nb = layout.counts(hists)
-        else:
-            nb = layout.counts([np.stack(per) for per in zip(*popped, strict=True)])
-        steps_c = np.array([plan_steps[g][0] for g in complete])
-        found = scored_events(layout, base, plan.pilot_base, nb, sizes[complete], steps_c,
-                              PILOT_ALPHA, KEEP, delta)  # fmt: skip
-        for g, events in zip(complete, found, strict=True):
-            s, tier, _ = plan_steps[g]
-            cand = _candidate(spec, s, tier, events, plan.events_per_neighbour)
-            if cand is not None:
-                out.append(cand)
+    for groups_all, acts_all in runner.batches(tables, sizes.tolist()):
+        for sl in _slices(acts_all.shape[0], layout):
+            used, local = np.unique(groups_all[sl], return_inverse=True)
+            counts = layout.group_counts(feature_codes(acts_all[sl], n_arms), local, used.size)
+            done[used] += np.bincount(local, minlength=used.size)
+            for j, g in enumerate(used.tolist()):
+                if g in partial:
+                    counts[j] += partial.pop(g)
+                if done[g] < sizes[g]:
+                    partial[g] = counts[j].copy()
+            rows = np.flatnonzero(done[used] == sizes[used])
+            if not rows.size:
+                continue
+            # the runs come group after group: the complete ones are the first rows (a view)
+            nb = counts[: rows.size] if rows[-1] == rows.size - 1 else counts[rows]
+            complete = used[rows].tolist()
+            steps_c = np.array([plan_steps[g][0] for g in complete])
+            found = scored_events(layout, base, plan.pilot_base, nb, sizes[complete], steps_c,
+                                  PILOT_ALPHA, KEEP, delta)  # fmt: skip
+            for g, events in zip(complete, found, strict=True):
+                s, tier, _ = plan_steps[g]
+                cand = _candidate(spec, s, tier, events, plan.events_per_neighbour)
+                if cand is not None:
+                    out.append(cand)
     return out, len(plan_steps)
 
 

@@ -18,7 +18,14 @@ import pytest
 import agents
 from dpbandits.audit import audit_agent
 from dpbandits.audit import leak_gallery as gallery
-from dpbandits.audit.events import FAMILIES, Layout, blocks, group_hists, log_ratio_lower
+from dpbandits.audit.events import (
+    FAMILIES,
+    Layout,
+    blocks,
+    feature_codes,
+    group_hists,
+    log_ratio_lower,
+)
 from dpbandits.audit.reward_tables import (
     TABLE_KINDS,
     make_table,
@@ -108,12 +115,41 @@ def test_cells_count_the_runs_in_their_events():
     bls = blocks(acts, n_arms)
     counts = layout.counts(group_hists(bls, groups, 3))
     assert counts.shape == (3, layout.block.size)
+    # the search's one-pass count into the cells: the same numbers
+    np.testing.assert_array_equal(layout.group_counts(feature_codes(acts, n_arms), groups, 3),
+                                  counts)  # fmt: skip
     for c in np.random.default_rng(2).choice(layout.block.size, 300, replace=False):
         for kind in (0, 2):
             inside = layout.event(int(c), kind, 0.0).member(bls[layout.block[c]])
             for g in range(3):
                 want = counts[g, c] if kind == 0 else 20 - counts[g, c]
                 assert inside[groups == g].sum() == want
+
+
+@pytest.mark.parametrize("delta", [0.0, 0.2])
+def test_the_scores_looked_up_are_the_scores_computed(delta, monkeypatch):
+    """The pilot's plug-in screen looks each cell's best event up by its two counts (a table
+    per number of neighbour runs): the same bits, kinds and events as computing every cell,
+    for neighbours of a few and of many runs, with and without ``delta``."""
+    from dpbandits.audit import events
+
+    horizon, n_arms, n_base = 21, 3, 60
+    layout = Layout(horizon, n_arms)
+    rng = np.random.default_rng(3)
+    c = layout.block.size
+    base = rng.integers(0, n_base + 1, c)
+    base[:40] = rng.choice([0, 1, n_base - 1, n_base], 40)
+    n_nb = np.array([5, 40, 5, 1, 40, 5])
+    nb = np.stack([rng.integers(0, n + 1, c) for n in n_nb])
+    steps = np.array([0, 3, 10, 19, 7, 12])
+    got = events._best_kind(layout, base, n_base, nb, n_nb, steps, delta)
+    found = events.scored_events(layout, base, n_base, nb, n_nb, steps, 0.01, 2, delta)
+    monkeypatch.setattr(events, "KIND_TABLE_MAX", 0)  # every cell computed
+    want = events._best_kind(layout, base, n_base, nb, n_nb, steps, delta)
+    np.testing.assert_array_equal(got[0].view(np.int32), want[0].view(np.int32))
+    np.testing.assert_array_equal(got[1], want[1])
+    assert found == events.scored_events(layout, base, n_base, nb, n_nb, steps, 0.01, 2, delta)
+    assert np.isfinite(got[0]).any() and (got[1] > 0).any()
 
 
 def test_the_bound_is_clopper_pearson():
