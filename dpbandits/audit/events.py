@@ -42,7 +42,6 @@ __all__ = [
     "Layout",
     "blocks",
     "feature_codes",
-    "group_hists",
     "log_ratio_lower",
     "scored_events",
 ]
@@ -313,29 +312,11 @@ class Layout:
             else:
                 self.ordinal.append((lo, hi, firsts[1:]))
 
-    def counts(self, hists: list[NDArray[np.int64]]) -> NDArray[np.int64]:
-        """``(G, C)`` cell counts from per-block histograms ``(G, F, size)``
-        (:func:`group_hists`)."""
-        # written in place, block by block: (G, C) is the search's largest array (~45 000 cells
-        # per neighbour at T = 500), and a copy of it per call was a fifth of a search's CPU
-        out = np.empty((hists[0].shape[0], self.block.size), dtype=np.int64)
-        at = 0
-        for i in self.order:
-            h = hists[i]
-            width = h.shape[1] * h.shape[2]
-            cells = out[:, at : at + width].reshape(h.shape)  # a view: the last axis is split
-            if self.skeleton[i].ordinal:
-                np.cumsum(h, axis=2, out=cells)
-            else:
-                cells[...] = h
-            at += width
-        return out
-
     def group_counts(self, codes: NDArray[np.int64], local: NDArray[np.int64], n_groups: int
                      ) -> NDArray[np.int64]:  # fmt: skip
         """``(G, C)``: the cell counts of each group ``local[r]`` of the runs whose features are
-        ``codes`` (:func:`feature_codes`; overwritten): :meth:`counts` of :func:`group_hists`,
-        counted in one pass into the cells (no per-block histograms: at a few runs per group,
+        ``codes`` (:func:`feature_codes`; overwritten), counted in one pass into the cells (no
+        per-block histograms: at a few runs per group,
         ``G x C`` is much larger than the runs' codes, and each pass over it cost as much as
         the counting)."""
         n_cells = self.block.size
@@ -360,18 +341,6 @@ class Layout:
         bl = self.skeleton[i]
         return Event(bl.family, bl.names[f], f, i, int(self.value[c]), kind >= 2, bl.ordinal,
                      kind % 2 == 1, score)  # fmt: skip
-
-
-def group_hists(bls: list[Block], local: NDArray[np.int64], n_groups: int
-                ) -> list[NDArray[np.int64]]:  # fmt: skip
-    """Per block, ``(G, F, size)``: the histograms of each group ``local[r]`` of runs."""
-    out = []
-    for bl in bls:
-        n_feat = bl.codes.shape[1]
-        flat = bl.codes + bl.size * np.arange(n_feat) + (local * n_feat * bl.size)[:, None]
-        out.append(np.bincount(flat.ravel(), minlength=n_groups * n_feat * bl.size)
-                   .reshape(n_groups, n_feat, bl.size))  # fmt: skip
-    return out
 
 
 def scored_events(
