@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import argparse
 import collections
+import gc
 import json
 import os
 import resource
@@ -57,20 +58,47 @@ def pytest_configure(config: Any) -> None:  # noqa: ARG001
     path = Path(log) / f"compiles-{os.environ.get('PYTEST_XDIST_WORKER', 'main')}.jsonl"
 
     class Listener(event.Listener):
+        # a stack of [start CPU, CPU of the compilations nested in it]
         def on_start(self, e: Any) -> None:
-            _state["started"].append(time.process_time())
+            _state["started"].append([time.process_time(), 0.0])
 
         def on_end(self, e: Any) -> None:
-            cpu = time.process_time() - _state["started"].pop()
-            if _state["started"]:  # inside another compilation: counted in the outer one
-                return
+            start, nested = _state["started"].pop()
+            cpu = time.process_time() - start
+            depth = len(_state["started"])
+            if depth:  # inside another compilation: also counted in the outer one's cpu
+                _state["started"][-1][1] += cpu
             fn = getattr(e.data.get("dispatcher"), "py_func", None)
             name = f"{getattr(fn, '__module__', None)}.{getattr(fn, '__qualname__', fn)}"
             with path.open("a") as f:
                 f.write(json.dumps({"test": _state["test"], "kernel": name, "cpu": cpu,
+                                    "own": cpu - nested, "depth": depth, "pid": os.getpid(),
                                     "types": str(e.data.get("args"))}) + "\n")  # fmt: skip
 
     event.register("numba:compile", Listener())
+    gc.callbacks.append(_gc_timer)
+
+
+_gc: dict[str, float] = {"start": 0.0, "cpu": 0.0, "full": 0.0}
+
+
+def _gc_timer(phase: str, info: dict[str, int]) -> None:
+    """CPU spent in Python's cyclic garbage collector (of which in full collections)."""
+    if phase == "start":
+        _gc["start"] = time.process_time()
+        return
+    cpu = time.process_time() - _gc["start"]
+    _gc["cpu"] += cpu
+    if info["generation"] == 2:
+        _gc["full"] += cpu
+
+
+def pytest_unconfigure(config: Any) -> None:  # noqa: ARG001
+    log = os.environ.get(_LOG_ENV)
+    if log:
+        worker = os.environ.get("PYTEST_XDIST_WORKER", "main")
+        with (Path(log) / f"process-{worker}.json").open("w") as f:
+            json.dump({"cpu": time.process_time(), "gc": _gc["cpu"], "gc_full": _gc["full"]}, f)
 
 
 def pytest_runtest_logstart(nodeid: str, location: Any) -> None:  # noqa: ARG001
@@ -121,11 +149,17 @@ def _test_summary(log: Path) -> None:
 
 
 def _summary(log: Path) -> None:
+    for path in sorted(log.glob("process-*.json")):
+        p = json.loads(path.read_text())
+        print(f"{path.stem}: {p['cpu']:.0f} CPU-s, of which {p['gc']:.1f} in the garbage "
+              f"collector ({p['gc_full']:.1f} in full collections)")  # fmt: skip
     _test_summary(log)
-    rows = [json.loads(line) for f in sorted(log.glob("compiles-*.jsonl")) for line in f.open()]
-    if not rows:
+    every = [json.loads(line) for f in sorted(log.glob("compiles-*.jsonl")) for line in f.open()]
+    if not every:
         print("no compile events logged")
         return
+    _repeats(every)
+    rows = [r for r in every if r["depth"] == 0]  # the outermost: their cpu holds the nested
     total = sum(r["cpu"] for r in rows)
     exact = collections.Counter((r["kernel"], r["types"]) for r in rows)
     by_kernel: dict[str, list[float]] = collections.defaultdict(list)
@@ -148,6 +182,24 @@ def _summary(log: Path) -> None:
         print(f"    {cpu:6.1f}  {name}")
 
 
+def _repeats(every: list[dict[str, Any]]) -> None:
+    """Compilations of a kernel for types another process (or this one) had compiled already,
+    at any depth (a kernel compiled inside its caller's compilation included): each one's own
+    CPU, without the compilations nested in it. The disk cache should make them rare: a
+    process loads what another one saved, unless both compile it at the same time."""
+    seen: dict[tuple[str, str], int] = {}
+    again, cpu = 0, 0.0
+    for r in every:  # in each process's order; the processes' files one after the other
+        key = (r["kernel"], r["types"])
+        if key in seen:
+            again, cpu = again + 1, cpu + r["own"]
+        else:
+            seen[key] = r["pid"]
+    print(f"compilations at any depth: {len(every)} ({len(seen)} kernels and types), "
+          f"{sum(r['own'] for r in every):.0f} CPU-s; the same kernel and types compiled "
+          f"again: {again}, {cpu:.1f} CPU-s")  # fmt: skip
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--keep", type=Path, help="keep the kernel cache and the logs here")
@@ -162,6 +214,11 @@ def main() -> None:
            "PYTHONPATH": path.rstrip(os.pathsep)}  # fmt: skip
     cmd = [sys.executable, "-m", "pytest", "-q", "-p", "bench_test_command", *args.pytest_args]
     print(f"load before: {os.getloadavg()[0]:.1f}; {' '.join(cmd)}", flush=True)
+    if os.environ.get("PYTHONDONTWRITEBYTECODE"):  # no .pyc files are written or reused
+        print(
+            "PYTHONDONTWRITEBYTECODE is set: every test process compiles the library's and "
+            "the tests' source (and rewrites the tests' asserts) again, ~5 CPU-s each"
+        )
     start = time.monotonic()
     proc = subprocess.Popen(cmd, cwd=ROOT, env=env)
     _, status, usage = os.wait4(proc.pid, 0)  # the rusage of the command and its children

@@ -104,6 +104,10 @@ def test_noisy_max_kernels_are_numpy_argmax_loops(kind, k):
 def test_gem_kernels_are_numpy_loops(kind, k):
     # the brute force and the Pareto front are exact; the hull too on continuous scores
     q, d = _scores(kind, k, 2)
+    # the rows' and batches' kernels get read-only rows from the library (select hands them to
+    # select_batch read-only: their one type, compiled once); gem_scores gets the caller's arrays
+    q_w, d_w = q, d
+    q, d = read_only(q), read_only(d)
     lam = 0.45
     methods = [0, 1, 2] if kind == "normal" else [0, 1]
     s, u = np.empty(k), np.empty(k)
@@ -127,7 +131,7 @@ def test_gem_kernels_are_numpy_loops(kind, k):
                 np.testing.assert_array_equal(rows, ref)
                 assert _state(a) == _state(b) == _state(c) == _state(a_ts) == _state(c_ts)
                 scores = np.empty((R, k))
-                assert gem.gem_scores_rows(q, d, t, np.empty(0), method, scores)
+                assert gem.gem_scores_rows(q_w, d_w, t, np.empty(0), method, scores)
                 np.testing.assert_array_equal(scores == 0.0, qp == 0.0)
                 np.testing.assert_allclose(scores, qp, rtol=1e-13, atol=1e-13)
 
