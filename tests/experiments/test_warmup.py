@@ -81,9 +81,10 @@ def _sent_jobs(monkeypatch, agent_map, compiled_before=0, early=None):  # type: 
     sent = []
     monkeypatch.setattr(warmup_module, "run_tasks",
                         lambda fn, tasks, **kw: sent.append((fn, tasks, kw)))  # fmt: skip
+    tasks = _tasks(agent_map)  # (probing the environment may compile: not counted)
     with compile_notice(agent_map) as notice:
         notice.compiled = compiled_before
-        warm_up(_tasks(agent_map), n_jobs=2, notice=notice, early=early)
+        warm_up(tasks, n_jobs=2, notice=notice, early=early)
     assert len(sent) == 1
     fn, items, kw = sent[0]
     assert fn is warmup_module._run_item and kw["n_jobs"] == 2
