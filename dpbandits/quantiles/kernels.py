@@ -14,6 +14,7 @@ from typing import Any
 import numpy as np
 
 from dpbandits.core.jit import kernel
+from dpbandits.core.sorting import shell_sort, stable_argsort
 
 __all__ = [
     "grid_quantile_row",
@@ -23,7 +24,6 @@ __all__ = [
     "smith_quantile_rows",
     "snap",
     "snap_rows",
-    "shell_sort",
     "snap_sorted",
     "sort_in_range",
     "uniform_pairs",
@@ -88,9 +88,12 @@ def snap_sorted(x: Any, lo: float, hi: float, grid_size: int, out: Any) -> None:
                 out[i] = j
                 i += 1
     else:
+        keys = np.empty(3 * n, dtype=np.int64)  # the indices, their order, the sort's scratch
         for i in range(n):
-            out[i] = snap(x[i], lo, hi, grid_size)
-        out.sort()
+            keys[i] = snap(x[i], lo, hi, grid_size)
+        stable_argsort(keys[:n], keys[n : 2 * n], keys[2 * n :])
+        for i in range(n):
+            out[i] = keys[keys[n + i]]
 
 
 @kernel
@@ -326,32 +329,6 @@ def window_estimate_grid(
 
 #: Buckets of :func:`sort_in_range` holding more values than this are sorted by :func:`shell_sort`.
 BUCKET_INSERTION_MAX = 16
-
-
-#: Shell's sort's gaps (Ciura 2001), largest first: :func:`shell_sort`.
-_GAPS = np.array([701, 301, 132, 57, 23, 10, 4, 1], dtype=np.int64)
-
-
-@kernel
-def shell_sort(x: Any, start: int, end: int) -> None:
-    """Sort ``x[start:end]`` (no NaN) in place: Shell's sort with Ciura's gaps, insertion
-    sorts of the elements ``gap`` apart for each gap, the last one a plain insertion sort.
-    For the crowded buckets of :func:`sort_in_range`, in place of numba's quicksort, whose
-    compilation cost a tenth of the cold start of the private agents' loop
-    (docs/performance.md, "Cold start"); both give the sorted values (floats equal under
-    ``<`` are the same float, except ``0.0`` and ``-0.0``, whose order no sort fixes)."""
-    n = end - start
-    for g in range(_GAPS.shape[0]):
-        gap = _GAPS[g]
-        if gap >= n:
-            continue
-        for i in range(start + gap, end):
-            v = x[i]
-            j = i
-            while j - gap >= start and x[j - gap] > v:
-                x[j] = x[j - gap]
-                j -= gap
-            x[j] = v
 
 
 @kernel

@@ -31,6 +31,7 @@ import numpy as np
 
 from dpbandits.core import checks
 from dpbandits.core.jit import generator_address, generator_at, kernel
+from dpbandits.core.sorting import stable_argsort
 from dpbandits.selectors.base import (
     FloatArray,
     IntArray,
@@ -238,7 +239,9 @@ def _double_ranks(x: Any, out: Any) -> None:
     """Twice the average ranks ``1..K`` of one row (ties get their average), as integers, by a
     sort: the tie group at sorted positions ``i+1 .. j`` gets ``i + 1 + j``."""
     k = x.shape[0]
-    order = np.argsort(x)
+    work = np.empty(2 * k, dtype=np.int64)
+    order = work[:k]
+    stable_argsort(x, order, work[k:])
     i = 0
     while i < k:
         j = i + 1

@@ -14,6 +14,7 @@ from typing import Any
 import numpy as np
 
 from dpbandits.core.jit import beats, kernel
+from dpbandits.core.sorting import stable_argsort
 
 __all__ = [
     "METHODS",
@@ -71,8 +72,9 @@ def gem_front_row(s: Any, d: Any, out: Any) -> None:
     bit. The brute force when the front holds more than a quarter of the candidates.
     """
     k = s.shape[0]
-    order = np.argsort(d, kind="mergesort")  # stable
-    members = np.empty(k, dtype=np.int64)
+    work = np.empty(3 * k, dtype=np.int64)
+    order, members = work[:k], work[2 * k :]
+    stable_argsort(d, order, work[k : 2 * k])
     width = 1
     members[0] = order[0]
     top = s[order[0]]

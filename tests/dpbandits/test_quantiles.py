@@ -429,17 +429,3 @@ def test_sort_in_range_sorts_like_numpy() -> None:
         sort_in_range(x, lo, hi, out, np.empty(3 * n + 3, dtype=np.int64))
         np.testing.assert_array_equal(out, np.sort(x))
     assert BUCKET_INSERTION_MAX < 260  # the crowded case reached shell_sort
-
-
-def test_shell_sort_sorts_a_slice_like_numpy() -> None:
-    """shell_sort (the crowded buckets' sort) sorts x[start:end] and nothing else, at every
-    gap (lengths up to past the largest gap, 701), with ties."""
-    from dpbandits.quantiles.kernels import shell_sort
-
-    rng = np.random.default_rng(22)
-    for n in (0, 1, 2, 5, 17, 58, 300, 1500):
-        for x in (rng.normal(size=n + 6), rng.integers(0, 5, n + 6).astype(float)):
-            want = x.copy()
-            want[3 : 3 + n] = np.sort(x[3 : 3 + n])
-            shell_sort(x, 3, 3 + n)
-            np.testing.assert_array_equal(x, want)
