@@ -21,6 +21,7 @@ from dpbandits.audit import audit_agent
 from dpbandits.audit.agent import FAMILIES, claimed_epsilon
 from dpbandits.audit.reward_tables import default_steps, play_table
 from dpbandits.cli import main
+from tests.marks import slow_except
 
 #: The quick audit's per-bound level when each of its four neighbours gives 3 events.
 ALPHA_EACH = 1e-3 / (4 * 3)
@@ -170,7 +171,13 @@ def _private_kinds() -> list[str]:
     return out
 
 
-@pytest.mark.parametrize("kind", _private_kinds())
+#: One agent of each family in the everyday run (App. H, DP-UCB, DP-SE, AdaP, DP-KL, DP-TS,
+#: local DP, sliding-window and change-detecting variants); CI's slow step audits the others.
+_EVERYDAY_AUDITS = ["private", "dp_ucb", "dp_se", "adap_ucb", "dp_klucb", "dp_ts", "ldp_ucb_l",
+                    "sw_adap_ucb", "cd_adap_ucb"]  # fmt: skip
+
+
+@pytest.mark.parametrize("kind", slow_except(_private_kinds(), fast=_EVERYDAY_AUDITS))
 def test_registered_private_agents_pass_at_their_claim(kind):
     """Every registered private agent, built with its defaults, passes at the total its own
     privacy report claims (a bug in an agent or its ledger that shows in the actions fails).

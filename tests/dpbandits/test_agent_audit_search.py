@@ -268,10 +268,11 @@ def test_deterministic_leaks_are_found_at_a_small_size(leak, seed):
         assert "a[99]" in w.event
 
 
-@pytest.mark.parametrize(("leak", "found_by"), [
+# the first in the everyday run, the others in CI's slow step
+@pytest.mark.parametrize(("leak", "found_by"), slow_except([
     (gallery.SwitchParity, "switches"), (gallery.FirstRewardThompson, None),
     (gallery.AfterChange, "shift"),
-])  # fmt: skip
+], fast=[gallery.SwitchParity], key=lambda case: case[0]))  # fmt: skip
 def test_randomised_leaks_are_found_at_a_small_size(leak, found_by):
     """Three planted leak classes behind the agent's own coins, caught at the small size (3.2-4.3
     for seeds 0 and 1, against the claim 1): a probe pull at a random step of every 50 when the
