@@ -97,8 +97,10 @@ def check_numba_version(version: str | None = None) -> None:
 check_numba_version()
 
 # -- past the check: numba's internals --------------------------------------------------------
-from llvmlite import ir  # noqa: E402
+from llvmlite import binding, ir  # noqa: E402
 from numba.core import caching, cgutils, event, types  # noqa: E402
+from numba.core.codegen import JITCodeLibrary  # noqa: E402
+from numba.core.compiler import Compiler  # noqa: E402
 from numba.core.imputils import impl_ret_borrowed  # noqa: E402
 from numba.extending import intrinsic  # noqa: E402
 
@@ -312,7 +314,7 @@ def _twin(dispatcher: Any) -> Any:
         make = dispatcher.__dict__.get(_MAKE_TWIN)
         if make is None:  # (a dispatcher rebuilt from a pickle: no twin)
             return None
-        twin = dispatcher.__dict__[_TWIN] = _reuse_compiled(dispatcher, make())
+        twin = dispatcher.__dict__[_TWIN] = _reuse_compiled(dispatcher, _link_only(make()))
     return twin
 
 
@@ -355,6 +357,51 @@ def _reuse_compiled(dispatcher: Any, twin: Any) -> Any:
         return base_compile(sig)
 
     twin.compile = compile
+    return twin
+
+
+class _LinkOnlyLibrary(JITCodeLibrary):
+    """A callee twin's compiled code (:func:`_link_only`): optimised for its callers to link;
+    what goes to the JIT, and to the disk cache as machine code, is only its environment
+    pointers (numba's common globals, which each compiled function reads through a global
+    of its own name and ``set_env`` fills in): a few bytes of machine code."""
+
+    def _finalize_final_module(self) -> None:
+        self._finalize_dynamic_globals()
+        self._verify_declare_only_symbols()
+        linked = self._final_module
+        stub = self._codegen._create_empty_module(self.name)
+        for gv in linked.global_variables:
+            if gv.linkage == binding.Linkage.common:
+                env = ir.GlobalVariable(stub, cgutils.voidptr_t, name=gv.name)
+                env.linkage, env.initializer = "common", cgutils.get_null_value(cgutils.voidptr_t)
+        self._final_module = binding.parse_assembly(str(stub))
+        super()._finalize_final_module()  # the stub, to the JIT (and its hooks)
+        self._final_module = linked  # what callers link, and what inspection shows
+
+
+class _LinkOnlyCompiler(Compiler):
+    def compile_extra(self, func: Any) -> Any:
+        if self.state.library is None:
+            library = _LinkOnlyLibrary(self.state.targetctx.codegen(), func.__qualname__)
+            library.enable_object_caching()
+            self.state.library = library
+        return super().compile_extra(func)
+
+
+def _link_only(twin: Any) -> Any:
+    """``twin`` (:func:`called_through`), compiling code that its callers link and nothing runs.
+
+    numba links a callee's optimised code into every caller and optimises the caller's whole
+    module again; the callee's own machine code is only run when Python calls it, which no one
+    does for a twin (its entry from Python is null: no wrapper). numba still emitted it: 1.9 of
+    the 28 CPU-s of compiling of a cold ``dpbandits shift`` (docs/performance.md, "Cold start:
+    callee twins are link-only"). The twin's compilations (not the signatures it takes from its
+    kernel, :func:`_reuse_compiled`) go to a library that skips that step
+    (:class:`_LinkOnlyLibrary`); its disk cache entry holds the code callers link, as before."""
+    compiler_ = getattr(twin, "_compiler", None)
+    if getattr(compiler_, "pipeline_class", None) is Compiler:
+        cast(Any, compiler_).pipeline_class = _LinkOnlyCompiler
     return twin
 
 
