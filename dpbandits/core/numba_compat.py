@@ -6,8 +6,10 @@ that are not its public API: the samplers read numpy's bit generator through num
 inside a kernel from its address with numba's code-generation helpers and llvmlite, and so is a
 tuple of numbers and arrays stored at an address in numba's data layout; the disk cache's key
 is widened by subclassing numba's cache locators, and its files by subclassing numba's cache
-file; numba's start-up BLAS probe is deferred. Any numba release may rename or change these,
-and the failure would then be an obscure error at ``import agents`` or, worse, wrong numbers.
+file; a kernel's callee twin compiles into a code library of numba's that callers link and
+that is never turned into machine code; numba's start-up BLAS probe is deferred. Any numba
+release may rename or change these, and the failure would then be an obscure error at
+``import agents`` or, worse, wrong numbers.
 So they all live here, behind one check: importing this module with a numba outside
 :data:`TESTED_NUMBA` raises an ``ImportError`` that says which versions work and how to
 install one (the ``numba`` requirement in ``pyproject.toml`` has the same bounds). Setting the
@@ -97,8 +99,10 @@ def check_numba_version(version: str | None = None) -> None:
 check_numba_version()
 
 # -- past the check: numba's internals --------------------------------------------------------
-from llvmlite import ir  # noqa: E402
+from llvmlite import binding, ir  # noqa: E402
 from numba.core import caching, cgutils, event, types  # noqa: E402
+from numba.core.codegen import JITCodeLibrary  # noqa: E402
+from numba.core.compiler import Compiler  # noqa: E402
 from numba.core.imputils import impl_ret_borrowed  # noqa: E402
 from numba.extending import intrinsic  # noqa: E402
 
@@ -312,7 +316,7 @@ def _twin(dispatcher: Any) -> Any:
         make = dispatcher.__dict__.get(_MAKE_TWIN)
         if make is None:  # (a dispatcher rebuilt from a pickle: no twin)
             return None
-        twin = dispatcher.__dict__[_TWIN] = _reuse_compiled(dispatcher, make())
+        twin = dispatcher.__dict__[_TWIN] = _reuse_compiled(dispatcher, _link_only(make()))
     return twin
 
 
@@ -355,6 +359,59 @@ def _reuse_compiled(dispatcher: Any, twin: Any) -> Any:
         return base_compile(sig)
 
     twin.compile = compile
+    return twin
+
+
+class _LinkOnlyLibrary(JITCodeLibrary):
+    """A callee twin's compiled code (:func:`_link_only`): optimised for its callers to link,
+    by numba's first module pipeline only (each caller runs the full one on the whole it
+    links); what goes to the JIT, and to the disk cache as machine code, is only its
+    environment pointers (numba's common globals, which each compiled function reads through a
+    global of its own name and ``set_env`` fills in): a few bytes of machine code."""
+
+    def _optimize_final_module(self) -> None:
+        mpm, mpb = self._codegen._module_pass_manager(
+            loop_vectorize=self._codegen._loopvect, slp_vectorize=False,
+            opt=self._codegen._opt_level, cost="cheap")  # fmt: skip
+        mpm.run(self._final_module, mpb)
+
+    def _finalize_final_module(self) -> None:
+        self._finalize_dynamic_globals()
+        self._verify_declare_only_symbols()
+        linked = self._final_module
+        stub = self._codegen._create_empty_module(self.name)
+        for gv in linked.global_variables:
+            if gv.linkage == binding.Linkage.common:
+                env = ir.GlobalVariable(stub, cgutils.voidptr_t, name=gv.name)
+                env.linkage, env.initializer = "common", cgutils.get_null_value(cgutils.voidptr_t)
+        self._final_module = binding.parse_assembly(str(stub))
+        super()._finalize_final_module()  # the stub, to the JIT (and its hooks)
+        self._final_module = linked  # what callers link, and what inspection shows
+
+
+class _LinkOnlyCompiler(Compiler):
+    def compile_extra(self, func: Any) -> Any:
+        if self.state.library is None:
+            library = _LinkOnlyLibrary(self.state.targetctx.codegen(), func.__qualname__)
+            library.enable_object_caching()
+            self.state.library = library
+        return super().compile_extra(func)
+
+
+def _link_only(twin: Any) -> Any:
+    """``twin`` (:func:`called_through`), compiling code that its callers link and nothing runs.
+
+    numba links a callee's optimised code into every caller and optimises the caller's whole
+    module again; the callee's own machine code is only run when Python calls it, which no one
+    does for a twin (its entry from Python is null: no wrapper). numba still generated it, and
+    ran its full module optimisation, whose work each caller redoes: ~3.5 of the ~20 CPU-s of
+    compiling of a cold ``dpbandits shift`` (docs/performance.md, "Cold start: callee twins
+    are link-only"). The twin's compilations (not the signatures it takes from its kernel,
+    :func:`_reuse_compiled`) go to a library that skips both (:class:`_LinkOnlyLibrary`); its
+    disk cache entry holds the code callers link, as before."""
+    compiler_ = getattr(twin, "_compiler", None)
+    if getattr(compiler_, "pipeline_class", None) is Compiler:
+        cast(Any, compiler_).pipeline_class = _LinkOnlyCompiler
     return twin
 
 

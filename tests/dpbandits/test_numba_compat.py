@@ -247,6 +247,94 @@ def test_kernels_call_the_twin_without_a_python_wrapper_and_python_calls_the_ker
     f8 = (types.float64,)
     assert twin.overloads[f8] is _twinned.overloads[f8]  # type: ignore[attr-defined]
     assert _twinned.signatures == [(types.int64,), f8]  # type: ignore[attr-defined]
+    # the twin's own compilation is only linked (no machine code); the one it took is the
+    # kernel's, which Python runs
+    link_only = numba_compat._LinkOnlyLibrary
+    assert isinstance(twin.overloads[(types.int64,)].library, link_only)  # type: ignore[attr-defined]
+    assert not isinstance(twin.overloads[f8].library, link_only)  # type: ignore[attr-defined]
+
+
+_LINKED_KERNELS = {
+    "kernels_a.py": """
+from dpbandits.core.jit import kernel
+
+
+@kernel
+def triple(x):
+    if x < 0.0:
+        raise ValueError("negative", x)  # (an exception with a value: needs the environment)
+    return 3.0 * x + 0.1
+
+
+@kernel
+def first_caller(x):
+    return triple(x) + 1.0
+""",
+    "kernels_b.py": """
+from dpbandits.core.jit import kernel
+from kernels_a import triple
+
+
+@kernel
+def second_caller(x):
+    return triple(x) * 2.0
+""",
+    "run.py": """
+import json, sys
+from dpbandits.core import numba_compat
+
+compiled = []
+numba_compat.add_compile_listener(lambda f: compiled.append(f.__qualname__), lambda f: None)
+import kernels_a
+
+out = {}
+for name in sys.argv[1:]:
+    caller = getattr(__import__("kernels_b") if name == "second" else kernels_a, name + "_caller")
+    out[name] = caller(2.0)
+    try:
+        caller(-1.0)
+    except ValueError as e:
+        out[name + " raised"] = list(e.args)
+twin = numba_compat._twin(kernels_a.triple)
+out["twin"] = [type(cres.library).__name__ for cres in twin.overloads.values()]
+out["compiled"] = sorted(compiled)
+print(json.dumps(out))
+""",
+}
+
+
+def test_a_link_only_twin_round_trips_the_disk_cache(tmp_path) -> None:
+    """A twin is compiled only to be linked (_link_only: no machine code of its own), yet it is
+    saved to the disk cache with its kernel's callers and a caller compiled in a later process
+    links the twin loaded from there: process 1 compiles a kernel calling ``triple`` (and so
+    ``triple``'s twin), process 2 a new kernel calling it (the twin loads, only the new kernel
+    compiles), process 3 runs both and compiles nothing. The values, and an exception raised
+    inside the twin with a value, are the same in each."""
+    import json
+    import os
+    import subprocess
+
+    for name, text in _LINKED_KERNELS.items():
+        (tmp_path / name).write_text(text)
+    env = {**os.environ, "NUMBA_CACHE_DIR": str(tmp_path / "cache")}
+
+    def run(*callers: str) -> dict:
+        done = subprocess.run([sys.executable, "run.py", *callers], cwd=tmp_path, env=env,
+                              capture_output=True, text=True)  # fmt: skip
+        assert done.returncode == 0, done.stderr[-2000:]
+        return dict(json.loads(done.stdout.splitlines()[-1]))
+
+    first, second = 3.0 * 2.0 + 0.1 + 1.0, (3.0 * 2.0 + 0.1) * 2.0
+    raised = ["negative", -1.0]
+    out = run("first")  # the twin compiled, link-only
+    assert out == {"first": first, "first raised": raised, "twin": ["_LinkOnlyLibrary"],
+                   "compiled": ["first_caller", "triple__callee"]}  # fmt: skip
+    out = run("second")  # the twin loaded from the cache, linked into a new kernel
+    assert (out["second"], out["second raised"], out["twin"], out["compiled"]) == (
+        second, raised, ["JITCodeLibrary"], ["second_caller"])  # fmt: skip
+    out = run("first", "second")  # warm: the callers load, nothing compiles
+    assert out == {"first": first, "first raised": raised, "second": second,
+                   "second raised": raised, "twin": [], "compiled": []}  # fmt: skip
 
 
 _compiled_callee: object = None
