@@ -64,12 +64,13 @@ __all__ = [
 #: Steps played per agent by :func:`warm_up`, after the initial round of one pull per arm.
 WARM_UP_STEPS = 32
 #: Rough compile times on one idle core of the 2-core test machine (numba's compile events of a
-#: cold ``dpbandits shift``, docs/performance.md "Cold start"): what every run compiles once
-#: (environment, regret, bookkeeping, the private means' noise: ~6 s), a private agent's own
-#: kernels (its selector's kernel and the entry that passes it its parameters: RS 5.8 s,
-#: RNM 3.5, kRR 2.4, GEM 1.7: ~3.4 s), another agent's loop (Thompson sampling 3.1 s), and what
-#: the private agents share, once: the window update (6 s) and their loop (~1.3 s).
-_SECONDS_COMMON, _SECONDS_PRIVATE, _SECONDS_OTHER, _SECONDS_SHARED = 6.0, 3.4, 2.5, 7.3
+#: cold ``dpbandits shift``, all its processes, round 17; docs/performance.md "Cold start"): what
+#: every run compiles once (environment, regret, bookkeeping, the private means' noise: ~5 s), a
+#: private agent's own kernels (its selector's kernel and the entry that passes it its
+#: parameters: RS 4.7 s, RNM 2.6, kRR 1.0, GEM 0.9: ~2.3 s), another agent's loop (Thompson
+#: sampling 2.1 s, UCB 1.1), and what the private agents share, once: the window update (3.4 s)
+#: and their loop (~2.1 s). In all 23 CPU-s, ~10 s of wall time on the two cores.
+_SECONDS_COMMON, _SECONDS_PRIVATE, _SECONDS_OTHER, _SECONDS_SHARED = 5.0, 2.3, 1.6, 5.5
 
 
 def compile_estimate(agents: list[Any], n_jobs: int = 1, n_arms: int = 2) -> float:
