@@ -16,6 +16,7 @@ from dpbandits.audit.reward_tables import reward_tape
 from dpbandits.core.arms import action_dtype
 from dpbandits.testing import check_agent
 from tests.agents.test_literature_kl import kl_ref as kl
+from tests.marks import slow_except
 
 # -- slow references, one replication, written from the papers ---------------------------------
 
@@ -156,7 +157,7 @@ def test_m_ucb_against_the_reference() -> None:
     assert total >= 3  # the changes were detected
 
 
-@pytest.mark.parametrize("restart", ["local", "global"])
+@pytest.mark.parametrize("restart", slow_except(["local", "global"], fast=["local"]))
 def test_glr_klucb_against_the_reference(restart: str) -> None:
     tables = piecewise_tables(3, 900, MEANS, 2)
     params = {"restart": restart, "delta": 0.05, "alpha": 0.1, "delta_n": 3, "delta_s": 2}

@@ -17,6 +17,7 @@ from dpbandits.selectors.max_laplace import (
     max_laplace_value,
 )
 from dpbandits.selectors.random_stopping import rs_loop_reference, sample_tnb
+from tests.marks import slow_except
 from tests.stats import (
     P_MIN,
     assert_counts_match_pmf,
@@ -98,8 +99,10 @@ def _loop_sample(n, q, d, eps, gamma, eta, seed):
 
 
 @pytest.mark.parametrize(
-    "name,eta", [("rs", 1.0), ("rs_tnb", 0.0), ("rs_tnb", -0.5), ("rs_tnb", 3.0)]
-)
+    "name,eta",
+    slow_except([("rs", 1.0), ("rs_tnb", 0.0), ("rs_tnb", -0.5), ("rs_tnb", 3.0)],
+                fast=[("rs", 1.0), ("rs_tnb", 3.0)]),  # the others: CI's slow step
+)  # fmt: skip
 def test_rs_vectorised_matches_literal_loop(name, eta):
     q = np.array([0.0, 0.5, 1.0])
     d = np.array([0.2, 0.5, 1.0])
@@ -374,7 +377,9 @@ def test_split_draws_as_the_reference(k):
     assert a.random() == b.random()
 
 
-@pytest.mark.parametrize("k,n", [(2, 40), (2, 100), (2, 3000), (3, 20), (3, 100), (5, 7)])
+@pytest.mark.parametrize("k,n", slow_except(
+    [(2, 40), (2, 100), (2, 3000), (3, 20), (3, 100), (5, 7)],
+    fast=[(2, 3000), (3, 20), (5, 7)]))  # fmt: skip
 def test_split_law_is_multinomial(k, n):
     # a candidate's count is Binomial(n, 1/K) on every path of the split
     from dpbandits.selectors.random_stopping import split_uniformly
