@@ -47,13 +47,14 @@ def shell_sort(x: Any, start: int, end: int) -> None:
 
 
 @kernel
-def stable_argsort(x: Any, order: Any, work: Any) -> None:
-    """``order[:] = numpy.argsort(x, kind="stable")`` for a 1-D ``x`` without NaN: indices of
-    ``x`` ascending, equal values (under ``<``, so ``-0.0`` and ``0.0`` too) in index order.
-    ``work``: int64 scratch of ``len(x)`` entries. A bottom-up merge sort, O(n log n): runs of
+def stable_argsort(x: Any, order: Any) -> None:
+    """``order[:] = numpy.argsort(x, kind="stable")`` for a 1-D ``x`` without NaN (``order``:
+    int64, ``len(x)`` entries): indices of ``x`` ascending, equal values (under ``<``, so
+    ``-0.0`` and ``0.0`` too) in index order. A bottom-up merge sort, O(n log n): runs of
     ``_RUN`` insertion-sorted, then merged pairwise, the left run first on ties; the values
     travel with their indices (two copies of ``x``), so that merging reads memory in order."""
     n = x.shape[0]
+    work = np.empty(n, dtype=np.int64)
     keys, keys_work = np.empty_like(x), np.empty_like(x)
     for i in range(n):
         order[i] = i

@@ -88,12 +88,13 @@ def snap_sorted(x: Any, lo: float, hi: float, grid_size: int, out: Any) -> None:
                 out[i] = j
                 i += 1
     else:
-        keys = np.empty(3 * n, dtype=np.int64)  # the indices, their order, the sort's scratch
+        keys = np.empty(n, dtype=np.int64)
         for i in range(n):
             keys[i] = snap(x[i], lo, hi, grid_size)
-        stable_argsort(keys[:n], keys[n : 2 * n], keys[2 * n :])
+        order = np.empty(n, dtype=np.int64)
+        stable_argsort(keys, order)
         for i in range(n):
-            out[i] = keys[keys[n + i]]
+            out[i] = keys[order[i]]
 
 
 @kernel

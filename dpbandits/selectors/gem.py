@@ -239,9 +239,8 @@ def _double_ranks(x: Any, out: Any) -> None:
     """Twice the average ranks ``1..K`` of one row (ties get their average), as integers, by a
     sort: the tie group at sorted positions ``i+1 .. j`` gets ``i + 1 + j``."""
     k = x.shape[0]
-    work = np.empty(2 * k, dtype=np.int64)
-    order = work[:k]
-    stable_argsort(x, order, work[k:])
+    order = np.empty(k, dtype=np.int64)
+    stable_argsort(x, order)
     i = 0
     while i < k:
         j = i + 1

@@ -72,9 +72,9 @@ def gem_front_row(s: Any, d: Any, out: Any) -> None:
     bit. The brute force when the front holds more than a quarter of the candidates.
     """
     k = s.shape[0]
-    work = np.empty(3 * k, dtype=np.int64)
-    order, members = work[:k], work[2 * k :]
-    stable_argsort(d, order, work[k : 2 * k])
+    order = np.empty(k, dtype=np.int64)
+    stable_argsort(d, order)
+    members = np.empty(k, dtype=np.int64)
     width = 1
     members[0] = order[0]
     top = s[order[0]]
